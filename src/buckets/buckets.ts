@@ -1,0 +1,74 @@
+/**
+ * Bucket operations with Kodo semantics (protocol.md §8.6): create (614 exists, 400 bad name), drop (631
+ * missing, 400 not empty), private flag, bucket info, bound domains.
+ */
+import type { Granary } from '../context.js';
+import { Errors } from '../errors.js';
+import { nowSeconds } from '../ports/clock.js';
+import type { BucketRecord, DomainRecord } from '../store/meta.js';
+import { checkBucketName, normaliseDomain } from './names.js';
+
+/** Creates a bucket (`region` defaults to the configured one). 614 when it exists. */
+export async function createBucket(g: Granary, name: string, region?: string): Promise<BucketRecord> {
+  checkBucketName(name);
+  const rec: BucketRecord = { name, region: region || g.config.region, private: false, ctime: nowSeconds(g.clock) };
+  if (!(await g.meta.createBucket(rec))) throw Errors.bucketExists(name);
+  return rec;
+}
+
+/** The bucket, or 631. */
+export async function requireBucket(g: Granary, name: string): Promise<BucketRecord> {
+  const b = await g.meta.getBucket(name);
+  if (!b) throw Errors.noSuchBucket(name);
+  return b;
+}
+
+/** Drops an empty bucket and its domain bindings. 631 missing; 400 when it still holds entries. */
+export async function dropBucket(g: Granary, name: string): Promise<void> {
+  const outcome = await g.meta.dropBucket(name);
+  if (outcome === 'missing') throw Errors.noSuchBucket(name);
+  if (outcome === 'not-empty') throw Errors.bucketNotEmpty(name);
+  await g.domains.reload();
+}
+
+/** Sets the private flag (private buckets need signed download URLs). 631 when missing. */
+export async function setBucketPrivate(g: Granary, name: string, isPrivate: boolean): Promise<void> {
+  if (!(await g.meta.setBucketPrivate(name, isPrivate))) throw Errors.noSuchBucket(name);
+}
+
+/** Binds a download domain to a bucket. 631 missing bucket; 400 bad or already-bound domain. */
+export async function bindDomain(g: Granary, domain: string, bucket: string): Promise<DomainRecord> {
+  const d = normaliseDomain(domain);
+  const outcome = await g.meta.bindDomain(d, bucket, nowSeconds(g.clock));
+  if (outcome === 'no-bucket') throw Errors.noSuchBucket(bucket);
+  if (outcome === 'taken') throw Errors.badDomain(`${d} is bound to another bucket`);
+  await g.domains.reload();
+  return { domain: d, bucket, ctime: nowSeconds(g.clock) };
+}
+
+/** `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts). */
+export async function bucketInfo(g: Granary, name: string): Promise<Record<string, unknown>> {
+  const b = await requireBucket(g, name);
+  return {
+    source: '',
+    host: '',
+    protected: 0,
+    private: b.private ? 1 : 0,
+    no_index_page: 0,
+    max_age: 0,
+    separator: '',
+    styles: {},
+    anti_leech_mode: 0,
+    token_anti_leech: 0,
+    refer_wl: [],
+    refer_bl: [],
+    source_enabled: false,
+    no_refer: false,
+    mac_key: '',
+    mac_key2: '',
+    remark: '',
+    ctime: new Date(b.ctime * 1000).toISOString(),
+    region: b.region,
+    zone: b.region,
+  };
+}

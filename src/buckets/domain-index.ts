@@ -1,0 +1,43 @@
+/**
+ * Download-domain → bucket lookup for request routing. Routing is synchronous, so the bound domains are held
+ * in memory: reloaded at start, after every bind/drop through this process, and every `refreshSeconds`
+ * (domains bound by the CLI from another process take effect within that time).
+ */
+import type { MetaStore } from '../store/meta.js';
+
+export class DomainIndex {
+  private map = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly refreshSeconds = 5,
+  ) {}
+
+  /** Loads the table and starts the periodic refresh. */
+  async start(): Promise<void> {
+    await this.reload();
+    this.timer = setInterval(() => void this.reload().catch(() => undefined), this.refreshSeconds * 1000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Re-reads every bound domain. */
+  async reload(): Promise<void> {
+    const next = new Map<string, string>();
+    for (const b of await this.meta.listBuckets()) {
+      for (const d of await this.meta.domainsOf(b.name)) next.set(d.domain, d.bucket);
+    }
+    this.map = next;
+  }
+
+  /** Bucket bound to a `Host` header value (port and case ignored), if any. */
+  bucketOfHost(host: string | undefined): string | undefined {
+    if (!host || this.map.size === 0) return undefined;
+    const name = host.replace(/:\d+$/, '').toLowerCase().replace(/\.$/, '');
+    return this.map.get(name);
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The `granary` command (commander): `serve`, `bucket create|list|delete`, `domain bind|list`, `keys show`.
+ * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
+ * (SQLite in WAL mode allows this while a server runs; domain changes reach a running server within 5 s).
+ */
+import { Command } from 'commander';
+import pino from 'pino';
+import { loadRootKeys, secretLookupFor } from './auth/keys.js';
+import { bindDomain, createBucket, dropBucket, setBucketPrivate } from './buckets/buckets.js';
+import { DomainIndex } from './buckets/domain-index.js';
+import { loadConfig, type Config } from './config.js';
+import type { Granary } from './context.js';
+import { isKodoError } from './errors.js';
+import { openStores, startGranary } from './main.js';
+import { systemClock } from './ports/clock.js';
+
+/** Flag → environment variable it mirrors. */
+const FLAG_ENV: Record<string, string> = {
+  port: 'GRANARY_PORT',
+  host: 'GRANARY_HOST',
+  dataDir: 'GRANARY_DATA_DIR',
+  publicUrl: 'GRANARY_PUBLIC_URL',
+  accessKey: 'GRANARY_ACCESS_KEY',
+  secretKey: 'GRANARY_SECRET_KEY',
+  logLevel: 'GRANARY_LOG_LEVEL',
+  outboundAllow: 'GRANARY_OUTBOUND_ALLOW',
+};
+
+/** Config from the environment, overridden by the flags given. */
+function configFrom(opts: Record<string, string | undefined>): Config {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const [flag, name] of Object.entries(FLAG_ENV)) if (opts[flag] !== undefined) env[name] = opts[flag];
+  return loadConfig(env);
+}
+
+/** A context for offline commands: the stores of the data dir, no server. */
+async function offlineContext(config: Config): Promise<Granary> {
+  const { meta, blobs } = await openStores(config.dataDir);
+  const { keys } = await loadRootKeys(config.dataDir, {
+    ...(config.accessKey ? { accessKey: config.accessKey } : {}),
+    ...(config.secretKey ? { secretKey: config.secretKey } : {}),
+  });
+  return {
+    config,
+    meta,
+    blobs,
+    clock: systemClock,
+    log: pino({ level: 'silent' }),
+    keys,
+    secretOf: secretLookupFor(keys),
+    outbound: { allow: [] },
+    domains: new DomainIndex(meta),
+    publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
+  };
+}
+
+/** Runs an offline command against the data dir and closes it. */
+async function offline(opts: Record<string, string | undefined>, fn: (g: Granary) => Promise<void>): Promise<void> {
+  const g = await offlineContext(configFrom(opts));
+  try {
+    await fn(g);
+  } finally {
+    await g.meta.close();
+  }
+}
+
+async function serve(opts: Record<string, string | undefined>): Promise<void> {
+  const running = await startGranary(configFrom(opts));
+  const { g } = running;
+  if (running.generatedKeys) {
+    process.stdout.write(
+      `Generated a root key pair (kept in ${g.config.dataDir}/credentials.json; shown once):\n` +
+        `  AccessKey: ${g.keys.accessKey}\n  SecretKey: ${g.keys.secretKey}\n`,
+    );
+  }
+  g.log.info({ url: running.url, publicUrl: g.publicUrl, dataDir: g.config.dataDir }, 'granary listening');
+  const stop = (signal: string): void => {
+    g.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    running
+      .close()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        g.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/** Adds the data-dir flags shared by every command. */
+function withDataDir(cmd: Command): Command {
+  return cmd
+    .option('--data-dir <dir>', 'data directory (GRANARY_DATA_DIR, default ./data)')
+    .option('--access-key <ak>', 'root AccessKey (GRANARY_ACCESS_KEY)')
+    .option('--secret-key <sk>', 'root SecretKey (GRANARY_SECRET_KEY)');
+}
+
+/** Builds the command tree. */
+export function buildCli(): Command {
+  const program = new Command('granary').description('Self-hosted object storage speaking the Qiniu Kodo API');
+
+  withDataDir(program.command('serve').description('start the server'))
+    .option('--port <port>', 'TCP port (GRANARY_PORT, default 9000)')
+    .option('--host <addr>', 'bind address (GRANARY_HOST, default 0.0.0.0)')
+    .option('--public-url <url>', 'base URL advertised to clients (GRANARY_PUBLIC_URL)')
+    .option('--log-level <level>', 'pino log level (GRANARY_LOG_LEVEL, default info)')
+    .option('--outbound-allow <list>', 'CIDRs/hosts callbacks may reach (GRANARY_OUTBOUND_ALLOW)')
+    .action(serve);
+
+  const bucket = program.command('bucket').description('manage buckets');
+  withDataDir(bucket.command('create <name>').description('create a bucket'))
+    .option('--region <id>', 'region id (default GRANARY_REGION or z0)')
+    .option('--private', 'make the bucket private')
+    .action((name: string, opts: Record<string, string | undefined> & { private?: boolean }) =>
+      offline(opts, async (g) => {
+        await createBucket(g, name, opts.region);
+        if (opts.private) await setBucketPrivate(g, name, true);
+        process.stdout.write(`created bucket ${name}${opts.private ? ' (private)' : ''}\n`);
+      }),
+    );
+  withDataDir(bucket.command('list').description('list buckets')).action((opts: Record<string, string | undefined>) =>
+    offline(opts, async (g) => {
+      for (const b of await g.meta.listBuckets()) {
+        process.stdout.write(`${b.name}\t${b.region}\t${b.private ? 'private' : 'public'}\n`);
+      }
+    }),
+  );
+  withDataDir(bucket.command('delete <name>').description('delete an empty bucket')).action(
+    (name: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        await dropBucket(g, name);
+        process.stdout.write(`deleted bucket ${name}\n`);
+      }),
+  );
+
+  const domain = program.command('domain').description('manage download domains');
+  withDataDir(domain.command('bind <domain> <bucket>').description('serve <bucket> at http://<domain>/<key>')).action(
+    (name: string, bucketName: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        const d = await bindDomain(g, name, bucketName);
+        process.stdout.write(`bound ${d.domain} to bucket ${bucketName}\n`);
+      }),
+  );
+  withDataDir(domain.command('list <bucket>').description('list domains bound to a bucket')).action(
+    (bucketName: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        for (const d of await g.meta.domainsOf(bucketName)) process.stdout.write(`${d.domain}\n`);
+      }),
+  );
+
+  const keys = program.command('keys').description('the root key pair');
+  withDataDir(keys.command('show').description('print the root AccessKey and SecretKey')).action(
+    (opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        process.stdout.write(`AccessKey: ${g.keys.accessKey}\nSecretKey: ${g.keys.secretKey}\n`);
+      }),
+  );
+  return program;
+}
+
+/** Entry point used by bin/granary.js. Catalogue errors print their message and exit 1. */
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    if (isKodoError(err)) {
+      process.stderr.write(`granary: ${err.message} (${err.status})\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Configuration: environment variables (the CLI's flags mirror them) → one typed, validated object.
+ * Every variable is listed in the README's configuration table.
+ */
+import { resolve } from 'node:path';
+
+export interface Config {
+  /** GRANARY_PORT: TCP port of the one HTTP listener (default 9000; 0 = any free port). */
+  port: number;
+  /** GRANARY_HOST: bind address (default 0.0.0.0). */
+  host: string;
+  /** GRANARY_DATA_DIR: metadata database, blobs and key file (default ./data). */
+  dataDir: string;
+  /** GRANARY_ACCESS_KEY / GRANARY_SECRET_KEY: root key pair; generated and kept in the data dir when unset. */
+  accessKey?: string;
+  secretKey?: string;
+  /** GRANARY_PUBLIC_URL: base URL advertised to clients; default `http://127.0.0.1:<port>`. No trailing slash. */
+  publicUrl?: string;
+  /** GRANARY_REGION: region id answered by the region query (default z0). */
+  region: string;
+  /** GRANARY_MAX_OBJECT_SIZE: largest object accepted by one upload, bytes (default 5 GiB). */
+  maxObjectBytes: number;
+  /** GRANARY_MAX_BODY_SIZE: largest buffered management/JSON body, bytes (default 16 MiB). */
+  maxBodyBytes: number;
+  /** GRANARY_CALLBACK_TIMEOUT: seconds allowed for one upload-callback request (default 10). */
+  callbackTimeoutSeconds: number;
+  /** GRANARY_OUTBOUND_ALLOW: CIDRs and host names outbound requests (callbacks) may reach despite the guard. */
+  outboundAllow: string;
+  /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
+  dateWindowSeconds: number;
+  /** GRANARY_EXPIRY_INTERVAL: seconds between sweeps deleting expired objects (default 60). */
+  expirySweepSeconds: number;
+  /** GRANARY_LOG_LEVEL: pino level (default info). */
+  logLevel: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+function textVar(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** Reads and validates the configuration; throws an Error naming the variable on a bad value. */
+export function loadConfig(env: Env = process.env): Config {
+  const accessKey = textVar(env, 'GRANARY_ACCESS_KEY');
+  const secretKey = textVar(env, 'GRANARY_SECRET_KEY');
+  if ((accessKey === undefined) !== (secretKey === undefined)) {
+    throw new Error('GRANARY_ACCESS_KEY and GRANARY_SECRET_KEY must be set together');
+  }
+  const publicUrl = textVar(env, 'GRANARY_PUBLIC_URL');
+  if (publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(publicUrl.replace(/\/+$/, ''))) {
+    throw new Error(`GRANARY_PUBLIC_URL must look like http://host[:port], got ${JSON.stringify(publicUrl)}`);
+  }
+  const cfg: Config = {
+    port: intVar(env, 'GRANARY_PORT', 9000, 0, 65535),
+    host: textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
+    dataDir: resolve(textVar(env, 'GRANARY_DATA_DIR') ?? './data'),
+    region: textVar(env, 'GRANARY_REGION') ?? 'z0',
+    maxObjectBytes: intVar(env, 'GRANARY_MAX_OBJECT_SIZE', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    maxBodyBytes: intVar(env, 'GRANARY_MAX_BODY_SIZE', 16 * 1024 ** 2, 1024, 1024 ** 3),
+    callbackTimeoutSeconds: intVar(env, 'GRANARY_CALLBACK_TIMEOUT', 10, 1, 600),
+    outboundAllow: textVar(env, 'GRANARY_OUTBOUND_ALLOW') ?? '',
+    dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
+    expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
+    logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
+  };
+  if (accessKey !== undefined && secretKey !== undefined) {
+    cfg.accessKey = accessKey;
+    cfg.secretKey = secretKey;
+  }
+  if (publicUrl !== undefined) cfg.publicUrl = publicUrl.replace(/\/+$/, '');
+  return cfg;
+}

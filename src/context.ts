@@ -1,0 +1,28 @@
+/**
+ * The Granary context: configuration and ports, built once in main.ts and handed to routes and domain code.
+ */
+import type { Logger } from 'pino';
+import type { KeyPair, SecretLookup } from './auth/keys.js';
+import type { DomainIndex } from './buckets/domain-index.js';
+import type { Config } from './config.js';
+import type { OutboundPolicy } from './outbound/guard.js';
+import type { Clock } from './ports/clock.js';
+import type { BlobStore } from './store/blob.js';
+import type { MetaStore } from './store/meta.js';
+
+export interface Granary {
+  config: Config;
+  meta: MetaStore;
+  blobs: BlobStore;
+  clock: Clock;
+  log: Logger;
+  /** The root key pair. */
+  keys: KeyPair;
+  secretOf: SecretLookup;
+  /** Outbound guard settings for callbacks (and later fetch, notify, watermarks). */
+  outbound: OutboundPolicy;
+  /** Bound download domains (Host → bucket). */
+  domains: DomainIndex;
+  /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
+  publicUrl: string;
+}

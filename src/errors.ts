@@ -1,0 +1,81 @@
+/**
+ * The error catalogue: every Kodo error Granary answers with, declared once with its HTTP status and message
+ * (protocol.md §8.7, §4.2, §15). Code below the route layer throws `KodoError`s built here; one handler in
+ * server.ts turns them into `{"error": "<message>"}` with the status.
+ */
+
+/** An error that maps to a Kodo status code and a JSON `{"error": message}` body. */
+export class KodoError extends Error {
+  /** HTTP status sent to the client (Kodo uses non-standard codes such as 579, 612, 614, 631, 701). */
+  readonly status: number;
+  /** Stable machine name of the catalogue entry (for logs and tests). */
+  readonly kind: string;
+
+  constructor(kind: string, status: number, message: string) {
+    super(message);
+    this.name = 'KodoError';
+    this.kind = kind;
+    this.status = status;
+  }
+}
+
+type Detail = string | undefined;
+
+/** Builds a catalogue entry: `status`, a fixed message, and an optional detail appended after `: `. */
+function entry(kind: string, status: number, message: string): (detail?: Detail) => KodoError {
+  return (detail?: Detail) => new KodoError(kind, status, detail ? `${message}: ${detail}` : message);
+}
+
+/** Every error Granary answers with. Status codes from protocol.md §8.7; messages from §4.2 and §15. */
+export const Errors = {
+  // 400 — malformed request
+  badRequest: entry('badRequest', 400, 'invalid argument'),
+  badBase64: entry('badBase64', 400, 'invalid base64 encoding'),
+  badEntry: entry('badEntry', 400, 'invalid EncodedEntryURI'),
+  badMultipart: entry('badMultipart', 400, 'invalid multipart body'),
+  noFilePart: entry('noFilePart', 400, 'file is not specified in multipart'),
+  badCrc32: entry('badCrc32', 400, 'invalid crc32'),
+  badPutPolicy: entry('badPutPolicy', 400, 'invalid put policy'),
+  keyTooLong: entry('keyTooLong', 400, 'key too long'),
+  badBucketName: entry('badBucketName', 400, 'invalid bucket name'),
+  reservedBucketName: entry('reservedBucketName', 400, 'bucket name is reserved'),
+  badDomain: entry('badDomain', 400, 'invalid domain'),
+  bodyTooLarge: entry('bodyTooLarge', 413, 'request body too large'),
+  // 401 — authentication
+  tokenMissing: entry('tokenMissing', 401, 'token not specified'),
+  badToken: entry('badToken', 401, 'bad token'),
+  expiredToken: entry('expiredToken', 401, 'expired token'),
+  unknownAccessKey: entry('unknownAccessKey', 401, 'bad token: unknown access key'),
+  badDownloadToken: entry('badDownloadToken', 401, 'bad token'),
+  downloadTokenExpired: entry('downloadTokenExpired', 401, 'token out of date'),
+  // 403 — forbidden
+  staleDate: entry('staleDate', 403, 'X-Qiniu-Date is out of the allowed time window'),
+  scopeMismatch: entry('scopeMismatch', 403, "key doesn't match with scope"),
+  fileTooSmall: entry('fileTooSmall', 403, 'file is smaller than fsizeMin'),
+  limitedMimeType: entry('limitedMimeType', 403, 'limited mimeType'),
+  keyNotAllowed: entry('keyNotAllowed', 403, 'key is not in keylimit'),
+  forbidden: entry('forbidden', 403, 'forbidden'),
+  objectDisabled: entry('objectDisabled', 403, 'the object is disabled'),
+  // 404, 405, 406, 413, 416
+  notFound: entry('notFound', 404, 'Document not found'),
+  noSuchRoute: entry('noSuchRoute', 404, 'no such api'),
+  methodNotAllowed: entry('methodNotAllowed', 405, 'method not allowed'),
+  crc32Mismatch: entry('crc32Mismatch', 406, 'crc32 not match'),
+  fileTooLarge: entry('fileTooLarge', 413, 'file exceeds fsizeLimit'),
+  objectTooLarge: entry('objectTooLarge', 413, 'file exceeds the server object size limit'),
+  rangeNotSatisfiable: entry('rangeNotSatisfiable', 416, 'requested range not satisfiable'),
+  // 5xx / 6xx — Kodo specific
+  callbackFailed: entry('callbackFailed', 579, 'callback failed'),
+  internal: entry('internal', 599, 'internal error'),
+  noSuchEntry: entry('noSuchEntry', 612, 'no such file or directory'),
+  fileExists: entry('fileExists', 614, 'file exists'),
+  bucketExists: entry('bucketExists', 614, 'bucket exists'),
+  tooManyBuckets: entry('tooManyBuckets', 630, 'too many buckets'),
+  noSuchBucket: entry('noSuchBucket', 631, 'no such bucket'),
+  bucketNotEmpty: entry('bucketNotEmpty', 400, 'bucket is not empty'),
+} as const;
+
+/** Narrows an unknown thrown value to a KodoError. */
+export function isKodoError(err: unknown): err is KodoError {
+  return err instanceof KodoError;
+}

@@ -1,0 +1,98 @@
+/**
+ * Start-up and shutdown: config → stores → recovery → server → listen. Nothing else lives here.
+ *
+ * Recovery at start: staging leftovers are removed (BlobStore.recover), blob deletions a crash interrupted are
+ * finished, and orphaned blobs (sealed by an upload that never committed) are swept in the background.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { loadRootKeys, secretLookupFor } from './auth/keys.js';
+import { DomainIndex } from './buckets/domain-index.js';
+import type { Config } from './config.js';
+import type { Granary } from './context.js';
+import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
+import { startExpirySweeper } from './objects/expiry.js';
+import { parseAllowList } from './outbound/guard.js';
+import { systemClock, type Clock } from './ports/clock.js';
+import { buildServer } from './server.js';
+import { FsBlobStore } from './store/fs/fs-blob-store.js';
+import { SqliteMetaStore } from './store/sqlite/sqlite-meta-store.js';
+
+/** A running Granary. `url` is where it listens (e.g. http://127.0.0.1:9000). */
+export interface RunningGranary {
+  app: FastifyInstance;
+  g: Granary;
+  url: string;
+  port: number;
+  /** Key pair generated at this start (to print once), if one was. */
+  generatedKeys: boolean;
+  /** Graceful stop: in-flight requests finish, timers stop, the database closes. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** Opens the stores under `dataDir` (shared by the server and the CLI's offline commands). */
+export async function openStores(dataDir: string): Promise<{ meta: SqliteMetaStore; blobs: FsBlobStore }> {
+  await mkdir(dataDir, { recursive: true });
+  return { meta: new SqliteMetaStore(join(dataDir, 'meta.db')), blobs: new FsBlobStore(dataDir) };
+}
+
+/** Starts Granary with `config`; resolves once it listens. */
+export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
+  const log = opts.logger ?? pino({ level: config.logLevel });
+  const { meta, blobs } = await openStores(config.dataDir);
+  await blobs.recover();
+  const { keys, created } = await loadRootKeys(config.dataDir, {
+    ...(config.accessKey ? { accessKey: config.accessKey } : {}),
+    ...(config.secretKey ? { secretKey: config.secretKey } : {}),
+  });
+  const domains = new DomainIndex(meta);
+  await domains.start();
+  const g: Granary = {
+    config,
+    meta,
+    blobs,
+    clock: opts.clock ?? systemClock,
+    log,
+    keys,
+    secretOf: secretLookupFor(keys),
+    outbound: { allow: parseAllowList(config.outboundAllow) },
+    domains,
+    publicUrl: config.publicUrl ?? '',
+  };
+  const startedMs = Date.now();
+  await drainBlobDeletions(g);
+
+  const app = await buildServer(g);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  g.publicUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
+
+  const stopSweeper = startExpirySweeper(g, config.expirySweepSeconds);
+  void sweepOrphanBlobs(g, startedMs)
+    .then((n) => n > 0 && log.info({ removed: n }, 'orphaned blobs removed'))
+    .catch((err: unknown) => log.warn({ err }, 'orphan blob sweep failed'));
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    g,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    generatedKeys: created,
+    close: () =>
+      (closing ??= (async () => {
+        stopSweeper();
+        domains.stop();
+        await app.close();
+        await meta.close();
+      })()),
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The Kodo etag ("qetag", the `hash` field) and the other digests of an upload, computed while streaming
+ * (protocol.md §7). Memory is bounded: one SHA-1 state per 4 MiB block, never the block itself.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+import { crc32 } from 'node:zlib';
+import { urlsafeB64Encode } from '../auth/base64.js';
+import { Errors } from '../errors.js';
+
+/** Kodo block size: 4 MiB. */
+export const BLOCK_SIZE = 4 * 1024 * 1024;
+/** Bytes of the content kept for MIME sniffing. */
+export const HEAD_BYTES = 4100;
+
+/** Folds the SHA-1 digests of the 4 MiB blocks into the etag: 0x16‖sha1 for one block, 0x96‖sha1(sha1s) otherwise. */
+export function etagFromBlockDigests(digests: Buffer[]): string {
+  if (digests.length <= 1) {
+    const d = digests[0] ?? createHash('sha1').digest();
+    return urlsafeB64Encode(Buffer.concat([Buffer.from([0x16]), d]));
+  }
+  const outer = createHash('sha1');
+  for (const d of digests) outer.update(d);
+  return urlsafeB64Encode(Buffer.concat([Buffer.from([0x96]), outer.digest()]));
+}
+
+/** Digests of a finished stream. `size` bytes; `md5` lower-case hex; `crc32` unsigned CRC-32 (IEEE). */
+export interface Digests {
+  size: number;
+  etag: string;
+  md5: string;
+  crc32: number;
+  /** The first HEAD_BYTES bytes (fewer for small content), for MIME sniffing. */
+  head: Buffer;
+}
+
+/**
+ * A pass-through Transform that computes etag, MD5, CRC-32 and size of what flows through it.
+ * With `maxBytes`, more bytes than that fail the stream with `Errors.objectTooLarge` (413).
+ * Read `digests()` after the stream has finished.
+ */
+export class DigestingStream extends Transform {
+  private readonly md5 = createHash('md5');
+  private block: Hash = createHash('sha1');
+  private blockFill = 0;
+  private readonly blockDigests: Buffer[] = [];
+  private crc = 0;
+  private size = 0;
+  private readonly headParts: Buffer[] = [];
+  private headLen = 0;
+  private result: Digests | undefined;
+
+  constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) {
+      cb(Errors.objectTooLarge(`more than ${this.maxBytes} bytes`));
+      return;
+    }
+    this.md5.update(chunk);
+    this.crc = crc32(chunk, this.crc);
+    if (this.headLen < HEAD_BYTES) {
+      const part = chunk.subarray(0, HEAD_BYTES - this.headLen);
+      this.headParts.push(Buffer.from(part));
+      this.headLen += part.length;
+    }
+    let off = 0;
+    while (off < chunk.length) {
+      const take = Math.min(BLOCK_SIZE - this.blockFill, chunk.length - off);
+      this.block.update(chunk.subarray(off, off + take));
+      this.blockFill += take;
+      off += take;
+      if (this.blockFill === BLOCK_SIZE) {
+        this.blockDigests.push(this.block.digest());
+        this.block = createHash('sha1');
+        this.blockFill = 0;
+      }
+    }
+    cb(null, chunk);
+  }
+
+  override _flush(cb: TransformCallback): void {
+    if (this.blockFill > 0 || this.blockDigests.length === 0) this.blockDigests.push(this.block.digest());
+    this.result = {
+      size: this.size,
+      etag: etagFromBlockDigests(this.blockDigests),
+      md5: this.md5.digest('hex'),
+      crc32: this.crc >>> 0,
+      head: Buffer.concat(this.headParts),
+    };
+    cb();
+  }
+
+  /** The digests; throws if the stream has not finished. */
+  digests(): Digests {
+    if (!this.result) throw new Error('DigestingStream: digests() before the stream finished');
+    return this.result;
+  }
+}

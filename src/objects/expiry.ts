@@ -1,0 +1,34 @@
+/**
+ * The expiry sweeper: entries whose deleteAfterDays deadline passed (expireAt ≤ now, Unix seconds) are deleted
+ * for real and their blobs freed. Reads already treat them as absent, so the sweep only reclaims space.
+ */
+import type { Granary } from '../context.js';
+import { nowSeconds } from '../ports/clock.js';
+import { releaseBlobs } from './blobs.js';
+
+/** Deletes every expired entry now, in batches of 1000; returns how many were deleted. */
+export async function sweepExpired(g: Granary): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const { deleted, freedBlobs } = await g.meta.deleteExpired(nowSeconds(g.clock), 1000);
+    await releaseBlobs(g, freedBlobs);
+    total += deleted;
+    if (deleted < 1000) return total;
+  }
+}
+
+/** Runs `sweepExpired` every `intervalSeconds`; returns a stop function. */
+export function startExpirySweeper(g: Granary, intervalSeconds: number): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    sweepExpired(g)
+      .catch((err: unknown) => g.log.error({ err }, 'expiry sweep failed'))
+      .finally(() => {
+        running = false;
+      });
+  }, intervalSeconds * 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

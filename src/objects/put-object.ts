@@ -1,0 +1,135 @@
+/**
+ * putObject: the one commit path of every upload kind (form upload now; mkfile, multipart complete, fetch and
+ * fop outputs later). Applies the put policy (protocol.md §3.1), makes the bytes visible atomically and returns
+ * what the response renderer needs.
+ *
+ * Order: deadline (401) → bucket (631) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)
+ * → seal blob → atomic metadata commit (614 under insert semantics) → free replaced blobs → persistentOps.
+ * Any failure before the commit discards the staged bytes: the entry already under the key is untouched.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Granary } from '../context.js';
+import { Errors } from '../errors.js';
+import { expiryFromDays } from '../policy/expiry.js';
+import { detectMimeType, checkMimeLimit } from '../policy/mime.js';
+import { checkDeadline, checkSizeLimits, type PutPolicy } from '../policy/put-policy.js';
+import { checkKeyAllowed, insertSemantics, resolveKey } from '../policy/scope.js';
+import { nowSeconds } from '../ports/clock.js';
+import type { ObjectRecord } from '../store/meta.js';
+import type { ReceivedBody } from './receive.js';
+import { releaseBlobs } from './blobs.js';
+
+/** What the client sent besides the bytes. Custom variables keep their `x:` prefix; meta names have none. */
+export interface PutRequest {
+  policy: PutPolicy;
+  /** Key given by the client; undefined when none was sent ('' is a real, empty key). */
+  clientKey?: string;
+  fname?: string;
+  clientMime?: string;
+  /** `x:<name>` → value. */
+  custom: Record<string, string>;
+  /** metadata name (without `x-qn-meta-`) → value. */
+  meta: Record<string, string>;
+  /** CRC-32 the client claims for the content (form `crc32`), checked when present. */
+  crc32?: number;
+}
+
+/** The committed entry and the request facts the response templates use. */
+export interface PutResult {
+  record: ObjectRecord;
+  fname: string;
+  custom: Record<string, string>;
+  persistentId?: string;
+}
+
+/** Commits `body` under the policy; see the module comment for the order of checks and their status codes. */
+export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest): Promise<PutResult> {
+  const { policy } = req;
+  const { digests } = body;
+  const nowMs = g.clock.nowMs();
+  let sealedId: string | undefined;
+  try {
+    checkDeadline(policy, Math.floor(nowMs / 1000));
+    if (!(await g.meta.getBucket(policy.bucket))) throw Errors.noSuchBucket(policy.bucket);
+    checkSizeLimits(policy, digests.size);
+    if (req.crc32 !== undefined && req.crc32 !== digests.crc32) throw Errors.crc32Mismatch();
+
+    const fname = req.fname ?? '';
+    const mimeType = await detectMimeType({
+      detectMime: policy.detectMime,
+      ...(req.clientMime !== undefined ? { clientMime: req.clientMime } : {}),
+      fname,
+      ...(req.clientKey !== undefined ? { key: req.clientKey } : {}),
+      head: digests.head,
+    });
+    checkMimeLimit(policy.mimeLimit, mimeType);
+
+    const resolved = resolveKey(policy, req.clientKey, {
+      bucket: policy.bucket,
+      fname,
+      ...(policy.endUser !== undefined ? { endUser: policy.endUser } : {}),
+      custom: req.custom,
+      putTimeMs: nowMs,
+      etag: digests.etag,
+      fsize: digests.size,
+      mimeType,
+    });
+    const key = resolved ?? digests.etag;
+    checkKeyAllowed(policy, key);
+
+    sealedId = await body.staged.seal();
+    const record: ObjectRecord = {
+      bucket: policy.bucket,
+      key,
+      blobId: sealedId,
+      fsize: digests.size,
+      hash: digests.etag,
+      md5: digests.md5,
+      mimeType,
+      putTime: BigInt(nowMs) * 10000n,
+      type: policy.fileType,
+      status: 0,
+      meta: req.meta,
+    };
+    if (policy.endUser !== undefined) record.endUser = policy.endUser;
+    if (policy.deleteAfterDays !== undefined && policy.deleteAfterDays > 0) {
+      record.expireAt = expiryFromDays(nowMs, policy.deleteAfterDays);
+    }
+
+    const outcome = await g.meta.commitPut(record, { insertOnly: insertSemantics(policy), nowSec: nowSeconds(g.clock) });
+    await releaseBlobs(g, outcome.freedBlobs);
+    if (outcome.result === 'no-bucket') throw Errors.noSuchBucket(policy.bucket);
+    if (outcome.result === 'exists') throw Errors.fileExists();
+    let committed = record;
+    if (outcome.result === 'identical') {
+      // Same content already stored: the upload succeeds and the new copy is dropped.
+      await g.blobs.remove(sealedId);
+      committed = outcome.existing;
+    }
+    sealedId = undefined;
+
+    const result: PutResult = { record: committed, fname, custom: req.custom };
+    if (policy.persistentOps) result.persistentId = await enqueuePersistentOps(g, policy, committed);
+    return result;
+  } catch (err) {
+    if (sealedId !== undefined) await g.blobs.remove(sealedId).catch(() => undefined);
+    else await body.staged.discard();
+    throw err;
+  }
+}
+
+/** Records the put policy's persistentOps as a waiting job for the processing engine; returns its id. */
+async function enqueuePersistentOps(g: Granary, policy: PutPolicy, rec: ObjectRecord): Promise<string> {
+  const id = `${g.config.region}.${randomBytes(12).toString('hex')}`;
+  await g.meta.enqueueJob({
+    id,
+    bucket: rec.bucket,
+    key: rec.key,
+    fops: policy.persistentOps ?? '',
+    ...(policy.persistentNotifyUrl ? { notifyUrl: policy.persistentNotifyUrl } : {}),
+    ...(policy.persistentPipeline ? { pipeline: policy.persistentPipeline } : {}),
+    type: policy.persistentType,
+    createdMs: g.clock.nowMs(),
+  });
+  return id;
+}

@@ -1,0 +1,69 @@
+/**
+ * Glue between fastify requests and the framework-free auth/domain code: building the signed-request view,
+ * management authentication, reading small bodies, and JSON answers.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { verifyManagement, type Caller, type SignedRequest } from '../auth/management.js';
+import type { Granary } from '../context.js';
+import { Errors } from '../errors.js';
+
+/** The raw request-target as received (path + query, never re-encoded; protocol.md §14.23). */
+export function rawUrlOf(request: FastifyRequest): string {
+  return request.originalUrl ?? request.raw.url ?? request.url;
+}
+
+/** The body a buffering content-type parser left on the request, or undefined for streamed bodies. */
+export function bodyBuffer(request: FastifyRequest): Buffer | undefined {
+  return Buffer.isBuffer(request.body) ? request.body : undefined;
+}
+
+/** The framework-free view of a request that signature checks need. */
+export function signedRequestOf(request: FastifyRequest): SignedRequest {
+  return {
+    method: request.method.toUpperCase(),
+    rawUrl: rawUrlOf(request),
+    headers: request.headers,
+    body: bodyBuffer(request),
+  };
+}
+
+/** Verifies a `QBox`/`Qiniu` management credential (401/403 on failure, protocol.md §2.2–2.3). */
+export function requireManagement(g: Granary, request: FastifyRequest): Caller {
+  return verifyManagement(signedRequestOf(request), g.secretOf, g.clock.nowMs(), {
+    dateWindowSeconds: g.config.dateWindowSeconds,
+  });
+}
+
+/** Query string parameters plus, for form bodies, the form fields (query first). */
+export function params(request: FastifyRequest): URLSearchParams {
+  const raw = rawUrlOf(request);
+  const q = raw.indexOf('?');
+  const out = new URLSearchParams(q >= 0 ? raw.slice(q + 1) : '');
+  const body = bodyBuffer(request);
+  const ct = String(request.headers['content-type'] ?? '');
+  if (body && ct.startsWith('application/x-www-form-urlencoded')) {
+    for (const [k, v] of new URLSearchParams(body.toString('utf8'))) if (!out.has(k)) out.set(k, v);
+  }
+  return out;
+}
+
+/** A required parameter; missing → 400. */
+export function requiredParam(p: URLSearchParams, name: string): string {
+  const v = p.get(name);
+  if (v === null || v === '') throw Errors.badRequest(`${name} is required`);
+  return v;
+}
+
+/** Answers JSON with `Cache-Control: no-store` (management and upload responses, protocol.md §12). */
+export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply
+    .code(status)
+    .header('cache-control', 'no-store')
+    .type('application/json')
+    .send(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+/** Answers 200 with an empty body (management operations without a result). */
+export function sendEmpty(reply: FastifyReply): FastifyReply {
+  return reply.code(200).header('cache-control', 'no-store').type('application/json').send('');
+}

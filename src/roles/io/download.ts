@@ -1,0 +1,111 @@
+/**
+ * Downloads (protocol.md §11): `GET|HEAD /<bucket>/<key>` path-style on any host, and `GET|HEAD /<key>` on a
+ * domain bound to a bucket (server.ts rewrites such requests to DOMAIN_PREFIX + path so API routes never
+ * shadow a key). Private buckets need `e`/`token` (§2.5). Range (206/416), conditional requests (304), ETag,
+ * Last-Modified, metadata headers, `attname`. Bodies are streamed from the blob store (small ones sent whole).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { verifyPrivateDownload } from '../../auth/download-token.js';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { metaHeaders, objectForDownload } from '../../objects/read.js';
+import type { ObjectRecord } from '../../store/meta.js';
+import { rawUrlOf } from '../http.js';
+import { ifRangeMatches, notModified, parseRange } from './range.js';
+
+/** Prefix server.ts puts before the path of a request made to a bound download domain. */
+export const DOMAIN_PREFIX = '/.domain';
+/** Objects up to this size are read whole instead of streamed (fewer syscalls for tiny objects). */
+const SMALL_OBJECT_BYTES = 64 * 1024;
+const PASS_THROUGH_PARAMS = new Set(['e', 'token', 'attname']);
+
+function decodeKey(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw Errors.badRequest('malformed percent-encoding in the key');
+  }
+}
+
+/** Bucket and key addressed by a download request; undefined when the path names no key. */
+function target(g: Granary, request: FastifyRequest): { bucket: string; key: string; query: string } | undefined {
+  const raw = rawUrlOf(request);
+  const q = raw.indexOf('?');
+  const path = q >= 0 ? raw.slice(0, q) : raw;
+  const query = q >= 0 ? raw.slice(q + 1) : '';
+  const domainBucket = g.domains.bucketOfHost(request.headers.host);
+  if (domainBucket !== undefined) return { bucket: domainBucket, key: decodeKey(path.slice(1)), query };
+  const slash = path.indexOf('/', 1);
+  if (slash < 0) return undefined;
+  return { bucket: decodeKey(path.slice(1, slash)), key: decodeKey(path.slice(slash + 1)), query };
+}
+
+/** Rejects processing commands (`?imageView2/...`): they come with the processing issue. */
+function checkQuery(query: string): URLSearchParams {
+  const p = new URLSearchParams(query);
+  for (const part of query.split('&')) {
+    if (part === '') continue;
+    const name = decodeURIComponent(part.split('=')[0] ?? '');
+    if (!part.includes('=') && !PASS_THROUGH_PARAMS.has(name)) throw Errors.badRequest(`unsupported fop: ${name}`);
+  }
+  return p;
+}
+
+function contentDisposition(attname: string): string {
+  const ascii = attname.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(attname)}`;
+}
+
+/** Headers common to 200/206/304 answers. */
+function objectHeaders(rec: ObjectRecord, isPrivate: boolean, attname: string | null): Record<string, string> {
+  const { overrides, meta } = metaHeaders(rec.meta);
+  const mtimeMs = Number(rec.putTime / 10000n);
+  const h: Record<string, string> = {
+    'content-type': rec.mimeType,
+    etag: `"${rec.hash}"`,
+    'last-modified': new Date(mtimeMs).toUTCString(),
+    'accept-ranges': 'bytes',
+    'cache-control': isPrivate ? 'private, max-age=0' : 'public, max-age=31536000',
+    ...meta,
+    ...overrides,
+  };
+  if (attname !== null) h['content-disposition'] = contentDisposition(attname);
+  return h;
+}
+
+async function download(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const t = target(g, request);
+  if (!t) throw Errors.notFound();
+  const params = checkQuery(t.query);
+  const bucket = await g.meta.getBucket(t.bucket);
+  if (!bucket) throw Errors.notFound();
+  if (bucket.private) verifyPrivateDownload({ rawUrl: rawUrlOf(request), headers: request.headers }, g.secretOf, Math.floor(g.clock.nowMs() / 1000));
+  const rec = await objectForDownload(g, t.bucket, t.key);
+  const mtimeMs = Number(rec.putTime / 10000n);
+  reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));
+  if (notModified(request.headers, rec.hash, mtimeMs)) return reply.code(304).send();
+
+  const rangeHeader = typeof request.headers.range === 'string' ? request.headers.range : undefined;
+  const ifRange = typeof request.headers['if-range'] === 'string' ? request.headers['if-range'] : undefined;
+  const range = ifRangeMatches(ifRange, rec.hash, mtimeMs) ? parseRange(rangeHeader, rec.fsize) : undefined;
+  if (range === 'unsatisfiable') {
+    reply.header('content-range', `bytes */${rec.fsize}`);
+    throw Errors.rangeNotSatisfiable();
+  }
+  const isHead = request.method === 'HEAD';
+  if (range) {
+    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${rec.fsize}`);
+    reply.header('content-length', String(range.end - range.start + 1));
+    return isHead ? reply.send() : reply.send(g.blobs.read(rec.blobId, range));
+  }
+  reply.code(200).header('content-length', String(rec.fsize));
+  if (isHead) return reply.send();
+  if (rec.fsize <= SMALL_OBJECT_BYTES) return reply.send(await g.blobs.readSmall(rec.blobId));
+  return reply.send(g.blobs.read(rec.blobId));
+}
+
+/** Registers GET/HEAD catch-all download routes (path style, and bound domains via DOMAIN_PREFIX). */
+export function registerDownloads(app: FastifyInstance, g: Granary): void {
+  const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => download(g, request, reply);
+  app.route({ method: ['GET', 'HEAD'], url: '/*', handler, exposeHeadRoute: false });
+}

@@ -1,0 +1,113 @@
+/**
+ * Bucket routes on the uc role (protocol.md §8.6, §13.2): mkbucketv3, buckets (GET and POST, v4 shape with
+ * `apiVersion=v4`), drop, private (query or form), v2/bucketInfo. Management credential required.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { bucketInfo, createBucket, dropBucket, requireBucket, setBucketPrivate } from '../../buckets/buckets.js';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { params, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
+
+const READ = ['GET', 'POST'] as ('GET' | 'POST')[];
+
+function pathParam(request: FastifyRequest, name: string): string {
+  const v = (request.params as Record<string, string | undefined>)[name];
+  if (!v) throw Errors.badRequest(`${name} is required`);
+  return v;
+}
+
+/** Registers the bucket routes. */
+export function registerBuckets(app: FastifyInstance, g: Granary): void {
+  const create = async (request: FastifyRequest) => {
+    requireManagement(g, request);
+    const region = (request.params as { region?: string }).region;
+    await createBucket(g, pathParam(request, 'bucket'), region);
+  };
+  app.post('/mkbucketv3/:bucket', async (request, reply) => {
+    await create(request);
+    return sendEmpty(reply);
+  });
+  app.post('/mkbucketv3/:bucket/region/:region', async (request, reply) => {
+    await create(request);
+    return sendEmpty(reply);
+  });
+
+  app.route({
+    method: READ,
+    url: '/buckets',
+    handler: async (request, reply) => {
+      requireManagement(g, request);
+      const all = await g.meta.listBuckets();
+      if (params(request).get('apiVersion') === 'v4') {
+        return sendJson(reply, 200, {
+          next_marker: '',
+          is_truncated: false,
+          buckets: all.map((b) => ({
+            name: b.name,
+            region: b.region,
+            private: b.private,
+            ctime: new Date(b.ctime * 1000).toISOString(),
+          })),
+        });
+      }
+      return sendJson(reply, 200, all.map((b) => b.name));
+    },
+  });
+
+  app.post('/drop/:bucket', async (request, reply) => {
+    requireManagement(g, request);
+    await dropBucket(g, pathParam(request, 'bucket'));
+    return sendEmpty(reply);
+  });
+
+  app.post('/private', async (request, reply) => {
+    requireManagement(g, request);
+    const p = params(request);
+    const flag = requiredParam(p, 'private');
+    if (flag !== '0' && flag !== '1') throw Errors.badRequest('private must be 0 or 1');
+    await setBucketPrivate(g, requiredParam(p, 'bucket'), flag === '1');
+    return sendEmpty(reply);
+  });
+
+  app.route({
+    method: READ,
+    url: '/v2/bucketInfo',
+    handler: async (request, reply) => {
+      requireManagement(g, request);
+      return sendJson(reply, 200, await bucketInfo(g, requiredParam(params(request), 'bucket')));
+    },
+  });
+
+  app.route({
+    method: READ,
+    url: '/v2/domains',
+    handler: async (request, reply) => {
+      requireManagement(g, request);
+      const bucket = await requireBucket(g, requiredParam(params(request), 'tbl'));
+      return sendJson(reply, 200, (await g.meta.domainsOf(bucket.name)).map((d) => d.domain));
+    },
+  });
+
+  app.route({
+    method: READ,
+    url: '/v3/domains',
+    handler: async (request, reply) => {
+      const caller = requireManagement(g, request);
+      const bucket = await requireBucket(g, requiredParam(params(request), 'tbl'));
+      const domains = await g.meta.domainsOf(bucket.name);
+      return sendJson(
+        reply,
+        200,
+        domains.map((d) => ({
+          domain: d.domain,
+          tbl: d.bucket,
+          owner: caller.accessKey,
+          ctime: d.ctime,
+          utime: d.ctime,
+          antileech: { no_refer: false, anti_leech_mode: 0, anti_leech_used: false, source_enabled: false },
+          domainType: 0,
+        })),
+      );
+    },
+  });
+}

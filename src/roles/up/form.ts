@@ -1,0 +1,153 @@
+/**
+ * Form upload: `POST /` with a multipart body (protocol.md §4).
+ *
+ * Fields arrive in any order (Node sends `crc32` after the file, qiniu-js sends the file first), so the file is
+ * streamed into a staged blob as it comes and everything is validated once the body has ended. When the token
+ * arrives before the file and is invalid, the file is drained without being stored. Memory stays bounded: only
+ * fields (≤ 1 MiB each) are buffered.
+ */
+import busboy from 'busboy';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { verifyUploadToken } from '../../auth/upload-token.js';
+import type { Granary } from '../../context.js';
+import { Errors, KodoError } from '../../errors.js';
+import { putObject, type PutRequest } from '../../objects/put-object.js';
+import { receiveBody, type ReceivedBody } from '../../objects/receive.js';
+import { answerUpload } from '../../objects/upload-response.js';
+import { parsePutPolicy } from '../../policy/put-policy.js';
+import { sendJson } from '../http.js';
+
+interface ParsedForm {
+  fields: Map<string, string>;
+  file?: { body: ReceivedBody; filename: string | undefined; mimeType: string };
+}
+
+/** Undoes the Node SDK's escaping of `"`, CR and LF in multipart file names (protocol.md §4.1). */
+function unescapeFilename(name: string | undefined): string | undefined {
+  return name?.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n');
+}
+
+/** Parses the multipart body; the file part is staged on disk. Rejects with 400 on a malformed body. */
+function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
+  return new Promise((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({
+        headers: request.headers,
+        limits: { files: 1, fields: 1000, parts: 1100, fieldSize: 1024 * 1024 },
+        defParamCharset: 'utf8',
+      });
+    } catch (err) {
+      reject(Errors.badMultipart((err as Error).message));
+      return;
+    }
+    const fields = new Map<string, string>();
+    let filePromise: Promise<ParsedForm['file']> | undefined;
+    let failure: unknown;
+    const fail = (err: unknown): void => {
+      failure ??= err instanceof KodoError ? err : Errors.badMultipart((err as Error).message);
+    };
+
+    bb.on('field', (name, value, info) => {
+      if (info.valueTruncated || info.nameTruncated) fail(Errors.badMultipart(`field ${name} is too large`));
+      fields.set(name, value);
+    });
+    bb.on('file', (name, stream, info) => {
+      if (name !== 'file' || filePromise) {
+        stream.resume();
+        return;
+      }
+      const token = fields.get('token');
+      if (token !== undefined) {
+        try {
+          verifyUploadToken(token, g.secretOf);
+        } catch (err) {
+          fail(err);
+        }
+      }
+      if (failure) {
+        stream.resume();
+        return;
+      }
+      filePromise = receiveBody(g.blobs, stream, g.config.maxObjectBytes).then((body) => ({
+        body,
+        filename: unescapeFilename(info.filename),
+        mimeType: info.mimeType,
+      }));
+      filePromise.catch(fail);
+    });
+    bb.on('error', (err) => {
+      fail(err);
+      finish();
+    });
+    bb.on('close', () => finish());
+    // A client that goes away mid-body: fail busboy, which fails the file stream, which discards the staging.
+    request.raw.on('close', () => {
+      if (!request.raw.complete) bb.destroy(Errors.badMultipart('request aborted'));
+    });
+
+    let finished = false;
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      void (async () => {
+        const file = filePromise ? await filePromise.catch(() => undefined) : undefined;
+        if (failure) {
+          await file?.body.staged.discard();
+          reject(failure);
+          return;
+        }
+        resolve(file ? { fields, file } : { fields });
+      })();
+    };
+    request.raw.pipe(bb);
+  });
+}
+
+/** Parses the `crc32` field: a decimal unsigned 32-bit integer, else 400. */
+function parseCrc32(text: string | undefined): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (!/^\d{1,10}$/.test(text) || Number(text) > 0xffffffff) throw Errors.badCrc32(text);
+  return Number(text);
+}
+
+/** Handles `POST /`. */
+async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const ct = String(request.headers['content-type'] ?? '');
+  if (!ct.toLowerCase().startsWith('multipart/form-data')) throw Errors.badMultipart('expected multipart/form-data');
+  const form = await parseForm(g, request);
+  const { fields, file } = form;
+  try {
+    const token = verifyUploadToken(fields.get('token'), g.secretOf);
+    const policy = parsePutPolicy(token.policy);
+    if (!file) throw Errors.noFilePart();
+    const req: PutRequest = { policy, custom: {}, meta: {} };
+    const key = fields.get('key');
+    if (key !== undefined) req.clientKey = key;
+    const fname = fields.get('fname') ?? file.filename;
+    if (fname !== undefined) req.fname = fname;
+    req.clientMime = file.mimeType;
+    const crc = parseCrc32(fields.get('crc32'));
+    if (crc !== undefined) req.crc32 = crc;
+    for (const [name, value] of fields) {
+      if (name.startsWith('x:')) req.custom[name] = value;
+      else if (name.toLowerCase().startsWith('x-qn-meta-')) req.meta[name.slice('x-qn-meta-'.length)] = value;
+    }
+    const result = await putObject(g, file.body, req);
+    const answer = await answerUpload(g, policy, result);
+    reply.headers(answer.headers);
+    const accept = fields.get('accept');
+    if (accept && answer.status === 200) {
+      return reply.code(200).header('cache-control', 'no-store').type(accept).send(answer.body);
+    }
+    return sendJson(reply, answer.status, answer.body);
+  } catch (err) {
+    await file?.body.staged.discard();
+    throw err;
+  }
+}
+
+/** Registers the form-upload route. */
+export function registerFormUpload(app: FastifyInstance, g: Granary): void {
+  app.post('/', (request, reply) => formUpload(g, request, reply));
+}

@@ -1,0 +1,90 @@
+/**
+ * The fastify app: one port serves every role (up, io, rs, rsf, api, uc and downloads; protocol.md §1).
+ * Hooks: X-Reqid on every response (and in every log line), CORS with preflight, one error handler that turns
+ * catalogue errors into `{"error": …}` with their Kodo status, raw-body content-type parsers (signatures need
+ * the exact bytes) and pass-through for streamed bodies (multipart, octet-stream).
+ */
+import cors from '@fastify/cors';
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Granary } from './context.js';
+import { Errors, isKodoError } from './errors.js';
+import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
+import { registerBuckets } from './roles/uc/buckets.js';
+import { registerRegionQuery } from './roles/uc/query.js';
+import { registerFormUpload } from './roles/up/form.js';
+import { sendJson } from './roles/http.js';
+
+/** A request id in Kodo's style: 16 URL-safe characters. */
+function newReqId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+/** fastify's own errors (bad JSON, body too large, …) mapped to catalogue errors. */
+function frameworkError(err: { statusCode?: number; code?: string; message: string }) {
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return Errors.bodyTooLarge();
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    return Errors.badRequest(err.message);
+  }
+  return undefined;
+}
+
+/** Builds the app (not listening). */
+export async function buildServer(g: Granary): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: g.log as FastifyBaseLogger,
+    genReqId: newReqId,
+    logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
+    bodyLimit: g.config.maxBodyBytes,
+    routerOptions: { maxParamLength: 16 * 1024 },
+    return503OnClosing: true,
+    rewriteUrl(req) {
+      const url = req.url ?? '/';
+      if ((req.method === 'GET' || req.method === 'HEAD') && g.domains.bucketOfHost(req.headers.host) !== undefined) {
+        return DOMAIN_PREFIX + url;
+      }
+      return url;
+    },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-reqid', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Content-MD5', 'Range', 'X-Qiniu-Date', 'X-Requested-With'],
+    exposedHeaders: ['X-Reqid', 'X-Log', 'ETag', 'Content-Length', 'Content-Range', 'Content-Disposition'],
+    maxAge: 86400,
+  });
+
+  // Bodies: small ones are buffered raw (signatures cover the exact bytes), everything else stays a stream.
+  app.removeAllContentTypeParsers();
+  const buffered = ['application/x-www-form-urlencoded', 'application/json', 'text/plain'];
+  app.addContentTypeParser(buffered, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+
+  app.setErrorHandler((err, request, reply) => {
+    const kodo = isKodoError(err) ? err : frameworkError(err as { statusCode?: number; code?: string; message: string });
+    if (kodo) {
+      if (kodo.status >= 500) request.log.warn({ err }, kodo.message);
+      return sendJson(reply, kodo.status, { error: kodo.message });
+    }
+    request.log.error({ err }, 'unexpected error');
+    return sendJson(reply, 599, { error: Errors.internal().message });
+  });
+  app.setNotFoundHandler((_request, reply) => sendJson(reply, 404, { error: Errors.noSuchRoute().message }));
+
+  registerRegionQuery(app, g);
+  registerBuckets(app, g);
+  registerFormUpload(app, g);
+  registerDownloads(app, g);
+  return app;
+}

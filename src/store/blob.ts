@@ -1,0 +1,39 @@
+/**
+ * The BlobStore port: immutable byte blobs addressed by an opaque id. Object keys never reach it.
+ * The embedded implementation is the local file system (store/fs/); an S3-compatible cluster can implement
+ * the same interface later.
+ *
+ * Life of a blob: `stage()` gives a writable sink in a staging area; `StagedBlob.seal()` makes the bytes durable
+ * (fsync) and moves them into place under a fresh id; only then may metadata reference the id. A sealed blob
+ * that no metadata came to reference is removed with `remove()` (or by the orphan sweep after a crash).
+ */
+import type { Readable, Writable } from 'node:stream';
+
+/** A blob being written. Write to `sink`, then `seal()` or `discard()`. */
+export interface StagedBlob {
+  readonly sink: Writable;
+  /** Flushes and fsyncs the bytes, moves them into place; resolves with the blob id once durable. */
+  seal(): Promise<string>;
+  /** Drops the staged bytes (idempotent, never throws). */
+  discard(): Promise<void>;
+}
+
+/** Byte range, inclusive `start`..`end`, in bytes. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface BlobStore {
+  /** Removes leftovers of an earlier run (staging files); called once at start before serving. */
+  recover(): Promise<void>;
+  stage(): Promise<StagedBlob>;
+  /** A stream of the blob's bytes (or of `range`). Fails with ENOENT when the blob is missing. */
+  read(blobId: string, range?: ByteRange): Readable;
+  /** Reads a small blob whole into memory (for tiny objects only: callers check the size first). */
+  readSmall(blobId: string): Promise<Buffer>;
+  /** Deletes a blob; a missing blob is not an error. */
+  remove(blobId: string): Promise<void>;
+  /** Lists every blob id with its modification time in ms (the orphan sweep). */
+  list(): AsyncIterable<{ id: string; mtimeMs: number }>;
+}

@@ -1,0 +1,113 @@
+/**
+ * BlobStore on the local disk (the embedded default).
+ *
+ * Layout under `root`: `tmp/<random>.part` while staging, `blobs/<aa>/<bb>/<id>` once sealed, where `id` is
+ * 32 random hex characters. Names come from random ids only, never from object keys.
+ * Sealing = fsync the file, rename it into place, fsync the target directory: after `seal()` resolves the blob
+ * survives a crash or power loss. `recover()` empties `tmp/` (staging leftovers of a crashed run).
+ */
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { BlobStore, ByteRange, StagedBlob } from '../blob.js';
+
+const ID_RE = /^[0-9a-f]{32}$/;
+
+/** fsyncs a directory so a rename into it is durable. */
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export class FsBlobStore implements BlobStore {
+  private readonly tmpDir: string;
+  private readonly blobDir: string;
+  private readonly knownDirs = new Set<string>();
+
+  /** `root` is the directory that holds `tmp/` and `blobs/` (GRANARY_DATA_DIR). */
+  constructor(root: string) {
+    this.tmpDir = join(root, 'tmp');
+    this.blobDir = join(root, 'blobs');
+  }
+
+  async recover(): Promise<void> {
+    await rm(this.tmpDir, { recursive: true, force: true });
+    await mkdir(this.tmpDir, { recursive: true });
+    await mkdir(this.blobDir, { recursive: true });
+  }
+
+  /** Path of a sealed blob; throws on an id that is not ours (ids never come from clients, but be safe). */
+  private pathOf(id: string): string {
+    if (!ID_RE.test(id)) throw new Error(`invalid blob id ${JSON.stringify(id)}`);
+    return join(this.blobDir, id.slice(0, 2), id.slice(2, 4), id);
+  }
+
+  async stage(): Promise<StagedBlob> {
+    const id = randomBytes(16).toString('hex');
+    const tmpPath = join(this.tmpDir, `${id}.part`);
+    const sink: WriteStream = createWriteStream(tmpPath, { flags: 'wx', flush: true });
+    let done = false;
+    const finished = new Promise<void>((resolve, reject) => {
+      sink.once('close', resolve);
+      sink.once('error', reject);
+    });
+    finished.catch(() => undefined);
+    return {
+      sink,
+      seal: async () => {
+        // The pipeline ended the stream; `flush: true` fsyncs before close.
+        await finished;
+        const target = this.pathOf(id);
+        const dir = join(target, '..');
+        if (!this.knownDirs.has(dir)) {
+          await mkdir(dir, { recursive: true });
+          this.knownDirs.add(dir);
+        }
+        await rename(tmpPath, target);
+        await fsyncDir(dir);
+        done = true;
+        return id;
+      },
+      discard: async () => {
+        if (done) return;
+        done = true;
+        sink.destroy();
+        await finished.catch(() => undefined);
+        await unlink(tmpPath).catch(() => undefined);
+      },
+    };
+  }
+
+  read(blobId: string, range?: ByteRange): Readable {
+    const path = this.pathOf(blobId);
+    return range ? createReadStream(path, { start: range.start, end: range.end }) : createReadStream(path);
+  }
+
+  async readSmall(blobId: string): Promise<Buffer> {
+    return readFile(this.pathOf(blobId));
+  }
+
+  async remove(blobId: string): Promise<void> {
+    await unlink(this.pathOf(blobId)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  }
+
+  async *list(): AsyncIterable<{ id: string; mtimeMs: number }> {
+    for (const a of await readdir(this.blobDir).catch(() => [] as string[])) {
+      for (const b of await readdir(join(this.blobDir, a)).catch(() => [] as string[])) {
+        for (const id of await readdir(join(this.blobDir, a, b)).catch(() => [] as string[])) {
+          if (!ID_RE.test(id)) continue;
+          const st = await stat(join(this.blobDir, a, b, id)).catch(() => undefined);
+          if (st) yield { id, mtimeMs: st.mtimeMs };
+        }
+      }
+    }
+  }
+}

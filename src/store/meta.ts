@@ -1,0 +1,112 @@
+/**
+ * The MetaStore port: buckets, bound domains, entries and blob references. No Kodo wire format here: callers
+ * get plain records and outcome tags, the domain layer turns them into Kodo errors.
+ * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
+ */
+
+/** A bucket. `ctime` in Unix seconds. */
+export interface BucketRecord {
+  name: string;
+  region: string;
+  private: boolean;
+  ctime: number;
+}
+
+/** A download domain bound to a bucket. Times in Unix seconds. */
+export interface DomainRecord {
+  domain: string;
+  bucket: string;
+  ctime: number;
+}
+
+/**
+ * One entry `<bucket>:<key>`.
+ * - `fsize` bytes; `hash` the Kodo etag (protocol.md §7); `md5` lower-case hex.
+ * - `putTime` Unix time in 100-ns units, a bigint (it exceeds Number.MAX_SAFE_INTEGER, protocol.md §8.2).
+ * - `type` storage class 0..4; `status` 0 enabled / 1 disabled.
+ * - `meta` user metadata without the `x-qn-meta-` prefix.
+ * - `expireAt` Unix seconds when deleteAfterDays makes it expire, or undefined.
+ * - `blobId` the stored bytes (BlobStore id); several entries may share one blob.
+ */
+export interface ObjectRecord {
+  bucket: string;
+  key: string;
+  blobId: string;
+  fsize: number;
+  hash: string;
+  md5: string;
+  mimeType: string;
+  putTime: bigint;
+  type: number;
+  status: number;
+  endUser?: string;
+  meta: Record<string, string>;
+  expireAt?: number;
+}
+
+/** Outcome of `commitPut`. `freedBlobs` are blob ids no entry references any more: delete them after the commit. */
+export type PutOutcome =
+  | { result: 'created' | 'replaced'; freedBlobs: string[]; previous?: ObjectRecord }
+  | { result: 'identical'; freedBlobs: string[]; existing: ObjectRecord }
+  | { result: 'exists'; freedBlobs: string[]; existing: ObjectRecord }
+  | { result: 'no-bucket'; freedBlobs: string[] };
+
+/** A job record waiting for the processing engine (persistentOps from a put policy). */
+export interface PendingJob {
+  id: string;
+  bucket: string;
+  key: string;
+  fops: string;
+  notifyUrl?: string;
+  pipeline?: string;
+  type: number;
+  createdMs: number;
+}
+
+export interface MetaStore {
+  // ---- buckets and domains ----
+  /** Creates a bucket; false when it exists already. */
+  createBucket(bucket: BucketRecord): Promise<boolean>;
+  getBucket(name: string): Promise<BucketRecord | undefined>;
+  listBuckets(): Promise<BucketRecord[]>;
+  /** Drops an empty bucket and its domains. */
+  dropBucket(name: string): Promise<'dropped' | 'missing' | 'not-empty'>;
+  /** False when the bucket is missing. */
+  setBucketPrivate(name: string, isPrivate: boolean): Promise<boolean>;
+  /** Binds `domain` (lower-case host name, no port) to a bucket: 'taken' when bound to another bucket. */
+  bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'>;
+  unbindDomain(domain: string): Promise<boolean>;
+  domainsOf(bucket: string): Promise<DomainRecord[]>;
+  bucketOfDomain(domain: string): Promise<string | undefined>;
+
+  // ---- entries ----
+  getObject(bucket: string, key: string): Promise<ObjectRecord | undefined>;
+  /**
+   * Commits an entry pointing at a new blob, atomically. With `insertOnly`, an existing entry with the same
+   * hash answers 'identical' (the new blob is freed) and one with another hash answers 'exists' (nothing
+   * changes, the new blob is freed). Otherwise the entry is created or replaced and the old blob's reference
+   * is dropped. Entries whose `expireAt` ≤ `nowSec` count as absent.
+   */
+  commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome>;
+  /** Deletes up to `limit` entries whose expireAt ≤ nowSec; returns the blobs they freed. */
+  deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }>;
+  /** Counts entries in a bucket (tests and CLI). */
+  countObjects(bucket: string): Promise<number>;
+
+  // ---- blobs ----
+  /** Whether any entry references the blob (used by the orphan sweep). */
+  blobReferenced(blobId: string): Promise<boolean>;
+  /** Blobs freed by a commit whose file deletion may not have happened (crash); drained at start. */
+  pendingBlobDeletions(limit: number): Promise<string[]>;
+  /** Marks blob deletions done. */
+  forgetBlobDeletions(blobIds: string[]): Promise<void>;
+
+  // ---- processing requests (persistentOps), picked up by the job engine ----
+  enqueueJob(job: PendingJob): Promise<void>;
+
+  // ---- key-value settings (root keys, schema version) ----
+  getSetting(name: string): Promise<string | undefined>;
+  setSetting(name: string, value: string): Promise<void>;
+
+  close(): Promise<void>;
+}

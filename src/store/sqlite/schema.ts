@@ -1,0 +1,63 @@
+/**
+ * The SQLite schema of the embedded MetaStore. Idempotent (`IF NOT EXISTS`), applied at every open.
+ * Units: ctime/expire_at Unix seconds, put_time 100-ns units, created_ms milliseconds, fsize bytes.
+ */
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS settings (
+  name  TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS buckets (
+  name    TEXT PRIMARY KEY,
+  region  TEXT NOT NULL,
+  private INTEGER NOT NULL DEFAULT 0,
+  ctime   INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS domains (
+  domain TEXT PRIMARY KEY,
+  bucket TEXT NOT NULL REFERENCES buckets (name),
+  ctime  INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS domains_bucket ON domains (bucket);
+
+CREATE TABLE IF NOT EXISTS objects (
+  bucket    TEXT NOT NULL REFERENCES buckets (name),
+  key       TEXT NOT NULL,
+  blob_id   TEXT NOT NULL,
+  fsize     INTEGER NOT NULL,
+  hash      TEXT NOT NULL,
+  md5       TEXT NOT NULL,
+  mime      TEXT NOT NULL,
+  put_time  INTEGER NOT NULL,
+  type      INTEGER NOT NULL DEFAULT 0,
+  status    INTEGER NOT NULL DEFAULT 0,
+  end_user  TEXT,
+  meta      TEXT,
+  expire_at INTEGER,
+  PRIMARY KEY (bucket, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS objects_expire ON objects (expire_at) WHERE expire_at IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS blobs (
+  id   TEXT PRIMARY KEY,
+  refs INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS blob_deletions (
+  id TEXT PRIMARY KEY
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS jobs (
+  id         TEXT PRIMARY KEY,
+  bucket     TEXT NOT NULL,
+  key        TEXT NOT NULL,
+  fops       TEXT NOT NULL,
+  notify_url TEXT,
+  pipeline   TEXT,
+  type       INTEGER NOT NULL DEFAULT 0,
+  code       INTEGER NOT NULL DEFAULT 1,
+  created_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+`;

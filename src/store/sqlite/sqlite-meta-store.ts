@@ -1,0 +1,267 @@
+/**
+ * MetaStore on SQLite (better-sqlite3), the embedded default.
+ *
+ * WAL journal with `synchronous=FULL`: a commit is durable when it returns (an upload is acknowledged only
+ * after this). Keys are TEXT compared with the BINARY collation, i.e. byte-lexicographic order of UTF-8.
+ * `put_time` holds 100-ns units as a 64-bit integer and is read back as a bigint (safeIntegers).
+ * Blob references are counted in `blobs`; a blob whose count reaches zero is recorded in `blob_deletions` in the
+ * same transaction, so a crash before its file is unlinked leaks nothing (drained at start).
+ */
+import Database from 'better-sqlite3';
+import type { BucketRecord, DomainRecord, MetaStore, ObjectRecord, PendingJob, PutOutcome } from '../meta.js';
+import { SCHEMA } from './schema.js';
+
+interface ObjectRow {
+  bucket: string;
+  key: string;
+  blob_id: string;
+  fsize: bigint;
+  hash: string;
+  md5: string;
+  mime: string;
+  put_time: bigint;
+  type: bigint;
+  status: bigint;
+  end_user: string | null;
+  meta: string | null;
+  expire_at: bigint | null;
+}
+
+function toRecord(row: ObjectRow): ObjectRecord {
+  const rec: ObjectRecord = {
+    bucket: row.bucket,
+    key: row.key,
+    blobId: row.blob_id,
+    fsize: Number(row.fsize),
+    hash: row.hash,
+    md5: row.md5,
+    mimeType: row.mime,
+    putTime: row.put_time,
+    type: Number(row.type),
+    status: Number(row.status),
+    meta: row.meta ? (JSON.parse(row.meta) as Record<string, string>) : {},
+  };
+  if (row.end_user !== null) rec.endUser = row.end_user;
+  if (row.expire_at !== null) rec.expireAt = Number(row.expire_at);
+  return rec;
+}
+
+export class SqliteMetaStore implements MetaStore {
+  private readonly db: Database.Database;
+  private readonly st;
+
+  /** Opens (and creates or migrates) the database file at `path`. */
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    const db = this.db;
+    this.st = {
+      getBucket: db.prepare('SELECT name, region, private, ctime FROM buckets WHERE name = ?'),
+      listBuckets: db.prepare('SELECT name, region, private, ctime FROM buckets ORDER BY name'),
+      insertBucket: db.prepare('INSERT OR IGNORE INTO buckets (name, region, private, ctime) VALUES (?, ?, ?, ?)'),
+      anyObject: db.prepare('SELECT 1 FROM objects WHERE bucket = ? LIMIT 1'),
+      deleteBucketDomains: db.prepare('DELETE FROM domains WHERE bucket = ?'),
+      deleteBucket: db.prepare('DELETE FROM buckets WHERE name = ?'),
+      setPrivate: db.prepare('UPDATE buckets SET private = ? WHERE name = ?'),
+      domainOwner: db.prepare('SELECT bucket FROM domains WHERE domain = ?'),
+      insertDomain: db.prepare('INSERT INTO domains (domain, bucket, ctime) VALUES (?, ?, ?)'),
+      deleteDomain: db.prepare('DELETE FROM domains WHERE domain = ?'),
+      domainsOf: db.prepare('SELECT domain, bucket, ctime FROM domains WHERE bucket = ? ORDER BY domain'),
+      getObject: db.prepare('SELECT * FROM objects WHERE bucket = ? AND key = ?').safeIntegers(true),
+      upsertObject: db.prepare(
+        `INSERT INTO objects (bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta, expire_at)
+         VALUES (@bucket, @key, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status, @endUser, @meta, @expireAt)
+         ON CONFLICT (bucket, key) DO UPDATE SET blob_id = excluded.blob_id, fsize = excluded.fsize,
+           hash = excluded.hash, md5 = excluded.md5, mime = excluded.mime, put_time = excluded.put_time,
+           type = excluded.type, status = excluded.status, end_user = excluded.end_user, meta = excluded.meta,
+           expire_at = excluded.expire_at`,
+      ),
+      deleteObject: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
+      addBlob: db.prepare('INSERT INTO blobs (id, refs) VALUES (?, 1) ON CONFLICT (id) DO UPDATE SET refs = refs + 1'),
+      decBlob: db.prepare('UPDATE blobs SET refs = refs - 1 WHERE id = ? RETURNING refs'),
+      dropBlob: db.prepare('DELETE FROM blobs WHERE id = ?'),
+      queueBlobDeletion: db.prepare('INSERT OR IGNORE INTO blob_deletions (id) VALUES (?)'),
+      blobExists: db.prepare('SELECT 1 FROM blobs WHERE id = ?'),
+      pendingDeletions: db.prepare('SELECT id FROM blob_deletions LIMIT ?'),
+      forgetDeletion: db.prepare('DELETE FROM blob_deletions WHERE id = ?'),
+      expired: db
+        .prepare('SELECT * FROM objects WHERE expire_at IS NOT NULL AND expire_at <= ? LIMIT ?')
+        .safeIntegers(true),
+      countObjects: db.prepare('SELECT COUNT(*) AS n FROM objects WHERE bucket = ?'),
+      insertJob: db.prepare(
+        `INSERT INTO jobs (id, bucket, key, fops, notify_url, pipeline, type, code, created_ms)
+         VALUES (@id, @bucket, @key, @fops, @notifyUrl, @pipeline, @type, 1, @createdMs)`,
+      ),
+      getSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
+      setSetting: db.prepare(
+        'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+      ),
+    };
+  }
+
+  private bucketRow(row: unknown): BucketRecord | undefined {
+    if (!row) return undefined;
+    const r = row as { name: string; region: string; private: number; ctime: number };
+    return { name: r.name, region: r.region, private: r.private === 1, ctime: r.ctime };
+  }
+
+  async createBucket(b: BucketRecord): Promise<boolean> {
+    return this.st.insertBucket.run(b.name, b.region, b.private ? 1 : 0, b.ctime).changes === 1;
+  }
+
+  async getBucket(name: string): Promise<BucketRecord | undefined> {
+    return this.bucketRow(this.st.getBucket.get(name));
+  }
+
+  async listBuckets(): Promise<BucketRecord[]> {
+    return this.st.listBuckets.all().map((r) => this.bucketRow(r) as BucketRecord);
+  }
+
+  async dropBucket(name: string): Promise<'dropped' | 'missing' | 'not-empty'> {
+    return this.db.transaction((): 'dropped' | 'missing' | 'not-empty' => {
+      if (!this.st.getBucket.get(name)) return 'missing';
+      if (this.st.anyObject.get(name)) return 'not-empty';
+      this.st.deleteBucketDomains.run(name);
+      this.st.deleteBucket.run(name);
+      return 'dropped';
+    })();
+  }
+
+  async setBucketPrivate(name: string, isPrivate: boolean): Promise<boolean> {
+    return this.st.setPrivate.run(isPrivate ? 1 : 0, name).changes === 1;
+  }
+
+  async bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'> {
+    return this.db.transaction((): 'bound' | 'taken' | 'no-bucket' => {
+      if (!this.st.getBucket.get(bucket)) return 'no-bucket';
+      const owner = this.st.domainOwner.get(domain) as { bucket: string } | undefined;
+      if (owner) return owner.bucket === bucket ? 'bound' : 'taken';
+      this.st.insertDomain.run(domain, bucket, ctime);
+      return 'bound';
+    })();
+  }
+
+  async unbindDomain(domain: string): Promise<boolean> {
+    return this.st.deleteDomain.run(domain).changes === 1;
+  }
+
+  async domainsOf(bucket: string): Promise<DomainRecord[]> {
+    return this.st.domainsOf.all(bucket) as DomainRecord[];
+  }
+
+  async bucketOfDomain(domain: string): Promise<string | undefined> {
+    return (this.st.domainOwner.get(domain) as { bucket: string } | undefined)?.bucket;
+  }
+
+  async getObject(bucket: string, key: string): Promise<ObjectRecord | undefined> {
+    const row = this.st.getObject.get(bucket, key) as ObjectRow | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
+  /** Drops one reference to a blob inside the current transaction; records it for deletion at zero. */
+  private releaseBlob(blobId: string, freed: string[]): void {
+    const row = this.st.decBlob.get(blobId) as { refs: number } | undefined;
+    if (row && row.refs <= 0) {
+      this.st.dropBlob.run(blobId);
+      this.st.queueBlobDeletion.run(blobId);
+      freed.push(blobId);
+    }
+  }
+
+  async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome> {
+    return this.db.transaction((): PutOutcome => {
+      const freed: string[] = [];
+      if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
+      const row = this.st.getObject.get(rec.bucket, rec.key) as ObjectRow | undefined;
+      let existing = row ? toRecord(row) : undefined;
+      if (existing && existing.expireAt !== undefined && existing.expireAt <= opts.nowSec) {
+        this.st.deleteObject.run(rec.bucket, rec.key);
+        this.releaseBlob(existing.blobId, freed);
+        existing = undefined;
+      }
+      if (existing && opts.insertOnly) {
+        const result = existing.hash === rec.hash ? 'identical' : 'exists';
+        return { result, freedBlobs: freed, existing };
+      }
+      this.st.addBlob.run(rec.blobId);
+      this.st.upsertObject.run({
+        bucket: rec.bucket,
+        key: rec.key,
+        blobId: rec.blobId,
+        fsize: rec.fsize,
+        hash: rec.hash,
+        md5: rec.md5,
+        mime: rec.mimeType,
+        putTime: rec.putTime,
+        type: rec.type,
+        status: rec.status,
+        endUser: rec.endUser ?? null,
+        meta: Object.keys(rec.meta).length ? JSON.stringify(rec.meta) : null,
+        expireAt: rec.expireAt ?? null,
+      });
+      if (existing) this.releaseBlob(existing.blobId, freed);
+      return existing
+        ? { result: 'replaced', freedBlobs: freed, previous: existing }
+        : { result: 'created', freedBlobs: freed };
+    })();
+  }
+
+  async deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      const rows = this.st.expired.all(nowSec, limit) as ObjectRow[];
+      for (const row of rows) {
+        this.st.deleteObject.run(row.bucket, row.key);
+        this.releaseBlob(row.blob_id, freed);
+      }
+      return { deleted: rows.length, freedBlobs: freed };
+    })();
+  }
+
+  async countObjects(bucket: string): Promise<number> {
+    return (this.st.countObjects.get(bucket) as { n: number }).n;
+  }
+
+  async blobReferenced(blobId: string): Promise<boolean> {
+    return this.st.blobExists.get(blobId) !== undefined;
+  }
+
+  async pendingBlobDeletions(limit: number): Promise<string[]> {
+    return (this.st.pendingDeletions.all(limit) as { id: string }[]).map((r) => r.id);
+  }
+
+  async forgetBlobDeletions(blobIds: string[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const id of blobIds) this.st.forgetDeletion.run(id);
+    })();
+  }
+
+  async enqueueJob(job: PendingJob): Promise<void> {
+    this.st.insertJob.run({
+      id: job.id,
+      bucket: job.bucket,
+      key: job.key,
+      fops: job.fops,
+      notifyUrl: job.notifyUrl ?? null,
+      pipeline: job.pipeline ?? null,
+      type: job.type,
+      createdMs: job.createdMs,
+    });
+  }
+
+  async getSetting(name: string): Promise<string | undefined> {
+    return (this.st.getSetting.get(name) as { value: string } | undefined)?.value;
+  }
+
+  async setSetting(name: string, value: string): Promise<void> {
+    this.st.setSetting.run(name, value);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
