@@ -1,0 +1,55 @@
+/**
+ * Starts Granary as a separate process (for tests that kill or signal it), from the TypeScript sources via tsx.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ChildServer {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  exited: Promise<number | string>;
+}
+
+/** Spawns `granary serve` and resolves once it answers HTTP. */
+export async function spawnServer(env: Record<string, string>, port: number): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'serve'], {
+    env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig ?? -1)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited early: ${out}`);
+    try {
+      const res = await fetch(`${url}/regions`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, url, stdout: () => out, exited };
+}
