@@ -6,14 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { urlsafeB64Encode } from './base64.js';
+import type { SecretLookup } from './management.js';
 
 export interface KeyPair {
   accessKey: string;
   secretKey: string;
 }
 
-/** Looks a SecretKey up by AccessKey; undefined for an unknown AccessKey. */
-export type SecretLookup = (accessKey: string) => string | undefined;
+export type { SecretLookup } from './management.js';
 
 /** Path of the generated key file inside the data dir. */
 export function credentialsPath(dataDir: string): string {

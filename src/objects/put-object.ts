@@ -55,14 +55,18 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
     if (req.crc32 !== undefined && req.crc32 !== digests.crc32) throw Errors.crc32Mismatch();
 
     const fname = req.fname ?? '';
-    const mimeType = await detectMimeType({
-      detectMime: policy.detectMime,
+    const mimeInput = {
       ...(req.clientMime !== undefined ? { clientMime: req.clientMime } : {}),
       fname,
       ...(req.clientKey !== undefined ? { key: req.clientKey } : {}),
       head: digests.head,
-    });
-    checkMimeLimit(policy.mimeLimit, mimeType);
+    };
+    const mimeType = await detectMimeType({ detectMime: policy.detectMime, ...mimeInput });
+    // mimeLimit judges the content, not the client's claim (§3.1): always the sniffed type.
+    if (policy.mimeLimit) {
+      const sniffed = policy.detectMime === 1 ? mimeType : await detectMimeType({ detectMime: 1, ...mimeInput });
+      checkMimeLimit(policy.mimeLimit, sniffed);
+    }
 
     const resolved = resolveKey(policy, req.clientKey, {
       bucket: policy.bucket,

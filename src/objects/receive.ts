@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, StagedBlob } from '../store/blob.js';
 import { DigestingStream, type Digests } from './etag.js';
+import { ThrottleStream } from './throttle.js';
 
 /** Bytes received and staged (fsynced in the staging area, not yet visible), with their digests. */
 export interface ReceivedBody {
@@ -13,16 +14,26 @@ export interface ReceivedBody {
   digests: Digests;
 }
 
+/** Limits on one received body: `maxBytes` (413 above), and an optional rate in bits per second (trafficLimit). */
+export interface ReceiveLimits {
+  maxBytes: number;
+  bitsPerSecond?: number;
+}
+
 /**
  * Streams `source` into a new staged blob while computing its digests.
- * More than `maxBytes` bytes → `Errors.objectTooLarge` (413). On any failure the staged bytes are discarded
- * and the error is rethrown.
+ * More than `limits.maxBytes` bytes → `Errors.objectTooLarge` (413). On any failure the staged bytes are
+ * discarded and the error is rethrown.
  */
-export async function receiveBody(blobs: BlobStore, source: Readable, maxBytes: number): Promise<ReceivedBody> {
+export async function receiveBody(blobs: BlobStore, source: Readable, limits: ReceiveLimits): Promise<ReceivedBody> {
   const staged = await blobs.stage();
-  const digesting = new DigestingStream(maxBytes);
+  const digesting = new DigestingStream(limits.maxBytes);
   try {
-    await pipeline(source, digesting, staged.sink);
+    if (limits.bitsPerSecond) {
+      await pipeline(source, new ThrottleStream(limits.bitsPerSecond), digesting, staged.sink);
+    } else {
+      await pipeline(source, digesting, staged.sink);
+    }
   } catch (err) {
     await staged.discard();
     throw err;

@@ -57,10 +57,13 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
         stream.resume();
         return;
       }
+      // A token sent before the file (the Node SDK's order) is checked first: a bad one means the bytes are
+      // drained, never stored, and its trafficLimit throttles the upload.
       const token = fields.get('token');
+      let bitsPerSecond: number | undefined;
       if (token !== undefined) {
         try {
-          verifyUploadToken(token, g.secretOf);
+          bitsPerSecond = parsePutPolicy(verifyUploadToken(token, g.secretOf).policy).trafficLimit;
         } catch (err) {
           fail(err);
         }
@@ -69,7 +72,8 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
         stream.resume();
         return;
       }
-      filePromise = receiveBody(g.blobs, stream, g.config.maxObjectBytes).then((body) => ({
+      const limits = { maxBytes: g.config.maxObjectBytes, ...(bitsPerSecond ? { bitsPerSecond } : {}) };
+      filePromise = receiveBody(g.blobs, stream, limits).then((body) => ({
         body,
         filename: unescapeFilename(info.filename),
         mimeType: info.mimeType,

@@ -1,0 +1,216 @@
+/**
+ * Bad input on `POST /` over plain HTTP (protocol.md §4.1, §4.2, §14.4): every refusal is a JSON
+ * `{"error": ...}` with the right status, the object already under the key is untouched, and no staging file is
+ * left in `<dataDir>/tmp` — including when the client vanishes in the middle of the body.
+ */
+import { randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import qiniu from 'qiniu';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { qetag } from '../helpers/etag.js';
+import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
+import {
+  createBucket,
+  expectError,
+  expectStored,
+  multipart,
+  postMultipart,
+  postRoot,
+  stagingFiles,
+  startSplitUpload,
+  uploadParts,
+  waitUntil,
+  type Part,
+} from '../helpers/upload.js';
+
+const BUCKET = 'bad-input';
+const KEY = 'keep.bin';
+const ORIGINAL = Buffer.from('the original bytes, which no bad request may change');
+const OTHER = randomBytes(64 * 1024);
+let s: TestServer;
+let token: string;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  await createBucket(s, BUCKET);
+  token = s.uploadToken({ scope: `${BUCKET}:${KEY}` }); // overwrite allowed: only validation stands in the way
+  const ok = await postMultipart(s, uploadParts(token, KEY, ORIGINAL));
+  expect(ok.status, ok.text).toBe(200);
+});
+afterAll(async () => s?.stop());
+afterEach(async () => {
+  // Nothing lost, nothing leaked.
+  await expectStored(s, BUCKET, KEY, ORIGINAL);
+  expect(await stagingFiles(s)).toEqual([]);
+});
+
+/** A token over arbitrary policy text, correctly signed (so only the policy text is wrong). */
+function signedToken(encodedPolicy: string): string {
+  return `${AK}:${qiniu.util.base64ToUrlSafe(qiniu.util.hmacSha1(encodedPolicy, SK))}:${encodedPolicy}`;
+}
+
+describe('positive controls for the hand-built multipart bodies', () => {
+  it('qiniu-js field order (file first, then token, key, crc32) is accepted', async () => {
+    const content = Buffer.from('file part first');
+    const t = s.uploadToken({ scope: BUCKET });
+    const parts: Part[] = [
+      { name: 'file', value: content, filename: 'first.txt', contentType: 'text/plain' },
+      { name: 'token', value: t },
+      { name: 'key', value: 'file-first.txt' },
+      { name: 'crc32', value: String(crc32(content)) },
+    ];
+    const a = await postMultipart(s, parts);
+    expect(a.status, a.text).toBe(200);
+    expect(a.json).toEqual({ hash: qetag(content), key: 'file-first.txt' });
+    await expectStored(s, BUCKET, 'file-first.txt', content);
+  });
+});
+
+describe('malformed requests → 400', () => {
+  it('garbage body with a multipart content type', async () => {
+    expectError(await postRoot(s, 'this is not multipart at all', 'multipart/form-data; boundary=xyz'), 400, /multipart/);
+  });
+
+  it('multipart content type without a boundary', async () => {
+    expectError(await postRoot(s, 'whatever', 'multipart/form-data'), 400, /multipart/);
+  });
+
+  it('a multipart body that ends before its closing boundary', async () => {
+    const { body, contentType } = multipart(uploadParts(token, KEY, OTHER));
+    expectError(await postRoot(s, body.subarray(0, body.length - 100), contentType), 400, /multipart/);
+  });
+
+  it.each([
+    ['application/json', '{"token":"x"}'],
+    ['application/x-www-form-urlencoded', 'token=x&key=y'],
+    ['application/octet-stream', 'raw bytes'],
+    ['text/plain', 'text'],
+    [undefined, ''],
+  ])('non-multipart POST / (content type %s)', async (ct, body) => {
+    expectError(await postRoot(s, body, ct), 400, /multipart/);
+  });
+
+  it('no file part', async () => {
+    expectError(await postMultipart(s, [{ name: 'token', value: token }, { name: 'key', value: KEY }]), 400, /^file is not specified in multipart$/);
+  });
+
+  it('the content under another part name than "file"', async () => {
+    const parts: Part[] = [
+      { name: 'token', value: token },
+      { name: 'key', value: KEY },
+      { name: 'data', value: OTHER, filename: 'f.bin', contentType: 'application/octet-stream' },
+    ];
+    expectError(await postMultipart(s, parts), 400, /^file is not specified in multipart$/);
+  });
+
+  it('a key over 750 bytes', async () => {
+    const long = 'k'.repeat(751);
+    const t = s.uploadToken({ scope: BUCKET });
+    expectError(await postMultipart(s, uploadParts(t, long, OTHER)), 400, /key too long/);
+  });
+
+  it('a crc32 that is not a number', async () => {
+    expectError(await postMultipart(s, uploadParts(token, KEY, OTHER, { crc32: 'abc' })), 400, /crc32/);
+  });
+});
+
+describe('invalid put policies → 400', () => {
+  const deadline = Math.floor(Date.now() / 1000) + 3600;
+  it.each([
+    ['no scope', { deadline }],
+    ['no deadline', { scope: BUCKET }],
+    ['returnBody that is not JSON', { scope: BUCKET, deadline, returnBody: '{"key": $(key)' }],
+    ['callbackUrl without callbackBody', { scope: BUCKET, deadline, callbackUrl: 'http://127.0.0.1/cb' }],
+    ['forceSaveKey without saveKey', { scope: BUCKET, deadline, forceSaveKey: true }],
+    ['trafficLimit out of range', { scope: BUCKET, deadline, trafficLimit: 1 }],
+    ['fsizeMin above fsizeLimit', { scope: BUCKET, deadline, fsizeMin: 10, fsizeLimit: 5 }],
+  ])('%s', async (_name, policy) => {
+    const t = signedToken(qiniu.util.urlsafeBase64Encode(JSON.stringify(policy)));
+    expectError(await postMultipart(s, uploadParts(t, KEY, OTHER)), 400, /invalid put policy/);
+  });
+});
+
+describe('integrity', () => {
+  it('a wrong crc32 → 406', async () => {
+    const wrong = String((crc32(OTHER) + 1) >>> 0);
+    expectError(await postMultipart(s, uploadParts(token, KEY, OTHER, { crc32: wrong })), 406, /crc32/);
+  });
+
+  it('the right crc32 on a new key passes (the 406 above is about the value)', async () => {
+    const t = s.uploadToken({ scope: BUCKET });
+    const a = await postMultipart(s, uploadParts(t, 'crc-ok.bin', OTHER, { crc32: String(crc32(OTHER)) }));
+    expect(a.status, a.text).toBe(200);
+  });
+});
+
+describe('bad tokens → 401', () => {
+  it('no token field', async () => {
+    const parts = uploadParts(token, KEY, OTHER).filter((p) => p.name !== 'token');
+    expectError(await postMultipart(s, parts), 401, /token not specified/);
+  });
+
+  it('a broken signature', async () => {
+    const [ak, sign, policy] = token.split(':') as [string, string, string];
+    const broken = `${ak}:${sign.startsWith('A') ? 'B' : 'A'}${sign.slice(1)}:${policy}`;
+    expectError(await postMultipart(s, uploadParts(broken, KEY, OTHER)), 401, /bad token/);
+  });
+
+  it('a signature made with another secret key', async () => {
+    const forged = new qiniu.rs.PutPolicy({ scope: `${BUCKET}:${KEY}` }).uploadToken(new qiniu.auth.digest.Mac(AK, 'wrong-secret'));
+    expectError(await postMultipart(s, uploadParts(forged, KEY, OTHER)), 401, /bad token/);
+  });
+
+  it('an unknown access key', async () => {
+    const foreign = new qiniu.rs.PutPolicy({ scope: `${BUCKET}:${KEY}` }).uploadToken(new qiniu.auth.digest.Mac('someone-else', SK));
+    expectError(await postMultipart(s, uploadParts(foreign, KEY, OTHER)), 401, /bad token/);
+  });
+
+  it('a policy part that is not base64 (correctly signed)', async () => {
+    expectError(await postMultipart(s, uploadParts(signedToken('not*base64!'), KEY, OTHER)), 401, /bad token/);
+  });
+
+  it('a policy part that is base64 but not JSON (correctly signed)', async () => {
+    expectError(await postMultipart(s, uploadParts(signedToken(Buffer.from('not json').toString('base64')), KEY, OTHER)), 401, /bad token/);
+  });
+
+  it('a token with no colons', async () => {
+    expectError(await postMultipart(s, uploadParts('garbage', KEY, OTHER)), 401, /bad token/);
+  });
+
+  it('a bad token after the file part (qiniu-js order)', async () => {
+    const parts: Part[] = [
+      { name: 'file', value: OTHER, filename: 'f.bin', contentType: 'application/octet-stream' },
+      { name: 'token', value: signedToken('not*base64!') },
+      { name: 'key', value: KEY },
+    ];
+    expectError(await postMultipart(s, parts), 401, /bad token/);
+  });
+});
+
+describe('a client that vanishes mid-body', () => {
+  /** Sends half of an upload that would replace KEY, waits until the server stages it, then drops the socket. */
+  async function cutOff(parts: Part[], framing: 'content-length' | 'chunked'): Promise<void> {
+    const upload = await startSplitUpload(s, parts, framing);
+    await upload.destroy();
+    await waitUntil(async () => (await stagingFiles(s)).length === 0, 'the server discards the partial file');
+    expect(upload.answered()).toBe(false); // the server never answered a half body as if it were complete
+  }
+
+  const big = randomBytes(4 * 1024 * 1024);
+
+  it.each(['content-length', 'chunked'] as const)('token first, %s framing: existing object intact, tmp empty', async (framing) => {
+    await cutOff(uploadParts(token, KEY, big), framing);
+  });
+
+  it('file first (qiniu-js order): existing object intact, tmp empty', async () => {
+    await cutOff([{ name: 'file', value: big, filename: 'f.bin', contentType: 'application/octet-stream' }, { name: 'token', value: token }], 'chunked');
+  });
+
+  it('the server still accepts a complete upload afterwards', async () => {
+    const t = s.uploadToken({ scope: BUCKET });
+    const a = await postMultipart(s, uploadParts(t, 'after-cutoff.bin', big));
+    expect(a.status, a.text).toBe(200);
+    expect(a.json).toEqual({ hash: qetag(big), key: 'after-cutoff.bin' });
+    await expectStored(s, BUCKET, 'after-cutoff.bin', big);
+  });
+});
