@@ -38,6 +38,13 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     bodyLimit: g.config.maxBodyBytes,
     routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
+    // Errors raised by the router before any hook runs (malformed percent-encoding in the path, over-long path
+    // parameter): answered like every other error, with X-Reqid and a `{"error": …}` body.
+    frameworkErrors(err, request, reply) {
+      reply.header('x-reqid', request.id);
+      const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+      return sendJson(reply, status, { error: `${Errors.badRequest().message}: ${err.message}` });
+    },
     rewriteUrl(req) {
       const url = req.url ?? '/';
       if ((req.method === 'GET' || req.method === 'HEAD') && g.domains.bucketOfHost(req.headers.host) !== undefined) {
@@ -57,12 +64,20 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     );
   });
 
+  // Runs once routes answer 503 and just before the listener closes: marks the start of a graceful stop.
+  app.addHook('preClose', async () => {
+    g.log.info('closing: refusing new requests, finishing in-flight ones');
+  });
+
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['Authorization', 'Content-Type', 'Content-MD5', 'Range', 'X-Qiniu-Date', 'X-Requested-With'],
     exposedHeaders: ['X-Reqid', 'X-Log', 'ETag', 'Content-Length', 'Content-Range', 'Content-Disposition'],
     maxAge: 86400,
+    // An OPTIONS request without Origin/Access-Control-Request-Method is answered like a preflight (204)
+    // instead of the plugin's plain-text 400: every answer stays JSON or empty (protocol.md §14 item 4).
+    strictPreflight: false,
   });
 
   // Bodies: small ones are buffered raw (signatures cover the exact bytes), everything else stays a stream.

@@ -54,10 +54,19 @@ export function requiredParam(p: URLSearchParams, name: string): string {
   return v;
 }
 
+/**
+ * Sets the response status. fastify's `reply.code()` only accepts 100–599 and throws on Kodo's 6xx codes
+ * (612, 614, 631, 701, …), so those are set on the raw response (Node writes any 100–999 status).
+ */
+export function setStatus(reply: FastifyReply, status: number): FastifyReply {
+  if (status >= 100 && status <= 599) return reply.code(status);
+  reply.raw.statusCode = status;
+  return reply;
+}
+
 /** Answers JSON with `Cache-Control: no-store` (management and upload responses, protocol.md §12). */
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
-  return reply
-    .code(status)
+  return setStatus(reply, status)
     .header('cache-control', 'no-store')
     .type('application/json')
     .send(typeof body === 'string' ? body : JSON.stringify(body));

@@ -1,0 +1,208 @@
+/**
+ * The `granary` command as a subprocess (built once with `npm run build`): offline bucket/domain/keys commands
+ * on a data dir, `serve` printing a generated key pair once, and graceful shutdown on SIGTERM.
+ */
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import qiniu from 'qiniu';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, REPO_ROOT, runCli, sdkFor, ServeProcess } from '../helpers/cli.js';
+import { rawRequest } from '../helpers/http.js';
+import { sdk } from '../helpers/server.js';
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'granary-cli-'));
+  dirs.push(d);
+  return d;
+}
+
+beforeAll(() => {
+  execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: 'pipe' });
+}, 120_000);
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('offline commands', () => {
+  let D: string;
+  beforeAll(async () => {
+    D = await tempDir();
+  });
+  const cli = (...args: string[]) => runCli([...args, '--data-dir', D]);
+
+  it('creates, lists and deletes buckets', () => {
+    const created = cli('bucket', 'create', 'b01');
+    expect(created).toMatchObject({ status: 0, stdout: 'created bucket b01\n' });
+    expect(cli('bucket', 'create', 'b02', '--private')).toMatchObject({ status: 0, stdout: 'created bucket b02 (private)\n' });
+    expect(cli('bucket', 'list')).toMatchObject({ status: 0, stdout: 'b01\tz0\tpublic\nb02\tz0\tprivate\n' });
+
+    const again = cli('bucket', 'create', 'b01');
+    expect(again.status).toBe(1);
+    expect(again.stderr).toMatch(/\(614\)/);
+    const short = cli('bucket', 'create', 'b1');
+    expect(short.status).toBe(1);
+    expect(short.stderr).toMatch(/invalid bucket name.*\(400\)/);
+    const bad = cli('bucket', 'create', 'Bad_Name');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/\(400\)/);
+    const reserved = cli('bucket', 'create', 'stat');
+    expect(reserved.status).toBe(1);
+    expect(reserved.stderr).toMatch(/reserved.*\(400\)/);
+
+    expect(cli('bucket', 'delete', 'b02')).toMatchObject({ status: 0, stdout: 'deleted bucket b02\n' });
+    expect(cli('bucket', 'list')).toMatchObject({ status: 0, stdout: 'b01\tz0\tpublic\n' });
+    const missing = cli('bucket', 'delete', 'b02');
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/\(631\)/);
+  });
+
+  it('binds and lists domains', () => {
+    expect(cli('domain', 'bind', 'DL.Example.Test', 'b01')).toMatchObject({ status: 0, stdout: 'bound dl.example.test to bucket b01\n' });
+    expect(cli('domain', 'list', 'b01')).toMatchObject({ status: 0, stdout: 'dl.example.test\n' });
+    const noBucket = cli('domain', 'bind', 'x.example.test', 'nope');
+    expect(noBucket.status).toBe(1);
+    expect(noBucket.stderr).toMatch(/\(631\)/);
+    const badDomain = cli('domain', 'bind', 'not a domain', 'b01');
+    expect(badDomain.status).toBe(1);
+    expect(badDomain.stderr).toMatch(/\(400\)/);
+    // Deleting the bucket drops its bindings: the name can be bound again elsewhere.
+    expect(cli('bucket', 'create', 'b03').status).toBe(0);
+    expect(cli('domain', 'bind', 'dl.example.test', 'b03').status).toBe(1);
+    expect(cli('bucket', 'delete', 'b01').status).toBe(0);
+    expect(cli('domain', 'list', 'b01')).toMatchObject({ status: 0, stdout: '' });
+    expect(cli('domain', 'bind', 'dl.example.test', 'b03')).toMatchObject({ status: 0 });
+  });
+
+  it('keys show generates a pair once, keeps it in credentials.json and shows it identically', async () => {
+    const K = await tempDir();
+    expect(existsSync(join(K, 'credentials.json'))).toBe(false);
+    const first = runCli(['keys', 'show', '--data-dir', K]);
+    expect(first.status).toBe(0);
+    const m = /^AccessKey: (\S+)\nSecretKey: (\S+)\n$/.exec(first.stdout);
+    expect(m).not.toBeNull();
+    const stored = JSON.parse(await readFile(join(K, 'credentials.json'), 'utf8')) as Record<string, string>;
+    expect(stored).toEqual({ accessKey: m![1], secretKey: m![2] });
+    const second = runCli(['keys', 'show', '--data-dir', K]);
+    expect(second).toMatchObject({ status: 0, stdout: first.stdout });
+    // Explicit keys win over the stored pair and are not written.
+    const explicit = runCli(['keys', 'show', '--data-dir', K], { GRANARY_ACCESS_KEY: 'ak1', GRANARY_SECRET_KEY: 'sk1' });
+    expect(explicit.stdout).toBe('AccessKey: ak1\nSecretKey: sk1\n');
+    expect(JSON.parse(await readFile(join(K, 'credentials.json'), 'utf8'))).toEqual(stored);
+  });
+});
+
+describe('serve', () => {
+  let D: string;
+  let port: number;
+  let server: ServeProcess | undefined;
+  let keys: { ak: string; sk: string };
+  beforeAll(async () => {
+    D = await tempDir();
+    expect(runCli(['bucket', 'create', 'served', '--data-dir', D]).status).toBe(0);
+    expect(runCli(['domain', 'bind', 'dl.example.test', 'served', '--data-dir', D]).status).toBe(0);
+    port = await freePort();
+    const stored = JSON.parse(await readFile(join(D, 'credentials.json'), 'utf8')) as { accessKey: string; secretKey: string };
+    keys = { ak: stored.accessKey, sk: stored.secretKey };
+  });
+  afterEach(() => server?.kill());
+
+  it('prints the key pair generated at first start, and the SDK works with it', async () => {
+    const fresh = await tempDir();
+    const first = new ServeProcess(fresh, port);
+    server = first;
+    await first.ready();
+    const m = first.stdout.match(/AccessKey: (\S+)\n\s*SecretKey: (\S+)\n/);
+    expect(m).not.toBeNull();
+    expect(first.stdout.match(/SecretKey:/g)).toHaveLength(1);
+    const stored = JSON.parse(await readFile(join(fresh, 'credentials.json'), 'utf8')) as Record<string, string>;
+    expect(stored).toEqual({ accessKey: m![1], secretKey: m![2] });
+    const { bucketManager } = sdkFor(first.host, m![1]!, m![2]!);
+    expect((await sdk(bucketManager.createBucket('fresh', { regionId: 'z0' }))).status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+
+    const restarted = new ServeProcess(fresh, port);
+    server = restarted;
+    await restarted.ready();
+    expect(restarted.stdout).not.toMatch(/SecretKey|AccessKey/);
+    expect((await sdk<string[]>(sdkFor(restarted.host, m![1]!, m![2]!).bucketManager.listBucket())).data).toEqual(['fresh']);
+    restarted.child.kill('SIGTERM');
+    expect((await restarted.exited).code).toBe(0);
+  });
+
+  it('serves what the offline commands set up, and finishes an in-flight upload on SIGTERM', async () => {
+    const p = new ServeProcess(D, port);
+    server = p;
+    await p.ready();
+    // The offline commands already generated the pair in D: serve does not print it.
+    expect(p.stdout).not.toMatch(/SecretKey/);
+    const { config, uploadToken } = sdkFor(p.host, keys.ak, keys.sk);
+
+    const up = new qiniu.form_up.FormUploader(config);
+    const put = await sdk(up.put(uploadToken('served'), 'first.txt', Buffer.from('first'), new qiniu.form_up.PutExtra()));
+    expect(put.status).toBe(200);
+    const viaDomain = await rawRequest({ port, path: '/first.txt', headers: { Host: 'dl.example.test' } });
+    expect(viaDomain.status).toBe(200);
+    expect(viaDomain.body.toString()).toBe('first');
+
+    // A slow streamed form upload: headers (acknowledged by 100-continue), half the body, SIGTERM, the rest.
+    const boundary = 'granaryBoundary7d2f';
+    const part = (name: string, value: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+    const head =
+      part('token', uploadToken('served:slow.bin')) +
+      part('key', 'slow.bin') +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    const content = Buffer.alloc(2 * 1024 * 1024, 'abcdefgh');
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/',
+      agent: false,
+      headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, Expect: '100-continue' },
+    });
+    const response = once(req, 'response') as Promise<[IncomingMessage]>;
+    req.flushHeaders();
+    await once(req, 'continue');
+    req.write(head);
+    req.write(content.subarray(0, content.length / 2));
+
+    p.child.kill('SIGTERM');
+    await p.waitFor(/closing: refusing new requests/);
+    // Shutdown is under way: a new request is refused (connection refused, or 503 while the listener closes).
+    const late = await rawRequest({ port, path: '/served/first.txt' }).then(
+      (r) => r.status,
+      (err: NodeJS.ErrnoException) => err.code,
+    );
+    expect([503, 'ECONNREFUSED', 'ECONNRESET']).toContain(late);
+    req.write(content.subarray(content.length / 2));
+    const sentAt = Date.now();
+    req.end(`\r\n--${boundary}--\r\n`);
+    const [res] = await response;
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(Buffer.concat(chunks).toString())).toMatchObject({ key: 'slow.bin', hash: expect.any(String) });
+
+    const exit = await p.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - sentAt).toBeLessThan(5000);
+
+    // The upload was committed: it is there after a restart.
+    const again = new ServeProcess(D, port);
+    server = again;
+    await again.ready();
+    const res2 = await fetch(`${again.url}/served/slow.bin`);
+    expect(res2.status).toBe(200);
+    expect(Buffer.from(await res2.arrayBuffer()).equals(content)).toBe(true);
+    again.child.kill('SIGTERM');
+    expect((await again.exited).code).toBe(0);
+  });
+});
