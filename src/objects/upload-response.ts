@@ -1,7 +1,7 @@
 /**
  * The answer to a successful upload, shared by every upload kind (protocol.md §3.3, §3.4, §4.2, §4.3):
  * - callbackUrl set → POST the rendered callbackBody to the application; its JSON is relayed (579 on failure,
- *   the object is kept);
+ *   the object is kept); with callbackFetchKey the answer also names the final key (fetch-key.ts);
  * - else returnBody rendered, or the default body `{"hash","key", x: vars…, "persistentId"?}`;
  * - returnUrl set → 303 with `Location: <returnUrl>?upload_ret=<urlsafe_b64(body)>`.
  */
@@ -11,6 +11,7 @@ import type { Granary } from '../context.js';
 import { renderFormTemplate, renderJsonTemplate, type UploadVars } from '../policy/template.js';
 import type { PutPolicy } from '../policy/put-policy.js';
 import { runUploadCallback } from './callback.js';
+import { applyFetchKey } from './fetch-key.js';
 import type { PutResult } from './put-object.js';
 
 /** An HTTP answer described without HTTP-framework types: status, extra headers and a JSON text body. */
@@ -72,7 +73,7 @@ export async function answerUpload(g: Granary, policy: PutPolicy, result: PutRes
       timeoutMs: g.config.callbackTimeoutSeconds * 1000,
       maxBodyBytes: 1024 * 1024,
     });
-    body = JSON.stringify(answer.json);
+    body = JSON.stringify(policy.callbackFetchKey ? await applyFetchKey(g, policy, result, answer.json) : answer.json);
   } else if (policy.returnBody) {
     body = renderJsonTemplate(policy.returnBody, vars);
   } else {

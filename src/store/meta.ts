@@ -88,6 +88,15 @@ export interface MetaStore {
    * is dropped. Entries whose `expireAt` ≤ `nowSec` count as absent.
    */
   commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome>;
+  /**
+   * Renames an entry atomically (the blob is shared, no bytes move). With `force`, a live entry at the target is
+   * replaced (its blob reference dropped); without, it answers 'exists'. Expired entries count as absent.
+   */
+  moveObject(
+    from: { bucket: string; key: string },
+    to: { bucket: string; key: string },
+    opts: { force: boolean; nowSec: number },
+  ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }>;
   /** Deletes up to `limit` entries whose expireAt ≤ nowSec; returns the blobs they freed. */
   deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }>;
   /** Counts entries in a bucket (tests and CLI). */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCallbackApp, type AppRequest, type CallbackApp } from '../helpers/callback-app.js';
 import { qetag } from '../helpers/etag.js';
 import { sdk, startTestServer, type TestServer } from '../helpers/server.js';
-import { createBucket, expectStored } from '../helpers/upload.js';
+import { createBucket, expectAbsent, expectStored } from '../helpers/upload.js';
 
 const BUCKET = 'callbacks';
 const CONTENT = Buffer.from('callback me');
@@ -24,6 +24,9 @@ beforeAll(async () => {
   app.on('/fail', () => ({ status: 500, json: { error: 'app is down' } }));
   app.on('/not-json', () => ({ status: 200, text: 'this is not JSON' }));
   app.on('/hang', () => 'hang');
+  app.on('/fetchkey', () => ({ status: 200, json: { key: 'chosen/by-app.txt', payload: { accepted: true } } }));
+  app.on('/fetchkey-taken', () => ({ status: 200, json: { key: 'taken.txt', payload: { accepted: true } } }));
+  app.on('/fetchkey-nokey', () => ({ status: 200, json: { payload: { accepted: true } } }));
 });
 afterAll(async () => {
   await app?.close();
@@ -153,5 +156,39 @@ describe('callback failures', () => {
     } finally {
       await guarded.stop();
     }
+  });
+});
+
+describe('callbackFetchKey', () => {
+  const fetchKeyPolicy = (path: string, scope = BUCKET): Record<string, unknown> => ({
+    scope,
+    callbackUrl: `${app.base}${path}`,
+    callbackBody: 'key=$(key)',
+    callbackFetchKey: 1,
+  });
+
+  it('stores the upload under the key the application answers and relays only the payload', async () => {
+    const r = await put(s, fetchKeyPolicy('/fetchkey'), 'provisional.txt');
+    expect(r.status).toBe(200);
+    expect(r.data).toEqual({ accepted: true });
+    await expectStored(s, BUCKET, 'chosen/by-app.txt', CONTENT);
+    await expectAbsent(s, BUCKET, 'provisional.txt');
+  });
+
+  it('keeps insert semantics for the answered key: 614 when it is taken by other content', async () => {
+    const other = Buffer.from('already here');
+    const up = new qiniu.form_up.FormUploader(s.zoneConfig());
+    const first = await sdk(up.put(s.uploadToken({ scope: BUCKET }), 'taken.txt', other, new qiniu.form_up.PutExtra()));
+    expect(first.status).toBe(200);
+    const r = await put(s, fetchKeyPolicy('/fetchkey-taken'), 'provisional-2.txt');
+    expect(r.status).toBe(614);
+    await expectStored(s, BUCKET, 'taken.txt', other);
+  });
+
+  it('an answer without a key is a callback failure (579) and the upload stays under its own key', async () => {
+    const r = await put(s, fetchKeyPolicy('/fetchkey-nokey'), 'provisional-3.txt');
+    expect(r.status).toBe(579);
+    expect(String(r.data.error)).toMatch(/key/);
+    await expectStored(s, BUCKET, 'provisional-3.txt', CONTENT);
   });
 });

@@ -172,41 +172,76 @@ export class SqliteMetaStore implements MetaStore {
     }
   }
 
+  /** Named parameters of the upsert statement for a record. */
+  private rowParams(rec: ObjectRecord): Record<string, unknown> {
+    return {
+      bucket: rec.bucket,
+      key: rec.key,
+      blobId: rec.blobId,
+      fsize: rec.fsize,
+      hash: rec.hash,
+      md5: rec.md5,
+      mime: rec.mimeType,
+      putTime: rec.putTime,
+      type: rec.type,
+      status: rec.status,
+      endUser: rec.endUser ?? null,
+      meta: Object.keys(rec.meta).length ? JSON.stringify(rec.meta) : null,
+      expireAt: rec.expireAt ?? null,
+    };
+  }
+
   async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome> {
     return this.db.transaction((): PutOutcome => {
       const freed: string[] = [];
       if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
-      const row = this.st.getObject.get(rec.bucket, rec.key) as ObjectRow | undefined;
-      let existing = row ? toRecord(row) : undefined;
-      if (existing && existing.expireAt !== undefined && existing.expireAt <= opts.nowSec) {
-        this.st.deleteObject.run(rec.bucket, rec.key);
-        this.releaseBlob(existing.blobId, freed);
-        existing = undefined;
-      }
+      const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed);
       if (existing && opts.insertOnly) {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
         return { result, freedBlobs: freed, existing };
       }
       this.st.addBlob.run(rec.blobId);
-      this.st.upsertObject.run({
-        bucket: rec.bucket,
-        key: rec.key,
-        blobId: rec.blobId,
-        fsize: rec.fsize,
-        hash: rec.hash,
-        md5: rec.md5,
-        mime: rec.mimeType,
-        putTime: rec.putTime,
-        type: rec.type,
-        status: rec.status,
-        endUser: rec.endUser ?? null,
-        meta: Object.keys(rec.meta).length ? JSON.stringify(rec.meta) : null,
-        expireAt: rec.expireAt ?? null,
-      });
+      this.st.upsertObject.run(this.rowParams(rec));
       if (existing) this.releaseBlob(existing.blobId, freed);
       return existing
         ? { result: 'replaced', freedBlobs: freed, previous: existing }
         : { result: 'created', freedBlobs: freed };
+    })();
+  }
+
+  /** The live entry at (bucket, key) inside a transaction; an expired one is deleted and its blob released. */
+  private liveRow(bucket: string, key: string, nowSec: number, freed: string[]): ObjectRecord | undefined {
+    const row = this.st.getObject.get(bucket, key) as ObjectRow | undefined;
+    if (!row) return undefined;
+    const rec = toRecord(row);
+    if (rec.expireAt !== undefined && rec.expireAt <= nowSec) {
+      this.st.deleteObject.run(bucket, key);
+      this.releaseBlob(rec.blobId, freed);
+      return undefined;
+    }
+    return rec;
+  }
+
+  async moveObject(
+    from: { bucket: string; key: string },
+    to: { bucket: string; key: string },
+    opts: { force: boolean; nowSec: number },
+  ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
+      if (!src) return { result: 'no-source' as const, freedBlobs: freed };
+      if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
+      if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
+      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
+      if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
+      if (dst) {
+        this.st.deleteObject.run(to.bucket, to.key);
+        this.releaseBlob(dst.blobId, freed);
+      }
+      this.st.deleteObject.run(from.bucket, from.key);
+      this.st.upsertObject.run(this.rowParams({ ...src, bucket: to.bucket, key: to.key }));
+      return { result: 'moved' as const, freedBlobs: freed };
     })();
   }
 
