@@ -1,11 +1,13 @@
 /**
- * The `granary` command (commander): `serve`, `bucket create|list|delete`, `domain bind|list`, `keys show`.
+ * The `granary` command (commander): `serve`, `bucket create|list|delete`, `domain bind|list`,
+ * `keys show|create|list|delete`.
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
  * (SQLite in WAL mode allows this while a server runs; domain changes reach a running server within 5 s).
  */
 import { Command } from 'commander';
 import pino from 'pino';
-import { loadRootKeys, secretLookupFor } from './auth/keys.js';
+import { KeyIndex } from './auth/key-index.js';
+import { loadRootKeys } from './auth/keys.js';
 import { bindDomain, createBucket, dropBucket, setBucketPrivate } from './buckets/buckets.js';
 import { DomainIndex } from './buckets/domain-index.js';
 import { loadConfig, type Config } from './config.js';
@@ -40,6 +42,8 @@ async function offlineContext(config: Config): Promise<Granary> {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
   });
+  const keyIndex = new KeyIndex(meta, keys);
+  await keyIndex.reload();
   return {
     config,
     meta,
@@ -47,7 +51,8 @@ async function offlineContext(config: Config): Promise<Granary> {
     clock: systemClock,
     log: pino({ level: 'silent' }),
     keys,
-    secretOf: secretLookupFor(keys),
+    keyIndex,
+    secretOf: keyIndex.secretOf,
     outbound: { allow: [] },
     domains: new DomainIndex(meta),
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
@@ -112,9 +117,12 @@ export function buildCli(): Command {
   withDataDir(bucket.command('create <name>').description('create a bucket'))
     .option('--region <id>', 'region id (default GRANARY_REGION or z0)')
     .option('--private', 'make the bucket private')
+    .option('--owner <ak>', "AccessKey of the owning account (default: the root key's)")
     .action((name: string, opts: Record<string, string | undefined> & { private?: boolean }) =>
       offline(opts, async (g) => {
-        await createBucket(g, name, opts.region);
+        const owner = opts.owner ?? g.keys.accessKey;
+        if (!g.keyIndex.pairOf(owner)) throw new Error(`unknown AccessKey ${owner}`);
+        await createBucket(g, name, owner, opts.region);
         if (opts.private) await setBucketPrivate(g, name, true);
         process.stdout.write(`created bucket ${name}${opts.private ? ' (private)' : ''}\n`);
       }),
@@ -122,7 +130,8 @@ export function buildCli(): Command {
   withDataDir(bucket.command('list').description('list buckets')).action((opts: Record<string, string | undefined>) =>
     offline(opts, async (g) => {
       for (const b of await g.meta.listBuckets()) {
-        process.stdout.write(`${b.name}\t${b.region}\t${b.private ? 'private' : 'public'}\n`);
+        const owner = b.owner === g.keys.accessKey ? 'root' : b.owner;
+        process.stdout.write(`${b.name}\t${b.region}\t${b.private ? 'private' : 'public'}\t${owner}\n`);
       }
     }),
   );
@@ -149,7 +158,27 @@ export function buildCli(): Command {
       }),
   );
 
-  const keys = program.command('keys').description('the root key pair');
+  const keys = program.command('keys').description('key pairs: the root pair and account pairs');
+  withDataDir(keys.command('create').description('create an account key pair (it may act only on its own buckets)')).action(
+    (opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        const pair = await g.keyIndex.create(Math.floor(Date.now() / 1000));
+        process.stdout.write(`AccessKey: ${pair.accessKey}\nSecretKey: ${pair.secretKey}\n`);
+      }),
+  );
+  withDataDir(keys.command('list').description('list account AccessKeys')).action((opts: Record<string, string | undefined>) =>
+    offline(opts, async (g) => {
+      process.stdout.write(`${g.keys.accessKey}\troot\n`);
+      for (const k of await g.meta.listAccessKeys()) process.stdout.write(`${k.accessKey}\taccount\n`);
+    }),
+  );
+  withDataDir(keys.command('delete <ak>').description('delete an account key pair')).action(
+    (ak: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        if (!(await g.meta.deleteAccessKey(ak))) throw new Error(`no account key ${ak}`);
+        process.stdout.write(`deleted key ${ak}\n`);
+      }),
+  );
   withDataDir(keys.command('show').description('print the root AccessKey and SecretKey')).action(
     (opts: Record<string, string | undefined>) =>
       offline(opts, async (g) => {
@@ -164,10 +193,8 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await buildCli().parseAsync(argv);
   } catch (err) {
-    if (isKodoError(err)) {
-      process.stderr.write(`granary: ${err.message} (${err.status})\n`);
-      process.exit(1);
-    }
-    throw err;
+    const detail = isKodoError(err) ? `${err.message} (${err.status})` : (err as Error).message;
+    process.stderr.write(`granary: ${detail}\n`);
+    process.exit(1);
   }
 }

@@ -2,6 +2,7 @@
  * The Granary context: configuration and ports, built once in main.ts and handed to routes and domain code.
  */
 import type { Logger } from 'pino';
+import type { KeyIndex } from './auth/key-index.js';
 import type { KeyPair, SecretLookup } from './auth/keys.js';
 import type { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
@@ -18,6 +19,9 @@ export interface Granary {
   log: Logger;
   /** The root key pair. */
   keys: KeyPair;
+  /** Every accepted key pair (root and accounts). */
+  keyIndex: KeyIndex;
+  /** `keyIndex.secretOf`. */
   secretOf: SecretLookup;
   /** Outbound guard settings for callbacks (and later fetch, notify, watermarks). */
   outbound: OutboundPolicy;

@@ -8,7 +8,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { loadRootKeys, secretLookupFor } from './auth/keys.js';
+import { KeyIndex } from './auth/key-index.js';
+import { loadRootKeys } from './auth/keys.js';
 import { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
 import type { Granary } from './context.js';
@@ -54,6 +55,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   });
   const domains = new DomainIndex(meta);
   await domains.start();
+  const keyIndex = new KeyIndex(meta, keys);
+  await keyIndex.start();
   const g: Granary = {
     config,
     meta,
@@ -61,7 +64,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     clock: opts.clock ?? systemClock,
     log,
     keys,
-    secretOf: secretLookupFor(keys),
+    keyIndex,
+    secretOf: keyIndex.secretOf,
     outbound: { allow: parseAllowList(config.outboundAllow) },
     domains,
     publicUrl: config.publicUrl ?? '',
@@ -91,6 +95,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
       (closing ??= (async () => {
         stopSweeper();
         domains.stop();
+        keyIndex.stop();
         await app.close();
         await meta.close();
       })()),

@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { urlsafeB64Encode } from './base64.js';
-import type { SecretLookup } from './management.js';
 
 export interface KeyPair {
   accessKey: string;
@@ -53,9 +52,4 @@ export async function loadRootKeys(
   await writeFile(`${path}.tmp`, JSON.stringify(keys, null, 2) + '\n', { mode: 0o600 });
   await rename(`${path}.tmp`, path);
   return { keys, created: true };
-}
-
-/** A SecretLookup for one key pair. */
-export function secretLookupFor(keys: KeyPair): SecretLookup {
-  return (ak) => (ak === keys.accessKey ? keys.secretKey : undefined);
 }

@@ -8,19 +8,21 @@ import { nowSeconds } from '../ports/clock.js';
 import type { BucketRecord, DomainRecord } from '../store/meta.js';
 import { checkBucketName, normaliseDomain } from './names.js';
 
-/** Creates a bucket (`region` defaults to the configured one). 614 when it exists. */
-export async function createBucket(g: Granary, name: string, region?: string): Promise<BucketRecord> {
+/**
+ * Creates a bucket owned by the account of `owner` (an AccessKey; `region` defaults to the configured one).
+ * 614 when it exists, 400 for a bad or reserved name.
+ */
+export async function createBucket(g: Granary, name: string, owner: string, region?: string): Promise<BucketRecord> {
   checkBucketName(name);
-  const rec: BucketRecord = { name, region: region || g.config.region, private: false, ctime: nowSeconds(g.clock) };
+  const rec: BucketRecord = {
+    name,
+    region: region || g.config.region,
+    private: false,
+    ctime: nowSeconds(g.clock),
+    owner,
+  };
   if (!(await g.meta.createBucket(rec))) throw Errors.bucketExists(name);
   return rec;
-}
-
-/** The bucket, or 631. */
-export async function requireBucket(g: Granary, name: string): Promise<BucketRecord> {
-  const b = await g.meta.getBucket(name);
-  if (!b) throw Errors.noSuchBucket(name);
-  return b;
 }
 
 /** Drops an empty bucket and its domain bindings. 631 missing; 400 when it still holds entries. */
@@ -47,8 +49,7 @@ export async function bindDomain(g: Granary, domain: string, bucket: string): Pr
 }
 
 /** `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts). */
-export async function bucketInfo(g: Granary, name: string): Promise<Record<string, unknown>> {
-  const b = await requireBucket(g, name);
+export function bucketInfo(b: BucketRecord): Record<string, unknown> {
   return {
     source: '',
     host: '',

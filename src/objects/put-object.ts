@@ -3,11 +3,12 @@
  * fop outputs later). Applies the put policy (protocol.md §3.1), makes the bytes visible atomically and returns
  * what the response renderer needs.
  *
- * Order: deadline (401) → bucket (631) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)
+ * Order: deadline (401) → bucket (631 missing, 403 another account's) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)
  * → seal blob → atomic metadata commit (614 under insert semantics) → free replaced blobs → persistentOps.
  * Any failure before the commit discards the staged bytes: the entry already under the key is untouched.
  */
 import { randomBytes } from 'node:crypto';
+import { authorizeBucket } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { expiryFromDays } from '../policy/expiry.js';
@@ -22,6 +23,8 @@ import { releaseBlobs } from './blobs.js';
 /** What the client sent besides the bytes. Custom variables keep their `x:` prefix; meta names have none. */
 export interface PutRequest {
   policy: PutPolicy;
+  /** AccessKey that signed the upload token: it must be allowed on the scope bucket. */
+  accessKey: string;
   /** Key given by the client; undefined when none was sent ('' is a real, empty key). */
   clientKey?: string;
   fname?: string;
@@ -37,6 +40,8 @@ export interface PutRequest {
 /** The committed entry and the request facts the response templates use. */
 export interface PutResult {
   record: ObjectRecord;
+  /** AccessKey of the upload token (callbacks are signed with its pair). */
+  accessKey: string;
   fname: string;
   custom: Record<string, string>;
   persistentId?: string;
@@ -50,7 +55,7 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
   let sealedId: string | undefined;
   try {
     checkDeadline(policy, Math.floor(nowMs / 1000));
-    if (!(await g.meta.getBucket(policy.bucket))) throw Errors.noSuchBucket(policy.bucket);
+    await authorizeBucket(g, req.accessKey, policy.bucket);
     checkSizeLimits(policy, digests.size);
     if (req.crc32 !== undefined && req.crc32 !== digests.crc32) throw Errors.crc32Mismatch();
 
@@ -112,7 +117,7 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
     }
     sealedId = undefined;
 
-    const result: PutResult = { record: committed, fname, custom: req.custom };
+    const result: PutResult = { record: committed, accessKey: req.accessKey, fname, custom: req.custom };
     if (policy.persistentOps) result.persistentId = await enqueuePersistentOps(g, policy, committed);
     return result;
   } catch (err) {

@@ -49,6 +49,11 @@ function defaultBody(result: PutResult): string {
   return JSON.stringify(body);
 }
 
+/** The key pair that signs callbacks: the upload token's own (the application verifies with it). */
+function callbackKeys(g: Granary, accessKey: string): { accessKey: string; secretKey: string } {
+  return g.keyIndex.pairOf(accessKey) ?? g.keys;
+}
+
 /** Builds the success answer; runs the upload callback when the policy has one (throws 579 when it fails). */
 export async function answerUpload(g: Granary, policy: PutPolicy, result: PutResult): Promise<UploadAnswer> {
   const vars = uploadVars(result);
@@ -67,8 +72,7 @@ export async function answerUpload(g: Granary, policy: PutPolicy, result: PutRes
       ...(policy.callbackHost ? { callbackHost: policy.callbackHost } : {}),
       body: callbackBody,
       bodyType,
-      accessKey: g.keys.accessKey,
-      secretKey: g.keys.secretKey,
+      ...callbackKeys(g, result.accessKey),
       policy: g.outbound,
       timeoutMs: g.config.callbackTimeoutSeconds * 1000,
       maxBodyBytes: 1024 * 1024,

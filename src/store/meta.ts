@@ -4,11 +4,19 @@
  * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
  */
 
-/** A bucket. `ctime` in Unix seconds. */
+/** A bucket. `ctime` in Unix seconds; `owner` the AccessKey of the account that owns it. */
 export interface BucketRecord {
   name: string;
   region: string;
   private: boolean;
+  ctime: number;
+  owner: string;
+}
+
+/** An account's key pair (besides the root pair, which lives in the config or the data dir). */
+export interface AccessKeyRecord {
+  accessKey: string;
+  secretKey: string;
   ctime: number;
 }
 
@@ -112,6 +120,11 @@ export interface MetaStore {
 
   // ---- processing requests (persistentOps), picked up by the job engine ----
   enqueueJob(job: PendingJob): Promise<void>;
+
+  // ---- account key pairs ----
+  createAccessKey(rec: AccessKeyRecord): Promise<void>;
+  listAccessKeys(): Promise<AccessKeyRecord[]>;
+  deleteAccessKey(accessKey: string): Promise<boolean>;
 
   // ---- key-value settings (root keys, schema version) ----
   getSetting(name: string): Promise<string | undefined>;

@@ -5,6 +5,7 @@
  * Last-Modified, metadata headers, `attname`. Bodies are streamed from the blob store (small ones sent whole).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { mayAccess } from '../../auth/authorize.js';
 import { verifyPrivateDownload } from '../../auth/download-token.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
@@ -79,7 +80,12 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   const params = checkQuery(t.query);
   const bucket = await g.meta.getBucket(t.bucket);
   if (!bucket) throw Errors.notFound();
-  if (bucket.private) verifyPrivateDownload({ rawUrl: rawUrlOf(request), headers: request.headers }, g.secretOf, Math.floor(g.clock.nowMs() / 1000));
+  if (bucket.private) {
+    const nowSec = Math.floor(g.clock.nowMs() / 1000);
+    const { accessKey } = verifyPrivateDownload({ rawUrl: rawUrlOf(request), headers: request.headers }, g.secretOf, nowSec);
+    // A valid signature by a key of another account does not open this bucket.
+    if (!mayAccess(g, accessKey, bucket)) throw Errors.badDownloadToken('the key has no access to this bucket');
+  }
   const rec = await objectForDownload(g, t.bucket, t.key);
   const mtimeMs = Number(rec.putTime / 10000n);
   reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));

@@ -3,7 +3,8 @@
  * `apiVersion=v4`), drop, private (query or form), v2/bucketInfo. Management credential required.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { bucketInfo, createBucket, dropBucket, requireBucket, setBucketPrivate } from '../../buckets/buckets.js';
+import { authorizeBucket, mayAccess } from '../../auth/authorize.js';
+import { bucketInfo, createBucket, dropBucket, setBucketPrivate } from '../../buckets/buckets.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { params, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
@@ -19,9 +20,9 @@ function pathParam(request: FastifyRequest, name: string): string {
 /** Registers the bucket routes. */
 export function registerBuckets(app: FastifyInstance, g: Granary): void {
   const create = async (request: FastifyRequest) => {
-    requireManagement(g, request);
+    const caller = requireManagement(g, request);
     const region = (request.params as { region?: string }).region;
-    await createBucket(g, pathParam(request, 'bucket'), region);
+    await createBucket(g, pathParam(request, 'bucket'), caller.accessKey, region);
   };
   app.post('/mkbucketv3/:bucket', async (request, reply) => {
     await create(request);
@@ -36,8 +37,8 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
     method: READ,
     url: '/buckets',
     handler: async (request, reply) => {
-      requireManagement(g, request);
-      const all = await g.meta.listBuckets();
+      const caller = requireManagement(g, request);
+      const all = (await g.meta.listBuckets()).filter((b) => mayAccess(g, caller.accessKey, b));
       if (params(request).get('apiVersion') === 'v4') {
         return sendJson(reply, 200, {
           next_marker: '',
@@ -55,17 +56,19 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
   });
 
   app.post('/drop/:bucket', async (request, reply) => {
-    requireManagement(g, request);
-    await dropBucket(g, pathParam(request, 'bucket'));
+    const caller = requireManagement(g, request);
+    const bucket = await authorizeBucket(g, caller.accessKey, pathParam(request, 'bucket'));
+    await dropBucket(g, bucket.name);
     return sendEmpty(reply);
   });
 
   app.post('/private', async (request, reply) => {
-    requireManagement(g, request);
+    const caller = requireManagement(g, request);
     const p = params(request);
     const flag = requiredParam(p, 'private');
     if (flag !== '0' && flag !== '1') throw Errors.badRequest('private must be 0 or 1');
-    await setBucketPrivate(g, requiredParam(p, 'bucket'), flag === '1');
+    const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(p, 'bucket'));
+    await setBucketPrivate(g, bucket.name, flag === '1');
     return sendEmpty(reply);
   });
 
@@ -73,8 +76,9 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
     method: READ,
     url: '/v2/bucketInfo',
     handler: async (request, reply) => {
-      requireManagement(g, request);
-      return sendJson(reply, 200, await bucketInfo(g, requiredParam(params(request), 'bucket')));
+      const caller = requireManagement(g, request);
+      const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(params(request), 'bucket'));
+      return sendJson(reply, 200, bucketInfo(bucket));
     },
   });
 
@@ -82,8 +86,8 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
     method: READ,
     url: '/v2/domains',
     handler: async (request, reply) => {
-      requireManagement(g, request);
-      const bucket = await requireBucket(g, requiredParam(params(request), 'tbl'));
+      const caller = requireManagement(g, request);
+      const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(params(request), 'tbl'));
       return sendJson(reply, 200, (await g.meta.domainsOf(bucket.name)).map((d) => d.domain));
     },
   });
@@ -93,7 +97,7 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
     url: '/v3/domains',
     handler: async (request, reply) => {
       const caller = requireManagement(g, request);
-      const bucket = await requireBucket(g, requiredParam(params(request), 'tbl'));
+      const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(params(request), 'tbl'));
       const domains = await g.meta.domainsOf(bucket.name);
       return sendJson(
         reply,

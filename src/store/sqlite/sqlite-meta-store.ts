@@ -8,7 +8,7 @@
  * same transaction, so a crash before its file is unlinked leaks nothing (drained at start).
  */
 import Database from 'better-sqlite3';
-import type { BucketRecord, DomainRecord, MetaStore, ObjectRecord, PendingJob, PutOutcome } from '../meta.js';
+import type { AccessKeyRecord, BucketRecord, DomainRecord, MetaStore, ObjectRecord, PendingJob, PutOutcome } from '../meta.js';
 import { SCHEMA } from './schema.js';
 
 interface ObjectRow {
@@ -60,9 +60,14 @@ export class SqliteMetaStore implements MetaStore {
     this.db.exec(SCHEMA);
     const db = this.db;
     this.st = {
-      getBucket: db.prepare('SELECT name, region, private, ctime FROM buckets WHERE name = ?'),
-      listBuckets: db.prepare('SELECT name, region, private, ctime FROM buckets ORDER BY name'),
-      insertBucket: db.prepare('INSERT OR IGNORE INTO buckets (name, region, private, ctime) VALUES (?, ?, ?, ?)'),
+      getBucket: db.prepare('SELECT name, region, private, ctime, owner FROM buckets WHERE name = ?'),
+      listBuckets: db.prepare('SELECT name, region, private, ctime, owner FROM buckets ORDER BY name'),
+      insertBucket: db.prepare(
+        'INSERT OR IGNORE INTO buckets (name, region, private, ctime, owner) VALUES (?, ?, ?, ?, ?)',
+      ),
+      insertKey: db.prepare('INSERT INTO access_keys (access_key, secret_key, ctime) VALUES (?, ?, ?)'),
+      listKeys: db.prepare('SELECT access_key, secret_key, ctime FROM access_keys ORDER BY ctime, access_key'),
+      deleteKey: db.prepare('DELETE FROM access_keys WHERE access_key = ?'),
       anyObject: db.prepare('SELECT 1 FROM objects WHERE bucket = ? LIMIT 1'),
       deleteBucketDomains: db.prepare('DELETE FROM domains WHERE bucket = ?'),
       deleteBucket: db.prepare('DELETE FROM buckets WHERE name = ?'),
@@ -105,12 +110,12 @@ export class SqliteMetaStore implements MetaStore {
 
   private bucketRow(row: unknown): BucketRecord | undefined {
     if (!row) return undefined;
-    const r = row as { name: string; region: string; private: number; ctime: number };
-    return { name: r.name, region: r.region, private: r.private === 1, ctime: r.ctime };
+    const r = row as { name: string; region: string; private: number; ctime: number; owner: string };
+    return { name: r.name, region: r.region, private: r.private === 1, ctime: r.ctime, owner: r.owner };
   }
 
   async createBucket(b: BucketRecord): Promise<boolean> {
-    return this.st.insertBucket.run(b.name, b.region, b.private ? 1 : 0, b.ctime).changes === 1;
+    return this.st.insertBucket.run(b.name, b.region, b.private ? 1 : 0, b.ctime, b.owner).changes === 1;
   }
 
   async getBucket(name: string): Promise<BucketRecord | undefined> {
@@ -286,6 +291,22 @@ export class SqliteMetaStore implements MetaStore {
       type: job.type,
       createdMs: job.createdMs,
     });
+  }
+
+  async createAccessKey(rec: AccessKeyRecord): Promise<void> {
+    this.st.insertKey.run(rec.accessKey, rec.secretKey, rec.ctime);
+  }
+
+  async listAccessKeys(): Promise<AccessKeyRecord[]> {
+    return (this.st.listKeys.all() as { access_key: string; secret_key: string; ctime: number }[]).map((r) => ({
+      accessKey: r.access_key,
+      secretKey: r.secret_key,
+      ctime: r.ctime,
+    }));
+  }
+
+  async deleteAccessKey(accessKey: string): Promise<boolean> {
+    return this.st.deleteKey.run(accessKey).changes === 1;
   }
 
   async getSetting(name: string): Promise<string | undefined> {
