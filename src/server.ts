@@ -15,9 +15,14 @@ import { registerRegionQuery } from './roles/uc/query.js';
 import { registerFormUpload } from './roles/up/form.js';
 import { sendJson } from './roles/http.js';
 
-/** A request id in Kodo's style: 16 URL-safe characters. */
-function newReqId(): string {
-  return randomBytes(12).toString('base64url');
+/**
+ * Request ids in Kodo's style (URL-safe characters): a random per-process prefix and a counter, unique across
+ * restarts without paying for random bytes on every request.
+ */
+function reqIdGenerator(): () => string {
+  const prefix = randomBytes(6).toString('base64url');
+  let n = 0;
+  return () => prefix + (n++).toString(36).padStart(6, '0');
 }
 
 /** fastify's own errors (bad JSON, body too large, …) mapped to catalogue errors. */
@@ -33,7 +38,7 @@ function frameworkError(err: { statusCode?: number; code?: string; message: stri
 export async function buildServer(g: Granary): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: g.log as FastifyBaseLogger,
-    genReqId: newReqId,
+    genReqId: reqIdGenerator(),
     logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
     bodyLimit: g.config.maxBodyBytes,
     routerOptions: { maxParamLength: 16 * 1024 },
@@ -54,15 +59,20 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     },
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-reqid', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-      'request',
-    );
-  });
+  // One access-log line per request (with reqId), only when the level shows it: a hook costs even when it logs nothing.
+  if (g.log.isLevelEnabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        { method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+      done();
+    });
+  }
 
   // Runs once routes answer 503 and just before the listener closes: marks the start of a graceful stop.
   app.addHook('preClose', async () => {

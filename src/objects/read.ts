@@ -5,20 +5,36 @@
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { ObjectRecord } from '../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../store/meta.js';
 
 /** The live entry `<bucket>:<key>`, or undefined when missing or expired. */
 export async function findLiveObject(g: Granary, bucket: string, key: string): Promise<ObjectRecord | undefined> {
   const rec = await g.meta.getObject(bucket, key);
-  if (!rec) return undefined;
-  if (rec.expireAt !== undefined && rec.expireAt <= nowSeconds(g.clock)) return undefined;
-  return rec;
+  return isLive(g, rec) ? rec : undefined;
 }
 
-/** The entry to download: 404 when missing or expired, 403 when disabled (chstatus 1). */
-export async function objectForDownload(g: Granary, bucket: string, key: string): Promise<ObjectRecord> {
-  const rec = await findLiveObject(g, bucket, key);
-  if (!rec) throw Errors.notFound();
+/** Whether an entry is live (present and not past its deleteAfterDays expiry). */
+export function isLive(g: Granary, rec: ObjectRecord | undefined): rec is ObjectRecord {
+  return rec !== undefined && (rec.expireAt === undefined || rec.expireAt > nowSeconds(g.clock));
+}
+
+/**
+ * The bucket and the (possibly absent) entry a download addresses, in one read; 404 when the bucket is missing.
+ * The caller checks access to the bucket first, then `checkDownloadable` on the entry.
+ */
+export async function lookupForDownload(
+  g: Granary,
+  bucket: string,
+  key: string,
+): Promise<{ bucket: BucketRecord; object: ObjectRecord | undefined }> {
+  const found = await g.meta.getBucketAndObject(bucket, key);
+  if (!found.bucket) throw Errors.notFound();
+  return { bucket: found.bucket, object: found.object };
+}
+
+/** Refuses an entry that is missing or expired (404) or disabled (403). */
+export function checkDownloadable(g: Granary, rec: ObjectRecord | undefined): ObjectRecord {
+  if (!isLive(g, rec)) throw Errors.notFound();
   if (rec.status === 1) throw Errors.objectDisabled();
   return rec;
 }

@@ -30,8 +30,8 @@ export interface BlobStore {
   stage(): Promise<StagedBlob>;
   /** A stream of the blob's bytes (or of `range`). Fails with ENOENT when the blob is missing. */
   read(blobId: string, range?: ByteRange): Readable;
-  /** Reads a small blob whole into memory (for tiny objects only: callers check the size first). */
-  readSmall(blobId: string): Promise<Buffer>;
+  /** Reads a small blob of known `size` bytes whole into memory (tiny objects only: callers check the size). */
+  readSmall(blobId: string, size: number): Promise<Buffer>;
   /** Deletes a blob; a missing blob is not an error. */
   remove(blobId: string): Promise<void>;
   /** Lists every blob id with its modification time in ms (the orphan sweep). */

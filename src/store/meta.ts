@@ -89,6 +89,8 @@ export interface MetaStore {
 
   // ---- entries ----
   getObject(bucket: string, key: string): Promise<ObjectRecord | undefined>;
+  /** The bucket and the entry under `key` in one read (the download path). */
+  getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }>;
   /**
    * Commits an entry pointing at a new blob, atomically. With `insertOnly`, an existing entry with the same
    * hash answers 'identical' (the new blob is freed) and one with another hash answers 'exists' (nothing

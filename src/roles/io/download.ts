@@ -9,7 +9,7 @@ import { mayAccess } from '../../auth/authorize.js';
 import { verifyPrivateDownload } from '../../auth/download-token.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
-import { metaHeaders, objectForDownload } from '../../objects/read.js';
+import { checkDownloadable, lookupForDownload, metaHeaders } from '../../objects/read.js';
 import type { ObjectRecord } from '../../store/meta.js';
 import { rawUrlOf } from '../http.js';
 import { ifRangeMatches, notModified, parseRange } from './range.js';
@@ -78,15 +78,14 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   const t = target(g, request);
   if (!t) throw Errors.notFound();
   const params = checkQuery(t.query);
-  const bucket = await g.meta.getBucket(t.bucket);
-  if (!bucket) throw Errors.notFound();
+  const { bucket, object } = await lookupForDownload(g, t.bucket, t.key);
   if (bucket.private) {
     const nowSec = Math.floor(g.clock.nowMs() / 1000);
     const { accessKey } = verifyPrivateDownload({ rawUrl: rawUrlOf(request), headers: request.headers }, g.secretOf, nowSec);
     // A valid signature by a key of another account does not open this bucket.
     if (!mayAccess(g, accessKey, bucket)) throw Errors.badDownloadToken('the key has no access to this bucket');
   }
-  const rec = await objectForDownload(g, t.bucket, t.key);
+  const rec = checkDownloadable(g, object);
   const mtimeMs = Number(rec.putTime / 10000n);
   reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));
   if (notModified(request.headers, rec.hash, mtimeMs)) return reply.code(304).send();
@@ -106,7 +105,7 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   }
   reply.code(200).header('content-length', String(rec.fsize));
   if (isHead) return reply.send();
-  if (rec.fsize <= SMALL_OBJECT_BYTES) return reply.send(await g.blobs.readSmall(rec.blobId));
+  if (rec.fsize <= SMALL_OBJECT_BYTES) return reply.send(await g.blobs.readSmall(rec.blobId, rec.fsize));
   return reply.send(g.blobs.read(rec.blobId));
 }
 

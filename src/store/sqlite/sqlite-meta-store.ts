@@ -77,6 +77,14 @@ export class SqliteMetaStore implements MetaStore {
       deleteDomain: db.prepare('DELETE FROM domains WHERE domain = ?'),
       domainsOf: db.prepare('SELECT domain, bucket, ctime FROM domains WHERE bucket = ? ORDER BY domain'),
       getObject: db.prepare('SELECT * FROM objects WHERE bucket = ? AND key = ?').safeIntegers(true),
+      getBucketAndObject: db
+        .prepare(
+          `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
+                  b.owner AS b_owner, o.*
+           FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ?
+           WHERE b.name = ?`,
+        )
+        .safeIntegers(true),
       upsertObject: db.prepare(
         `INSERT INTO objects (bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta, expire_at)
          VALUES (@bucket, @key, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status, @endUser, @meta, @expireAt)
@@ -165,6 +173,21 @@ export class SqliteMetaStore implements MetaStore {
   async getObject(bucket: string, key: string): Promise<ObjectRecord | undefined> {
     const row = this.st.getObject.get(bucket, key) as ObjectRow | undefined;
     return row ? toRecord(row) : undefined;
+  }
+
+  async getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }> {
+    const row = this.st.getBucketAndObject.get(key, bucket) as
+      | (ObjectRow & { b_name: string; b_region: string; b_private: bigint; b_ctime: bigint; b_owner: string })
+      | undefined;
+    if (!row) return {};
+    const b: BucketRecord = {
+      name: row.b_name,
+      region: row.b_region,
+      private: row.b_private === 1n,
+      ctime: Number(row.b_ctime),
+      owner: row.b_owner,
+    };
+    return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
   }
 
   /** Drops one reference to a blob inside the current transaction; records it for deletion at zero. */
