@@ -1,0 +1,108 @@
+/**
+ * Child processes of the bench: the two servers and the load generator, each a separate plain `node` process
+ * running the transpiled scripts (lib/build.ts) from `buildDir`, talking to the bench over IPC.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import type { ClientReply, Job, JobResult } from './jobs.js';
+
+export interface Child {
+  proc: ChildProcess;
+  pid: number;
+  /** Stops the child (SIGTERM, then SIGKILL after 5 s) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+export interface ServerChild extends Child {
+  port: number;
+  /** The server's own `process.memoryUsage()`. */
+  memory(): Promise<NodeJS.MemoryUsage>;
+}
+
+/** Forks `<buildDir>/bench/<script>.js` with `env` added and waits for its `{ready}` message. */
+async function forkChild(
+  buildDir: string,
+  script: string,
+  env: Record<string, string>,
+  execArgv: string[] = [],
+): Promise<{ child: Child; ready: Record<string, unknown> }> {
+  const proc = fork(join(buildDir, 'bench', `${script}.js`), [], {
+    execArgv,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    const onExit = (code: number | null): void => reject(new Error(`${script} exited (code ${code}) before it was ready`));
+    proc.once('exit', onExit);
+    proc.once('error', reject);
+    proc.once('message', (msg: Record<string, unknown>) => {
+      proc.off('exit', onExit);
+      resolve(msg);
+    });
+  });
+  const child: Child = {
+    proc,
+    pid: proc.pid ?? 0,
+    stop: async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  return { child, ready };
+}
+
+/** Starts a server script that reports `{ready, port}`. */
+export async function startServer(
+  buildDir: string,
+  script: string,
+  env: Record<string, string>,
+  execArgv: string[] = [],
+): Promise<ServerChild> {
+  const { child, ready } = await forkChild(buildDir, script, env, execArgv);
+  const memory = (): Promise<NodeJS.MemoryUsage> =>
+    new Promise((resolve) => {
+      const onMessage = (msg: { type?: string; usage?: NodeJS.MemoryUsage }): void => {
+        if (msg.type !== 'memory' || !msg.usage) return;
+        child.proc.off('message', onMessage);
+        resolve(msg.usage);
+      };
+      child.proc.on('message', onMessage);
+      child.proc.send({ type: 'memory' });
+    });
+  return { ...child, port: Number(ready.port), memory };
+}
+
+/** The load generator: runs one job at a time. */
+export interface ClientChild extends Child {
+  run(job: Job): Promise<JobResult>;
+}
+
+export async function startClient(buildDir: string): Promise<ClientChild> {
+  const { child } = await forkChild(buildDir, 'client', {});
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (r: JobResult) => void; reject: (e: Error) => void }>();
+  child.proc.on('message', (msg: ClientReply) => {
+    const p = pending.get(msg.id);
+    if (!p) return;
+    pending.delete(msg.id);
+    if (msg.result) p.resolve(msg.result);
+    else p.reject(new Error(`client job failed: ${msg.error}`));
+  });
+  child.proc.on('exit', () => {
+    for (const p of pending.values()) p.reject(new Error('client process exited'));
+    pending.clear();
+  });
+  return {
+    ...child,
+    run: (job) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        child.proc.send({ id, job });
+      }),
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Watching another process through /proc (Linux): resident memory (VmRSS) sampled on a timer, and CPU time
+ * (user + system, all threads) to tell whether the server or the client was the busy side of a phase.
+ */
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second used by /proc/<pid>/stat (USER_HZ; 100 on every mainstream Linux build). */
+const TICKS_PER_SECOND = 100;
+
+/** VmRSS of `pid` in bytes, or undefined when it cannot be read. */
+export function rssBytes(pid: number): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m?.[1] !== undefined ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds (user + system) `pid` has used so far. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15 overall.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND;
+}
+
+/** Samples VmRSS of `pid` every `intervalMs` until stopped; keeps the peak. */
+export class RssSampler {
+  private timer: NodeJS.Timeout | undefined;
+  private peak = 0;
+  private samples = 0;
+
+  constructor(
+    private readonly pid: number,
+    private readonly intervalMs = 100,
+  ) {}
+
+  start(): this {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), this.intervalMs);
+    return this;
+  }
+
+  private sample(): void {
+    const v = rssBytes(this.pid);
+    if (v === undefined) return;
+    this.samples++;
+    if (v > this.peak) this.peak = v;
+  }
+
+  /** Stops sampling; returns the peak RSS in bytes and how many samples were taken. */
+  stop(): { peakBytes: number; samples: number } {
+    if (this.timer) clearInterval(this.timer);
+    this.sample();
+    return { peakBytes: this.peak, samples: this.samples };
+  }
+}
+
+/** CPU use of a process over a phase, as a fraction of one core. */
+export class CpuMeter {
+  private readonly startCpu: number;
+  private readonly startMs = performance.now();
+
+  constructor(private readonly pid: number) {
+    this.startCpu = cpuSeconds(pid);
+  }
+
+  /** Average cores busy since construction (1.0 = one core fully used). */
+  cores(): number {
+    const wall = (performance.now() - this.startMs) / 1000;
+    return wall > 0 ? (cpuSeconds(this.pid) - this.startCpu) / wall : 0;
+  }
+}
+
+/** Busy CPU seconds of the whole machine (all cores) so far, from /proc/stat. */
+function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+  const f = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = f.reduce((s, v) => s + v, 0);
+  const idle = (f[3] ?? 0) + (f[4] ?? 0);
+  return (total - idle) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU used by processes other than `pids` over a phase (cores): other work on the machine that competed with
+ * the measurement. Reads that stay well above zero mean the figures of that phase are noisy.
+ */
+export class OtherLoadMeter {
+  private readonly startMachine = machineBusySeconds();
+  private readonly startOurs: number;
+  private readonly startMs = performance.now();
+
+  constructor(private readonly pids: number[]) {
+    this.startOurs = this.ours();
+  }
+
+  private ours(): number {
+    return this.pids.reduce((s, pid) => s + cpuSeconds(pid), 0);
+  }
+
+  cores(): number {
+    const wall = (performance.now() - this.startMs) / 1000;
+    if (wall <= 0) return 0;
+    const other = machineBusySeconds() - this.startMachine - (this.ours() - this.startOurs);
+    return Math.max(0, other / wall);
+  }
+}

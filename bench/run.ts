@@ -1,0 +1,376 @@
+/**
+ * `npm run bench`: Granary against a minimal node:http file server, on this machine, in one run.
+ *
+ * Three child processes: Granary (bench/granary-server.ts), the baseline (bench/baseline-server.ts) and the
+ * load generator (bench/client.ts), all plain `node` running a transpiled copy of src/ and bench/. This process
+ * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Prints each
+ * phase as it goes and a summary table; writes bench/results.json. See bench/README.md.
+ *
+ * Options: --quick (short phases, to try the harness), --only=upload,small,large,memory (phases to run),
+ * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
+ * --http-client (small downloads through node:http instead of the raw-socket client).
+ */
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import qiniu from 'qiniu';
+import { transpileForBench } from './lib/build.js';
+import { startClient, startServer, type ClientChild, type ServerChild } from './lib/child.js';
+import { writeContentFile } from './lib/data.js';
+import type { Job, JobResult } from './lib/jobs.js';
+import { hotFunctions } from './lib/profile.js';
+import { CpuMeter, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
+import { fmt, GiB, KiB, MB, MiB, table } from './lib/table.js';
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const cpuProf = argv.includes('--cpu-prof');
+const httpClient = argv.includes('--http-client');
+const onlyArg = argv.find((a) => a.startsWith('--only='));
+const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
+const PHASES = ['upload', 'small', 'large', 'memory'];
+for (const p of only ?? []) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
+const enabled = (phase: string): boolean => !only || only.has(phase);
+
+const S = quick ? 0.2 : 1;
+/** Every knob of the run (also written to results.json). */
+const P = {
+  uploadSize: 4 * KiB,
+  uploadConcurrency: 16,
+  uploadWarmupMs: 2000 * S,
+  uploadMs: 10_000 * S,
+  smallSize: 4 * KiB,
+  smallConnections: 32,
+  smallWarmupMs: 2000 * S,
+  /** Per server: rounds alternating between the two servers, so drift and background load hit both. */
+  smallRounds: 4,
+  smallRoundMs: 2500 * S,
+  largeSize: 64 * MiB,
+  largeRounds: 3,
+  /** Per round and server. */
+  largeSequential: quick ? 1 : 6,
+  largeParallel: 4,
+  largeParallelCount: quick ? 4 : 8,
+  hugeSize: quick ? 256 * MiB : GiB,
+  rssSampleMs: 100,
+};
+
+const AK = 'bench-access-key';
+const SK = 'bench-secret-key';
+const BUCKET = 'bench';
+const SMALL_KEY = 'small.bin';
+const LARGE_KEY = 'large.bin';
+const HUGE_KEY = 'huge.bin';
+const RSS_TARGET_MB = 200;
+const RATIO_TARGET = 0.8;
+const SERVERS = ['granary', 'baseline'] as const;
+type ServerName = (typeof SERVERS)[number];
+
+interface Measured {
+  result: JobResult;
+  /** Cores the server process used (all its threads). */
+  serverCores: number;
+  /** Cores used by everything else on the machine (not server, client or bench). */
+  otherCores: number;
+  peakRssBytes?: number;
+}
+
+const log = (line = ''): void => void process.stdout.write(`${line}\n`);
+const perSecond = (r: JobResult): number => (r.ok * 1000) / r.elapsedMs;
+const mbPerSecond = (r: JobResult): number => r.bytes / MB / (r.elapsedMs / 1000);
+const ms = (n: number | undefined, d = 1): string => fmt(n, d);
+const mb = (bytes: number | undefined): string => fmt((bytes ?? NaN) / MB);
+/** V8's split of a server's memory (after a phase): JS heap vs. buffers outside it. */
+async function memoryNote(server: ServerChild): Promise<string> {
+  const m = await server.memory();
+  return `rss ${mb(m.rss)} MB = JS heap ${mb(m.heapTotal)} MB (used ${mb(m.heapUsed)}) + external ${mb(m.external)} MB (buffers ${mb(m.arrayBuffers)}) + code, native and allocator slack`;
+}
+const loadNote = (m: Measured): string =>
+  `server ${fmt(m.serverCores, 2)} / client ${fmt(m.result.clientCores, 2)} / other ${fmt(m.otherCores, 2)} cores`;
+
+/** Highest RSS seen per server pid by any phase's sampler. */
+const peakByPid = new Map<number, number>();
+
+/** Other load seen by every measured job (weighted by duration), to flag a noisy run. */
+const background = { coreSeconds: 0, seconds: 0, max: 0 };
+
+/** Runs `job` on the client while measuring the server's CPU, the machine's other load and (optionally) RSS. */
+async function measure(client: ClientChild, server: ServerChild, job: Job, sampleRss = false): Promise<Measured> {
+  const sampler = sampleRss ? new RssSampler(server.pid, P.rssSampleMs).start() : undefined;
+  const cpu = new CpuMeter(server.pid);
+  const other = new OtherLoadMeter([server.pid, client.pid, process.pid]);
+  const result = await client.run(job);
+  const m: Measured = { result, serverCores: cpu.cores(), otherCores: other.cores() };
+  if (sampler) {
+    m.peakRssBytes = sampler.stop().peakBytes;
+    peakByPid.set(server.pid, Math.max(peakByPid.get(server.pid) ?? 0, m.peakRssBytes));
+  }
+  background.coreSeconds += m.otherCores * (result.elapsedMs / 1000);
+  background.seconds += result.elapsedMs / 1000;
+  background.max = Math.max(background.max, m.otherCores);
+  if (result.errors > 0) log(`  ! ${result.errors} failed requests; first: ${result.firstError ?? '?'}`);
+  return m;
+}
+
+/** Adds up rounds of one job: totals over total time; p50 the mean of rounds, p99 and max the worst. */
+function combine(rounds: Measured[]): Measured {
+  const wall = rounds.reduce((s, m) => s + m.result.elapsedMs, 0);
+  const weighted = (f: (m: Measured) => number): number => rounds.reduce((s, m) => s + f(m) * m.result.elapsedMs, 0) / wall;
+  const r: JobResult = {
+    ok: rounds.reduce((s, m) => s + m.result.ok, 0),
+    errors: rounds.reduce((s, m) => s + m.result.errors, 0),
+    bytes: rounds.reduce((s, m) => s + m.result.bytes, 0),
+    elapsedMs: wall,
+    clientCores: weighted((m) => m.result.clientCores),
+  };
+  const lat = rounds.map((m) => m.result.latency).filter((l) => l !== undefined);
+  if (lat.length) {
+    r.latency = {
+      p50: lat.reduce((s, l) => s + l.p50, 0) / lat.length,
+      p99: Math.max(...lat.map((l) => l.p99)),
+      mean: lat.reduce((s, l) => s + l.mean, 0) / lat.length,
+      max: Math.max(...lat.map((l) => l.max)),
+    };
+  }
+  const out: Measured = { result: r, serverCores: weighted((m) => m.serverCores), otherCores: weighted((m) => m.otherCores) };
+  const peaks = rounds.map((m) => m.peakRssBytes).filter((p) => p !== undefined);
+  if (peaks.length) out.peakRssBytes = Math.max(...peaks);
+  return out;
+}
+
+/** Both servers must answer GET `path` with the same status, length and type before they are compared. */
+async function checkSame(paths: Record<ServerName, string>, ports: Record<ServerName, number>): Promise<void> {
+  const heads = await Promise.all(
+    SERVERS.map(async (s) => {
+      const res = await fetch(`http://127.0.0.1:${ports[s]}${paths[s]}`, { method: 'HEAD' });
+      return `${res.status} ${res.headers.get('content-length')} ${res.headers.get('content-type')}`;
+    }),
+  );
+  if (heads[0] !== heads[1]) throw new Error(`servers differ for ${paths.granary}: granary ${heads[0]}, baseline ${heads[1]}`);
+}
+
+interface SummaryRow {
+  metric: string;
+  granary: string;
+  baseline: string;
+  ratio: string;
+  target: string;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const tmp = (name: string): Promise<string> => mkdtemp(join(os.tmpdir(), `granary-bench-${name}-`));
+  const buildDir = await tmp('build');
+  const granaryDir = await tmp('data');
+  const baselineDir = await tmp('baseline');
+  const profDir = cpuProf ? await tmp('prof') : undefined;
+  const children = new Set<{ stop(): Promise<void> }>();
+  const cleanup = async (): Promise<void> => {
+    await Promise.all([...children].map((c) => c.stop().catch(() => undefined)));
+    for (const dir of [buildDir, granaryDir, baselineDir]) await rm(dir, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+
+  const results: Record<string, unknown> = {};
+  const summary: SummaryRow[] = [];
+  const row = (metric: string, granary: string, baseline = '', ratio = '', target = ''): void =>
+    void summary.push({ metric, granary, baseline, ratio, target });
+  const ratioCell = (g: number, b: number, gated: boolean): string =>
+    `${fmt(g / b, 2)}×${gated ? (g / b >= RATIO_TARGET ? ' ok' : ' MISS') : ''}`;
+  const rssCell = (peakMB: number): string => `< ${RSS_TARGET_MB}${peakMB < RSS_TARGET_MB ? ' ok' : ' MISS'}`;
+
+  try {
+    const cpus = os.cpus();
+    log(`Granary bench: ${cpus.length} × ${cpus[0]?.model ?? 'cpu'}, ${fmt(os.totalmem() / GiB)} GiB RAM, Node ${process.version}${quick ? ' (--quick)' : ''}`);
+    log(`Setup: transpiling src/ and bench/ for the child processes, writing the baseline's files…`);
+    await transpileForBench(root, buildDir);
+    await writeContentFile(join(baselineDir, SMALL_KEY), P.smallSize);
+    await writeContentFile(join(baselineDir, LARGE_KEY), P.largeSize);
+    if (enabled('memory')) await writeContentFile(join(baselineDir, HUGE_KEY), P.hugeSize);
+
+    const startGranary = async (): Promise<ServerChild> => {
+      const env = {
+        GRANARY_PORT: '0',
+        GRANARY_HOST: '127.0.0.1',
+        GRANARY_DATA_DIR: granaryDir,
+        GRANARY_ACCESS_KEY: AK,
+        GRANARY_SECRET_KEY: SK,
+        GRANARY_LOG_LEVEL: 'warn',
+        BENCH_BUCKET: BUCKET,
+      };
+      const s = await startServer(buildDir, 'granary-server', env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+      children.add(s);
+      return s;
+    };
+    let granary = await startGranary();
+    const baseline = await startServer(buildDir, 'baseline-server', { BASELINE_ROOT: baselineDir });
+    children.add(baseline);
+    const client = await startClient(buildDir);
+    children.add(client);
+    const servers = (): Record<ServerName, ServerChild> => ({ granary, baseline });
+    const ports = (): Record<ServerName, number> => ({ granary: granary.port, baseline: baseline.port });
+    const idle = { granary: rssBytes(granary.pid) ?? 0, baseline: rssBytes(baseline.pid) ?? 0 };
+    results.idleRssMB = { granary: idle.granary / MB, baseline: idle.baseline / MB };
+    log(`Granary pid ${granary.pid} :${granary.port} (idle RSS ${mb(idle.granary)} MB), baseline pid ${baseline.pid} :${baseline.port} (idle RSS ${mb(idle.baseline)} MB), client pid ${client.pid}`);
+    // Whole-run peak of Granary's RSS, whatever the phase.
+    let runPeak = new RssSampler(granary.pid, P.rssSampleMs).start();
+    let runPeakBytes = 0;
+    const granaryPids = [granary.pid];
+
+    const token = new qiniu.rs.PutPolicy({ scope: BUCKET }).uploadToken(new qiniu.auth.digest.Mac(AK, SK));
+    const path = (s: ServerName, key: string): string => (s === 'granary' ? `/${BUCKET}/${key}` : `/${key}`);
+    const paths = (key: string): Record<ServerName, string> => ({ granary: path('granary', key), baseline: path('baseline', key) });
+    for (const [key, size] of [
+      [SMALL_KEY, P.smallSize],
+      [LARGE_KEY, P.largeSize],
+    ] as const) {
+      const r = await client.run({ kind: 'upload-stream', port: granary.port, token, key, size });
+      if (r.ok !== 1) throw new Error(`upload of ${key} failed: ${r.firstError ?? '?'}`);
+      await checkSame(paths(key), ports());
+    }
+
+    if (enabled('upload')) {
+      log();
+      log(`[1] Form upload of ${P.uploadSize / KiB} KiB objects (distinct keys), ${P.uploadConcurrency} concurrent clients, ${P.uploadMs / 1000} s after a ${P.uploadWarmupMs / 1000} s warm-up`);
+      const job = { kind: 'upload', port: granary.port, token, size: P.uploadSize, concurrency: P.uploadConcurrency } as const;
+      await measure(client, granary, { ...job, keyPrefix: 'warm-up/', durationMs: P.uploadWarmupMs });
+      const m = await measure(client, granary, { ...job, keyPrefix: 'up/', durationMs: P.uploadMs }, true);
+      const r = m.result;
+      log(`  granary : ${fmt(r.ok)} uploads in ${fmt(r.elapsedMs / 1000, 1)} s = ${fmt(perSecond(r))} ops/s, p50 ${ms(r.latency?.p50)} ms, p99 ${ms(r.latency?.p99)} ms; ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
+      log(`  granary memory after the phase: ${await memoryNote(granary)}`);
+      results.upload4KiB = { ...m, opsPerSecond: perSecond(r) };
+      row(`form upload ${P.uploadSize / KiB} KiB, ${P.uploadConcurrency} clients (ops/s)`, fmt(perSecond(r)));
+      row('  latency p50 / p99 (ms)', `${ms(r.latency?.p50)} / ${ms(r.latency?.p99)}`);
+    }
+
+    if (enabled('small')) {
+      log();
+      log(`[2] Download ${P.smallSize / KiB} KiB over ${P.smallConnections} keep-alive connections (${httpClient ? 'node:http' : 'raw-socket'} client): ${P.smallRounds} rounds × ${P.smallRoundMs / 1000} s per server, alternating, after a ${P.smallWarmupMs / 1000} s warm-up each`);
+      const job = (s: ServerName, durationMs: number): Job => ({
+        kind: 'get-rate',
+        port: ports()[s],
+        path: path(s, SMALL_KEY),
+        concurrency: P.smallConnections,
+        durationMs,
+        expectBytes: P.smallSize,
+        client: httpClient ? 'http' : 'raw',
+      });
+      for (const s of SERVERS) await measure(client, servers()[s], job(s, P.smallWarmupMs));
+      const rounds: Record<ServerName, Measured[]> = { granary: [], baseline: [] };
+      for (let i = 1; i <= P.smallRounds; i++) {
+        for (const s of SERVERS) {
+          const m = await measure(client, servers()[s], job(s, P.smallRoundMs));
+          rounds[s].push(m);
+          const r = m.result;
+          log(`  round ${i} ${s.padEnd(8)}: ${fmt(perSecond(r)).padStart(6)} req/s, p50 ${ms(r.latency?.p50, 2)} ms, p99 ${ms(r.latency?.p99, 2)} ms; ${loadNote(m)}`);
+        }
+      }
+      const g = combine(rounds.granary);
+      const b = combine(rounds.baseline);
+      results.download4KiB = {
+        granary: { ...g, requestsPerSecond: perSecond(g.result), rounds: rounds.granary },
+        baseline: { ...b, requestsPerSecond: perSecond(b.result), rounds: rounds.baseline },
+        ratio: perSecond(g.result) / perSecond(b.result),
+      };
+      row(`download ${P.smallSize / KiB} KiB, ${P.smallConnections} conns (req/s)`, fmt(perSecond(g.result)), fmt(perSecond(b.result)), ratioCell(perSecond(g.result), perSecond(b.result), true), `≥ ${RATIO_TARGET}×`);
+      row('  latency p50 / p99 (ms)', `${ms(g.result.latency?.p50, 2)} / ${ms(g.result.latency?.p99, 2)}`, `${ms(b.result.latency?.p50, 2)} / ${ms(b.result.latency?.p99, 2)}`);
+      row('  server CPU (cores)', fmt(g.serverCores, 2), fmt(b.serverCores, 2));
+    }
+
+    if (enabled('large')) {
+      log();
+      log(`[3] Download ${P.largeSize / MiB} MiB: per round and server ${P.largeSequential} one after another, then ${P.largeParallelCount} with ${P.largeParallel} in parallel; ${P.largeRounds} rounds alternating`);
+      const out: Record<string, Record<ServerName, Measured>> = {};
+      for (const [mode, count, parallel] of [
+        ['sequential', P.largeSequential, 1],
+        ['parallel', P.largeParallelCount, P.largeParallel],
+      ] as const) {
+        const rounds: Record<ServerName, Measured[]> = { granary: [], baseline: [] };
+        for (let i = 1; i <= P.largeRounds; i++) {
+          for (const s of SERVERS) {
+            const job: Job = { kind: 'get-bulk', port: ports()[s], path: path(s, LARGE_KEY), count, parallel, expectBytes: P.largeSize };
+            const m = await measure(client, servers()[s], job, true);
+            rounds[s].push(m);
+            log(`  ${mode.padEnd(10)} round ${i} ${s.padEnd(8)}: ${fmt(mbPerSecond(m.result)).padStart(5)} MB/s (${m.result.ok} × ${P.largeSize / MiB} MiB in ${fmt(m.result.elapsedMs / 1000, 2)} s); ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
+          }
+        }
+        const g = combine(rounds.granary);
+        const b = combine(rounds.baseline);
+        out[mode] = { granary: g, baseline: b };
+        const label = mode === 'sequential' ? 'one at a time' : `${P.largeParallel} in parallel`;
+        row(`download ${P.largeSize / MiB} MiB, ${label} (MB/s)`, fmt(mbPerSecond(g.result)), fmt(mbPerSecond(b.result)), ratioCell(mbPerSecond(g.result), mbPerSecond(b.result), true), `≥ ${RATIO_TARGET}×`);
+      }
+      results.download64MiB = out;
+    }
+
+    if (enabled('memory')) {
+      // A fresh Granary process (same data), so the peak reflects the big transfers, not earlier phases.
+      runPeakBytes = Math.max(runPeakBytes, runPeak.stop().peakBytes);
+      await granary.stop();
+      children.delete(granary);
+      granary = await startGranary();
+      granaryPids.push(granary.pid);
+      runPeak = new RssSampler(granary.pid, P.rssSampleMs).start();
+      const freshIdle = rssBytes(granary.pid) ?? 0;
+      const label = `${fmt(P.hugeSize / GiB, P.hugeSize < GiB ? 2 : 0)} GiB`;
+      log();
+      log(`[4] Memory: ${label} streamed upload, then ${label} download; RSS of the server sampled every ${P.rssSampleMs} ms (Granary restarted: idle RSS ${mb(freshIdle)} MB)`);
+      const up = await measure(client, granary, { kind: 'upload-stream', port: granary.port, token, key: HUGE_KEY, size: P.hugeSize }, true);
+      if (up.result.ok !== 1) throw new Error(`upload of ${HUGE_KEY} failed: ${up.result.firstError ?? '?'}`);
+      log(`  upload   granary : ${fmt(mbPerSecond(up.result)).padStart(5)} MB/s (${fmt(up.result.elapsedMs / 1000, 2)} s); ${loadNote(up)}; peak RSS ${mb(up.peakRssBytes)} MB`);
+      log(`  granary memory after the upload: ${await memoryNote(granary)}`);
+      await checkSame(paths(HUGE_KEY), ports());
+      const down = {} as Record<ServerName, Measured>;
+      for (const s of SERVERS) {
+        const job: Job = { kind: 'get-bulk', port: ports()[s], path: path(s, HUGE_KEY), count: 1, parallel: 1, expectBytes: P.hugeSize };
+        down[s] = await measure(client, servers()[s], job, true);
+        log(`  download ${s.padEnd(8)}: ${fmt(mbPerSecond(down[s].result)).padStart(5)} MB/s (${fmt(down[s].result.elapsedMs / 1000, 2)} s); ${loadNote(down[s])}; peak RSS ${mb(down[s].peakRssBytes)} MB`);
+      }
+      log(`  granary memory after the download: ${await memoryNote(granary)}`);
+      results.memory = { idleRssMB: freshIdle / MB, upload: up, download: down };
+      const upPeak = (up.peakRssBytes ?? 0) / MB;
+      const downPeak = (down.granary.peakRssBytes ?? 0) / MB;
+      row(`upload ${label}, streamed (MB/s)`, fmt(mbPerSecond(up.result)));
+      row('  peak server RSS (MB)', fmt(upPeak), '', '', rssCell(upPeak));
+      row(`download ${label} (MB/s)`, fmt(mbPerSecond(down.granary.result)), fmt(mbPerSecond(down.baseline.result)), ratioCell(mbPerSecond(down.granary.result), mbPerSecond(down.baseline.result), false));
+      row('  peak server RSS (MB)', fmt(downPeak), mb(down.baseline.peakRssBytes), '', rssCell(downPeak));
+    }
+    runPeakBytes = Math.max(runPeakBytes, runPeak.stop().peakBytes, ...granaryPids.map((pid) => peakByPid.get(pid) ?? 0));
+    results.granaryPeakRssMB = runPeakBytes / MB;
+    row('Granary peak RSS, whole run (MB)', mb(runPeakBytes));
+
+    const meanOther = background.seconds ? background.coreSeconds / background.seconds : 0;
+    results.backgroundLoadCores = { mean: meanOther, max: background.max };
+    log();
+    log('Summary (MB = 10^6 bytes; ratio = granary / baseline)');
+    if (meanOther > 0.25) {
+      log(`! Other processes kept ${fmt(meanOther, 2)} cores busy on average (max ${fmt(background.max, 2)}) while this ran: absolute figures are low and noisy; ratios are fairer (rounds alternate) but not exact.`);
+    }
+    log(table(['metric', 'granary', 'baseline', 'ratio', 'target'], summary.map((r) => [r.metric, r.granary, r.baseline, r.ratio, r.target])));
+
+    await Promise.all([...children].map((c) => c.stop()));
+    children.clear();
+    if (profDir) {
+      for (const f of (await readdir(profDir)).filter((n) => n.endsWith('.cpuprofile')).sort()) {
+        const { busyPercent, hot } = await hotFunctions(join(profDir, f));
+        log();
+        log(`Granary CPU profile ${join(profDir, f)}: main thread busy in ${fmt(busyPercent, 1)}% of samples; shares below are of busy samples`);
+        log(table(['function', 'self %', 'total %', 'where'], hot.map((h) => [h.name, fmt(h.selfPercent, 1), fmt(h.totalPercent, 1), h.where])));
+      }
+    }
+
+    const elapsedSeconds = (Date.now() - started) / 1000;
+    const outPath = join(root, 'bench', 'results.json');
+    const machine = { cpus: cpus.length, cpuModel: cpus[0]?.model, memGiB: os.totalmem() / GiB, node: process.version, kernel: os.release() };
+    const doc = { date: new Date().toISOString(), machine, quick, httpClient, parameters: P, summary, results, elapsedSeconds };
+    await writeFile(outPath, `${JSON.stringify(doc, null, 2)}\n`);
+    log();
+    log(`Wrote ${outPath} (run took ${fmt(elapsedSeconds)} s)`);
+  } finally {
+    await cleanup();
+  }
+}
+
+await main();
