@@ -73,6 +73,11 @@ export const Errors = {
   tooManyBuckets: entry('tooManyBuckets', 630, 'too many buckets'),
   noSuchBucket: entry('noSuchBucket', 631, 'no such bucket'),
   bucketNotEmpty: entry('bucketNotEmpty', 400, 'bucket is not empty'),
+  conditionFailed: entry('conditionFailed', 608, 'resource content changed'),
+  badMarker: entry('badMarker', 640, 'invalid marker'),
+  tooManyOps: entry('tooManyOps', 400, 'too many operations in a batch'),
+  unknownOp: entry('unknownOp', 400, 'unknown operation'),
+  notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
 } as const;
 
 /** Narrows an unknown thrown value to a KodoError. */

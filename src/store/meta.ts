@@ -50,6 +50,40 @@ export interface ObjectRecord {
   endUser?: string;
   meta: Record<string, string>;
   expireAt?: number;
+  /** Lifecycle transitions (Unix seconds) to IA (type 1), archive-IR (4), archive (2), deep archive (3). */
+  transitions?: Transitions;
+  /** Archive restore state: 1 restoring, 2 restored. */
+  restoreStatus?: number;
+  /** Part sizes in bytes when the object was uploaded in parts (v2 multipart); for `needparts`. */
+  parts?: number[];
+}
+
+/** Lifecycle transition times in Unix seconds (absent = none scheduled). */
+export interface Transitions {
+  toIA?: number;
+  toArchiveIR?: number;
+  toArchive?: number;
+  toDeepArchive?: number;
+}
+
+/** One page of a listing request (protocol.md §8.3). Keys compare byte-lexicographically (UTF-8). */
+export interface ListQuery {
+  bucket: string;
+  prefix: string;
+  /** Roll keys up into common prefixes at this delimiter ('' = none). */
+  delimiter: string;
+  /** Resume after this key, or after every key under this common prefix (`afterPrefix`). */
+  after?: { key: string; isPrefix: boolean };
+  /** Items plus common prefixes, 1..1000. */
+  limit: number;
+  /** Entries expired at this time (Unix seconds) are skipped. */
+  nowSec: number;
+}
+
+/** A listing page, in order. `more` is true when the listing continues after the last entry. */
+export interface ListPage {
+  entries: Array<{ kind: 'item'; item: ObjectRecord } | { kind: 'prefix'; prefix: string }>;
+  more: boolean;
 }
 
 /** Outcome of `commitPut`. `freedBlobs` are blob ids no entry references any more: delete them after the commit. */
@@ -109,6 +143,8 @@ export interface MetaStore {
   ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }>;
   /** Deletes up to `limit` entries whose expireAt ≤ nowSec; returns the blobs they freed. */
   deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }>;
+  /** One page of a listing, served from the (bucket, key) index. */
+  listObjects(query: ListQuery): Promise<ListPage>;
   /** Counts entries in a bucket (tests and CLI). */
   countObjects(bucket: string): Promise<number>;
 

@@ -1,3 +1,5 @@
+import type Database from 'better-sqlite3';
+
 /**
  * The SQLite schema of the embedded MetaStore. Idempotent (`IF NOT EXISTS`), applied at every open.
  * Units: ctime/expire_at Unix seconds, put_time 100-ns units, created_ms milliseconds, fsize bytes.
@@ -43,6 +45,9 @@ CREATE TABLE IF NOT EXISTS objects (
   end_user  TEXT,
   meta      TEXT,
   expire_at INTEGER,
+  transitions TEXT,
+  restore_status INTEGER,
+  parts     TEXT,
   PRIMARY KEY (bucket, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS objects_expire ON objects (expire_at) WHERE expire_at IS NOT NULL;
@@ -68,3 +73,19 @@ CREATE TABLE IF NOT EXISTS jobs (
   created_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 `;
+
+/** Columns added after a table was first created: (table, column, declaration). Applied by `migrate`. */
+const ADDED_COLUMNS: Array<[string, string, string]> = [
+  ['buckets', 'owner', "TEXT NOT NULL DEFAULT ''"],
+  ['objects', 'transitions', 'TEXT'],
+  ['objects', 'restore_status', 'INTEGER'],
+  ['objects', 'parts', 'TEXT'],
+];
+
+/** Brings a database made by an earlier version up to SCHEMA (idempotent). */
+export function migrate(db: Database.Database): void {
+  for (const [table, column, decl] of ADDED_COLUMNS) {
+    const cols = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
+    if (!cols.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
+  }
+}

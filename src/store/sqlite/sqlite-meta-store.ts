@@ -8,43 +8,20 @@
  * same transaction, so a crash before its file is unlinked leaks nothing (drained at start).
  */
 import Database from 'better-sqlite3';
-import type { AccessKeyRecord, BucketRecord, DomainRecord, MetaStore, ObjectRecord, PendingJob, PutOutcome } from '../meta.js';
-import { SCHEMA } from './schema.js';
-
-interface ObjectRow {
-  bucket: string;
-  key: string;
-  blob_id: string;
-  fsize: bigint;
-  hash: string;
-  md5: string;
-  mime: string;
-  put_time: bigint;
-  type: bigint;
-  status: bigint;
-  end_user: string | null;
-  meta: string | null;
-  expire_at: bigint | null;
-}
-
-function toRecord(row: ObjectRow): ObjectRecord {
-  const rec: ObjectRecord = {
-    bucket: row.bucket,
-    key: row.key,
-    blobId: row.blob_id,
-    fsize: Number(row.fsize),
-    hash: row.hash,
-    md5: row.md5,
-    mimeType: row.mime,
-    putTime: row.put_time,
-    type: Number(row.type),
-    status: Number(row.status),
-    meta: row.meta ? (JSON.parse(row.meta) as Record<string, string>) : {},
-  };
-  if (row.end_user !== null) rec.endUser = row.end_user;
-  if (row.expire_at !== null) rec.expireAt = Number(row.expire_at);
-  return rec;
-}
+import type {
+  AccessKeyRecord,
+  BucketRecord,
+  DomainRecord,
+  ListPage,
+  ListQuery,
+  MetaStore,
+  ObjectRecord,
+  PendingJob,
+  PutOutcome,
+} from '../meta.js';
+import { listPage } from './list-query.js';
+import { rowParams, toRecord, type ObjectRow } from './rows.js';
+import { migrate, SCHEMA } from './schema.js';
 
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
@@ -58,6 +35,7 @@ export class SqliteMetaStore implements MetaStore {
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
+    migrate(this.db);
     const db = this.db;
     this.st = {
       getBucket: db.prepare('SELECT name, region, private, ctime, owner FROM buckets WHERE name = ?'),
@@ -86,12 +64,15 @@ export class SqliteMetaStore implements MetaStore {
         )
         .safeIntegers(true),
       upsertObject: db.prepare(
-        `INSERT INTO objects (bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta, expire_at)
-         VALUES (@bucket, @key, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status, @endUser, @meta, @expireAt)
+        `INSERT INTO objects (bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta,
+           expire_at, transitions, restore_status, parts)
+         VALUES (@bucket, @key, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status, @endUser, @meta,
+           @expireAt, @transitions, @restoreStatus, @parts)
          ON CONFLICT (bucket, key) DO UPDATE SET blob_id = excluded.blob_id, fsize = excluded.fsize,
            hash = excluded.hash, md5 = excluded.md5, mime = excluded.mime, put_time = excluded.put_time,
            type = excluded.type, status = excluded.status, end_user = excluded.end_user, meta = excluded.meta,
-           expire_at = excluded.expire_at`,
+           expire_at = excluded.expire_at, transitions = excluded.transitions,
+           restore_status = excluded.restore_status, parts = excluded.parts`,
       ),
       deleteObject: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
       addBlob: db.prepare('INSERT INTO blobs (id, refs) VALUES (?, 1) ON CONFLICT (id) DO UPDATE SET refs = refs + 1'),
@@ -200,25 +181,6 @@ export class SqliteMetaStore implements MetaStore {
     }
   }
 
-  /** Named parameters of the upsert statement for a record. */
-  private rowParams(rec: ObjectRecord): Record<string, unknown> {
-    return {
-      bucket: rec.bucket,
-      key: rec.key,
-      blobId: rec.blobId,
-      fsize: rec.fsize,
-      hash: rec.hash,
-      md5: rec.md5,
-      mime: rec.mimeType,
-      putTime: rec.putTime,
-      type: rec.type,
-      status: rec.status,
-      endUser: rec.endUser ?? null,
-      meta: Object.keys(rec.meta).length ? JSON.stringify(rec.meta) : null,
-      expireAt: rec.expireAt ?? null,
-    };
-  }
-
   async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome> {
     return this.db.transaction((): PutOutcome => {
       const freed: string[] = [];
@@ -229,7 +191,7 @@ export class SqliteMetaStore implements MetaStore {
         return { result, freedBlobs: freed, existing };
       }
       this.st.addBlob.run(rec.blobId);
-      this.st.upsertObject.run(this.rowParams(rec));
+      this.st.upsertObject.run(rowParams(rec));
       if (existing) this.releaseBlob(existing.blobId, freed);
       return existing
         ? { result: 'replaced', freedBlobs: freed, previous: existing }
@@ -268,7 +230,7 @@ export class SqliteMetaStore implements MetaStore {
         this.releaseBlob(dst.blobId, freed);
       }
       this.st.deleteObject.run(from.bucket, from.key);
-      this.st.upsertObject.run(this.rowParams({ ...src, bucket: to.bucket, key: to.key }));
+      this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key }));
       return { result: 'moved' as const, freedBlobs: freed };
     })();
   }
@@ -283,6 +245,10 @@ export class SqliteMetaStore implements MetaStore {
       }
       return { deleted: rows.length, freedBlobs: freed };
     })();
+  }
+
+  async listObjects(query: ListQuery): Promise<ListPage> {
+    return listPage(this.db, query);
   }
 
   async countObjects(bucket: string): Promise<number> {

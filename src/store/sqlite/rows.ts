@@ -1,0 +1,70 @@
+/**
+ * Mapping between `objects` rows and ObjectRecords (shared by the store and its list query).
+ * Integer columns are read as bigints (statements use safeIntegers) so `put_time` (100-ns units) stays exact.
+ */
+import type { ObjectRecord, Transitions } from '../meta.js';
+
+export interface ObjectRow {
+  bucket: string;
+  key: string;
+  blob_id: string;
+  fsize: bigint;
+  hash: string;
+  md5: string;
+  mime: string;
+  put_time: bigint;
+  type: bigint;
+  status: bigint;
+  end_user: string | null;
+  meta: string | null;
+  expire_at: bigint | null;
+  transitions: string | null;
+  restore_status: bigint | null;
+  parts: string | null;
+}
+
+/** A row read with safeIntegers → record. */
+export function toRecord(row: ObjectRow): ObjectRecord {
+  const rec: ObjectRecord = {
+    bucket: row.bucket,
+    key: row.key,
+    blobId: row.blob_id,
+    fsize: Number(row.fsize),
+    hash: row.hash,
+    md5: row.md5,
+    mimeType: row.mime,
+    putTime: row.put_time,
+    type: Number(row.type),
+    status: Number(row.status),
+    meta: row.meta ? (JSON.parse(row.meta) as Record<string, string>) : {},
+  };
+  if (row.end_user !== null) rec.endUser = row.end_user;
+  if (row.expire_at !== null) rec.expireAt = Number(row.expire_at);
+  if (row.transitions !== null) rec.transitions = JSON.parse(row.transitions) as Transitions;
+  if (row.restore_status !== null) rec.restoreStatus = Number(row.restore_status);
+  if (row.parts !== null) rec.parts = JSON.parse(row.parts) as number[];
+  return rec;
+}
+
+/** Named parameters of the objects upsert for a record. */
+export function rowParams(rec: ObjectRecord): Record<string, unknown> {
+  const transitions = rec.transitions && Object.keys(rec.transitions).length ? JSON.stringify(rec.transitions) : null;
+  return {
+    bucket: rec.bucket,
+    key: rec.key,
+    blobId: rec.blobId,
+    fsize: rec.fsize,
+    hash: rec.hash,
+    md5: rec.md5,
+    mime: rec.mimeType,
+    putTime: rec.putTime,
+    type: rec.type,
+    status: rec.status,
+    endUser: rec.endUser ?? null,
+    meta: Object.keys(rec.meta).length ? JSON.stringify(rec.meta) : null,
+    expireAt: rec.expireAt ?? null,
+    transitions,
+    restoreStatus: rec.restoreStatus ?? null,
+    parts: rec.parts ? JSON.stringify(rec.parts) : null,
+  };
+}
