@@ -10,6 +10,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Granary } from './context.js';
 import { Errors, isKodoError } from './errors.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
+import { registerBatch } from './roles/rs/batch.js';
+import { registerRsOps } from './roles/rs/routes.js';
 import { registerBuckets } from './roles/uc/buckets.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerFormUpload } from './roles/up/form.js';
@@ -110,6 +112,8 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerRegionQuery(app, g);
   registerBuckets(app, g);
   registerFormUpload(app, g);
+  registerRsOps(app, g);
+  registerBatch(app, g);
   registerDownloads(app, g);
   return app;
 }

@@ -10,7 +10,7 @@ export function effectiveType(rec: ObjectRecord, nowSec: number): number {
   if (!t) return rec.type;
   // Later classes win: deep archive (3) > archive (2) > archive-IR (4) > IA (1).
   if (t.toDeepArchive !== undefined && t.toDeepArchive <= nowSec) return 3;
-  if (t.toArchive !== undefined && t.toArchive <= nowSec) return Math.max(rec.type === 3 ? 3 : 2, 2);
+  if (t.toArchive !== undefined && t.toArchive <= nowSec) return rec.type === 3 ? 3 : 2;
   if (t.toArchiveIR !== undefined && t.toArchiveIR <= nowSec && (rec.type === 0 || rec.type === 1)) return 4;
   if (t.toIA !== undefined && t.toIA <= nowSec && rec.type === 0) return 1;
   return rec.type;

@@ -132,6 +132,28 @@ export interface MetaStore {
    * is dropped. Entries whose `expireAt` ≤ `nowSec` count as absent.
    */
   commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome>;
+  /** Deletes a live entry; 'missing' when absent or expired. */
+  deleteObject(bucket: string, key: string, nowSec: number): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }>;
+  /**
+   * Copies an entry: the target references the same blob (one more reference, no bytes copied) with the given
+   * `putTime` (100-ns units). With `force` a live target is replaced; without, 'exists'.
+   */
+  copyObject(
+    from: { bucket: string; key: string },
+    to: { bucket: string; key: string },
+    opts: { force: boolean; nowSec: number; putTime: bigint },
+  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }>;
+  /**
+   * Changes a live entry in one transaction: `mutate` gets the current record and returns the new one (it may
+   * throw to abort, nothing changes then). Only attributes change; the blob, bucket and key stay. 'missing' when
+   * the entry is absent or expired.
+   */
+  updateObject(
+    bucket: string,
+    key: string,
+    nowSec: number,
+    mutate: (rec: ObjectRecord) => ObjectRecord,
+  ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }>;
   /**
    * Renames an entry atomically (the blob is shared, no bytes move). With `force`, a live entry at the target is
    * replaced (its blob reference dropped); without, it answers 'exists'. Expired entries count as absent.

@@ -212,6 +212,55 @@ export class SqliteMetaStore implements MetaStore {
     return rec;
   }
 
+  async deleteObject(bucket: string, key: string, nowSec: number): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      const rec = this.liveRow(bucket, key, nowSec, freed);
+      if (!rec) return { result: 'missing' as const, freedBlobs: freed };
+      this.st.deleteObject.run(bucket, key);
+      this.releaseBlob(rec.blobId, freed);
+      return { result: 'deleted' as const, freedBlobs: freed };
+    })();
+  }
+
+  async copyObject(
+    from: { bucket: string; key: string },
+    to: { bucket: string; key: string },
+    opts: { force: boolean; nowSec: number; putTime: bigint },
+  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
+      if (!src) return { result: 'no-source' as const, freedBlobs: freed };
+      if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
+      if (from.bucket === to.bucket && from.key === to.key) {
+        return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
+      }
+      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
+      if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
+      this.st.addBlob.run(src.blobId);
+      this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime }));
+      if (dst) this.releaseBlob(dst.blobId, freed);
+      return { result: 'copied' as const, freedBlobs: freed };
+    })();
+  }
+
+  async updateObject(
+    bucket: string,
+    key: string,
+    nowSec: number,
+    mutate: (rec: ObjectRecord) => ObjectRecord,
+  ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      const rec = this.liveRow(bucket, key, nowSec, freed);
+      if (!rec) return { result: 'missing' as const, freedBlobs: freed };
+      const next = mutate(rec);
+      this.st.upsertObject.run(rowParams({ ...next, bucket, key, blobId: rec.blobId }));
+      return { result: 'updated' as const, record: next, freedBlobs: freed };
+    })();
+  }
+
   async moveObject(
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },

@@ -1,0 +1,42 @@
+/**
+ * copy and move (protocol.md §8.1). Neither moves bytes: a copy adds a reference to the same blob, a move renames
+ * the entry. Errors: 612 source missing, 631 target bucket missing, 614 target exists without `force`
+ * (including source == target), 400 target key over 750 bytes.
+ */
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { MAX_KEY_BYTES } from '../../policy/scope.js';
+import { nowSeconds } from '../../ports/clock.js';
+import { releaseBlobs } from '../blobs.js';
+import type { EntryRef } from './ref.js';
+
+function checkTargetKey(to: EntryRef): void {
+  if (Buffer.byteLength(to.key, 'utf8') > MAX_KEY_BYTES) throw Errors.keyTooLong();
+}
+
+function outcome(result: 'copied' | 'moved' | 'no-source' | 'no-bucket' | 'exists', to: EntryRef): void {
+  if (result === 'no-source') throw Errors.noSuchEntry();
+  if (result === 'no-bucket') throw Errors.noSuchBucket(to.bucket);
+  if (result === 'exists') throw Errors.fileExists();
+}
+
+/** Copies `from` to `to` (new putTime, same bytes, metadata and MIME). */
+export async function copyEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean): Promise<void> {
+  checkTargetKey(to);
+  const out = await g.meta.copyObject(from, to, {
+    force,
+    nowSec: nowSeconds(g.clock),
+    putTime: BigInt(g.clock.nowMs()) * 10000n,
+  });
+  await releaseBlobs(g, out.freedBlobs);
+  outcome(out.result, to);
+}
+
+/** Moves (renames) `from` to `to`; the entry keeps its putTime and attributes. */
+export async function moveEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean): Promise<void> {
+  checkTargetKey(to);
+  const same = from.bucket === to.bucket && from.key === to.key;
+  const out = await g.meta.moveObject(from, to, { force, nowSec: nowSeconds(g.clock) });
+  await releaseBlobs(g, out.freedBlobs);
+  outcome(same && out.result === 'moved' && !force ? 'exists' : out.result, to);
+}

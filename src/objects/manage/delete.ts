@@ -1,0 +1,12 @@
+/** delete (protocol.md §8.1): removes an entry; its blob is freed when no other entry shares it. 612 when missing. */
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { nowSeconds } from '../../ports/clock.js';
+import { releaseBlobs } from '../blobs.js';
+import type { EntryRef } from './ref.js';
+
+export async function deleteEntry(g: Granary, ref: EntryRef): Promise<void> {
+  const out = await g.meta.deleteObject(ref.bucket, ref.key, nowSeconds(g.clock));
+  await releaseBlobs(g, out.freedBlobs);
+  if (out.result === 'missing') throw Errors.noSuchEntry();
+}

@@ -1,0 +1,153 @@
+/**
+ * The rs operations (protocol.md §8.1) as op paths — `/stat/<EncodedEntryURI>`, `/copy/<src>/<dst>/force/true`,
+ * `/chgm/<entry>/mime/<b64>/x-qn-meta-<name>/<b64>/cond/<b64>`, … — shared by the single-op routes and batch.
+ * Parsing names every entry an op touches; `runOp` authorises each of their buckets for the caller (631 / 403)
+ * before the domain function runs. Answers: the stat object for stat, nothing for the others.
+ */
+import { authorizeBucket } from '../../auth/authorize.js';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { parseCond, type Cond } from '../../objects/manage/cond.js';
+import { copyEntry, moveEntry } from '../../objects/manage/copy.js';
+import { deleteEntry } from '../../objects/manage/delete.js';
+import type { EntryRef } from '../../objects/manage/ref.js';
+import { statEntry } from '../../objects/manage/stat.js';
+import {
+  changeMeta,
+  changeStatus,
+  changeType,
+  restoreArchive,
+  setDeleteAfterDays,
+  setLifecycle,
+} from '../../objects/manage/update.js';
+import { decodeEntry, decodeParam } from '../entry.js';
+
+/** A parsed op: the entries it touches and how to run it. */
+interface ParsedOp {
+  entries: EntryRef[];
+  run(g: Granary): Promise<unknown>;
+}
+
+type OpParser = (args: string[], query: URLSearchParams) => ParsedOp;
+
+/** `name/value` pairs after the fixed arguments. */
+function pairs(args: string[], from: number): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = from; i < args.length; i += 2) {
+    const value = args[i + 1];
+    if (value === undefined) throw Errors.badRequest(`parameter ${args[i]} has no value`);
+    out.push([args[i] as string, value]);
+  }
+  return out;
+}
+
+function intArg(text: string | undefined, what: string): number {
+  if (text === undefined || !/^-?\d+$/.test(text)) throw Errors.badRequest(`${what} must be an integer`);
+  return Number(text);
+}
+
+/** `force/true` (or `force/false`) after a copy/move. */
+function forceFlag(args: string[], from: number): boolean {
+  let force = false;
+  for (const [name, value] of pairs(args, from)) {
+    if (name !== 'force') throw Errors.badRequest(`unknown parameter ${name}`);
+    force = value === 'true' || value === '1';
+  }
+  return force;
+}
+
+function copyLike(fn: typeof copyEntry): OpParser {
+  return (args) => {
+    const from = decodeEntry(args[0]);
+    const to = decodeEntry(args[1]);
+    const force = forceFlag(args, 2);
+    return { entries: [from, to], run: (g) => fn(g, from, to, force) };
+  };
+}
+
+const OPS: Record<string, OpParser> = {
+  stat: (args, query) => {
+    const ref = decodeEntry(args[0]);
+    const needParts = query.get('needparts') === 'true' || pairs(args, 1).some(([n, v]) => n === 'needparts' && v === 'true');
+    return { entries: [ref], run: (g) => statEntry(g, ref, needParts) };
+  },
+  delete: (args) => {
+    const ref = decodeEntry(args[0]);
+    return { entries: [ref], run: (g) => deleteEntry(g, ref) };
+  },
+  copy: copyLike(copyEntry),
+  move: copyLike(moveEntry),
+  chgm: (args) => {
+    const ref = decodeEntry(args[0]);
+    const change: Parameters<typeof changeMeta>[2] = { meta: {} };
+    for (const [name, value] of pairs(args, 1)) {
+      if (name === 'mime') change.mimeType = decodeParam(value, 'mime');
+      else if (name === 'cond') change.cond = parseCond(decodeParam(value, 'cond'));
+      else if (name.toLowerCase().startsWith('x-qn-meta-')) {
+        change.meta[name.slice('x-qn-meta-'.length)] = decodeParam(value, name);
+      } else throw Errors.badRequest(`unknown chgm parameter ${name}`);
+    }
+    return { entries: [ref], run: (g) => changeMeta(g, ref, change) };
+  },
+  chtype: (args) => {
+    const ref = decodeEntry(args[0]);
+    if (args[1] !== 'type') throw Errors.badRequest('expected /type/<n>');
+    const type = intArg(args[2], 'type');
+    return { entries: [ref], run: (g) => changeType(g, ref, type) };
+  },
+  chstatus: (args) => {
+    const ref = decodeEntry(args[0]);
+    if (args[1] !== 'status') throw Errors.badRequest('expected /status/<0|1>');
+    const status = intArg(args[2], 'status');
+    return { entries: [ref], run: (g) => changeStatus(g, ref, status) };
+  },
+  deleteAfterDays: (args) => {
+    const ref = decodeEntry(args[0]);
+    const days = intArg(args[1], 'days');
+    return { entries: [ref], run: (g) => setDeleteAfterDays(g, ref, days) };
+  },
+  lifecycle: (args) => {
+    const ref = decodeEntry(args[0]);
+    const days = { toIA: 0, toArchiveIR: 0, toArchive: 0, toDeepArchive: 0, deleteAfter: 0 };
+    let cond: Cond | undefined;
+    const names: Record<string, keyof typeof days> = {
+      toIAAfterDays: 'toIA',
+      toArchiveIRAfterDays: 'toArchiveIR',
+      toArchiveAfterDays: 'toArchive',
+      toDeepArchiveAfterDays: 'toDeepArchive',
+      deleteAfterDays: 'deleteAfter',
+    };
+    for (const [name, value] of pairs(args, 1)) {
+      const field = names[name];
+      if (field) days[field] = intArg(value, name);
+      else if (name === 'cond') cond = parseCond(decodeParam(value, 'cond'));
+      else throw Errors.badRequest(`unknown lifecycle parameter ${name}`);
+    }
+    return { entries: [ref], run: (g) => setLifecycle(g, ref, days, cond) };
+  },
+  restoreAr: (args) => {
+    const ref = decodeEntry(args[0]);
+    if (args[1] !== 'freezeAfterDays') throw Errors.badRequest('expected /freezeAfterDays/<1..7>');
+    const days = intArg(args[2], 'freezeAfterDays');
+    return { entries: [ref], run: (g) => restoreArchive(g, ref, days) };
+  },
+};
+
+/** The op names (first path segment of each single-op route). */
+export const OP_NAMES = Object.keys(OPS);
+
+/** Splits `/name/arg/arg…` (leading slash optional) and parses it; 400 for an unknown op or bad arguments. */
+export function parseOp(path: string, query: URLSearchParams = new URLSearchParams()): ParsedOp {
+  const segments = path.replace(/^\/+/, '').split('/');
+  const name = segments[0] ?? '';
+  const parser = Object.hasOwn(OPS, name) ? OPS[name] : undefined;
+  if (!parser) throw Errors.unknownOp(name);
+  return parser(segments.slice(1), query);
+}
+
+/** Authorises every bucket the op touches for `accessKey`, then runs it. Returns the op's answer (stat) or undefined. */
+export async function runOp(g: Granary, accessKey: string, op: ParsedOp): Promise<unknown> {
+  const buckets = new Set(op.entries.map((e) => e.bucket));
+  for (const bucket of buckets) await authorizeBucket(g, accessKey, bucket);
+  return op.run(g);
+}
