@@ -1,6 +1,6 @@
 /**
  * The `granary` command (commander): `serve`, `bucket create|list|delete`, `domain bind|list`,
- * `keys show|create|list|delete`.
+ * `keys show|create|list|delete`, and entry commands `stat`, `rm`, `cp`, `mv`, `ls`.
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
  * (SQLite in WAL mode allows this while a server runs; domain changes reach a running server within 5 s).
  */
@@ -14,6 +14,11 @@ import { loadConfig, type Config } from './config.js';
 import type { Granary } from './context.js';
 import { isKodoError } from './errors.js';
 import { openStores, startGranary } from './main.js';
+import { copyEntry, moveEntry } from './objects/manage/copy.js';
+import { deleteEntry } from './objects/manage/delete.js';
+import type { EntryRef } from './objects/manage/ref.js';
+import { statEntry } from './objects/manage/stat.js';
+import { toJson } from './roles/json.js';
 import { systemClock } from './ports/clock.js';
 
 /** Flag → environment variable it mirrors. */
@@ -101,6 +106,44 @@ function withDataDir(cmd: Command): Command {
     .option('--secret-key <sk>', 'root SecretKey (GRANARY_SECRET_KEY)');
 }
 
+/** `<bucket>:<key>` (the bucket is the text before the first `:`). */
+function entryArg(text: string): EntryRef {
+  const colon = text.indexOf(':');
+  if (colon <= 0) throw new Error(`${JSON.stringify(text)} is not <bucket>:<key>`);
+  return { bucket: text.slice(0, colon), key: text.slice(colon + 1) };
+}
+
+/** Operator commands on entries: stat, rm, cp, mv (root rights, offline on the data dir). */
+function addEntryCommands(program: Command): void {
+  withDataDir(program.command('stat <entry>').description('print an entry as JSON (<bucket>:<key>)')).action(
+    (entry: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        process.stdout.write(`${toJson(await statEntry(g, entryArg(entry)))}\n`);
+      }),
+  );
+  withDataDir(program.command('rm <entry...>').description('delete entries (<bucket>:<key> …)')).action(
+    (entries: string[], opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        for (const e of entries) {
+          await deleteEntry(g, entryArg(e));
+          process.stdout.write(`deleted ${e}\n`);
+        }
+      }),
+  );
+  const copyLike = (name: 'cp' | 'mv', fn: typeof copyEntry, verb: string): void => {
+    withDataDir(program.command(`${name} <from> <to>`).description(`${verb} an entry (<bucket>:<key>; no bytes are copied)`))
+      .option('--force', 'replace an existing target')
+      .action((from: string, to: string, opts: Record<string, string | undefined> & { force?: boolean }) =>
+        offline(opts, async (g) => {
+          await fn(g, entryArg(from), entryArg(to), opts.force === true);
+          process.stdout.write(`${from} -> ${to}\n`);
+        }),
+      );
+  };
+  copyLike('cp', copyEntry, 'copy');
+  copyLike('mv', moveEntry, 'move');
+}
+
 /** Builds the command tree. */
 export function buildCli(): Command {
   const program = new Command('granary').description('Self-hosted object storage speaking the Qiniu Kodo API');
@@ -157,6 +200,8 @@ export function buildCli(): Command {
         for (const d of await g.meta.domainsOf(bucketName)) process.stdout.write(`${d.domain}\n`);
       }),
   );
+
+  addEntryCommands(program);
 
   const keys = program.command('keys').description('key pairs: the root pair and account pairs');
   withDataDir(keys.command('create').description('create an account key pair (it may act only on its own buckets)')).action(

@@ -13,7 +13,7 @@ import qiniu from 'qiniu';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, REPO_ROOT, runCli, sdkFor, ServeProcess } from '../helpers/cli.js';
 import { rawRequest } from '../helpers/http.js';
-import { sdk } from '../helpers/server.js';
+import { AK, SK, sdk, startTestServer } from '../helpers/server.js';
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {
@@ -204,5 +204,36 @@ describe('serve', () => {
     expect(Buffer.from(await res2.arrayBuffer()).equals(content)).toBe(true);
     again.child.kill('SIGTERM');
     expect((await again.exited).code).toBe(0);
+  });
+});
+
+describe('entry commands (stat, cp, mv, rm) on the data dir of a running server', () => {
+  it('act like the management API, sharing bytes and freeing them', async () => {
+    const s = await startTestServer();
+    try {
+      const cli = (...args: string[]) => runCli([...args, '--data-dir', s.dataDir, '--access-key', AK, '--secret-key', SK]);
+      expect((await sdk(s.bucketManager().createBucket('cli-entries', { regionId: 'z0' }))).status).toBe(200);
+      const up = new qiniu.form_up.FormUploader(s.zoneConfig());
+      const put = await sdk(up.put(s.uploadToken({ scope: 'cli-entries' }), 'a:b.txt', Buffer.from('abc'), new qiniu.form_up.PutExtra()));
+      expect(put.status).toBe(200);
+
+      const stat = cli('stat', 'cli-entries:a:b.txt');
+      expect(stat.status).toBe(0);
+      expect(JSON.parse(stat.stdout)).toMatchObject({ fsize: 3, hash: 'FqmZPjZHBoFquj4lcXhQwmyc0Nid', type: 0 });
+      expect(stat.stdout).toMatch(/"putTime":\d{17}\b/);
+
+      expect(cli('cp', 'cli-entries:a:b.txt', 'cli-entries:copy.txt')).toMatchObject({ status: 0 });
+      expect(cli('cp', 'cli-entries:a:b.txt', 'cli-entries:copy.txt')).toMatchObject({ status: 1, stderr: expect.stringMatching(/614/) });
+      expect(cli('mv', 'cli-entries:copy.txt', 'cli-entries:moved.txt')).toMatchObject({ status: 0 });
+      expect(await (await fetch(`${s.url}/cli-entries/moved.txt`)).text()).toBe('abc');
+      expect((await fetch(`${s.url}/cli-entries/copy.txt`)).status).toBe(404);
+
+      expect(cli('rm', 'cli-entries:moved.txt', 'cli-entries:a:b.txt')).toMatchObject({ status: 0 });
+      expect(cli('rm', 'cli-entries:moved.txt')).toMatchObject({ status: 1, stderr: expect.stringMatching(/612/) });
+      expect(cli('stat', 'no-colon')).toMatchObject({ status: 1, stderr: expect.stringMatching(/<bucket>:<key>/) });
+      expect((await fetch(`${s.url}/cli-entries/a:b.txt`)).status).toBe(404);
+    } finally {
+      await s.stop();
+    }
   });
 });

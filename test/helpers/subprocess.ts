@@ -2,23 +2,11 @@
  * Starts Granary as a separate process (for tests that kill or signal it), from the TypeScript sources via tsx.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
+export { freePort } from './cli.js';
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 export interface ChildServer {
   child: ChildProcess;
