@@ -13,9 +13,27 @@ import { effectiveType } from '../entry-json.js';
 import { checkCond, type Cond } from './cond.js';
 import type { EntryRef } from './ref.js';
 
-/** Applies `mutate` to a live entry; 612 when missing. */
+/**
+ * The record with the lifecycle transitions due at `nowSec` carried out: `type` becomes the class they reached and
+ * they are dropped, so a later chtype or a cancelled (-1) transition neither undoes nor redoes them.
+ */
+function settleTransitions(rec: ObjectRecord, nowSec: number): ObjectRecord {
+  const t = rec.transitions;
+  if (!t) return rec;
+  const pending: Transitions = {};
+  let due = false;
+  for (const [name, at] of Object.entries(t) as Array<[keyof Transitions, number | undefined]>) {
+    if (at === undefined) continue;
+    if (at <= nowSec) due = true;
+    else pending[name] = at;
+  }
+  return due ? { ...rec, type: effectiveType(rec, nowSec), transitions: pending } : rec;
+}
+
+/** Applies `mutate` to a live entry (its due transitions settled first); 612 when missing. */
 async function update(g: Granary, ref: EntryRef, mutate: (rec: ObjectRecord) => ObjectRecord): Promise<void> {
-  const out = await g.meta.updateObject(ref.bucket, ref.key, nowSeconds(g.clock), mutate);
+  const nowSec = nowSeconds(g.clock);
+  const out = await g.meta.updateObject(ref.bucket, ref.key, nowSec, (rec) => mutate(settleTransitions(rec, nowSec)));
   await releaseBlobs(g, out.freedBlobs);
   if (out.result === 'missing') throw Errors.noSuchEntry();
 }

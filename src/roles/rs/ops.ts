@@ -41,6 +41,11 @@ function pairs(args: string[], from: number): Array<[string, string]> {
   return out;
 }
 
+/** 400 when anything follows the op's fixed arguments (a destructive op must not run with arguments it ignores). */
+function noMoreArgs(args: string[], count: number): void {
+  if (args.length > count) throw Errors.badRequest(`unexpected parameter ${args[count]}`);
+}
+
 function intArg(text: string | undefined, what: string): number {
   if (text === undefined || !/^-?\d+$/.test(text)) throw Errors.badRequest(`${what} must be an integer`);
   return Number(text);
@@ -73,6 +78,7 @@ const OPS: Record<string, OpParser> = {
   },
   delete: (args) => {
     const ref = decodeEntry(args[0]);
+    noMoreArgs(args, 1);
     return { entries: [ref], run: (g) => deleteEntry(g, ref) };
   },
   copy: copyLike(copyEntry),
@@ -93,17 +99,20 @@ const OPS: Record<string, OpParser> = {
     const ref = decodeEntry(args[0]);
     if (args[1] !== 'type') throw Errors.badRequest('expected /type/<n>');
     const type = intArg(args[2], 'type');
+    noMoreArgs(args, 3);
     return { entries: [ref], run: (g) => changeType(g, ref, type) };
   },
   chstatus: (args) => {
     const ref = decodeEntry(args[0]);
     if (args[1] !== 'status') throw Errors.badRequest('expected /status/<0|1>');
     const status = intArg(args[2], 'status');
+    noMoreArgs(args, 3);
     return { entries: [ref], run: (g) => changeStatus(g, ref, status) };
   },
   deleteAfterDays: (args) => {
     const ref = decodeEntry(args[0]);
     const days = intArg(args[1], 'days');
+    noMoreArgs(args, 2);
     return { entries: [ref], run: (g) => setDeleteAfterDays(g, ref, days) };
   },
   lifecycle: (args) => {
@@ -129,6 +138,7 @@ const OPS: Record<string, OpParser> = {
     const ref = decodeEntry(args[0]);
     if (args[1] !== 'freezeAfterDays') throw Errors.badRequest('expected /freezeAfterDays/<1..7>');
     const days = intArg(args[2], 'freezeAfterDays');
+    noMoreArgs(args, 3);
     return { entries: [ref], run: (g) => restoreArchive(g, ref, days) };
   },
 };
