@@ -34,6 +34,14 @@ describe('bad EncodedEntryURIs', () => {
     expectJsonError(await rawOp(s, '/delete/!!!'), 400);
   });
 
+  it('an entry whose padding is percent-encoded (%3D) is accepted', async () => {
+    const encoded = entry(BUCKET, 'k');
+    expect(encoded).toMatch(/=$/);
+    const r = await rawOp(s, `/stat/${encoded.replace(/=/g, '%3D')}`, { method: 'GET' });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.text)).toMatchObject({ fsize: BODY.length });
+  });
+
   it("an entry without ':' or with an empty bucket → 400", async () => {
     expectJsonError(await rawOp(s, `/stat/${b64(BUCKET)}`, { method: 'GET' }), 400);
     expectJsonError(await rawOp(s, `/delete/${b64(':k')}`), 400);
