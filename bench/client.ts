@@ -11,8 +11,9 @@ import http from 'node:http';
 import net from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import qiniu from 'qiniu';
 import { contentBuffer, contentChunks } from './lib/data.js';
-import type { ClientReply, ClientRequest, GetBulkJob, GetRateJob, Job, JobResult, UploadJob, UploadStreamJob } from './lib/jobs.js';
+import type { ClientReply, ClientRequest, GetBulkJob, GetRateJob, Job, JobResult, ListJob, UploadJob, UploadStreamJob } from './lib/jobs.js';
 import { multipartFrame } from './lib/multipart.js';
 import { msSince, summarize } from './lib/stats.js';
 
@@ -24,6 +25,7 @@ interface Tally {
   firstError?: string;
   bytes: number;
   latencies: number[];
+  entries?: number;
 }
 
 function newTally(): Tally {
@@ -257,6 +259,51 @@ async function uploadStream(job: UploadStreamJob): Promise<Tally> {
   return t;
 }
 
+/** Listing requests signed like the SDK's QBox management credential (protocol.md §2.2), one at a time. */
+async function list(job: ListJob): Promise<Tally> {
+  const t: Tally = { ...newTally(), entries: 0 };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const mac = new qiniu.auth.digest.Mac(job.accessKey, job.secretKey);
+  let marker = job.marker;
+  for (let i = 0; i < job.count; i++) {
+    const path = marker ? `${job.path}&marker=${encodeURIComponent(marker)}` : job.path;
+    const authorization = qiniu.util.generateAccessToken(mac, `http://${HOST}:${job.port}${path}`);
+    const start = process.hrtime.bigint();
+    try {
+      const res = await request(agent, {
+        method: 'POST',
+        port: job.port,
+        path,
+        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded', 'content-length': 0 },
+      });
+      const ms = msSince(start);
+      if (res.status !== 200) {
+        fail(t, `HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`);
+        break;
+      }
+      const page = JSON.parse(res.body.toString('utf8')) as { marker?: string; items: unknown[]; commonPrefixes?: string[] };
+      const n = page.items.length + (page.commonPrefixes?.length ?? 0);
+      if (job.expectEntries !== undefined && n !== job.expectEntries) {
+        fail(t, `${n} entries instead of ${job.expectEntries}`);
+        continue;
+      }
+      t.ok++;
+      t.bytes += res.body.length;
+      t.entries = (t.entries ?? 0) + n;
+      t.latencies.push(ms);
+      if (job.walk) {
+        marker = page.marker ?? '';
+        if (!marker) break;
+      }
+    } catch (err) {
+      fail(t, (err as Error).message);
+      break;
+    }
+  }
+  agent.destroy();
+  return t;
+}
+
 async function run(job: Job): Promise<JobResult> {
   const cpu0 = process.cpuUsage();
   const start = process.hrtime.bigint();
@@ -267,7 +314,9 @@ async function run(job: Job): Promise<JobResult> {
         ? await getRate(job)
         : job.kind === 'get-bulk'
           ? await getBulk(job)
-          : await uploadStream(job);
+          : job.kind === 'list'
+            ? await list(job)
+            : await uploadStream(job);
   const elapsedMs = msSince(start);
   const cpu = process.cpuUsage(cpu0);
   const result: JobResult = {
@@ -279,6 +328,7 @@ async function run(job: Job): Promise<JobResult> {
   };
   if (t.firstError !== undefined) result.firstError = t.firstError;
   if (t.latencies.length > 0) result.latency = summarize(t.latencies);
+  if (t.entries !== undefined) result.entries = t.entries;
   return result;
 }
 

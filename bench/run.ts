@@ -6,7 +6,7 @@
  * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Prints each
  * phase as it goes and a summary table; writes bench/results.json. See bench/README.md.
  *
- * Options: --quick (short phases, to try the harness), --only=upload,small,large,memory (phases to run),
+ * Options: --quick (short phases, to try the harness), --only=upload,small,large,memory,list (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client).
  */
@@ -20,6 +20,7 @@ import { startClient, startServer, type ClientChild, type ServerChild } from './
 import { writeContentFile } from './lib/data.js';
 import type { Job, JobResult } from './lib/jobs.js';
 import { hotFunctions } from './lib/profile.js';
+import { layoutSize, seedListBucket, type ListLayout } from './lib/seed.js';
 import { CpuMeter, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
 import { fmt, GiB, KiB, MB, MiB, table } from './lib/table.js';
 
@@ -29,7 +30,7 @@ const cpuProf = argv.includes('--cpu-prof');
 const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
 const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
-const PHASES = ['upload', 'small', 'large', 'memory'];
+const PHASES = ['upload', 'small', 'large', 'memory', 'list'];
 for (const p of only ?? []) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
 const enabled = (phase: string): boolean => !only || only.has(phase);
 
@@ -54,6 +55,14 @@ const P = {
   largeParallelCount: quick ? 4 : 8,
   hugeSize: quick ? 256 * MiB : GiB,
   rssSampleMs: 100,
+  /** Listing bucket: 1,000,000 keys (100,000 with --quick), seeded into SQLite before Granary starts. */
+  listLayout: (quick
+    ? { big: 9_000, dirs: 80, perDir: 1000, flat: 11_000 }
+    : { big: 90_000, dirs: 900, perDir: 1000, flat: 10_000 }) satisfies ListLayout,
+  listPage: 1000,
+  listWarmup: 20,
+  /** Requests per measured listing (one at a time). */
+  listRequests: quick ? 40 : 200,
 };
 
 const AK = 'bench-access-key';
@@ -62,6 +71,8 @@ const BUCKET = 'bench';
 const SMALL_KEY = 'small.bin';
 const LARGE_KEY = 'large.bin';
 const HUGE_KEY = 'huge.bin';
+const LIST_BUCKET = 'bench-list';
+const LIST_P99_TARGET_MS = 50;
 const RSS_TARGET_MB = 200;
 const RATIO_TARGET = 0.8;
 const SERVERS = ['granary', 'baseline'] as const;
@@ -189,6 +200,12 @@ async function main(): Promise<void> {
     await writeContentFile(join(baselineDir, SMALL_KEY), P.smallSize);
     await writeContentFile(join(baselineDir, LARGE_KEY), P.largeSize);
     if (enabled('memory')) await writeContentFile(join(baselineDir, HUGE_KEY), P.hugeSize);
+    if (enabled('list')) {
+      log(`Setup: seeding ${fmt(layoutSize(P.listLayout))} keys into bucket ${LIST_BUCKET} (SQLite, before Granary starts)…`);
+      const seeded = await seedListBucket(granaryDir, LIST_BUCKET, AK, P.listLayout);
+      log(`  seeded ${fmt(seeded.keys)} keys in ${fmt(seeded.ms / 1000, 1)} s`);
+      results.listSeed = seeded;
+    }
 
     const startGranary = async (): Promise<ServerChild> => {
       const env = {
@@ -222,10 +239,14 @@ async function main(): Promise<void> {
     const token = new qiniu.rs.PutPolicy({ scope: BUCKET }).uploadToken(new qiniu.auth.digest.Mac(AK, SK));
     const path = (s: ServerName, key: string): string => (s === 'granary' ? `/${BUCKET}/${key}` : `/${key}`);
     const paths = (key: string): Record<ServerName, string> => ({ granary: path('granary', key), baseline: path('baseline', key) });
-    for (const [key, size] of [
-      [SMALL_KEY, P.smallSize],
-      [LARGE_KEY, P.largeSize],
-    ] as const) {
+    // The download phases need these objects; the upload and list phases do not.
+    const downloads = enabled('small') || enabled('large') || enabled('memory');
+    for (const [key, size] of downloads
+      ? ([
+          [SMALL_KEY, P.smallSize],
+          [LARGE_KEY, P.largeSize],
+        ] as const)
+      : []) {
       const r = await client.run({ kind: 'upload-stream', port: granary.port, token, key, size });
       if (r.ok !== 1) throw new Error(`upload of ${key} failed: ${r.firstError ?? '?'}`);
       await checkSame(paths(key), ports());
@@ -337,6 +358,66 @@ async function main(): Promise<void> {
       row(`download ${label} (MB/s)`, fmt(mbPerSecond(down.granary.result)), fmt(mbPerSecond(down.baseline.result)), ratioCell(mbPerSecond(down.granary.result), mbPerSecond(down.baseline.result), false));
       row('  peak server RSS (MB)', fmt(downPeak), mb(down.baseline.peakRssBytes), '', rssCell(downPeak));
     }
+    if (enabled('list')) {
+      const L = P.listLayout;
+      const total = layoutSize(L);
+      log();
+      log(`[5] Listing a ${fmt(total)}-key bucket (big/: ${fmt(L.big)} keys, ${L.dirs} × ${fmt(L.perDir)} under dirNNNN/, ${fmt(L.flat)} flat), limit ${P.listPage}, signed POST /list one at a time: ${P.listRequests} requests per case after ${P.listWarmup} warm-up ones, then a walk over every page`);
+      const mac = new qiniu.auth.digest.Mac(AK, SK);
+      const base = `/list?bucket=${LIST_BUCKET}&limit=${P.listPage}`;
+      const listJob = (path: string, marker: string, count: number, expectEntries?: number, walk = false): Job => ({
+        kind: 'list',
+        port: granary.port,
+        accessKey: AK,
+        secretKey: SK,
+        path,
+        marker,
+        count,
+        walk,
+        ...(expectEntries !== undefined ? { expectEntries } : {}),
+      });
+      // A marker near the end of the key space: the listing of a 10-key prefix stopped after its first key.
+      const endStart = Math.floor((L.flat - 1010) / 10) * 10;
+      const probePath = `/list?bucket=${LIST_BUCKET}&limit=1&prefix=flat${String(endStart).padStart(6, '0').slice(0, 5)}`;
+      const probe = await fetch(`http://127.0.0.1:${granary.port}${probePath}`, {
+        method: 'POST',
+        headers: { authorization: qiniu.util.generateAccessToken(mac, `http://127.0.0.1:${granary.port}${probePath}`) },
+      });
+      const endMarker = ((await probe.json()) as { marker?: string }).marker ?? '';
+      if (!endMarker) throw new Error(`no marker from ${probePath} (HTTP ${probe.status})`);
+      const cases = [
+        { name: 'start', label: 'first page', path: base, marker: '', expect: P.listPage },
+        { name: 'end', label: 'a page at the end', path: base, marker: endMarker, expect: P.listPage },
+        {
+          name: 'delimiter',
+          label: `root with delimiter / (${1 + L.dirs} dirs)`,
+          path: `${base}&delimiter=%2F`,
+          marker: '',
+          expect: Math.min(P.listPage, 1 + L.dirs + L.flat),
+        },
+      ];
+      const listResults: Record<string, unknown> = {};
+      const p99Cell = (r: JobResult): string => `p99 < ${LIST_P99_TARGET_MS}${(r.latency?.p99 ?? Infinity) < LIST_P99_TARGET_MS ? ' ok' : ' MISS'}`;
+      for (const c of cases) {
+        await measure(client, granary, listJob(c.path, c.marker, P.listWarmup, c.expect));
+        const m = await measure(client, granary, listJob(c.path, c.marker, P.listRequests, c.expect), true);
+        const r = m.result;
+        log(`  ${c.label.padEnd(32)}: p50 ${ms(r.latency?.p50, 2)} ms, p99 ${ms(r.latency?.p99, 2)} ms, max ${ms(r.latency?.max, 2)} ms (${r.ok} × ${fmt(r.bytes / r.ok / 1000)} kB answers); ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
+        listResults[c.name] = m;
+        row(`list ${fmt(total)} keys, ${c.label}: p50 / p99 (ms)`, `${ms(r.latency?.p50, 2)} / ${ms(r.latency?.p99, 2)}`, '', '', p99Cell(r));
+      }
+      const pages = Math.ceil(total / P.listPage);
+      const walk = await measure(client, granary, listJob(base, '', pages + 1, undefined, true), true);
+      const w = walk.result;
+      const complete = w.errors === 0 && w.ok === pages && w.entries === total;
+      log(`  walk over every page following markers: ${w.ok} pages, ${fmt(w.entries)} keys in ${fmt(w.elapsedMs / 1000, 2)} s = ${fmt(perSecond(w))} pages/s, p50 ${ms(w.latency?.p50, 2)} ms, p99 ${ms(w.latency?.p99, 2)} ms${complete ? '' : ' — INCOMPLETE'}; ${loadNote(walk)}; peak RSS ${mb(walk.peakRssBytes)} MB`);
+      if (!complete) throw new Error(`the walk listed ${w.entries ?? 0} keys in ${w.ok} pages, expected ${total} in ${pages}`);
+      listResults.walk = { ...walk, pagesPerSecond: perSecond(w) };
+      results.list = { layout: L, keys: total, cases: listResults };
+      row(`list ${fmt(total)} keys, walk of ${fmt(pages)} pages: p50 / p99 (ms)`, `${ms(w.latency?.p50, 2)} / ${ms(w.latency?.p99, 2)}`, '', '', p99Cell(w));
+      row('  whole listing (s)', fmt(w.elapsedMs / 1000, 1));
+    }
+
     runPeakBytes = Math.max(runPeakBytes, runPeak.stop().peakBytes, ...granaryPids.map((pid) => peakByPid.get(pid) ?? 0));
     results.granaryPeakRssMB = runPeakBytes / MB;
     row('Granary peak RSS, whole run (MB)', mb(runPeakBytes));

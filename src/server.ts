@@ -12,6 +12,7 @@ import { Errors, isKodoError } from './errors.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
 import { registerBatch } from './roles/rs/batch.js';
 import { registerRsOps } from './roles/rs/routes.js';
+import { registerList } from './roles/rsf/list.js';
 import { registerBuckets } from './roles/uc/buckets.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerFormUpload } from './roles/up/form.js';
@@ -112,6 +113,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerRegionQuery(app, g);
   registerBuckets(app, g);
   registerFormUpload(app, g);
+  registerList(app, g);
   registerRsOps(app, g);
   registerBatch(app, g);
   registerDownloads(app, g);

@@ -43,7 +43,26 @@ export interface UploadStreamJob {
   size: number;
 }
 
-export type Job = UploadJob | GetRateJob | GetBulkJob | UploadStreamJob;
+/**
+ * Signed listing requests (`POST <path>`, QBox credential), one at a time over a keep-alive connection. Fixed mode:
+ * `count` requests of the same page, each answer must hold `expectEntries` entries (items + common prefixes).
+ * Walk mode (`walk`): follows each answer's marker from `marker` until it is empty (at most `count` pages).
+ */
+export interface ListJob {
+  kind: 'list';
+  port: number;
+  accessKey: string;
+  secretKey: string;
+  /** Path and query without the marker, e.g. `/list?bucket=b&limit=1000`. */
+  path: string;
+  /** Marker of the first request ('' = from the start). */
+  marker: string;
+  count: number;
+  walk?: boolean;
+  expectEntries?: number;
+}
+
+export type Job = UploadJob | GetRateJob | GetBulkJob | UploadStreamJob | ListJob;
 
 export interface JobResult {
   /** Requests answered 2xx with the expected body. */
@@ -56,6 +75,8 @@ export interface JobResult {
   latency?: LatencySummary;
   /** Cores the client process kept busy during the job (1.0 = one full core). */
   clientCores: number;
+  /** Listing jobs: entries (items + common prefixes) received in all answers. */
+  entries?: number;
 }
 
 export type ClientRequest = { id: number; job: Job };
