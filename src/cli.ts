@@ -18,6 +18,7 @@ import { copyEntry, moveEntry } from './objects/manage/copy.js';
 import { deleteEntry } from './objects/manage/delete.js';
 import type { EntryRef } from './objects/manage/ref.js';
 import { statEntry } from './objects/manage/stat.js';
+import { streamObjects } from './objects/list.js';
 import { toJson } from './roles/json.js';
 import { systemClock } from './ports/clock.js';
 
@@ -130,6 +131,31 @@ function addEntryCommands(program: Command): void {
         }
       }),
   );
+  withDataDir(program.command('ls <bucket>').description('list entries: key, size, hash, MIME, putTime (100 ns)'))
+    .option('--prefix <p>', 'only keys starting with p', '')
+    .option('--delimiter <d>', 'roll keys up into common prefixes at d (shown ending with d)', '')
+    .action((bucket: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        const pages = await streamObjects(g, g.keys.accessKey, {
+          bucket,
+          prefix: opts.prefix ?? '',
+          delimiter: opts.delimiter ?? '',
+          marker: '',
+          limit: null,
+          needParts: false,
+        });
+        for await (const lines of pages) {
+          let out = '';
+          for (const line of lines) {
+            const it = line.item;
+            out += it
+              ? `${String(it.key)}\t${String(it.fsize)}\t${String(it.hash)}\t${String(it.mimeType)}\t${String(it.putTime)}\n`
+              : `${line.dir}\n`;
+          }
+          process.stdout.write(out);
+        }
+      }),
+    );
   const copyLike = (name: 'cp' | 'mv', fn: typeof copyEntry, verb: string): void => {
     withDataDir(program.command(`${name} <from> <to>`).description(`${verb} an entry (<bucket>:<key>; no bytes are copied)`))
       .option('--force', 'replace an existing target')

@@ -225,6 +225,12 @@ describe('entry commands (stat, cp, mv, rm) on the data dir of a running server'
       expect(cli('cp', 'cli-entries:a:b.txt', 'cli-entries:copy.txt')).toMatchObject({ status: 0 });
       expect(cli('cp', 'cli-entries:a:b.txt', 'cli-entries:copy.txt')).toMatchObject({ status: 1, stderr: expect.stringMatching(/614/) });
       expect(cli('mv', 'cli-entries:copy.txt', 'cli-entries:moved.txt')).toMatchObject({ status: 0 });
+      const ls = cli('ls', 'cli-entries');
+      expect(ls.status).toBe(0);
+      expect(ls.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0])).toEqual(['a:b.txt', 'moved.txt']);
+      expect(ls.stdout).toMatch(/^a:b\.txt\t3\tFqmZPjZHBoFquj4lcXhQwmyc0Nid\t[^\t]+\t\d{17}$/m);
+      const rolled = cli('ls', 'cli-entries', '--delimiter', ':').stdout.split('\n').filter(Boolean);
+      expect(rolled.map((l) => l.split('\t')[0])).toEqual(['a:', 'moved.txt']);
       expect(await (await fetch(`${s.url}/cli-entries/moved.txt`)).text()).toBe('abc');
       expect((await fetch(`${s.url}/cli-entries/copy.txt`)).status).toBe(404);
 
