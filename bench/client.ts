@@ -13,7 +13,19 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import qiniu from 'qiniu';
 import { contentBuffer, contentChunks } from './lib/data.js';
-import type { ClientReply, ClientRequest, GetBulkJob, GetRateJob, Job, JobResult, ListJob, UploadJob, UploadStreamJob } from './lib/jobs.js';
+import type {
+  BatchStatJob,
+  ClientReply,
+  ClientRequest,
+  GetBulkJob,
+  GetRateJob,
+  Job,
+  JobResult,
+  ListJob,
+  StatJob,
+  UploadJob,
+  UploadStreamJob,
+} from './lib/jobs.js';
 import { multipartFrame } from './lib/multipart.js';
 import { msSince, summarize } from './lib/stats.js';
 
@@ -304,6 +316,72 @@ async function list(job: ListJob): Promise<Tally> {
   return t;
 }
 
+/** URL-safe base64 of `bucket:key` (EncodedEntryURI). */
+function encodedEntry(bucket: string, key: string): string {
+  return Buffer.from(`${bucket}:${key}`).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+}
+
+async function stat(job: StatJob): Promise<Tally> {
+  const t = newTally();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency });
+  const mac = new qiniu.auth.digest.Mac(job.accessKey, job.secretKey);
+  const paths = job.keys.map((k) => `/stat/${encodedEntry(job.bucket, k)}`);
+  const deadline = Date.now() + job.durationMs;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (Date.now() < deadline) {
+      const path = paths[next++ % paths.length] as string;
+      const authorization = qiniu.util.generateAccessToken(mac, `http://${HOST}:${job.port}${path}`);
+      const start = process.hrtime.bigint();
+      try {
+        const res = await request(agent, { method: 'GET', port: job.port, path, headers: { authorization } });
+        if (res.status !== 200) {
+          fail(t, `HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`);
+          continue;
+        }
+        t.ok++;
+        t.bytes += res.body.length;
+        t.latencies.push(msSince(start));
+      } catch (err) {
+        fail(t, (err as Error).message);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: job.concurrency }, worker));
+  agent.destroy();
+  return t;
+}
+
+async function batchStat(job: BatchStatJob): Promise<Tally> {
+  const t: Tally = { ...newTally(), entries: 0 };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const mac = new qiniu.auth.digest.Mac(job.accessKey, job.secretKey);
+  const body = job.keys.map((k) => `op=${encodeURIComponent(`/stat/${encodedEntry(job.bucket, k)}`)}`).join('&');
+  const authorization = qiniu.util.generateAccessToken(mac, `http://${HOST}:${job.port}/batch`, body);
+  const payload = Buffer.from(body);
+  const headers = { authorization, 'content-type': 'application/x-www-form-urlencoded', 'content-length': payload.length };
+  for (let i = 0; i < job.count; i++) {
+    const start = process.hrtime.bigint();
+    try {
+      const res = await request(agent, { method: 'POST', port: job.port, path: '/batch', headers }, payload);
+      const ms = msSince(start);
+      const results = res.status === 200 ? (JSON.parse(res.body.toString('utf8')) as { code: number }[]) : [];
+      if (res.status !== 200 || results.length !== job.keys.length || results.some((r) => r.code !== 200)) {
+        fail(t, `HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`);
+        continue;
+      }
+      t.ok++;
+      t.bytes += res.body.length;
+      t.entries = (t.entries ?? 0) + results.length;
+      t.latencies.push(ms);
+    } catch (err) {
+      fail(t, (err as Error).message);
+    }
+  }
+  agent.destroy();
+  return t;
+}
+
 async function run(job: Job): Promise<JobResult> {
   const cpu0 = process.cpuUsage();
   const start = process.hrtime.bigint();
@@ -316,7 +394,11 @@ async function run(job: Job): Promise<JobResult> {
           ? await getBulk(job)
           : job.kind === 'list'
             ? await list(job)
-            : await uploadStream(job);
+            : job.kind === 'stat'
+              ? await stat(job)
+              : job.kind === 'batch-stat'
+                ? await batchStat(job)
+                : await uploadStream(job);
   const elapsedMs = msSince(start);
   const cpu = process.cpuUsage(cpu0);
   const result: JobResult = {

@@ -6,7 +6,7 @@
  * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Prints each
  * phase as it goes and a summary table; writes bench/results.json. See bench/README.md.
  *
- * Options: --quick (short phases, to try the harness), --only=upload,small,large,memory,list (phases to run),
+ * Options: --quick (short phases, to try the harness), --only=upload,small,large,memory,list,rs (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client).
  */
@@ -30,7 +30,7 @@ const cpuProf = argv.includes('--cpu-prof');
 const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
 const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
-const PHASES = ['upload', 'small', 'large', 'memory', 'list'];
+const PHASES = ['upload', 'small', 'large', 'memory', 'list', 'rs'];
 for (const p of only ?? []) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
 const enabled = (phase: string): boolean => !only || only.has(phase);
 
@@ -63,6 +63,12 @@ const P = {
   listWarmup: 20,
   /** Requests per measured listing (one at a time). */
   listRequests: quick ? 40 : 200,
+  statConcurrency: 16,
+  statWarmupMs: 1000 * S,
+  statMs: 5000 * S,
+  /** Batches of `batchOps` stat ops, one at a time. */
+  batchOps: 1000,
+  batchCount: quick ? 10 : 50,
 };
 
 const AK = 'bench-access-key';
@@ -200,7 +206,7 @@ async function main(): Promise<void> {
     await writeContentFile(join(baselineDir, SMALL_KEY), P.smallSize);
     await writeContentFile(join(baselineDir, LARGE_KEY), P.largeSize);
     if (enabled('memory')) await writeContentFile(join(baselineDir, HUGE_KEY), P.hugeSize);
-    if (enabled('list')) {
+    if (enabled('list') || enabled('rs')) {
       log(`Setup: seeding ${fmt(layoutSize(P.listLayout))} keys into bucket ${LIST_BUCKET} (SQLite, before Granary starts)…`);
       const seeded = await seedListBucket(granaryDir, LIST_BUCKET, AK, P.listLayout);
       log(`  seeded ${fmt(seeded.keys)} keys in ${fmt(seeded.ms / 1000, 1)} s`);
@@ -416,6 +422,47 @@ async function main(): Promise<void> {
       results.list = { layout: L, keys: total, cases: listResults };
       row(`list ${fmt(total)} keys, walk of ${fmt(pages)} pages: p50 / p99 (ms)`, `${ms(w.latency?.p50, 2)} / ${ms(w.latency?.p99, 2)}`, '', '', p99Cell(w));
       row('  whole listing (s)', fmt(w.elapsedMs / 1000, 1));
+    }
+
+    if (enabled('rs')) {
+      const L = P.listLayout;
+      // Random existing keys of the seeded bucket (`dir%04d/file%06d`), a fixed pseudo-random sample.
+      let seed = 42;
+      const rnd = (n: number): number => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+      const sample = (n: number): string[] =>
+        Array.from({ length: n }, () => `dir${String(rnd(L.dirs)).padStart(4, '0')}/file${String(rnd(L.perDir)).padStart(6, '0')}`);
+      const keys = sample(5000);
+      const batchKeys = sample(P.batchOps);
+      log();
+      log(`[6] Management on the ${fmt(layoutSize(L))}-key bucket: signed GET /stat of random keys, ${P.statConcurrency} concurrent keep-alive clients for ${P.statMs / 1000} s after ${P.statWarmupMs / 1000} s; then ${P.batchCount} × POST /batch of ${P.batchOps} stat ops, one at a time`);
+      const statJob = (durationMs: number): Job => ({
+        kind: 'stat',
+        port: granary.port,
+        accessKey: AK,
+        secretKey: SK,
+        bucket: LIST_BUCKET,
+        keys,
+        concurrency: P.statConcurrency,
+        durationMs,
+      });
+      await measure(client, granary, statJob(P.statWarmupMs));
+      const st = await measure(client, granary, statJob(P.statMs), true);
+      const s = st.result;
+      log(`  stat      : ${fmt(s.ok)} in ${fmt(s.elapsedMs / 1000, 1)} s = ${fmt(perSecond(s))} ops/s, p50 ${ms(s.latency?.p50, 2)} ms, p99 ${ms(s.latency?.p99, 2)} ms; ${loadNote(st)}`);
+      const bt = await measure(
+        client,
+        granary,
+        { kind: 'batch-stat', port: granary.port, accessKey: AK, secretKey: SK, bucket: LIST_BUCKET, keys: batchKeys, count: P.batchCount },
+        true,
+      );
+      const b = bt.result;
+      const opsPerSecond = ((b.entries ?? 0) * 1000) / b.elapsedMs;
+      log(`  batch-stat: ${b.ok} × ${P.batchOps} ops, p50 ${ms(b.latency?.p50, 2)} ms, p99 ${ms(b.latency?.p99, 2)} ms per batch = ${fmt(opsPerSecond)} stat ops/s; ${loadNote(bt)}`);
+      results.rs = { stat: { ...st, opsPerSecond: perSecond(s) }, batchStat: { ...bt, opsPerSecond } };
+      row('stat, 16 clients (ops/s)', fmt(perSecond(s)));
+      row('  latency p50 / p99 (ms)', `${ms(s.latency?.p50, 2)} / ${ms(s.latency?.p99, 2)}`);
+      row(`batch of ${P.batchOps} stat ops: p50 / p99 (ms)`, `${ms(b.latency?.p50, 2)} / ${ms(b.latency?.p99, 2)}`);
+      row('  stat ops/s inside batches', fmt(opsPerSecond));
     }
 
     runPeakBytes = Math.max(runPeakBytes, runPeak.stop().peakBytes, ...granaryPids.map((pid) => peakByPid.get(pid) ?? 0));

@@ -62,7 +62,30 @@ export interface ListJob {
   expectEntries?: number;
 }
 
-export type Job = UploadJob | GetRateJob | GetBulkJob | UploadStreamJob | ListJob;
+/** Signed `GET /stat/<entry>` of `keys` (cycled), `concurrency` at a time over keep-alive, for `durationMs`. */
+export interface StatJob {
+  kind: 'stat';
+  port: number;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  keys: string[];
+  concurrency: number;
+  durationMs: number;
+}
+
+/** `count` signed `POST /batch` requests, one at a time, each of one `op=/stat/…` per key (all must answer 200). */
+export interface BatchStatJob {
+  kind: 'batch-stat';
+  port: number;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  keys: string[];
+  count: number;
+}
+
+export type Job = UploadJob | GetRateJob | GetBulkJob | UploadStreamJob | ListJob | StatJob | BatchStatJob;
 
 export interface JobResult {
   /** Requests answered 2xx with the expected body. */

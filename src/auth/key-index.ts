@@ -5,30 +5,21 @@
  * (pairs created by the CLI from another process are accepted within that time).
  */
 import { randomBytes } from 'node:crypto';
+import { ReloadingView } from '../ports/reloading.js';
 import type { MetaStore } from '../store/meta.js';
 import { urlsafeB64Encode } from './base64.js';
 import type { KeyPair } from './keys.js';
 import type { SecretLookup } from './management.js';
 
-export class KeyIndex {
+export class KeyIndex extends ReloadingView {
   private accounts = new Map<string, string>();
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly meta: MetaStore,
     readonly root: KeyPair,
-    private readonly refreshSeconds = 5,
-  ) {}
-
-  /** Loads the account pairs and starts the periodic refresh. */
-  async start(): Promise<void> {
-    await this.reload();
-    this.timer = setInterval(() => void this.reload().catch(() => undefined), this.refreshSeconds * 1000);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    refreshSeconds = 5,
+  ) {
+    super(refreshSeconds);
   }
 
   async reload(): Promise<void> {

@@ -3,26 +3,17 @@
  * in memory: reloaded at start, after every bind/drop through this process, and every `refreshSeconds`
  * (domains bound by the CLI from another process take effect within that time).
  */
+import { ReloadingView } from '../ports/reloading.js';
 import type { MetaStore } from '../store/meta.js';
 
-export class DomainIndex {
+export class DomainIndex extends ReloadingView {
   private map = new Map<string, string>();
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly meta: MetaStore,
-    private readonly refreshSeconds = 5,
-  ) {}
-
-  /** Loads the table and starts the periodic refresh. */
-  async start(): Promise<void> {
-    await this.reload();
-    this.timer = setInterval(() => void this.reload().catch(() => undefined), this.refreshSeconds * 1000);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    refreshSeconds = 5,
+  ) {
+    super(refreshSeconds);
   }
 
   /** Re-reads every bound domain. */

@@ -8,6 +8,7 @@ import qiniu from 'qiniu';
 import { expect } from 'vitest';
 import { signedFetch } from './http.js';
 import { sdk, type TestServer } from './server.js';
+import { readAnswer, type RawAnswer } from './upload.js';
 
 /** EncodedEntryURI of `<bucket>:<key>` (the SDK's own encoder). */
 export const entry = (bucket: string, key: string): string => qiniu.util.encodedEntry(bucket, key);
@@ -34,12 +35,7 @@ export async function put(
 }
 
 /** A raw answer: status, headers, text and parsed JSON (undefined when the text is not JSON). */
-export interface OpAnswer {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: unknown;
-}
+export type OpAnswer = RawAnswer;
 
 /** Sends a signed management request (`Qiniu` by default) for an op path such as `/stat/<entry>`. */
 export async function rawOp(
@@ -47,15 +43,7 @@ export async function rawOp(
   path: string,
   opts: { method?: string; body?: string; scheme?: 'Qiniu' | 'QBox'; mac?: qiniu.auth.digest.Mac; contentType?: string } = {},
 ): Promise<OpAnswer> {
-  const res = await signedFetch(s, { ...opts, path, method: opts.method ?? 'POST' });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return readAnswer(await signedFetch(s, { ...opts, path, method: opts.method ?? 'POST' }));
 }
 
 /** Asserts a JSON error answer `{"error": "..."}` with `status`. */

@@ -86,7 +86,11 @@ export interface RawAnswer {
 export async function postRoot(s: TestServer, body: Buffer | string, contentType: string | undefined): Promise<RawAnswer> {
   const headers: Record<string, string> = {};
   if (contentType !== undefined) headers['content-type'] = contentType;
-  const res = await fetch(`${s.url}/`, { method: 'POST', headers, body });
+  return readAnswer(await fetch(`${s.url}/`, { method: 'POST', headers, body }));
+}
+
+/** Status, headers, body text and (when it parses) JSON of a fetch response. */
+export async function readAnswer(res: Response): Promise<RawAnswer> {
   const text = await res.text();
   let json: unknown;
   try {
