@@ -8,13 +8,14 @@
  * (`list_marker_key`, created on first use): a marker that is not base64 or JSON, was altered, or was issued for
  * another bucket answers 640. An exhausted listing answers the marker `""`.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { authorizeBucket } from '../auth/authorize.js';
 import { urlsafeB64DecodeText, urlsafeB64Encode } from '../auth/base64.js';
+import { serverSecret } from '../auth/secrets.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { ListPage, MetaStore } from '../store/meta.js';
+import type { ListPage } from '../store/meta.js';
 import { listItemJson } from './entry-json.js';
 
 /** Largest page (items + common prefixes) of `/list`, and the page size `/v2/list` streams with. */
@@ -80,24 +81,6 @@ export function streamLimit(raw: string | null): number {
   return n === null || n === 0 ? Infinity : n;
 }
 
-const secrets = new WeakMap<MetaStore, Promise<Buffer>>();
-
-/** The marker HMAC secret of this store: read from the settings, created (32 random bytes) on first use. */
-function markerSecret(meta: MetaStore): Promise<Buffer> {
-  let p = secrets.get(meta);
-  if (!p) {
-    p = (async () => {
-      const stored = await meta.getSetting(MARKER_KEY_SETTING);
-      if (stored) return Buffer.from(stored, 'base64');
-      const fresh = randomBytes(32);
-      await meta.setSetting(MARKER_KEY_SETTING, fresh.toString('base64'));
-      return fresh;
-    })();
-    p.catch(() => secrets.delete(meta));
-    secrets.set(meta, p);
-  }
-  return p;
-}
 
 function markerMac(secret: Buffer, bucket: string, pos: Position): Buffer {
   return createHmac('sha256', secret)
@@ -147,7 +130,7 @@ async function open(
   p: ListParams,
 ): Promise<{ secret: Buffer; after: Position | undefined }> {
   await authorizeBucket(g, accessKey, p.bucket);
-  const secret = await markerSecret(g.meta);
+  const secret = await serverSecret(g.meta, MARKER_KEY_SETTING);
   const after = p.marker === '' ? undefined : decodeMarker(secret, p.bucket, p.marker);
   return { secret, after };
 }

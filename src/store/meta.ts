@@ -105,6 +105,37 @@ export interface PendingJob {
   createdMs: number;
 }
 
+/** A v1 block being uploaded (mkblk/bput). `size` declared bytes; `offset` bytes received; times Unix seconds. */
+export interface BlockRecord {
+  id: string;
+  accessKey: string;
+  size: number;
+  offset: number;
+  /** Blob ids of the chunks, in order. */
+  chunks: string[];
+  expiresAt: number;
+}
+
+/** A v2 multipart upload. `key` undefined when the object name was `~`. Times Unix seconds. */
+export interface UploadRecord {
+  id: string;
+  accessKey: string;
+  bucket: string;
+  key?: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** One uploaded part. `etag` is the part's Kodo etag; `md5` lower-case hex; `putTime` Unix seconds. */
+export interface PartRecord {
+  partNumber: number;
+  blobId: string;
+  size: number;
+  md5: string;
+  etag: string;
+  putTime: number;
+}
+
 export interface MetaStore {
   // ---- buckets and domains ----
   /** Creates a bucket; false when it exists already. */
@@ -177,6 +208,32 @@ export interface MetaStore {
   pendingBlobDeletions(limit: number): Promise<string[]>;
   /** Marks blob deletions done. */
   forgetBlobDeletions(blobIds: string[]): Promise<void>;
+
+  // ---- resumable upload sessions (chunk and part blobs are reference-counted like entries' blobs) ----
+  /** Records a block with its first chunk (offset = chunk size). */
+  createBlock(block: BlockRecord): Promise<void>;
+  getBlock(id: string): Promise<BlockRecord | undefined>;
+  /**
+   * Appends a chunk iff the block's offset is still `expectOffset` (compare-and-set: a replayed or out-of-order
+   * chunk answers 'mismatch'); returns the new offset.
+   */
+  appendChunk(
+    id: string,
+    expectOffset: number,
+    chunk: { blobId: string; size: number },
+  ): Promise<{ result: 'ok'; offset: number } | { result: 'mismatch' | 'missing' }>;
+  /** Deletes blocks and drops their chunk references. */
+  deleteBlocks(ids: string[]): Promise<{ freedBlobs: string[] }>;
+  createUpload(upload: UploadRecord): Promise<void>;
+  getUpload(id: string): Promise<UploadRecord | undefined>;
+  /** Stores (or replaces) a part; 'missing' when the upload does not exist. */
+  putPart(uploadId: string, part: PartRecord): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }>;
+  /** Parts with partNumber > `afterPart`, ascending, at most `limit`. */
+  listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]>;
+  /** Deletes an upload and its parts; false when it did not exist. */
+  deleteUpload(id: string): Promise<{ deleted: boolean; freedBlobs: string[] }>;
+  /** Deletes blocks and uploads expired at `nowSec`; returns how many and the blobs freed. */
+  deleteExpiredSessions(nowSec: number): Promise<{ sessions: number; freedBlobs: string[] }>;
 
   // ---- processing requests (persistentOps), picked up by the job engine ----
   enqueueJob(job: PendingJob): Promise<void>;

@@ -61,6 +61,37 @@ CREATE TABLE IF NOT EXISTS blob_deletions (
   id TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 
+CREATE TABLE IF NOT EXISTS blocks (
+  id         TEXT PRIMARY KEY,
+  access_key TEXT NOT NULL,
+  size       INTEGER NOT NULL,
+  offset     INTEGER NOT NULL,
+  chunks     TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS blocks_expiry ON blocks (expires_at);
+
+CREATE TABLE IF NOT EXISTS uploads (
+  id         TEXT PRIMARY KEY,
+  access_key TEXT NOT NULL,
+  bucket     TEXT NOT NULL,
+  key        TEXT,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS uploads_expiry ON uploads (expires_at);
+
+CREATE TABLE IF NOT EXISTS parts (
+  upload_id   TEXT NOT NULL,
+  part_number INTEGER NOT NULL,
+  blob_id     TEXT NOT NULL,
+  size        INTEGER NOT NULL,
+  md5         TEXT NOT NULL,
+  etag        TEXT NOT NULL,
+  put_time    INTEGER NOT NULL,
+  PRIMARY KEY (upload_id, part_number)
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS jobs (
   id         TEXT PRIMARY KEY,
   bucket     TEXT NOT NULL,

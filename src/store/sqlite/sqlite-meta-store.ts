@@ -10,22 +10,29 @@
 import Database from 'better-sqlite3';
 import type {
   AccessKeyRecord,
+  BlockRecord,
   BucketRecord,
   DomainRecord,
   ListPage,
   ListQuery,
   MetaStore,
   ObjectRecord,
+  PartRecord,
   PendingJob,
   PutOutcome,
+  UploadRecord,
 } from '../meta.js';
+import { BlobRefs } from './blob-refs.js';
 import { listPage } from './list-query.js';
 import { rowParams, toRecord, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
+import { SqliteSessions } from './sessions.js';
 
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
   private readonly st;
+  private readonly refs: BlobRefs;
+  private readonly sessions: SqliteSessions;
 
   /** Opens (and creates or migrates) the database file at `path`. */
   constructor(path: string) {
@@ -37,6 +44,8 @@ export class SqliteMetaStore implements MetaStore {
     this.db.exec(SCHEMA);
     migrate(this.db);
     const db = this.db;
+    this.refs = new BlobRefs(db);
+    this.sessions = new SqliteSessions(db, this.refs);
     this.st = {
       getBucket: db.prepare('SELECT name, region, private, ctime, owner FROM buckets WHERE name = ?'),
       listBuckets: db.prepare('SELECT name, region, private, ctime, owner FROM buckets ORDER BY name'),
@@ -75,10 +84,6 @@ export class SqliteMetaStore implements MetaStore {
            restore_status = excluded.restore_status, parts = excluded.parts`,
       ),
       deleteObject: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
-      addBlob: db.prepare('INSERT INTO blobs (id, refs) VALUES (?, 1) ON CONFLICT (id) DO UPDATE SET refs = refs + 1'),
-      decBlob: db.prepare('UPDATE blobs SET refs = refs - 1 WHERE id = ? RETURNING refs'),
-      dropBlob: db.prepare('DELETE FROM blobs WHERE id = ?'),
-      queueBlobDeletion: db.prepare('INSERT OR IGNORE INTO blob_deletions (id) VALUES (?)'),
       blobExists: db.prepare('SELECT 1 FROM blobs WHERE id = ?'),
       pendingDeletions: db.prepare('SELECT id FROM blob_deletions LIMIT ?'),
       forgetDeletion: db.prepare('DELETE FROM blob_deletions WHERE id = ?'),
@@ -171,16 +176,6 @@ export class SqliteMetaStore implements MetaStore {
     return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
   }
 
-  /** Drops one reference to a blob inside the current transaction; records it for deletion at zero. */
-  private releaseBlob(blobId: string, freed: string[]): void {
-    const row = this.st.decBlob.get(blobId) as { refs: number } | undefined;
-    if (row && row.refs <= 0) {
-      this.st.dropBlob.run(blobId);
-      this.st.queueBlobDeletion.run(blobId);
-      freed.push(blobId);
-    }
-  }
-
   async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome> {
     return this.db.transaction((): PutOutcome => {
       const freed: string[] = [];
@@ -190,9 +185,9 @@ export class SqliteMetaStore implements MetaStore {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
         return { result, freedBlobs: freed, existing };
       }
-      this.st.addBlob.run(rec.blobId);
+      this.refs.add(rec.blobId);
       this.st.upsertObject.run(rowParams(rec));
-      if (existing) this.releaseBlob(existing.blobId, freed);
+      if (existing) this.refs.release(existing.blobId, freed);
       return existing
         ? { result: 'replaced', freedBlobs: freed, previous: existing }
         : { result: 'created', freedBlobs: freed };
@@ -206,7 +201,7 @@ export class SqliteMetaStore implements MetaStore {
     const rec = toRecord(row);
     if (rec.expireAt !== undefined && rec.expireAt <= nowSec) {
       this.st.deleteObject.run(bucket, key);
-      this.releaseBlob(rec.blobId, freed);
+      this.refs.release(rec.blobId, freed);
       return undefined;
     }
     return rec;
@@ -218,7 +213,7 @@ export class SqliteMetaStore implements MetaStore {
       const rec = this.liveRow(bucket, key, nowSec, freed);
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
       this.st.deleteObject.run(bucket, key);
-      this.releaseBlob(rec.blobId, freed);
+      this.refs.release(rec.blobId, freed);
       return { result: 'deleted' as const, freedBlobs: freed };
     })();
   }
@@ -238,9 +233,9 @@ export class SqliteMetaStore implements MetaStore {
       }
       const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      this.st.addBlob.run(src.blobId);
+      this.refs.add(src.blobId);
       this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime }));
-      if (dst) this.releaseBlob(dst.blobId, freed);
+      if (dst) this.refs.release(dst.blobId, freed);
       return { result: 'copied' as const, freedBlobs: freed };
     })();
   }
@@ -276,7 +271,7 @@ export class SqliteMetaStore implements MetaStore {
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       if (dst) {
         this.st.deleteObject.run(to.bucket, to.key);
-        this.releaseBlob(dst.blobId, freed);
+        this.refs.release(dst.blobId, freed);
       }
       this.st.deleteObject.run(from.bucket, from.key);
       this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key }));
@@ -290,7 +285,7 @@ export class SqliteMetaStore implements MetaStore {
       const rows = this.st.expired.all(nowSec, limit) as ObjectRow[];
       for (const row of rows) {
         this.st.deleteObject.run(row.bucket, row.key);
-        this.releaseBlob(row.blob_id, freed);
+        this.refs.release(row.blob_id, freed);
       }
       return { deleted: rows.length, freedBlobs: freed };
     })();
@@ -316,6 +311,50 @@ export class SqliteMetaStore implements MetaStore {
     this.db.transaction(() => {
       for (const id of blobIds) this.st.forgetDeletion.run(id);
     })();
+  }
+
+  createBlock(block: BlockRecord): Promise<void> {
+    return this.sessions.createBlock(block);
+  }
+
+  getBlock(id: string): Promise<BlockRecord | undefined> {
+    return this.sessions.getBlock(id);
+  }
+
+  appendChunk(
+    id: string,
+    expectOffset: number,
+    chunk: { blobId: string; size: number },
+  ): Promise<{ result: 'ok'; offset: number } | { result: 'mismatch' | 'missing' }> {
+    return this.sessions.appendChunk(id, expectOffset, chunk);
+  }
+
+  deleteBlocks(ids: string[]): Promise<{ freedBlobs: string[] }> {
+    return this.sessions.deleteBlocks(ids);
+  }
+
+  createUpload(upload: UploadRecord): Promise<void> {
+    return this.sessions.createUpload(upload);
+  }
+
+  getUpload(id: string): Promise<UploadRecord | undefined> {
+    return this.sessions.getUpload(id);
+  }
+
+  putPart(uploadId: string, part: PartRecord): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }> {
+    return this.sessions.putPart(uploadId, part);
+  }
+
+  listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]> {
+    return this.sessions.listParts(uploadId, afterPart, limit);
+  }
+
+  deleteUpload(id: string): Promise<{ deleted: boolean; freedBlobs: string[] }> {
+    return this.sessions.deleteUpload(id);
+  }
+
+  deleteExpiredSessions(nowSec: number): Promise<{ sessions: number; freedBlobs: string[] }> {
+    return this.sessions.deleteExpired(nowSec);
   }
 
   async enqueueJob(job: PendingJob): Promise<void> {

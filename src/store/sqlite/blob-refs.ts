@@ -1,0 +1,35 @@
+/**
+ * Blob reference counting inside SQLite transactions, shared by entries and upload sessions. A blob whose count
+ * reaches zero is recorded in `blob_deletions` in the same transaction and reported as freed: the caller deletes
+ * its bytes after the commit (a crash in between is finished at start).
+ */
+import type Database from 'better-sqlite3';
+
+export class BlobRefs {
+  private readonly add_;
+  private readonly dec;
+  private readonly drop;
+  private readonly queue;
+
+  constructor(db: Database.Database) {
+    this.add_ = db.prepare('INSERT INTO blobs (id, refs) VALUES (?, 1) ON CONFLICT (id) DO UPDATE SET refs = refs + 1');
+    this.dec = db.prepare('UPDATE blobs SET refs = refs - 1 WHERE id = ? RETURNING refs');
+    this.drop = db.prepare('DELETE FROM blobs WHERE id = ?');
+    this.queue = db.prepare('INSERT OR IGNORE INTO blob_deletions (id) VALUES (?)');
+  }
+
+  /** One more reference to `blobId` (call inside a transaction). */
+  add(blobId: string): void {
+    this.add_.run(blobId);
+  }
+
+  /** One reference fewer; at zero the blob is queued for deletion and pushed to `freed`. */
+  release(blobId: string, freed: string[]): void {
+    const row = this.dec.get(blobId) as { refs: number } | undefined;
+    if (row && row.refs <= 0) {
+      this.drop.run(blobId);
+      this.queue.run(blobId);
+      freed.push(blobId);
+    }
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Resumable-upload sessions of the SQLite MetaStore: v1 blocks (mkblk/bput) and v2 multipart uploads with their
+ * parts. Chunk and part blobs hold one reference each (BlobRefs) until their session is deleted.
+ */
+import type Database from 'better-sqlite3';
+import type { BlockRecord, PartRecord, UploadRecord } from '../meta.js';
+import type { BlobRefs } from './blob-refs.js';
+
+interface BlockRow {
+  id: string;
+  access_key: string;
+  size: number;
+  offset: number;
+  chunks: string;
+  expires_at: number;
+}
+
+interface UploadRow {
+  id: string;
+  access_key: string;
+  bucket: string;
+  key: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+interface PartRow {
+  part_number: number;
+  blob_id: string;
+  size: number;
+  md5: string;
+  etag: string;
+  put_time: number;
+}
+
+const toBlock = (r: BlockRow): BlockRecord => ({
+  id: r.id,
+  accessKey: r.access_key,
+  size: r.size,
+  offset: r.offset,
+  chunks: JSON.parse(r.chunks) as string[],
+  expiresAt: r.expires_at,
+});
+
+const toPart = (r: PartRow): PartRecord => ({
+  partNumber: r.part_number,
+  blobId: r.blob_id,
+  size: r.size,
+  md5: r.md5,
+  etag: r.etag,
+  putTime: r.put_time,
+});
+
+export class SqliteSessions {
+  private readonly st;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly refs: BlobRefs,
+  ) {
+    this.st = {
+      insertBlock: db.prepare(
+        'INSERT INTO blocks (id, access_key, size, offset, chunks, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      getBlock: db.prepare('SELECT * FROM blocks WHERE id = ?'),
+      setBlock: db.prepare('UPDATE blocks SET offset = ?, chunks = ? WHERE id = ?'),
+      deleteBlock: db.prepare('DELETE FROM blocks WHERE id = ?'),
+      expiredBlocks: db.prepare('SELECT * FROM blocks WHERE expires_at <= ? LIMIT 500'),
+      insertUpload: db.prepare(
+        'INSERT INTO uploads (id, access_key, bucket, key, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      getUpload: db.prepare('SELECT * FROM uploads WHERE id = ?'),
+      deleteUpload: db.prepare('DELETE FROM uploads WHERE id = ?'),
+      expiredUploads: db.prepare('SELECT id FROM uploads WHERE expires_at <= ? LIMIT 500'),
+      getPart: db.prepare('SELECT * FROM parts WHERE upload_id = ? AND part_number = ?'),
+      upsertPart: db.prepare(
+        `INSERT INTO parts (upload_id, part_number, blob_id, size, md5, etag, put_time) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (upload_id, part_number) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size,
+           md5 = excluded.md5, etag = excluded.etag, put_time = excluded.put_time`,
+      ),
+      listParts: db.prepare(
+        'SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?',
+      ),
+      allPartBlobs: db.prepare('SELECT blob_id FROM parts WHERE upload_id = ?'),
+      deleteParts: db.prepare('DELETE FROM parts WHERE upload_id = ?'),
+    };
+  }
+
+  async createBlock(b: BlockRecord): Promise<void> {
+    this.db.transaction(() => {
+      this.st.insertBlock.run(b.id, b.accessKey, b.size, b.offset, JSON.stringify(b.chunks), b.expiresAt);
+      for (const id of b.chunks) this.refs.add(id);
+    })();
+  }
+
+  async getBlock(id: string): Promise<BlockRecord | undefined> {
+    const row = this.st.getBlock.get(id) as BlockRow | undefined;
+    return row ? toBlock(row) : undefined;
+  }
+
+  async appendChunk(
+    id: string,
+    expectOffset: number,
+    chunk: { blobId: string; size: number },
+  ): Promise<{ result: 'ok'; offset: number } | { result: 'mismatch' | 'missing' }> {
+    return this.db.transaction(() => {
+      const row = this.st.getBlock.get(id) as BlockRow | undefined;
+      if (!row) return { result: 'missing' as const };
+      if (row.offset !== expectOffset) return { result: 'mismatch' as const };
+      const chunks = [...(JSON.parse(row.chunks) as string[]), chunk.blobId];
+      const offset = row.offset + chunk.size;
+      this.st.setBlock.run(offset, JSON.stringify(chunks), id);
+      this.refs.add(chunk.blobId);
+      return { result: 'ok' as const, offset };
+    })();
+  }
+
+  /** Deletes one block inside a transaction. */
+  private dropBlock(row: BlockRow, freed: string[]): void {
+    this.st.deleteBlock.run(row.id);
+    for (const blobId of JSON.parse(row.chunks) as string[]) this.refs.release(blobId, freed);
+  }
+
+  async deleteBlocks(ids: string[]): Promise<{ freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      for (const id of ids) {
+        const row = this.st.getBlock.get(id) as BlockRow | undefined;
+        if (row) this.dropBlock(row, freed);
+      }
+      return { freedBlobs: freed };
+    })();
+  }
+
+  async createUpload(u: UploadRecord): Promise<void> {
+    this.st.insertUpload.run(u.id, u.accessKey, u.bucket, u.key ?? null, u.createdAt, u.expiresAt);
+  }
+
+  async getUpload(id: string): Promise<UploadRecord | undefined> {
+    const r = this.st.getUpload.get(id) as UploadRow | undefined;
+    if (!r) return undefined;
+    const u: UploadRecord = {
+      id: r.id,
+      accessKey: r.access_key,
+      bucket: r.bucket,
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+    };
+    if (r.key !== null) u.key = r.key;
+    return u;
+  }
+
+  async putPart(uploadId: string, p: PartRecord): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      if (!this.st.getUpload.get(uploadId)) return { result: 'missing' as const, freedBlobs: freed };
+      const old = this.st.getPart.get(uploadId, p.partNumber) as PartRow | undefined;
+      this.st.upsertPart.run(uploadId, p.partNumber, p.blobId, p.size, p.md5, p.etag, p.putTime);
+      this.refs.add(p.blobId);
+      if (old) this.refs.release(old.blob_id, freed);
+      return { result: 'ok' as const, freedBlobs: freed };
+    })();
+  }
+
+  async listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]> {
+    return (this.st.listParts.all(uploadId, afterPart, limit) as PartRow[]).map(toPart);
+  }
+
+  /** Deletes one upload and its parts inside a transaction. */
+  private dropUpload(id: string, freed: string[]): boolean {
+    if (this.st.deleteUpload.run(id).changes === 0) return false;
+    for (const r of this.st.allPartBlobs.all(id) as { blob_id: string }[]) this.refs.release(r.blob_id, freed);
+    this.st.deleteParts.run(id);
+    return true;
+  }
+
+  async deleteUpload(id: string): Promise<{ deleted: boolean; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      return { deleted: this.dropUpload(id, freed), freedBlobs: freed };
+    })();
+  }
+
+  async deleteExpired(nowSec: number): Promise<{ sessions: number; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      let sessions = 0;
+      for (const row of this.st.expiredBlocks.all(nowSec) as BlockRow[]) {
+        this.dropBlock(row, freed);
+        sessions++;
+      }
+      for (const { id } of this.st.expiredUploads.all(nowSec) as { id: string }[]) {
+        if (this.dropUpload(id, freed)) sessions++;
+      }
+      return { sessions, freedBlobs: freed };
+    })();
+  }
+}
