@@ -77,6 +77,11 @@ export const Errors = {
   badMarker: entry('badMarker', 640, 'invalid marker'),
   tooManyOps: entry('tooManyOps', 400, 'too many operations in a batch'),
   unknownOp: entry('unknownOp', 400, 'unknown operation'),
+  invalidCtx: entry('invalidCtx', 701, 'invalid ctx: expired, altered, or not the latest ctx of its block'),
+  badBlock: entry('badBlock', 400, 'invalid block'),
+  noSuchUpload: entry('noSuchUpload', 612, 'no such uploadId'),
+  badPartList: entry('badPartList', 400, 'invalid part list'),
+  md5Mismatch: entry('md5Mismatch', 400, 'Content-MD5 does not match the part'),
   notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
 } as const;
 

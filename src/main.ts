@@ -17,6 +17,7 @@ import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
 import { startExpirySweeper } from './objects/expiry.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
+import { trackConnections } from './connections.js';
 import { buildServer } from './server.js';
 import { FsBlobStore } from './store/fs/fs-blob-store.js';
 import { SqliteMetaStore } from './store/sqlite/sqlite-meta-store.js';
@@ -74,6 +75,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   await drainBlobDeletions(g);
 
   const app = await buildServer(g);
+  const connections = trackConnections(app.server);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -96,7 +98,9 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         stopSweeper();
         domains.stop();
         keyIndex.stop();
-        await app.close();
+        const closed = app.close();
+        connections.drain();
+        await closed;
         await meta.close();
       })()),
   };

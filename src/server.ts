@@ -15,7 +15,9 @@ import { registerRsOps } from './roles/rs/routes.js';
 import { registerList } from './roles/rsf/list.js';
 import { registerBuckets } from './roles/uc/buckets.js';
 import { registerRegionQuery } from './roles/uc/query.js';
+import { registerBlockRoutes } from './roles/up/blocks.js';
 import { registerFormUpload } from './roles/up/form.js';
+import { registerMultipartRoutes, registerPartRoute } from './roles/up/multipart.js';
 import { sendJson } from './roles/http.js';
 
 /**
@@ -113,6 +115,14 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerRegionQuery(app, g);
   registerBuckets(app, g);
   registerFormUpload(app, g);
+  registerMultipartRoutes(app, g);
+  // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+    registerBlockRoutes(scope, g);
+    registerPartRoute(scope, g);
+  });
   registerList(app, g);
   registerRsOps(app, g);
   registerBatch(app, g);

@@ -5,7 +5,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
-import { urlsafeB64Encode } from '../auth/base64.js';
+import { urlsafeB64Decode, urlsafeB64Encode } from '../auth/base64.js';
 import { Errors } from '../errors.js';
 
 /** Kodo block size: 4 MiB. */
@@ -99,4 +99,14 @@ export class DigestingStream extends Transform {
     if (!this.result) throw new Error('DigestingStream: digests() before the stream finished');
     return this.result;
   }
+}
+
+/**
+ * Etag of a v2 multipart object whose non-last parts are not all 4 MiB (protocol.md §7): the 20-byte tails of
+ * the parts' own etags, concatenated, SHA-1'd, prefixed with 0x9e. Parts are given by their etags, in order.
+ */
+export function etagV2(partEtags: string[]): string {
+  const outer = createHash('sha1');
+  for (const e of partEtags) outer.update(urlsafeB64Decode(e).subarray(1));
+  return urlsafeB64Encode(Buffer.concat([Buffer.from([0x9e]), outer.digest()]));
 }

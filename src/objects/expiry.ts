@@ -1,13 +1,22 @@
 /**
  * The expiry sweeper: entries whose deleteAfterDays deadline passed (expireAt ≤ now, Unix seconds) are deleted
- * for real and their blobs freed. Reads already treat them as absent, so the sweep only reclaims space.
+ * for real and their blobs freed (reads already treat them as absent, so this only reclaims space); abandoned
+ * resumable-upload sessions are dropped when they expire.
  */
 import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
 import { releaseBlobs } from './blobs.js';
 
-/** Deletes every expired entry now, in batches of 1000; returns how many were deleted. */
+/**
+ * Deletes every expired entry now, in batches of 1000, and the resumable-upload sessions (v1 blocks, v2
+ * uploads) past their lifetime with their staged bytes; returns how many entries were deleted.
+ */
 export async function sweepExpired(g: Granary): Promise<number> {
+  for (;;) {
+    const { sessions, freedBlobs } = await g.meta.deleteExpiredSessions(nowSeconds(g.clock));
+    await releaseBlobs(g, freedBlobs);
+    if (sessions === 0) break;
+  }
   let total = 0;
   for (;;) {
     const { deleted, freedBlobs } = await g.meta.deleteExpired(nowSeconds(g.clock), 1000);

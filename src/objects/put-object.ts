@@ -35,6 +35,8 @@ export interface PutRequest {
   meta: Record<string, string>;
   /** CRC-32 the client claims for the content (form `crc32`), checked when present. */
   crc32?: number;
+  /** Part sizes in bytes of a multipart upload (kept for `needparts`). */
+  parts?: number[];
 }
 
 /** The committed entry and the request facts the response templates use. */
@@ -101,6 +103,7 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
       meta: req.meta,
     };
     if (policy.endUser !== undefined) record.endUser = policy.endUser;
+    if (req.parts !== undefined) record.parts = req.parts;
     if (policy.deleteAfterDays !== undefined && policy.deleteAfterDays > 0) {
       record.expireAt = expiryFromDays(nowMs, policy.deleteAfterDays);
     }

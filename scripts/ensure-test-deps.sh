@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs the system programs the test suite needs, from Debian's packages,
+# when they are missing. Idempotent: does nothing when everything is present.
+#
+# Each entry is "<absolute path of the command>|<Debian package that provides it>".
+# Add new needs (ffmpeg, ...) to this list.
+set -euo pipefail
+
+NEEDS=(
+  "/usr/bin/chromium|chromium"
+)
+
+missing_pkgs=()
+for entry in "${NEEDS[@]}"; do
+  cmd="${entry%%|*}"
+  pkg="${entry#*|}"
+  if [ ! -x "$cmd" ]; then
+    missing_pkgs+=("$pkg")
+  fi
+done
+
+if [ "${#missing_pkgs[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo)
+else
+  echo "ensure-test-deps: missing Debian package(s): ${missing_pkgs[*]}" >&2
+  echo "ensure-test-deps: not root and sudo is not available; install them with:" >&2
+  echo "  apt-get update && apt-get install -y --no-install-recommends ${missing_pkgs[*]}" >&2
+  exit 1
+fi
+
+echo "ensure-test-deps: installing ${missing_pkgs[*]} ..." >&2
+"${SUDO[@]}" apt-get update
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y --no-install-recommends "${missing_pkgs[@]}"
+
+for entry in "${NEEDS[@]}"; do
+  cmd="${entry%%|*}"
+  if [ ! -x "$cmd" ]; then
+    echo "ensure-test-deps: $cmd still missing after installing ${entry#*|}" >&2
+    exit 1
+  fi
+done

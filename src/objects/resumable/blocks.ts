@@ -1,0 +1,143 @@
+/**
+ * Resumable upload v1 (protocol.md §5): mkblk (first chunk of a block), bput (next chunk), mkfile (join blocks).
+ *
+ * Blocks are 4 MiB except the last of a file. Every chunk is sealed as a blob at once (on disk, never in memory)
+ * and recorded with its block in the MetaStore, so blocks survive a restart until they expire (7 days).
+ * The ctx rule: a chunk is accepted only with the latest ctx of its block and the matching offset; anything else
+ * (old/replayed ctx, wrong offset, other block, expired, forged, another key's block) → 701.
+ * mkfile checks every block is complete, the sizes add up, and commits through putObject (the put policy applies
+ * exactly as in form upload); the blocks are dropped once the file exists.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { nowSeconds } from '../../ports/clock.js';
+import type { BlockRecord } from '../../store/meta.js';
+import { releaseBlobs } from '../blobs.js';
+import { BLOCK_SIZE } from '../etag.js';
+import { putObject, type PutRequest, type PutResult } from '../put-object.js';
+import { receiveBody } from '../receive.js';
+import { sha1OfBlobs, streamBlobs } from './assemble.js';
+import { decodeCtx, encodeCtx } from './ctx.js';
+
+/** Lifetime of a block and its ctx, seconds. */
+export const BLOCK_TTL_SECONDS = 7 * 86400;
+
+/** The answer to mkblk and bput (§5.2): `crc32` is a JSON number (CRC-32 of this request's body). */
+export interface BlockAnswer {
+  ctx: string;
+  checksum: string;
+  crc32: number;
+  offset: number;
+  host: string;
+  expired_at: number;
+}
+
+async function answer(g: Granary, block: BlockRecord, offset: number, crc32: number, chunks: string[]): Promise<BlockAnswer> {
+  return {
+    ctx: await encodeCtx(g.meta, { blockId: block.id, offset, expiresAt: block.expiresAt }),
+    checksum: await sha1OfBlobs(g.blobs, chunks),
+    crc32,
+    offset,
+    host: g.publicUrl,
+    expired_at: block.expiresAt,
+  };
+}
+
+/** Receives one chunk of at most `maxBytes` into a sealed blob; 400 when it is empty or larger. */
+async function receiveChunk(g: Granary, body: Readable, maxBytes: number): Promise<{ blobId: string; size: number; crc32: number }> {
+  let received;
+  try {
+    received = await receiveBody(g.blobs, body, { maxBytes });
+  } catch (err) {
+    if ((err as { kind?: string }).kind === 'objectTooLarge') throw Errors.badBlock('the chunk is larger than the rest of its block');
+    throw err;
+  }
+  if (received.digests.size === 0) {
+    await received.staged.discard();
+    throw Errors.badBlock('empty chunk');
+  }
+  return { blobId: await received.staged.seal(), size: received.digests.size, crc32: received.digests.crc32 };
+}
+
+/** `POST /mkblk/<blockSize>`: creates a block with its first chunk. 400 for a size outside 1..4 MiB. */
+export async function makeBlock(g: Granary, accessKey: string, blockSize: number, body: Readable): Promise<BlockAnswer> {
+  if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > BLOCK_SIZE) {
+    throw Errors.badBlock(`block size must be 1..${BLOCK_SIZE}`);
+  }
+  const chunk = await receiveChunk(g, body, blockSize);
+  const block: BlockRecord = {
+    id: randomBytes(16).toString('hex'),
+    accessKey,
+    size: blockSize,
+    offset: chunk.size,
+    chunks: [chunk.blobId],
+    expiresAt: nowSeconds(g.clock) + BLOCK_TTL_SECONDS,
+  };
+  try {
+    await g.meta.createBlock(block);
+  } catch (err) {
+    await g.blobs.remove(chunk.blobId);
+    throw err;
+  }
+  return answer(g, block, block.offset, chunk.crc32, block.chunks);
+}
+
+/** The block a ctx names, if this key may continue it; 701 otherwise. */
+async function blockOf(g: Granary, accessKey: string, ctx: string): Promise<{ block: BlockRecord; offset: number }> {
+  const p = await decodeCtx(g.meta, ctx, nowSeconds(g.clock));
+  const block = await g.meta.getBlock(p.blockId);
+  if (!block || block.accessKey !== accessKey || block.expiresAt <= nowSeconds(g.clock)) throw Errors.invalidCtx();
+  return { block, offset: p.offset };
+}
+
+/** `POST /bput/<ctx>/<nextChunkOffset>`: appends the chunk that immediately follows `ctx`. */
+export async function putChunk(g: Granary, accessKey: string, ctx: string, nextOffset: number, body: Readable): Promise<BlockAnswer> {
+  const { block, offset } = await blockOf(g, accessKey, ctx);
+  // The ctx must be the block's latest and the chunk must start where it says.
+  if (offset !== nextOffset || block.offset !== offset) throw Errors.invalidCtx();
+  if (block.offset >= block.size) throw Errors.badBlock('the block is complete');
+  const chunk = await receiveChunk(g, body, block.size - block.offset);
+  const out = await g.meta.appendChunk(block.id, offset, { blobId: chunk.blobId, size: chunk.size });
+  if (out.result !== 'ok') {
+    // Another chunk won the race for this offset (a replay): this one is dropped.
+    await g.blobs.remove(chunk.blobId);
+    throw Errors.invalidCtx();
+  }
+  const next = (await g.meta.getBlock(block.id)) ?? block;
+  return answer(g, block, out.offset, chunk.crc32, next.chunks);
+}
+
+/**
+ * `POST /mkfile/<fileSize>/…` with the comma-joined last ctx of every block: checks the blocks (701 for a bad or
+ * stale ctx; 400 for an incomplete block, a non-4 MiB block before the last, a repeated block, or sizes that do not
+ * add up to `fileSize`), then commits through putObject. Blocks are deleted once the object exists.
+ */
+export async function makeFile(
+  g: Granary,
+  fileSize: number,
+  ctxList: string,
+  req: PutRequest,
+): Promise<PutResult> {
+  const ctxs = ctxList.split(',').map((c) => c.trim()).filter((c) => c !== '');
+  const blocks: BlockRecord[] = [];
+  for (const ctx of ctxs) {
+    const { block, offset } = await blockOf(g, req.accessKey, ctx);
+    if (offset !== block.offset) throw Errors.invalidCtx();
+    if (block.offset !== block.size) throw Errors.badBlock(`block ${blocks.length} is incomplete (${block.offset} of ${block.size} bytes)`);
+    if (blocks.some((b) => b.id === block.id)) throw Errors.badBlock(`block ${blocks.length} is listed twice`);
+    blocks.push(block);
+  }
+  blocks.forEach((b, i) => {
+    if (i < blocks.length - 1 && b.size !== BLOCK_SIZE) throw Errors.badBlock(`block ${i} is not ${BLOCK_SIZE} bytes`);
+  });
+  const total = blocks.reduce((n, b) => n + b.size, 0);
+  if (!Number.isInteger(fileSize) || fileSize !== total) throw Errors.badBlock(`the blocks hold ${total} bytes, not ${fileSize}`);
+
+  const body = await receiveBody(g.blobs, streamBlobs(g.blobs, blocks.flatMap((b) => b.chunks)), { maxBytes: total });
+  const result = await putObject(g, body, req);
+  const { freedBlobs } = await g.meta.deleteBlocks(blocks.map((b) => b.id));
+  await releaseBlobs(g, freedBlobs);
+  return result;
+}

@@ -1,0 +1,181 @@
+/**
+ * Resumable upload v2, multipart (protocol.md §6): initiate, upload part (1..10000, `Content-MD5` hex checked,
+ * re-upload replaces), complete (parts in order, etags must match; fname, mimeType, customVars, metadata), abort,
+ * list parts. Parts are sealed blobs recorded in the MetaStore: they survive a restart until the upload expires
+ * (7 days) and are freed by complete, abort or the expiry sweep. Unknown, expired or foreign uploadId → 612.
+ * The object's etag is the plain Kodo etag when every part but the last is 4 MiB, else the 0x9e form (§7).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { authorizeBucket } from '../../auth/authorize.js';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import type { PutPolicy } from '../../policy/put-policy.js';
+import { nowSeconds } from '../../ports/clock.js';
+import type { PartRecord, UploadRecord } from '../../store/meta.js';
+import { releaseBlobs } from '../blobs.js';
+import { BLOCK_SIZE, etagV2 } from '../etag.js';
+import { putObject, type PutRequest, type PutResult } from '../put-object.js';
+import { receiveBody } from '../receive.js';
+import { streamBlobs } from './assemble.js';
+
+/** Lifetime of an upload, seconds. */
+export const UPLOAD_TTL_SECONDS = 7 * 86400;
+export const MAX_PART_NUMBER = 10000;
+/** Largest part, bytes (1 GiB, as Kodo). */
+export const MAX_PART_BYTES = 1024 ** 3;
+
+/** Where an upload goes: the bucket and key of the URL (`key` undefined for `~`). */
+export interface UploadTarget {
+  bucket: string;
+  key: string | undefined;
+}
+
+/** `POST …/uploads`: starts an upload into the scope bucket. 403 when the bucket is not the scope's. */
+export async function initiateUpload(
+  g: Granary,
+  accessKey: string,
+  policy: PutPolicy,
+  target: UploadTarget,
+): Promise<{ uploadId: string; expireAt: number }> {
+  if (target.bucket !== policy.bucket) throw Errors.scopeMismatch(`bucket ${target.bucket} is not the scope's`);
+  await authorizeBucket(g, accessKey, target.bucket);
+  const now = nowSeconds(g.clock);
+  const upload: UploadRecord = {
+    id: randomBytes(16).toString('hex'),
+    accessKey,
+    bucket: target.bucket,
+    createdAt: now,
+    expiresAt: now + UPLOAD_TTL_SECONDS,
+  };
+  if (target.key !== undefined) upload.key = target.key;
+  await g.meta.createUpload(upload);
+  return { uploadId: upload.id, expireAt: upload.expiresAt };
+}
+
+/** The live upload for this key and target; 612 otherwise. */
+async function liveUpload(g: Granary, accessKey: string, target: UploadTarget, uploadId: string): Promise<UploadRecord> {
+  const u = await g.meta.getUpload(uploadId);
+  if (!u || u.accessKey !== accessKey || u.bucket !== target.bucket || u.key !== target.key || u.expiresAt <= nowSeconds(g.clock)) {
+    throw Errors.noSuchUpload();
+  }
+  return u;
+}
+
+/** `PUT …/uploads/<id>/<n>`: stores part `n`. 400 for a bad part number or a Content-MD5 mismatch. */
+export async function uploadPart(
+  g: Granary,
+  accessKey: string,
+  target: UploadTarget,
+  uploadId: string,
+  partNumber: number,
+  contentMd5: string | undefined,
+  body: Readable,
+): Promise<{ etag: string; md5: string }> {
+  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
+    throw Errors.badRequest(`partNumber must be 1..${MAX_PART_NUMBER}`);
+  }
+  await liveUpload(g, accessKey, target, uploadId);
+  const received = await receiveBody(g.blobs, body, { maxBytes: Math.min(MAX_PART_BYTES, g.config.maxObjectBytes) });
+  const { digests } = received;
+  if (contentMd5 !== undefined && contentMd5.trim().toLowerCase() !== digests.md5) {
+    await received.staged.discard();
+    throw Errors.md5Mismatch();
+  }
+  const blobId = await received.staged.seal();
+  const part: PartRecord = {
+    partNumber,
+    blobId,
+    size: digests.size,
+    md5: digests.md5,
+    etag: digests.etag,
+    putTime: nowSeconds(g.clock),
+  };
+  const out = await g.meta.putPart(uploadId, part);
+  await releaseBlobs(g, out.freedBlobs);
+  if (out.result === 'missing') {
+    await g.blobs.remove(blobId);
+    throw Errors.noSuchUpload();
+  }
+  return { etag: digests.etag, md5: digests.md5 };
+}
+
+/** The body of complete (§6.3). */
+export interface CompleteRequest {
+  parts: Array<{ partNumber: number; etag: string }>;
+  fname?: string;
+  mimeType?: string;
+  customVars?: Record<string, string>;
+  metadata?: Record<string, string>;
+}
+
+/** Every stored part of an upload, ascending. */
+async function allParts(g: Granary, uploadId: string): Promise<Map<number, PartRecord>> {
+  const out = new Map<number, PartRecord>();
+  for (let after = 0; ; ) {
+    const page = await g.meta.listParts(uploadId, after, 1000);
+    for (const p of page) out.set(p.partNumber, p);
+    if (page.length < 1000) return out;
+    after = page[page.length - 1]?.partNumber ?? after;
+  }
+}
+
+/**
+ * `POST …/uploads/<id>`: joins the listed parts (ascending, each stored with that etag; 400 otherwise) and commits
+ * through putObject with `req` (policy, key, fname, MIME, variables, metadata). The upload is dropped once the
+ * object exists.
+ */
+export async function completeUpload(
+  g: Granary,
+  target: UploadTarget,
+  uploadId: string,
+  list: CompleteRequest['parts'],
+  req: PutRequest,
+): Promise<PutResult> {
+  await liveUpload(g, req.accessKey, target, uploadId);
+  const stored = await allParts(g, uploadId);
+  const chosen: PartRecord[] = [];
+  let last = 0;
+  for (const item of list) {
+    const p = stored.get(item.partNumber);
+    if (!Number.isInteger(item.partNumber) || item.partNumber <= last) throw Errors.badPartList('parts must be in ascending order');
+    if (!p || p.etag !== item.etag) throw Errors.badPartList(`part ${item.partNumber} was not uploaded with that etag`);
+    chosen.push(p);
+    last = item.partNumber;
+  }
+  const total = chosen.reduce((n, p) => n + p.size, 0);
+  const body = await receiveBody(g.blobs, streamBlobs(g.blobs, chosen.map((p) => p.blobId)), { maxBytes: Math.max(total, 1) });
+  if (chosen.slice(0, -1).some((p) => p.size !== BLOCK_SIZE)) body.digests.etag = etagV2(chosen.map((p) => p.etag));
+  const result = await putObject(g, body, { ...req, parts: chosen.map((p) => p.size) });
+  const { freedBlobs } = await g.meta.deleteUpload(uploadId);
+  await releaseBlobs(g, freedBlobs);
+  return result;
+}
+
+/** `DELETE …/uploads/<id>`: drops the upload and its parts; 612 when unknown. */
+export async function abortUpload(g: Granary, accessKey: string, target: UploadTarget, uploadId: string): Promise<void> {
+  await liveUpload(g, accessKey, target, uploadId);
+  const { freedBlobs } = await g.meta.deleteUpload(uploadId);
+  await releaseBlobs(g, freedBlobs);
+}
+
+/** `GET …/uploads/<id>`: the stored parts after `marker`, at most `maxParts` (1..1000). */
+export async function listUploadParts(
+  g: Granary,
+  accessKey: string,
+  target: UploadTarget,
+  uploadId: string,
+  marker: number,
+  maxParts: number,
+): Promise<Record<string, unknown>> {
+  const u = await liveUpload(g, accessKey, target, uploadId);
+  const parts = await g.meta.listParts(uploadId, marker, maxParts + 1);
+  const more = parts.length > maxParts;
+  const page = parts.slice(0, maxParts);
+  return {
+    uploadId,
+    expireAt: u.expiresAt,
+    partNumberMarker: more ? (page[page.length - 1]?.partNumber ?? 0) : 0,
+    parts: page.map((p) => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, putTime: p.putTime })),
+  };
+}

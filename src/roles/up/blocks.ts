@@ -1,0 +1,77 @@
+/**
+ * Resumable upload v1 routes (protocol.md §5): `POST /mkblk/<blockSize>`, `POST /bput/<ctx>/<nextChunkOffset>`,
+ * `POST /mkfile/<fileSize>[/<name>/<urlsafe b64 value>]…` with name/value pairs `key`, `fname`, `mimeType`,
+ * `x:<var>`, `x-qn-meta-<name>` in any order, and the comma-joined ctxs as body (text/plain or octet-stream).
+ * UpToken on every call. Answers exactly 200 with the block JSON (mkblk, bput) or the upload answer (mkfile).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import type { PutRequest } from '../../objects/put-object.js';
+import { makeBlock, makeFile, putChunk } from '../../objects/resumable/blocks.js';
+import { answerUpload } from '../../objects/upload-response.js';
+import { decodeParam } from '../entry.js';
+import { bodyBuffer, sendJson } from '../http.js';
+import { requireUpToken, sendUploadAnswer } from './uptoken.js';
+
+/** Largest mkfile body (the ctx list), bytes. */
+const MAX_CTX_LIST_BYTES = 4 * 1024 * 1024;
+
+function intParam(text: string | undefined, what: string): number {
+  if (text === undefined || !/^\d+$/.test(text)) throw Errors.badRequest(`${what} must be a non-negative integer`);
+  return Number(text);
+}
+
+/** The mkfile body: buffered by a parser (text/plain) or read here from the stream (octet-stream). */
+async function ctxListOf(request: FastifyRequest): Promise<string> {
+  const buffered = bodyBuffer(request);
+  if (buffered) return buffered.toString('utf8');
+  let size = 0;
+  const parts: Buffer[] = [];
+  for await (const chunk of request.raw) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_CTX_LIST_BYTES) throw Errors.bodyTooLarge();
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** Applies the mkfile path pairs to a put request (lenient: unknown names are ignored). */
+function applyMkfileParams(req: PutRequest, segments: string[]): void {
+  for (let i = 0; i + 1 < segments.length; i += 2) {
+    const name = decodeURIComponent(segments[i] as string);
+    const value = decodeParam(decodeURIComponent(segments[i + 1] as string), name);
+    if (name === 'key') req.clientKey = value;
+    else if (name === 'fname') req.fname = value;
+    else if (name === 'mimeType') req.clientMime = value;
+    else if (name.startsWith('x:')) req.custom[name] = value;
+    else if (name.toLowerCase().startsWith('x-qn-meta-')) req.meta[name.slice('x-qn-meta-'.length)] = value;
+  }
+}
+
+/** Registers mkblk, bput and mkfile (in the streaming-body scope of resumable uploads). */
+export function registerBlockRoutes(app: FastifyInstance, g: Granary): void {
+  app.post('/mkblk/:blockSize', async (request, reply) => {
+    const { accessKey } = requireUpToken(g, request);
+    const size = intParam((request.params as { blockSize?: string }).blockSize, 'blockSize');
+    return sendJson(reply, 200, await makeBlock(g, accessKey, size, request.raw));
+  });
+
+  app.post('/bput/:ctx/:offset', async (request, reply) => {
+    const { accessKey } = requireUpToken(g, request);
+    const p = request.params as { ctx?: string; offset?: string };
+    const offset = intParam(p.offset, 'nextChunkOffset');
+    return sendJson(reply, 200, await putChunk(g, accessKey, p.ctx ?? '', offset, request.raw));
+  });
+
+  app.post('/mkfile/*', async (request, reply) => {
+    const { accessKey, policy } = requireUpToken(g, request);
+    const raw = request.originalUrl ?? request.url;
+    const segments = raw.split('?')[0]!.split('/').slice(2);
+    const fileSize = intParam(segments[0], 'fileSize');
+    const req: PutRequest = { policy, accessKey, custom: {}, meta: {} };
+    applyMkfileParams(req, segments.slice(1));
+    const result = await makeFile(g, fileSize, await ctxListOf(request), req);
+    return sendUploadAnswer(reply, await answerUpload(g, policy, result));
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * Resumable upload v2 routes (protocol.md §6), under `/buckets/<bucket>/objects/<objectName>/uploads`, where
+ * `objectName` is the URL-safe base64 of the key (padded) or `~` for none:
+ * `POST …/uploads` (initiate), `PUT …/uploads/<id>/<partNumber>` (part; hex `Content-MD5` checked),
+ * `POST …/uploads/<id>` (complete, JSON body), `DELETE …/uploads/<id>` (abort), `GET …/uploads/<id>` (list parts,
+ * `max-parts`, `part-number-marker` or `part-number_marker`). UpToken on every call; exactly 200 on success.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import type { PutRequest } from '../../objects/put-object.js';
+import {
+  abortUpload,
+  completeUpload,
+  initiateUpload,
+  listUploadParts,
+  uploadPart,
+  type CompleteRequest,
+  type UploadTarget,
+} from '../../objects/resumable/multipart.js';
+import { answerUpload } from '../../objects/upload-response.js';
+import { decodeParam } from '../entry.js';
+import { sendEmpty, sendJson } from '../http.js';
+import { requireUpToken, sendUploadAnswer } from './uptoken.js';
+
+const BASE = '/buckets/:bucket/objects/:objectName/uploads';
+
+interface Params {
+  bucket?: string;
+  objectName?: string;
+  uploadId?: string;
+  partNumber?: string;
+}
+
+/** Bucket and key of the URL. */
+function targetOf(request: FastifyRequest): UploadTarget {
+  const p = request.params as Params;
+  if (!p.bucket || !p.objectName) throw Errors.badRequest('bucket and object name are required');
+  return { bucket: p.bucket, key: p.objectName === '~' ? undefined : decodeParam(p.objectName, 'object name') };
+}
+
+function uploadIdOf(request: FastifyRequest): string {
+  const id = (request.params as Params).uploadId;
+  if (!id) throw Errors.badRequest('uploadId is required');
+  return id;
+}
+
+/** The complete body: `{"parts":[{partNumber, etag}], fname?, mimeType?, customVars?, metadata?}`; 400 otherwise. */
+function completeBody(request: FastifyRequest): CompleteRequest {
+  const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    throw Errors.badPartList('the body is not JSON');
+  }
+  const b = body as Partial<CompleteRequest> | null;
+  if (!b || typeof b !== 'object' || !Array.isArray(b.parts)) throw Errors.badPartList('parts must be an array');
+  for (const p of b.parts) {
+    if (!p || typeof p.partNumber !== 'number' || typeof p.etag !== 'string') {
+      throw Errors.badPartList('each part needs a partNumber and an etag');
+    }
+  }
+  return b as CompleteRequest;
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (v !== undefined && v !== null) out[k] = String(v);
+  }
+  return out;
+}
+
+/** Registers the part upload (streaming-body scope). */
+export function registerPartRoute(app: FastifyInstance, g: Granary): void {
+  app.put(`${BASE}/:uploadId/:partNumber`, async (request, reply) => {
+    const { accessKey } = requireUpToken(g, request);
+    const md5 = request.headers['content-md5'];
+    const partNumber = Number((request.params as Params).partNumber);
+    const answer = await uploadPart(
+      g,
+      accessKey,
+      targetOf(request),
+      uploadIdOf(request),
+      partNumber,
+      typeof md5 === 'string' && md5 !== '' ? md5 : undefined,
+      request.raw,
+    );
+    return sendJson(reply, 200, answer);
+  });
+}
+
+/** Registers initiate, complete, abort and list parts (bodies are small JSON, buffered). */
+export function registerMultipartRoutes(app: FastifyInstance, g: Granary): void {
+  app.post(BASE, async (request, reply) => {
+    const { accessKey, policy } = requireUpToken(g, request);
+    return sendJson(reply, 200, await initiateUpload(g, accessKey, policy, targetOf(request)));
+  });
+
+  app.post(`${BASE}/:uploadId`, async (request, reply) => {
+    const { accessKey, policy } = requireUpToken(g, request);
+    const target = targetOf(request);
+    const body = completeBody(request);
+    const req: PutRequest = {
+      policy,
+      accessKey,
+      custom: {},
+      meta: {},
+      ...(body.fname ? { fname: body.fname } : {}),
+      ...(body.mimeType ? { clientMime: body.mimeType } : {}),
+    };
+    if (target.key !== undefined) req.clientKey = target.key;
+    for (const [k, v] of Object.entries(stringMap(body.customVars))) if (k.startsWith('x:')) req.custom[k] = v;
+    for (const [k, v] of Object.entries(stringMap(body.metadata))) {
+      if (k.toLowerCase().startsWith('x-qn-meta-')) req.meta[k.slice('x-qn-meta-'.length)] = v;
+    }
+    const result = await completeUpload(g, target, uploadIdOf(request), body.parts, req);
+    return sendUploadAnswer(reply, await answerUpload(g, policy, result));
+  });
+
+  app.delete(`${BASE}/:uploadId`, async (request, reply) => {
+    const { accessKey } = requireUpToken(g, request);
+    await abortUpload(g, accessKey, targetOf(request), uploadIdOf(request));
+    return sendEmpty(reply);
+  });
+
+  app.get(`${BASE}/:uploadId`, async (request, reply) => {
+    const { accessKey } = requireUpToken(g, request);
+    const q = request.query as Record<string, string | undefined>;
+    const max = Math.min(1000, Math.max(1, Number(q['max-parts'] ?? 1000) || 1000));
+    const marker = Number(q['part-number-marker'] ?? q['part-number_marker'] ?? 0) || 0;
+    return sendJson(reply, 200, await listUploadParts(g, accessKey, targetOf(request), uploadIdOf(request), marker, max));
+  });
+}
