@@ -62,6 +62,14 @@ async function liveUpload(g: Granary, accessKey: string, target: UploadTarget, u
   return u;
 }
 
+/** A Content-MD5 value as lower-case hex: the SDKs send hex; standard HTTP base64 is accepted too. */
+function md5Hex(value: string): string {
+  const v = value.trim();
+  if (/^[0-9a-fA-F]{32}$/.test(v)) return v.toLowerCase();
+  if (/^[A-Za-z0-9+/]{22}==$/.test(v)) return Buffer.from(v, 'base64').toString('hex');
+  return v;
+}
+
 /** `PUT …/uploads/<id>/<n>`: stores part `n`. 400 for a bad part number or a Content-MD5 mismatch. */
 export async function uploadPart(
   g: Granary,
@@ -78,7 +86,7 @@ export async function uploadPart(
   await liveUpload(g, accessKey, target, uploadId);
   const received = await receiveBody(g.blobs, body, { maxBytes: Math.min(MAX_PART_BYTES, g.config.maxObjectBytes) });
   const { digests } = received;
-  if (contentMd5 !== undefined && contentMd5.trim().toLowerCase() !== digests.md5) {
+  if (contentMd5 !== undefined && md5Hex(contentMd5) !== digests.md5) {
     await received.staged.discard();
     throw Errors.md5Mismatch();
   }
