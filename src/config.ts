@@ -24,6 +24,10 @@ export interface Config {
   maxBodyBytes: number;
   /** GRANARY_CALLBACK_TIMEOUT: seconds allowed for one upload-callback request (default 10). */
   callbackTimeoutSeconds: number;
+  /** GRANARY_FETCH_TIMEOUT: seconds a fetch may wait for the origin's headers, and for each pause in its body (default 30). */
+  fetchTimeoutSeconds: number;
+  /** GRANARY_FETCH_MAX_SIZE: largest body a fetch stores, bytes (default 1 GiB). */
+  fetchMaxBytes: number;
   /** GRANARY_OUTBOUND_ALLOW: CIDRs and host names outbound requests (callbacks) may reach despite the guard. */
   outboundAllow: string;
   /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
@@ -71,6 +75,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: intVar(env, 'GRANARY_MAX_BODY_SIZE', 16 * 1024 ** 2, 1024, 1024 ** 3),
     callbackTimeoutSeconds: intVar(env, 'GRANARY_CALLBACK_TIMEOUT', 10, 1, 600),
     outboundAllow: textVar(env, 'GRANARY_OUTBOUND_ALLOW') ?? '',
+    fetchTimeoutSeconds: intVar(env, 'GRANARY_FETCH_TIMEOUT', 30, 1, 3600),
+    fetchMaxBytes: intVar(env, 'GRANARY_FETCH_MAX_SIZE', 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',

@@ -82,6 +82,12 @@ export const Errors = {
   noSuchUpload: entry('noSuchUpload', 612, 'no such uploadId'),
   badPartList: entry('badPartList', 400, 'invalid part list'),
   md5Mismatch: entry('md5Mismatch', 400, 'Content-MD5 does not match the part'),
+  badFetchUrl: entry('badFetchUrl', 400, 'invalid source URL'),
+  outboundRefused: entry('outboundRefused', 403, 'refused by the outbound guard'),
+  originNotFound: entry('originNotFound', 404, 'the origin answered 404'),
+  originTooLarge: entry('originTooLarge', 413, 'the origin body exceeds the fetch size limit'),
+  originFailed: entry('originFailed', 478, 'fetching from the origin failed'),
+  originTimeout: entry('originTimeout', 504, 'the origin did not answer in time'),
   notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
 } as const;
 

@@ -10,6 +10,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Granary } from './context.js';
 import { Errors, isKodoError } from './errors.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
+import { registerFetch } from './roles/io/fetch.js';
 import { registerBatch } from './roles/rs/batch.js';
 import { registerRsOps } from './roles/rs/routes.js';
 import { registerList } from './roles/rsf/list.js';
@@ -126,6 +127,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerList(app, g);
   registerRsOps(app, g);
   registerBatch(app, g);
+  registerFetch(app, g);
   registerDownloads(app, g);
   return app;
 }

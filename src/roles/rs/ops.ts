@@ -20,7 +20,7 @@ import {
   setDeleteAfterDays,
   setLifecycle,
 } from '../../objects/manage/update.js';
-import { decodeEntry, decodeParam } from '../entry.js';
+import { decodeEntry, decodeParam, pathSegments } from '../entry.js';
 
 /** A parsed op: the entries it touches and how to run it. */
 interface ParsedOp {
@@ -148,17 +148,7 @@ export const OP_NAMES = Object.keys(OPS);
 
 /** Splits `/name/arg/arg…` (leading slash optional) and parses it; 400 for an unknown op or bad arguments. */
 export function parseOp(path: string, query: URLSearchParams = new URLSearchParams()): ParsedOp {
-  // Segments are percent-decoded (lenient: some clients send `=` as %3D; base64 never contains `%`).
-  const segments = path
-    .replace(/^\/+/, '')
-    .split('/')
-    .map((seg) => {
-      try {
-        return decodeURIComponent(seg);
-      } catch {
-        throw Errors.badRequest(`malformed percent-encoding in ${JSON.stringify(seg)}`);
-      }
-    });
+  const segments = pathSegments(path.startsWith('/') ? path : `/${path}`);
   const name = segments[0] ?? '';
   const parser = Object.hasOwn(OPS, name) ? OPS[name] : undefined;
   if (!parser) throw Errors.unknownOp(name);

@@ -10,8 +10,8 @@ import { Errors } from '../../errors.js';
 import type { PutRequest } from '../../objects/put-object.js';
 import { makeBlock, makeFile, putChunk } from '../../objects/resumable/blocks.js';
 import { answerUpload } from '../../objects/upload-response.js';
-import { decodeParam } from '../entry.js';
-import { bodyBuffer, sendJson } from '../http.js';
+import { decodeParam, pathSegments } from '../entry.js';
+import { bodyBuffer, rawUrlOf, sendJson } from '../http.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 /** Largest mkfile body (the ctx list), bytes. */
@@ -39,8 +39,8 @@ async function ctxListOf(request: FastifyRequest): Promise<string> {
 /** Applies the mkfile path pairs to a put request (lenient: unknown names are ignored). */
 function applyMkfileParams(req: PutRequest, segments: string[]): void {
   for (let i = 0; i + 1 < segments.length; i += 2) {
-    const name = decodeURIComponent(segments[i] as string);
-    const value = decodeParam(decodeURIComponent(segments[i + 1] as string), name);
+    const name = segments[i] as string;
+    const value = decodeParam(segments[i + 1], name);
     if (name === 'key') req.clientKey = value;
     else if (name === 'fname') req.fname = value;
     else if (name === 'mimeType') req.clientMime = value;
@@ -66,8 +66,7 @@ export function registerBlockRoutes(app: FastifyInstance, g: Granary): void {
 
   app.post('/mkfile/*', async (request, reply) => {
     const { accessKey, policy } = requireUpToken(g, request);
-    const raw = request.originalUrl ?? request.url;
-    const segments = raw.split('?')[0]!.split('/').slice(2);
+    const segments = pathSegments(rawUrlOf(request)).slice(1);
     const fileSize = intParam(segments[0], 'fileSize');
     const req: PutRequest = { policy, accessKey, custom: {}, meta: {} };
     applyMkfileParams(req, segments.slice(1));
