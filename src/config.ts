@@ -28,6 +28,8 @@ export interface Config {
   fetchTimeoutSeconds: number;
   /** GRANARY_FETCH_MAX_SIZE: largest body a fetch stores, bytes (default 1 GiB). */
   fetchMaxBytes: number;
+  /** GRANARY_FETCH_CONCURRENCY: async-fetch tasks (`/sisyphus/fetch`) run at the same time (default 2). */
+  fetchConcurrency: number;
   /** GRANARY_OUTBOUND_ALLOW: CIDRs and host names outbound requests (callbacks) may reach despite the guard. */
   outboundAllow: string;
   /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
@@ -77,6 +79,7 @@ export function loadConfig(env: Env = process.env): Config {
     outboundAllow: textVar(env, 'GRANARY_OUTBOUND_ALLOW') ?? '',
     fetchTimeoutSeconds: intVar(env, 'GRANARY_FETCH_TIMEOUT', 30, 1, 3600),
     fetchMaxBytes: intVar(env, 'GRANARY_FETCH_MAX_SIZE', 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    fetchConcurrency: intVar(env, 'GRANARY_FETCH_CONCURRENCY', 2, 1, 256),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',

@@ -80,6 +80,7 @@ export const Errors = {
   invalidCtx: entry('invalidCtx', 701, 'invalid ctx: expired, altered, or not the latest ctx of its block'),
   badBlock: entry('badBlock', 400, 'invalid block'),
   noSuchUpload: entry('noSuchUpload', 612, 'no such uploadId'),
+  noSuchTask: entry('noSuchTask', 612, 'no such task'),
   badPartList: entry('badPartList', 400, 'invalid part list'),
   md5Mismatch: entry('md5Mismatch', 400, 'Content-MD5 does not match the part'),
   badFetchUrl: entry('badFetchUrl', 400, 'invalid source URL'),
@@ -88,6 +89,9 @@ export const Errors = {
   originTooLarge: entry('originTooLarge', 413, 'the origin body exceeds the fetch size limit'),
   originFailed: entry('originFailed', 478, 'fetching from the origin failed'),
   originTimeout: entry('originTimeout', 504, 'the origin did not answer in time'),
+  fetchDigestMismatch: entry('fetchDigestMismatch', 406, 'the fetched content does not match the given md5/etag'),
+  noMirrorSource: entry('noMirrorSource', 400, 'the bucket has no mirror source (set one with image)'),
+  badMirrorHost: entry('badMirrorHost', 400, 'invalid mirror source host'),
   notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
 } as const;
 

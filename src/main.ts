@@ -2,7 +2,8 @@
  * Start-up and shutdown: config → stores → recovery → server → listen. Nothing else lives here.
  *
  * Recovery at start: staging leftovers are removed (BlobStore.recover), blob deletions a crash interrupted are
- * finished, and orphaned blobs (sealed by an upload that never committed) are swept in the background.
+ * finished, and orphaned blobs (sealed by an upload that never committed) are swept in the background; async
+ * fetch tasks interrupted by a crash are queued again and the fetch worker starts.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
 import type { Granary } from './context.js';
 import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
+import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { startExpirySweeper } from './objects/expiry.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
@@ -30,7 +32,7 @@ export interface RunningGranary {
   port: number;
   /** Key pair generated at this start (to print once), if one was. */
   generatedKeys: boolean;
-  /** Graceful stop: in-flight requests finish, timers stop, the database closes. */
+  /** Graceful stop: in-flight requests finish, timers stop, running fetch tasks finish or are re-queued, the database closes. */
   close(): Promise<void>;
 }
 
@@ -82,6 +84,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   g.publicUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
 
   const stopSweeper = startExpirySweeper(g, config.expirySweepSeconds);
+  const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, { concurrency: config.fetchConcurrency });
+  await fetchWorker.start();
   void sweepOrphanBlobs(g, startedMs)
     .then((n) => n > 0 && log.info({ removed: n }, 'orphaned blobs removed'))
     .catch((err: unknown) => log.warn({ err }, 'orphan blob sweep failed'));
@@ -100,7 +104,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         keyIndex.stop();
         const closed = app.close();
         connections.drain();
-        await closed;
+        // Tasks queued by requests still in flight stay waiting in the store for the next start.
+        await Promise.all([closed, fetchWorker.stop()]);
         await meta.close();
       })()),
   };

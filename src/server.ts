@@ -9,8 +9,10 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Granary } from './context.js';
 import { Errors, isKodoError } from './errors.js';
+import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
 import { registerFetch } from './roles/io/fetch.js';
+import { registerPrefetch } from './roles/io/prefetch.js';
 import { registerBatch } from './roles/rs/batch.js';
 import { registerRsOps } from './roles/rs/routes.js';
 import { registerList } from './roles/rsf/list.js';
@@ -128,6 +130,8 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerRsOps(app, g);
   registerBatch(app, g);
   registerFetch(app, g);
+  registerAsyncFetch(app, g);
+  registerPrefetch(app, g);
   registerDownloads(app, g);
   return app;
 }

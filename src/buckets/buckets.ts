@@ -1,9 +1,10 @@
 /**
  * Bucket operations with Kodo semantics (protocol.md §8.6): create (614 exists, 400 bad name), drop (631
- * missing, 400 not empty), private flag, bucket info, bound domains.
+ * missing, 400 not empty), private flag, mirror source (`image`/`unimage`), bucket info, bound domains.
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
+import { checkSourceUrl } from '../objects/fetch/fetch-to-entry.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { BucketRecord, DomainRecord } from '../store/meta.js';
 import { checkBucketName, normaliseDomain } from './names.js';
@@ -38,6 +39,25 @@ export async function setBucketPrivate(g: Granary, name: string, isPrivate: bool
   if (!(await g.meta.setBucketPrivate(name, isPrivate))) throw Errors.noSuchBucket(name);
 }
 
+/** A Host header value: a DNS name, IPv4 or bracketed IPv6 address, optional port. */
+const HOST_HEADER = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/;
+
+/**
+ * Sets a bucket's mirror source (protocol.md §8.6 `image`): `url` the origin a missing key is pulled from
+ * (`<url>/<key>`), `host` the Host header sent to it (none when undefined or ''). 400 not an absolute http(s)
+ * URL or a malformed host; 631 missing bucket. The outbound guard applies when pulling, not here.
+ */
+export async function setBucketSource(g: Granary, name: string, url: string, host?: string): Promise<void> {
+  checkSourceUrl(url);
+  if (host && !HOST_HEADER.test(host)) throw Errors.badMirrorHost(JSON.stringify(host));
+  if (!(await g.meta.setBucketSource(name, { url, ...(host ? { host } : {}) }))) throw Errors.noSuchBucket(name);
+}
+
+/** Clears a bucket's mirror source (protocol.md §8.6 `unimage`); a miss is a plain 404 again. 631 missing bucket. */
+export async function clearBucketSource(g: Granary, name: string): Promise<void> {
+  if (!(await g.meta.setBucketSource(name, undefined))) throw Errors.noSuchBucket(name);
+}
+
 /** Binds a download domain to a bucket. 631 missing bucket; 400 bad or already-bound domain. */
 export async function bindDomain(g: Granary, domain: string, bucket: string): Promise<DomainRecord> {
   const d = normaliseDomain(domain);
@@ -48,11 +68,14 @@ export async function bindDomain(g: Granary, domain: string, bucket: string): Pr
   return { domain: d, bucket, ctime: nowSeconds(g.clock) };
 }
 
-/** `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts). */
+/**
+ * `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts): `source`/`host` the mirror source and its Host header
+ * ('' when none), `source_enabled` whether a mirror source is set.
+ */
 export function bucketInfo(b: BucketRecord): Record<string, unknown> {
   return {
-    source: '',
-    host: '',
+    source: b.source ?? '',
+    host: b.sourceHost ?? '',
     protected: 0,
     private: b.private ? 1 : 0,
     no_index_page: 0,
@@ -63,7 +86,7 @@ export function bucketInfo(b: BucketRecord): Record<string, unknown> {
     token_anti_leech: 0,
     refer_wl: [],
     refer_bl: [],
-    source_enabled: false,
+    source_enabled: b.source !== undefined && b.source !== '',
     no_refer: false,
     mac_key: '',
     mac_key2: '',

@@ -10,6 +10,10 @@
  * 4. every redirect hop (only when `maxRedirects > 0`) goes through 1–3 again.
  *
  * Connections are never pooled (`agent: false`) and environment proxies are not used.
+ *
+ * Two test seams on the policy, unset in production: `resolve` replaces `dns.lookup` (a made-up host name can
+ * resolve to a private address without DNS), and `beforeConnect` sees every admitted target right before the
+ * socket gets it (and may veto it), which proves that a refused target never reaches the connect step.
  */
 import * as dns from 'node:dns';
 import * as http from 'node:http';
@@ -19,11 +23,11 @@ import { isIP } from 'node:net';
 import type { LookupFunction, Socket } from 'node:net';
 import { OutboundError } from './error.js';
 import { checkAddress, forbiddenAddressError, isAllowedAddress, normalizeHost } from './guard.js';
-import type { OutboundPolicy } from './guard.js';
+import type { OutboundPolicy, ResolvedAddress } from './guard.js';
 
 export { OutboundError, isOutboundError, OUTBOUND_ALLOW_SETTING } from './error.js';
 export type { OutboundErrorReason } from './error.js';
-export type { OutboundPolicy } from './guard.js';
+export type { OutboundConnectTarget, OutboundPolicy, OutboundResolver, ResolvedAddress } from './guard.js';
 
 /** Options shared by `outboundRequest` and `outboundStream`. */
 export interface OutboundRequestOptions {
@@ -130,13 +134,40 @@ function familyNumber(family: unknown): 0 | 4 | 6 {
   return 0;
 }
 
+/** Resolves `hostname` like `dns.lookup(hostname, {all: true, family})`, or through the policy's test resolver. */
+function resolveAll(
+  hostname: string,
+  family: 0 | 4 | 6,
+  hints: number | undefined,
+  policy: OutboundPolicy,
+  callback: (err: NodeJS.ErrnoException | null, addresses: ResolvedAddress[]) => void,
+): void {
+  const resolve = policy.resolve;
+  if (!resolve) {
+    dns.lookup(hostname, { all: true, family, ...(hints !== undefined ? { hints } : {}) }, (err, addresses) =>
+      callback(err, addresses ?? []),
+    );
+    return;
+  }
+  resolve(hostname).then(
+    (answer) => {
+      const addresses = answer.filter((a) => family === 0 || familyNumber(a.family) === family);
+      // Like dns.lookup, which never succeeds with no address.
+      if (addresses.length === 0) callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+      else callback(null, addresses);
+    },
+    (err: unknown) => callback(err as NodeJS.ErrnoException, []),
+  );
+}
+
 /**
- * A `lookup` for `http.request` that resolves with `dns.lookup({all: true})`, drops addresses the guard refuses
- * for `urlHost`, and fails with `OutboundError('forbidden-address')` when none is left.
+ * A `lookup` for `http.request` that resolves with `dns.lookup({all: true})` (or `policy.resolve`), drops
+ * addresses the guard refuses for `urlHost`, and fails with `OutboundError('forbidden-address')` when none is
+ * left. The admitted addresses pass `policy.beforeConnect` (test seam) before the socket gets them.
  */
-function guardedLookup(urlHost: string, policy: OutboundPolicy): LookupFunction {
+function guardedLookup(urlHost: string, port: number, policy: OutboundPolicy): LookupFunction {
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { all: true, family: familyNumber(options.family), hints: options.hints }, (err, addresses) => {
+    resolveAll(hostname, familyNumber(options.family), options.hints, policy, (err, addresses) => {
       if (err) {
         callback(err, '');
         return;
@@ -149,6 +180,12 @@ function guardedLookup(urlHost: string, policy: OutboundPolicy): LookupFunction 
           addresses.map((a) => a.address),
         );
         callback(refused as unknown as NodeJS.ErrnoException, '');
+        return;
+      }
+      try {
+        policy.beforeConnect?.({ host: urlHost, port, addresses: allowed.map((a) => a.address) });
+      } catch (vetoed) {
+        callback(vetoed as NodeJS.ErrnoException, '');
         return;
       }
       if (options.all) callback(null, allowed);
@@ -172,11 +209,14 @@ function requestOnce(
       return;
     }
     const host = normalizeHost(url.hostname);
+    const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
     if (isIP(host)) {
+      // Node does not call `lookup` for an IP literal: check it (and pass the test seam) here, before connecting.
       try {
         checkAddress(host, host, policy);
+        policy.beforeConnect?.({ host, port, addresses: [host] });
       } catch (err) {
-        reject(err);
+        reject(toOutboundError(err, url));
         return;
       }
     }
@@ -200,7 +240,7 @@ function requestOnce(
           method,
           headers,
           agent: false,
-          lookup: guardedLookup(host, policy),
+          lookup: guardedLookup(host, port, policy),
           ...(url.username || url.password
             ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
             : {}),

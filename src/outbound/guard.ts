@@ -20,6 +20,39 @@ export interface OutboundPolicy {
    * against the URL host, without a trailing dot; a host name exemption admits whatever that name resolves to).
    */
   allow: string[];
+  /**
+   * Test seam, unset in production (then `dns.lookup(host, {all: true})` resolves host names): answers the
+   * addresses a host name resolves to, e.g. `internal.example.test` → `10.0.0.5` without DNS. Its answers go
+   * through the guard exactly like DNS answers. Not called for IP-literal hosts.
+   */
+  resolve?: OutboundResolver;
+  /**
+   * Test seam, unset in production: called once per connection, after the guard admitted the target and right
+   * before the client hands the address(es) to the socket — the connect step. A refused target never gets here,
+   * so a test can count calls to prove no connection was attempted; throwing vetoes the connection (the request
+   * fails with a `network` OutboundError carrying its message), so a test can also refuse anything outside
+   * loopback as a second line of defence.
+   */
+  beforeConnect?: (target: OutboundConnectTarget) => void;
+}
+
+/** One address a host name resolves to (the `dns.lookup({all: true})` shape). */
+export interface ResolvedAddress {
+  address: string;
+  /** 4 or 6. */
+  family: number;
+}
+
+/** Resolves a host name to its addresses (see `OutboundPolicy.resolve`). */
+export type OutboundResolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+/** What `OutboundPolicy.beforeConnect` is told: the URL host, the port, and the admitted addresses. */
+export interface OutboundConnectTarget {
+  /** URL host (normalised: lower case, no brackets). */
+  host: string;
+  port: number;
+  /** The addresses the socket may connect to (one for an IP-literal host; all admitted ones for a name). */
+  addresses: string[];
 }
 
 type Family = 'ipv4' | 'ipv6';

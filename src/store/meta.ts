@@ -3,14 +3,21 @@
  * get plain records and outcome tags, the domain layer turns them into Kodo errors.
  * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
  */
+import type { FetchTaskStore } from './tasks.js';
 
-/** A bucket. `ctime` in Unix seconds; `owner` the AccessKey of the account that owns it. */
+/**
+ * A bucket. `ctime` in Unix seconds; `owner` the AccessKey of the account that owns it. `source` is the mirror
+ * origin (an http(s) URL, protocol.md §8.6 `image`) a missing key is pulled from, `sourceHost` the Host header
+ * sent to it; both absent when the bucket has no mirror source.
+ */
 export interface BucketRecord {
   name: string;
   region: string;
   private: boolean;
   ctime: number;
   owner: string;
+  source?: string;
+  sourceHost?: string;
 }
 
 /** An account's key pair (besides the root pair, which lives in the config or the data dir). */
@@ -137,6 +144,9 @@ export interface PartRecord {
 }
 
 export interface MetaStore {
+  /** The async-fetch task queue (store/tasks.ts), kept in the same database. */
+  readonly fetchTasks: FetchTaskStore;
+
   // ---- buckets and domains ----
   /** Creates a bucket; false when it exists already. */
   createBucket(bucket: BucketRecord): Promise<boolean>;
@@ -146,6 +156,8 @@ export interface MetaStore {
   dropBucket(name: string): Promise<'dropped' | 'missing' | 'not-empty'>;
   /** False when the bucket is missing. */
   setBucketPrivate(name: string, isPrivate: boolean): Promise<boolean>;
+  /** Sets (or, with undefined, clears) the bucket's mirror source; false when the bucket is missing. */
+  setBucketSource(name: string, source: { url: string; host?: string } | undefined): Promise<boolean>;
   /** Binds `domain` (lower-case host name, no port) to a bucket: 'taken' when bound to another bucket. */
   bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'>;
   unbindDomain(domain: string): Promise<boolean>;

@@ -7,7 +7,8 @@
  * loopback address; the message names GRANARY_OUTBOUND_ALLOW); 404 the origin answered 404; 478 any other
  * non-200 answer (the message names the origin's status), an unreachable origin, too many redirects; 504 the
  * origin did not answer in time (GRANARY_FETCH_TIMEOUT); 413 a body over GRANARY_FETCH_MAX_SIZE; 599 storing
- * failed; plus the put errors (631 bucket, 403 foreign bucket).
+ * failed; 406 the content misses an expected md5/etag (async fetch); plus the put errors (631 bucket, 403 foreign
+ * bucket).
  */
 import { basename } from 'node:path';
 import { authorizeBucket } from '../../auth/authorize.js';
@@ -15,6 +16,7 @@ import type { Granary } from '../../context.js';
 import { Errors, KodoError } from '../../errors.js';
 import { isOutboundError, outboundStream, type OutboundStreamResponse } from '../../outbound/client.js';
 import { parsePutPolicy } from '../../policy/put-policy.js';
+import type { Digests } from '../etag.js';
 import { putObject, type PutResult } from '../put-object.js';
 import { receiveBody } from '../receive.js';
 
@@ -30,12 +32,24 @@ export interface FetchSource {
   host?: string;
 }
 
+/** Digests the fetched content must have (async fetch `md5`/`etag`, §8.5): hex MD5 (any case), Kodo etag. */
+export interface FetchExpect {
+  md5?: string;
+  etag?: string;
+}
+
 /** Largest uint32: the internal put policy of a fetch never expires. */
 const NO_DEADLINE = 0xffffffff;
 
+/** Named in 413 messages: the setting that bounds a fetched body. */
+const SIZE_SETTING = '(GRANARY_FETCH_MAX_SIZE)';
+
 /** Maps an outbound failure to its catalogue error. */
 export function outboundFailure(err: unknown, url: string): KodoError {
-  if (err instanceof KodoError) return err;
+  if (err instanceof KodoError) {
+    // The digesting stream enforces the same GRANARY_FETCH_MAX_SIZE as the outbound client: answer alike.
+    return err.kind === 'objectTooLarge' ? Errors.originTooLarge(`${url}: ${err.message} ${SIZE_SETTING}`) : err;
+  }
   if (!isOutboundError(err)) return Errors.originFailed(`${url}: ${(err as Error).message}`);
   switch (err.reason) {
     case 'forbidden-address':
@@ -45,7 +59,7 @@ export function outboundFailure(err: unknown, url: string): KodoError {
     case 'timeout':
       return Errors.originTimeout(err.message);
     case 'too-large':
-      return Errors.originTooLarge(err.message);
+      return Errors.originTooLarge(`${err.message} ${SIZE_SETTING}`);
     default:
       return Errors.originFailed(err.message);
   }
@@ -59,6 +73,15 @@ function fileNameOf(url: string): string {
   } catch {
     return name;
   }
+}
+
+/** Which expected digest the content misses ('' when it matches every one given). */
+function digestMismatch(digests: Digests, expect: FetchExpect | undefined): string {
+  if (expect?.md5 !== undefined && expect.md5.toLowerCase() !== digests.md5) {
+    return `md5 is ${digests.md5}, expected ${expect.md5}`;
+  }
+  if (expect?.etag !== undefined && expect.etag !== digests.etag) return `etag is ${digests.etag}, expected ${expect.etag}`;
+  return '';
 }
 
 /** Checks the URL is absolute http(s); 400 otherwise. */
@@ -99,9 +122,18 @@ export async function openOrigin(g: Granary, src: FetchSource): Promise<Outbound
 
 /**
  * Downloads `src` and commits it to `target` for the caller `accessKey` (who must be allowed on the bucket).
- * With a key the entry is overwritten; without, the etag is the key (identical content already stored succeeds).
+ * With a key the entry is overwritten (unless `opts.insertOnly`: then a different entry already under the key
+ * answers 614 and stays); without, the etag is the key (identical content already stored succeeds).
+ * `opts.expect`: digests checked before the commit, a mismatch → 406 and nothing is stored; `opts.fileType`:
+ * storage class 0..4 of the new entry (default 0).
  */
-export async function fetchToEntry(g: Granary, accessKey: string, src: FetchSource, target: FetchTarget): Promise<PutResult> {
+export async function fetchToEntry(
+  g: Granary,
+  accessKey: string,
+  src: FetchSource,
+  target: FetchTarget,
+  opts: { insertOnly?: boolean; expect?: FetchExpect; fileType?: number } = {},
+): Promise<PutResult> {
   await authorizeBucket(g, accessKey, target.bucket);
   const res = await openOrigin(g, src);
   let body;
@@ -110,9 +142,16 @@ export async function fetchToEntry(g: Granary, accessKey: string, src: FetchSour
   } catch (err) {
     throw outboundFailure(err, src.url);
   }
+  const mismatch = digestMismatch(body.digests, opts.expect);
+  if (mismatch) {
+    await body.staged.discard();
+    throw Errors.fetchDigestMismatch(`${mismatch} (${src.url})`);
+  }
   const policy = parsePutPolicy({
     scope: target.key === undefined ? target.bucket : `${target.bucket}:${target.key}`,
     deadline: NO_DEADLINE,
+    ...(opts.insertOnly ? { insertOnly: 1 } : {}),
+    ...(opts.fileType ? { fileType: opts.fileType } : {}),
   });
   const type = res.headers['content-type'];
   return putObject(g, body, {

@@ -135,7 +135,15 @@ export async function makeFile(
   const total = blocks.reduce((n, b) => n + b.size, 0);
   if (!Number.isInteger(fileSize) || fileSize !== total) throw Errors.badBlock(`the blocks hold ${total} bytes, not ${fileSize}`);
 
-  const body = await receiveBody(g.blobs, streamBlobs(g.blobs, blocks.flatMap((b) => b.chunks)), { maxBytes: total });
+  let body;
+  try {
+    body = await receiveBody(g.blobs, streamBlobs(g.blobs, blocks.flatMap((b) => b.chunks)), { maxBytes: total });
+  } catch (err) {
+    // A concurrent mkfile of the same blocks (or the expiry sweep) dropped them while they were read: their ctxs
+    // are no longer valid, as if this call had come second.
+    for (const b of blocks) if (!(await g.meta.getBlock(b.id))) throw Errors.invalidCtx();
+    throw err;
+  }
   const result = await putObject(g, body, req);
   const { freedBlobs } = await g.meta.deleteBlocks(blocks.map((b) => b.id));
   await releaseBlobs(g, freedBlobs);

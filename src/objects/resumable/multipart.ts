@@ -152,12 +152,29 @@ export async function completeUpload(
     last = item.partNumber;
   }
   const total = chosen.reduce((n, p) => n + p.size, 0);
-  const body = await receiveBody(g.blobs, streamBlobs(g.blobs, chosen.map((p) => p.blobId)), { maxBytes: Math.max(total, 1) });
+  let body;
+  try {
+    body = await receiveBody(g.blobs, streamBlobs(g.blobs, chosen.map((p) => p.blobId)), { maxBytes: Math.max(total, 1) });
+  } catch (err) {
+    throw (await raceLoss(g, uploadId, chosen)) ?? err;
+  }
   if (chosen.slice(0, -1).some((p) => p.size !== BLOCK_SIZE)) body.digests.etag = etagV2(chosen.map((p) => p.etag));
   const result = await putObject(g, body, { ...req, parts: chosen.map((p) => p.size) });
   const { freedBlobs } = await g.meta.deleteUpload(uploadId);
   await releaseBlobs(g, freedBlobs);
   return result;
+}
+
+/**
+ * Why reading the chosen parts failed when a concurrent call changed the upload under this complete (their blobs
+ * are freed at once): 612 when the upload was aborted, completed or swept meanwhile; 400 when a chosen part was
+ * re-uploaded. Undefined when neither happened (a genuine read failure).
+ */
+async function raceLoss(g: Granary, uploadId: string, chosen: PartRecord[]): Promise<Error | undefined> {
+  if (!(await g.meta.getUpload(uploadId))) return Errors.noSuchUpload();
+  const now = await allParts(g, uploadId);
+  if (chosen.some((p) => now.get(p.partNumber)?.blobId !== p.blobId)) return Errors.badPartList('a part was replaced during complete');
+  return undefined;
 }
 
 /** `DELETE …/uploads/<id>`: drops the upload and its parts; 612 when unknown. */

@@ -3,12 +3,15 @@
  * domain bound to a bucket (server.ts rewrites such requests to DOMAIN_PREFIX + path so API routes never
  * shadow a key). Private buckets need `e`/`token` (§2.5). Range (206/416), conditional requests (304), ETag,
  * Last-Modified, metadata headers, `attname`. Bodies are streamed from the blob store (small ones sent whole).
+ * A missing key in a bucket with a mirror source is pulled from the origin first (objects/fetch/mirror.ts:
+ * 404 origin 404, 403 outbound guard, 478 other origin failures).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
 import { verifyPrivateDownload } from '../../auth/download-token.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
+import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, lookupForDownload, metaHeaders } from '../../objects/read.js';
 import type { ObjectRecord } from '../../store/meta.js';
 import { rawUrlOf } from '../http.js';
@@ -85,7 +88,8 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
     // A valid signature by a key of another account does not open this bucket.
     if (!mayAccess(g, accessKey, bucket)) throw Errors.badDownloadToken('the key has no access to this bucket');
   }
-  const rec = checkDownloadable(g, object);
+  // A miss in a bucket with a mirror source is pulled from it (single-flight per key), then served (§8.6).
+  const rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, t.key, object));
   const mtimeMs = Number(rec.putTime / 10000n);
   reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));
   if (notModified(request.headers, rec.hash, mtimeMs)) return reply.code(304).send();

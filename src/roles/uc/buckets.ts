@@ -1,13 +1,22 @@
 /**
  * Bucket routes on the uc role (protocol.md §8.6, §13.2): mkbucketv3, buckets (GET and POST, v4 shape with
- * `apiVersion=v4`), drop, private (query or form), v2/bucketInfo. Management credential required.
+ * `apiVersion=v4`), drop, private (query or form), image/unimage (mirror source), v2/bucketInfo, v2/v3 domains.
+ * Management credential required.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authorizeBucket, mayAccess } from '../../auth/authorize.js';
-import { bucketInfo, createBucket, dropBucket, setBucketPrivate } from '../../buckets/buckets.js';
+import {
+  bucketInfo,
+  clearBucketSource,
+  createBucket,
+  dropBucket,
+  setBucketPrivate,
+  setBucketSource,
+} from '../../buckets/buckets.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
-import { params, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
+import { decodeParam, pathSegments } from '../entry.js';
+import { params, rawUrlOf, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
 
 const READ = ['GET', 'POST'] as ('GET' | 'POST')[];
 
@@ -69,6 +78,31 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
     if (flag !== '0' && flag !== '1') throw Errors.badRequest('private must be 0 or 1');
     const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(p, 'bucket'));
     await setBucketPrivate(g, bucket.name, flag === '1');
+    return sendEmpty(reply);
+  });
+
+  // `POST /image/<bucket>/from/<EncodedURL>[/host/<EncodedHost>]` (§8.6): 200 empty; 400 bad URL, host or
+  // base64; 631 missing bucket; 403 another account's bucket.
+  app.post('/image/*', async (request, reply) => {
+    const caller = requireManagement(g, request);
+    const [name, from, encodedUrl, ...rest] = pathSegments(rawUrlOf(request)).slice(1);
+    if (!name || from !== 'from') throw Errors.badRequest('expected /image/<bucket>/from/<EncodedURL>[/host/<EncodedHost>]');
+    const url = decodeParam(encodedUrl, 'EncodedURL');
+    let host: string | undefined;
+    for (let i = 0; i < rest.length; i += 2) {
+      if (rest[i] === 'host') host = decodeParam(rest[i + 1], 'host');
+      else throw Errors.badRequest(`unknown image parameter ${rest[i]}`);
+    }
+    const bucket = await authorizeBucket(g, caller.accessKey, name);
+    await setBucketSource(g, bucket.name, url, host);
+    return sendEmpty(reply);
+  });
+
+  // `POST /unimage/<bucket>` (§8.6): 200 empty (also when no source was set); 631 missing; 403 foreign bucket.
+  app.post('/unimage/:bucket', async (request, reply) => {
+    const caller = requireManagement(g, request);
+    const bucket = await authorizeBucket(g, caller.accessKey, pathParam(request, 'bucket'));
+    await clearBucketSource(g, bucket.name);
     return sendEmpty(reply);
   });
 

@@ -15,7 +15,9 @@ CREATE TABLE IF NOT EXISTS buckets (
   region  TEXT NOT NULL,
   private INTEGER NOT NULL DEFAULT 0,
   ctime   INTEGER NOT NULL,
-  owner   TEXT NOT NULL DEFAULT ''
+  owner   TEXT NOT NULL DEFAULT '',
+  source  TEXT,
+  source_host TEXT
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS access_keys (
@@ -103,11 +105,28 @@ CREATE TABLE IF NOT EXISTS jobs (
   code       INTEGER NOT NULL DEFAULT 1,
   created_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- Async fetch tasks (store/sqlite/fetch-tasks.ts): seq orders the queue; request/result are opaque JSON text.
+CREATE TABLE IF NOT EXISTS fetch_tasks (
+  seq         INTEGER PRIMARY KEY,
+  id          TEXT NOT NULL UNIQUE,
+  access_key  TEXT NOT NULL,
+  request     TEXT NOT NULL,
+  state       TEXT NOT NULL,
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  result      TEXT,
+  created_ms  INTEGER NOT NULL,
+  updated_ms  INTEGER NOT NULL,
+  next_run_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fetch_tasks_queue ON fetch_tasks (state, next_run_ms, seq);
 `;
 
 /** Columns added after a table was first created: (table, column, declaration). Applied by `migrate`. */
 const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['buckets', 'owner', "TEXT NOT NULL DEFAULT ''"],
+  ['buckets', 'source', 'TEXT'],
+  ['buckets', 'source_host', 'TEXT'],
   ['objects', 'transitions', 'TEXT'],
   ['objects', 'restore_status', 'INTEGER'],
   ['objects', 'parts', 'TEXT'],

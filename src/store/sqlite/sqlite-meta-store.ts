@@ -23,16 +23,26 @@ import type {
   UploadRecord,
 } from '../meta.js';
 import { BlobRefs } from './blob-refs.js';
+import { SqliteFetchTasks } from './fetch-tasks.js';
 import { listPage } from './list-query.js';
 import { rowParams, toRecord, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
+
+/** Adds the mirror source columns (NULL = none) to a bucket record. */
+function withSource(b: BucketRecord, source: string | null, host: string | null): BucketRecord {
+  if (source !== null) b.source = source;
+  if (host !== null) b.sourceHost = host;
+  return b;
+}
 
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
   private readonly st;
   private readonly refs: BlobRefs;
   private readonly sessions: SqliteSessions;
+  /** The async-fetch task queue (store/tasks.ts). */
+  readonly fetchTasks: SqliteFetchTasks;
 
   /** Opens (and creates or migrates) the database file at `path`. */
   constructor(path: string) {
@@ -46,9 +56,10 @@ export class SqliteMetaStore implements MetaStore {
     const db = this.db;
     this.refs = new BlobRefs(db);
     this.sessions = new SqliteSessions(db, this.refs);
+    this.fetchTasks = new SqliteFetchTasks(db);
     this.st = {
-      getBucket: db.prepare('SELECT name, region, private, ctime, owner FROM buckets WHERE name = ?'),
-      listBuckets: db.prepare('SELECT name, region, private, ctime, owner FROM buckets ORDER BY name'),
+      getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host FROM buckets WHERE name = ?'),
+      listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host FROM buckets ORDER BY name'),
       insertBucket: db.prepare(
         'INSERT OR IGNORE INTO buckets (name, region, private, ctime, owner) VALUES (?, ?, ?, ?, ?)',
       ),
@@ -59,6 +70,7 @@ export class SqliteMetaStore implements MetaStore {
       deleteBucketDomains: db.prepare('DELETE FROM domains WHERE bucket = ?'),
       deleteBucket: db.prepare('DELETE FROM buckets WHERE name = ?'),
       setPrivate: db.prepare('UPDATE buckets SET private = ? WHERE name = ?'),
+      setSource: db.prepare('UPDATE buckets SET source = ?, source_host = ? WHERE name = ?'),
       domainOwner: db.prepare('SELECT bucket FROM domains WHERE domain = ?'),
       insertDomain: db.prepare('INSERT INTO domains (domain, bucket, ctime) VALUES (?, ?, ?)'),
       deleteDomain: db.prepare('DELETE FROM domains WHERE domain = ?'),
@@ -67,7 +79,7 @@ export class SqliteMetaStore implements MetaStore {
       getBucketAndObject: db
         .prepare(
           `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
-                  b.owner AS b_owner, o.*
+                  b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host, o.*
            FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ?
            WHERE b.name = ?`,
         )
@@ -104,8 +116,17 @@ export class SqliteMetaStore implements MetaStore {
 
   private bucketRow(row: unknown): BucketRecord | undefined {
     if (!row) return undefined;
-    const r = row as { name: string; region: string; private: number; ctime: number; owner: string };
-    return { name: r.name, region: r.region, private: r.private === 1, ctime: r.ctime, owner: r.owner };
+    const r = row as {
+      name: string;
+      region: string;
+      private: number;
+      ctime: number;
+      owner: string;
+      source: string | null;
+      source_host: string | null;
+    };
+    const b: BucketRecord = { name: r.name, region: r.region, private: r.private === 1, ctime: r.ctime, owner: r.owner };
+    return withSource(b, r.source, r.source_host);
   }
 
   async createBucket(b: BucketRecord): Promise<boolean> {
@@ -132,6 +153,10 @@ export class SqliteMetaStore implements MetaStore {
 
   async setBucketPrivate(name: string, isPrivate: boolean): Promise<boolean> {
     return this.st.setPrivate.run(isPrivate ? 1 : 0, name).changes === 1;
+  }
+
+  async setBucketSource(name: string, source: { url: string; host?: string } | undefined): Promise<boolean> {
+    return this.st.setSource.run(source?.url ?? null, source?.host ?? null, name).changes === 1;
   }
 
   async bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'> {
@@ -163,16 +188,22 @@ export class SqliteMetaStore implements MetaStore {
 
   async getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }> {
     const row = this.st.getBucketAndObject.get(key, bucket) as
-      | (ObjectRow & { b_name: string; b_region: string; b_private: bigint; b_ctime: bigint; b_owner: string })
+      | (ObjectRow & {
+          b_name: string;
+          b_region: string;
+          b_private: bigint;
+          b_ctime: bigint;
+          b_owner: string;
+          b_source: string | null;
+          b_source_host: string | null;
+        })
       | undefined;
     if (!row) return {};
-    const b: BucketRecord = {
-      name: row.b_name,
-      region: row.b_region,
-      private: row.b_private === 1n,
-      ctime: Number(row.b_ctime),
-      owner: row.b_owner,
-    };
+    const b = withSource(
+      { name: row.b_name, region: row.b_region, private: row.b_private === 1n, ctime: Number(row.b_ctime), owner: row.b_owner },
+      row.b_source,
+      row.b_source_host,
+    );
     return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
   }
 

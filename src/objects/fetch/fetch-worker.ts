@@ -1,0 +1,193 @@
+/**
+ * The async-fetch worker: runs queued `/sisyphus/fetch` tasks in this process, at most `concurrency` at a time
+ * (GRANARY_FETCH_CONCURRENCY). No polling: it wakes when a task is queued (FetchTaskStore.subscribe), when one of
+ * its tasks ends, and on a timer armed for the earliest retry.
+ *
+ * Retries: a retryable failure (fetch-task-run.ts) is tried again after `retryDelayMs(attempt)` (default 1 s,
+ * then 2 s, …) until `maxAttempts` (default 3) attempts were made; then the task fails. A task ends `done` or
+ * `failed` only after its completion callback was attempted (a crash in between runs the task again: the
+ * callback may be delivered twice, never lost).
+ *
+ * Start-up: tasks left `running` by a process that died are queued again. Stop: no new task is taken; running
+ * tasks get `graceMs` to finish, the rest are released back to `waiting` (their attempt not counted) and
+ * whatever they do afterwards is not recorded; the next start runs them again (storing is atomic).
+ */
+import type { Granary } from '../../context.js';
+import type { FetchTaskRecord, FetchTaskStore } from '../../store/tasks.js';
+import type { AsyncFetchRequest } from './async-fetch.js';
+import { attemptFetchTask, sendFetchCallback } from './fetch-task-run.js';
+
+/** Settings of a FetchWorker. */
+export interface FetchWorkerOptions {
+  /** Tasks run at the same time (≥ 1). */
+  concurrency: number;
+  /** Attempts before a retryable failure becomes final (default 3). */
+  maxAttempts?: number;
+  /** Delay before the next attempt after attempt number `attempt` (1-based) failed, ms (default 1000·2^(attempt−1)). */
+  retryDelayMs?: (attempt: number) => number;
+  /** How long `stop` waits for running tasks before releasing them, ms (default 5000). */
+  graceMs?: number;
+}
+
+/** Longest timer delay Node accepts (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export class FetchWorker {
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly abandoned = new Set<string>();
+  private readonly maxAttempts: number;
+  private readonly retryDelayMs: (attempt: number) => number;
+  private readonly graceMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private started = false;
+  private stopping = false;
+  private pumping = false;
+  private again = false;
+
+  /** A worker over `store` (normally `g.meta.fetchTasks`); call `start`. */
+  constructor(
+    private readonly g: Granary,
+    private readonly store: FetchTaskStore,
+    private readonly opts: FetchWorkerOptions,
+  ) {
+    this.maxAttempts = opts.maxAttempts ?? 3;
+    this.retryDelayMs = opts.retryDelayMs ?? ((attempt) => 1000 * 2 ** (attempt - 1));
+    this.graceMs = opts.graceMs ?? 5000;
+  }
+
+  /** Queues again the tasks a dead process left running, subscribes to new tasks and starts taking them. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const requeued = await this.store.requeueRunning(this.g.clock.nowMs());
+    if (requeued > 0) this.g.log.info({ tasks: requeued }, 'async fetch: interrupted tasks queued again');
+    this.unsubscribe = this.store.subscribe(() => this.wake());
+    this.wake();
+  }
+
+  /** Number of tasks running now. */
+  get running(): number {
+    return this.active.size;
+  }
+
+  /** Looks for runnable tasks (called on every event that may have made one runnable). */
+  wake(): void {
+    if (!this.started || this.stopping) return;
+    this.pump().catch((err: unknown) => this.g.log.error({ err }, 'async fetch: queue error'));
+  }
+
+  /**
+   * Claims tasks while slots are free, then arms the retry timer. Re-entrant calls only mark `again`, so the
+   * loop runs once more instead of racing for claims.
+   */
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        while (!this.stopping && this.active.size < this.opts.concurrency) {
+          const task = await this.store.claim(this.g.clock.nowMs());
+          if (!task) break;
+          if (this.stopping) {
+            // stop() began while the claim was in flight: hand the task back untouched.
+            await this.store.release(task.id, this.g.clock.nowMs()).catch(() => undefined);
+            break;
+          }
+          this.launch(task);
+        }
+        if (!this.stopping) await this.armTimer();
+      } while (this.again && !this.stopping);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Arms one timer for the earliest waiting task that is not runnable yet (retries). */
+  private async armTimer(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.active.size >= this.opts.concurrency) return; // a finishing task wakes the worker
+    const next = await this.store.nextRunMs();
+    if (next === undefined || this.stopping) return;
+    const delay = Math.min(Math.max(next - this.g.clock.nowMs(), 1), MAX_TIMER_MS);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.wake();
+    }, delay);
+    this.timer.unref();
+  }
+
+  private launch(task: FetchTaskRecord): void {
+    const run = this.run(task)
+      .catch((err: unknown) => this.g.log.error({ err, task: task.id }, 'async fetch: task error'))
+      .finally(() => {
+        this.active.delete(task.id);
+        this.abandoned.delete(task.id);
+        this.wake();
+      });
+    this.active.set(task.id, run);
+  }
+
+  /** One attempt of a claimed task, then its retry, or its callback and final state. */
+  private async run(task: FetchTaskRecord): Promise<void> {
+    const log = this.g.log.child({ task: task.id });
+    let req: AsyncFetchRequest;
+    try {
+      req = JSON.parse(task.request) as AsyncFetchRequest;
+    } catch {
+      await this.store.finish(task.id, 'failed', JSON.stringify({ error: 'unreadable task', code: 599 }), this.g.clock.nowMs());
+      return;
+    }
+    const outcome = await attemptFetchTask(this.g, task, req);
+    if (this.abandoned.has(task.id)) return;
+    if (!outcome.ok && outcome.retryable && task.attempts < this.maxAttempts) {
+      const delay = this.retryDelayMs(task.attempts);
+      log.info({ attempt: task.attempts, delayMs: delay, error: outcome.result.error }, 'async fetch: retry later');
+      await this.store.retryAt(task.id, this.g.clock.nowMs() + delay, JSON.stringify(outcome.result), this.g.clock.nowMs());
+      return;
+    }
+    const callbackError = await sendFetchCallback(this.g, task, req, outcome);
+    if (callbackError !== undefined) {
+      outcome.result.callbackError = callbackError;
+      log.warn({ error: callbackError }, 'async fetch: callback failed');
+    }
+    if (this.abandoned.has(task.id)) return;
+    const state = outcome.ok ? 'done' : 'failed';
+    await this.store.finish(task.id, state, JSON.stringify(outcome.result), this.g.clock.nowMs());
+    if (outcome.ok) log.info({ key: outcome.result.key, ignored: outcome.result.ignored === true }, 'async fetch: done');
+    else log.warn({ attempts: task.attempts, error: outcome.result.error }, 'async fetch: failed');
+  }
+
+  /**
+   * Stops taking tasks; waits up to `graceMs` for the running ones, then releases the rest back to the queue
+   * (see the module comment). Resolves when nothing more will be written by this worker.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.unsubscribe?.();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.active.size === 0) return;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const grace = new Promise<'timeout'>((resolve) => {
+      graceTimer = setTimeout(() => resolve('timeout'), this.graceMs);
+    });
+    const settled = Promise.allSettled([...this.active.values()]).then(() => 'settled' as const);
+    const how = await Promise.race([settled, grace]);
+    clearTimeout(graceTimer);
+    if (how === 'settled') return;
+    for (const id of [...this.active.keys()]) {
+      this.abandoned.add(id);
+      await this.store
+        .release(id, this.g.clock.nowMs())
+        .catch((err: unknown) => this.g.log.warn({ err, task: id }, 'async fetch: release failed'));
+    }
+    this.g.log.info({ tasks: this.abandoned.size }, 'async fetch: running tasks released for the next start');
+  }
+}

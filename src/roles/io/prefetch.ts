@@ -1,0 +1,25 @@
+/**
+ * Prefetch on the io role (protocol.md §8.5): `POST /prefetch/<EncodedEntryURI>`, management credential. Re-pulls
+ * the entry from the bucket's mirror source (set with `image`, §8.6) and replaces it (creates it when absent).
+ * Success: 200, empty body. Errors: 400 bad entry or a bucket without a mirror source; 631 missing bucket;
+ * 403 another account's bucket or refused by the outbound guard; 478 any origin failure (404 included); 599
+ * storing failed. See objects/fetch/mirror.ts.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { prefetchEntry } from '../../objects/fetch/mirror.js';
+import { decodeEntry, pathSegments } from '../entry.js';
+import { rawUrlOf, requireManagement, sendEmpty } from '../http.js';
+
+/** Registers `POST /prefetch/<EncodedEntryURI>`. */
+export function registerPrefetch(app: FastifyInstance, g: Granary): void {
+  app.post('/prefetch/*', async (request, reply) => {
+    const caller = requireManagement(g, request);
+    const segments = pathSegments(rawUrlOf(request)).slice(1);
+    if (segments.length !== 1) throw Errors.badRequest('expected /prefetch/<EncodedEntryURI>');
+    const { bucket, key } = decodeEntry(segments[0]);
+    await prefetchEntry(g, caller.accessKey, bucket, key);
+    return sendEmpty(reply);
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * The FetchTaskStore port: the durable queue of async-fetch tasks (protocol.md §8.5 `POST /sisyphus/fetch`).
+ * Specific to fetch (the general job engine of persistent processing is another port). The store knows nothing
+ * of Kodo: the request and the result are opaque JSON texts owned by objects/fetch/async-fetch.ts.
+ *
+ * Life of a task: `waiting` → (claim) `running` → `done` | `failed`, or back to `waiting` with a later
+ * `nextRunMs` for a retry. A task left `running` by a process that died is put back to `waiting` at the next
+ * start (`requeueRunning`), so it runs again: storing is atomic, a retry cannot leave a partial object.
+ *
+ * The embedded implementation is SQLite (store/sqlite/fetch-tasks.ts); a Redis or PostgreSQL queue can implement
+ * the same interface (its `subscribe` would then also relay submissions made by other processes).
+ */
+
+/** `waiting` (queued or waiting for a retry), `running`, `done` (stored or skipped), `failed` (final). */
+export type FetchTaskState = 'waiting' | 'running' | 'done' | 'failed';
+
+/** One task. Times are Unix milliseconds. */
+export interface FetchTaskRecord {
+  id: string;
+  /** AccessKey of the submitter (the task runs with its rights and signs its callback with its pair). */
+  accessKey: string;
+  /** The submitted request, JSON text. */
+  request: string;
+  state: FetchTaskState;
+  /** Attempts started so far (a claim counts one). */
+  attempts: number;
+  /** The outcome (or, while waiting for a retry, the last error), JSON text. */
+  result?: string;
+  createdMs: number;
+  updatedMs: number;
+  /** A waiting task is not claimed before this time. */
+  nextRunMs: number;
+}
+
+/** A task to queue: runnable at once. */
+export interface NewFetchTask {
+  id: string;
+  accessKey: string;
+  request: string;
+  createdMs: number;
+}
+
+export interface FetchTaskStore {
+  /**
+   * Queues a new waiting task, durably, then tells the subscribers. Returns how many tasks are ahead of it:
+   * the running ones plus the waiting ones that will be claimed before it.
+   */
+  enqueue(task: NewFetchTask): Promise<{ ahead: number }>;
+  /** The task, with `ahead` as in `enqueue` (meaningful while it waits); undefined when unknown. */
+  get(id: string): Promise<(FetchTaskRecord & { ahead: number }) | undefined>;
+  /**
+   * Atomically takes the next waiting task whose `nextRunMs` ≤ `nowMs` (earliest `nextRunMs`, then oldest):
+   * it becomes `running` with one more attempt. Undefined when none is runnable.
+   */
+  claim(nowMs: number): Promise<FetchTaskRecord | undefined>;
+  /** The earliest `nextRunMs` of the waiting tasks (to arm a retry timer), or undefined when none waits. */
+  nextRunMs(): Promise<number | undefined>;
+  /** A running task ends (`done` or `failed`) with its result; false when it was not running any more. */
+  finish(id: string, state: 'done' | 'failed', result: string, nowMs: number): Promise<boolean>;
+  /** A running task waits again until `nextRunMs` (a retry), keeping `result` (the last error); false when not running. */
+  retryAt(id: string, nextRunMs: number, result: string, nowMs: number): Promise<boolean>;
+  /**
+   * A running task this process gives up on while stopping goes back to `waiting`, runnable at once, and its
+   * attempt is not counted; false when it was not running any more.
+   */
+  release(id: string, nowMs: number): Promise<boolean>;
+  /** Start-up recovery: every `running` task (its process died) goes back to `waiting`; returns how many. */
+  requeueRunning(nowMs: number): Promise<number>;
+  /** Calls `listener` whenever a task is queued; returns a function that unsubscribes. */
+  subscribe(listener: () => void): () => void;
+}

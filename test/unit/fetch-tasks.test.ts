@@ -1,0 +1,87 @@
+/**
+ * The FetchTaskStore port on SQLite (store/sqlite/fetch-tasks.ts): queue order, `ahead`, claims, retries,
+ * release, crash recovery, conditional state changes and subscriptions.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
+import type { FetchTaskStore } from '../../src/store/tasks.js';
+
+let dir = '';
+let meta: SqliteMetaStore;
+let store: FetchTaskStore;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'granary-fetch-tasks-'));
+  meta = new SqliteMetaStore(join(dir, 'meta.db'));
+  store = meta.fetchTasks;
+});
+afterEach(async () => {
+  await meta.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const task = (id: string, createdMs = 1000) => ({ id, accessKey: 'ak', request: `{"n":"${id}"}`, createdMs });
+
+describe('SqliteFetchTasks', () => {
+  it('queues in order; ahead counts running tasks and the waiting ones before', async () => {
+    expect(await store.enqueue(task('a'))).toEqual({ ahead: 0 });
+    expect(await store.enqueue(task('b'))).toEqual({ ahead: 1 });
+    expect((await store.claim(1000))?.id).toBe('a');
+    expect(await store.enqueue(task('c'))).toEqual({ ahead: 2 }); // a running + b waiting
+    expect(await store.get('c')).toMatchObject({ state: 'waiting', attempts: 0, ahead: 2, request: '{"n":"c"}' });
+    expect(await store.get('a')).toMatchObject({ state: 'running', attempts: 1 });
+    expect(await store.get('zzz')).toBeUndefined();
+  });
+
+  it('claims only runnable tasks, earliest nextRunMs first; retryAt postpones and keeps the result', async () => {
+    await store.enqueue(task('a'));
+    await store.enqueue(task('b'));
+    expect(await store.claim(999)).toBeUndefined(); // not runnable before its creation time
+    await store.claim(1000);
+    expect(await store.retryAt('a', 5000, '{"error":"busy"}', 1100)).toBe(true);
+    expect(await store.nextRunMs()).toBe(1000); // b
+    expect((await store.claim(1200))?.id).toBe('b');
+    expect(await store.claim(1200)).toBeUndefined();
+    expect(await store.nextRunMs()).toBe(5000);
+    const again = await store.claim(5000);
+    expect(again).toMatchObject({ id: 'a', attempts: 2, state: 'running', result: '{"error":"busy"}' });
+  });
+
+  it('finish, retryAt and release change running tasks only; release refunds the attempt', async () => {
+    await store.enqueue(task('a'));
+    expect(await store.finish('a', 'done', '{}', 1)).toBe(false); // still waiting
+    await store.claim(1000);
+    expect(await store.release('a', 1500)).toBe(true);
+    expect(await store.get('a')).toMatchObject({ state: 'waiting', attempts: 0, nextRunMs: 1500 });
+    await store.claim(2000);
+    expect(await store.finish('a', 'failed', '{"code":404}', 2100)).toBe(true);
+    expect(await store.retryAt('a', 3000, '{}', 2200)).toBe(false);
+    expect(await store.release('a', 2200)).toBe(false);
+    expect(await store.get('a')).toMatchObject({ state: 'failed', result: '{"code":404}', updatedMs: 2100 });
+  });
+
+  it('requeueRunning puts the tasks of a dead process back (their attempt counted)', async () => {
+    await store.enqueue(task('a'));
+    await store.enqueue(task('b'));
+    await store.claim(1000);
+    await store.claim(1000);
+    await meta.close();
+    meta = new SqliteMetaStore(join(dir, 'meta.db'));
+    store = meta.fetchTasks;
+    expect(await store.requeueRunning(3000)).toBe(2);
+    expect(await store.get('a')).toMatchObject({ state: 'waiting', attempts: 1, nextRunMs: 3000 });
+    expect((await store.claim(3000))?.id).toBe('a');
+  });
+
+  it('tells subscribers about new tasks until they unsubscribe', async () => {
+    let calls = 0;
+    const off = store.subscribe(() => calls++);
+    await store.enqueue(task('a'));
+    off();
+    await store.enqueue(task('b'));
+    expect(calls).toBe(1);
+  });
+});
