@@ -7,21 +7,28 @@
  * on a 2-core machine where client and server compete for the same cores. Uploads and large downloads use
  * `node:http` with a keep-alive Agent (their cost is on the server side).
  */
+import { open, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import qiniu from 'qiniu';
-import { contentBuffer, contentChunks } from './lib/data.js';
+import { contentBuffer, contentChunks, contentCrc32, contentDigest, contentEtag, KODO_BLOCK_BYTES } from './lib/data.js';
 import type {
   BatchStatJob,
   ClientReply,
+  DownloadFileJob,
+  FetchJob,
   ClientRequest,
+  FsWriteJob,
   GetBulkJob,
   GetRateJob,
   Job,
   JobResult,
   ListJob,
+  ResumableV1Job,
+  ResumableV2Job,
   StatJob,
   UploadJob,
   UploadStreamJob,
@@ -38,6 +45,9 @@ interface Tally {
   bytes: number;
   latencies: number[];
   entries?: number;
+  /** The measured part of the job when it is not the whole job (uploads: without the HEAD check after). */
+  elapsedMs?: number;
+  steps?: Record<string, number>;
 }
 
 function newTally(): Tally {
@@ -49,17 +59,29 @@ function fail(t: Tally, message: string): void {
   t.firstError ??= message;
 }
 
-/** Sends one buffered request; resolves with status and body. */
-function request(agent: http.Agent, opts: http.RequestOptions, body?: Buffer): Promise<{ status: number; body: Buffer }> {
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * Sends one request whose body is a buffer or a list of buffers (views of the content block: written as they
+ * are, no copy); resolves with status, headers and the whole answer body.
+ */
+function request(agent: http.Agent, opts: http.RequestOptions, body?: Buffer | Buffer[]): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: HOST, agent, ...opts }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.end(body);
+    if (Array.isArray(body)) {
+      for (const b of body) req.write(b);
+      req.end();
+    } else req.end(body);
   });
 }
 
@@ -235,6 +257,210 @@ async function getBulk(job: GetBulkJob): Promise<Tally> {
   return t;
 }
 
+const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+const short = (res: Answer): string => `HTTP ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`;
+
+/**
+ * Checks a finished upload: the answer is 200 `{hash, key}` with the content's etag and our key, and one
+ * `HEAD /<bucket>/<key>` reports `size` bytes. Returns an error message, or undefined when all is right.
+ */
+async function checkUpload(res: Answer, job: { port: number; bucket: string; key: string; size: number }): Promise<string | undefined> {
+  if (res.status !== 200) return short(res);
+  let answer: { hash?: unknown; key?: unknown };
+  try {
+    answer = JSON.parse(res.body.toString('utf8')) as typeof answer;
+  } catch {
+    return `answer is not JSON: ${short(res)}`;
+  }
+  const etag = contentEtag(job.size);
+  if (answer.hash !== etag || answer.key !== job.key) return `answer ${JSON.stringify(answer)}, expected hash ${etag} and key ${job.key}`;
+  const agent = new http.Agent({ keepAlive: false });
+  const head = await request(agent, { method: 'HEAD', port: job.port, path: `/${job.bucket}/${encodeURIComponent(job.key)}` });
+  agent.destroy();
+  const length = Number(head.headers['content-length']);
+  if (head.status !== 200 || length !== job.size) return `HEAD after upload: HTTP ${head.status}, content-length ${length}, expected ${job.size}`;
+  return undefined;
+}
+
+/** Marks a whole-file upload done: one upload of `size` bytes in `ms`, or the first problem. */
+function finish(t: Tally, problem: string | undefined, size: number, ms: number): Tally {
+  if (problem !== undefined) fail(t, problem);
+  else {
+    t.ok++;
+    t.bytes += size;
+    t.latencies.push(ms);
+  }
+  t.elapsedMs = ms;
+  return t;
+}
+
+/** Runs `count` numbered tasks, `parallel` at a time; stops starting new ones after a failure. */
+async function inParallel(count: number, parallel: number, t: Tally, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count && t.errors === 0) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
+}
+
+async function resumableV1(job: ResumableV1Job): Promise<Tally> {
+  const t = newTally();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.parallel });
+  const authorization = `UpToken ${job.token}`;
+  const count = Math.ceil(job.size / KODO_BLOCK_BYTES);
+  const ctxs: string[] = [];
+  const start = process.hrtime.bigint();
+  await inParallel(count, job.parallel, t, async (i) => {
+    const len = Math.min(KODO_BLOCK_BYTES, job.size - i * KODO_BLOCK_BYTES);
+    const headers = { authorization, 'content-type': 'application/octet-stream', 'content-length': len };
+    const s = process.hrtime.bigint();
+    try {
+      const res = await request(agent, { method: 'POST', port: job.port, path: `/mkblk/${len}`, headers }, [...contentChunks(len)]);
+      if (res.status !== 200) return fail(t, `mkblk ${i}: ${short(res)}`);
+      const a = JSON.parse(res.body.toString('utf8')) as { ctx?: string; offset?: number; crc32?: number };
+      if (!a.ctx || a.offset !== len || a.crc32 !== contentCrc32(len)) return fail(t, `mkblk ${i}: unexpected answer ${short(res)}`);
+      ctxs[i] = a.ctx;
+      t.latencies.push(msSince(s));
+    } catch (err) {
+      fail(t, `mkblk ${i}: ${(err as Error).message}`);
+    }
+  });
+  const blocksMs = msSince(start);
+  if (t.errors > 0) {
+    agent.destroy();
+    return t;
+  }
+  const path = `/mkfile/${job.size}/key/${b64(job.key)}/mimeType/${b64('application/octet-stream')}/fname/${b64(job.key)}`;
+  const body = Buffer.from(ctxs.join(','));
+  const headers = { authorization, 'content-type': 'application/octet-stream', 'content-length': body.length };
+  const s = process.hrtime.bigint();
+  let res: Answer;
+  try {
+    res = await request(agent, { method: 'POST', port: job.port, path, headers }, body);
+  } catch (err) {
+    fail(t, `mkfile: ${(err as Error).message}`);
+    agent.destroy();
+    return t;
+  }
+  const finalMs = msSince(s);
+  const totalMs = msSince(start);
+  agent.destroy();
+  // The per-block latencies are the job's `latency`; the whole upload is the elapsed time.
+  const blockLatencies = t.latencies;
+  t.latencies = [];
+  finish(t, await checkUpload(res, job), job.size, totalMs);
+  t.latencies = blockLatencies;
+  t.steps = { blocksMs, finalMs };
+  return t;
+}
+
+async function resumableV2(job: ResumableV2Job): Promise<Tally> {
+  const t = newTally();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.parallel });
+  const authorization = `UpToken ${job.token}`;
+  const base = `/buckets/${job.bucket}/objects/${b64(job.key)}/uploads`;
+  const count = Math.ceil(job.size / job.partSize);
+  const start = process.hrtime.bigint();
+  let uploadId: string;
+  try {
+    const res = await request(agent, {
+      method: 'POST',
+      port: job.port,
+      path: base,
+      headers: { authorization, 'content-type': 'application/json', 'content-length': 0 },
+    });
+    uploadId = res.status === 200 ? String((JSON.parse(res.body.toString('utf8')) as { uploadId?: string }).uploadId ?? '') : '';
+    if (!uploadId) {
+      fail(t, `init: ${short(res)}`);
+      agent.destroy();
+      return t;
+    }
+  } catch (err) {
+    fail(t, `init: ${(err as Error).message}`);
+    agent.destroy();
+    return t;
+  }
+  const initMs = msSince(start);
+  const etags: string[] = [];
+  await inParallel(count, job.parallel, t, async (i) => {
+    const len = Math.min(job.partSize, job.size - i * job.partSize);
+    const md5 = contentDigest('md5', len).toString('hex');
+    const headers = { authorization, 'content-type': 'application/octet-stream', 'content-length': len, 'content-md5': md5 };
+    const s = process.hrtime.bigint();
+    try {
+      const res = await request(agent, { method: 'PUT', port: job.port, path: `${base}/${uploadId}/${i + 1}`, headers }, [...contentChunks(len)]);
+      if (res.status !== 200) return fail(t, `part ${i + 1}: ${short(res)}`);
+      const a = JSON.parse(res.body.toString('utf8')) as { etag?: string; md5?: string };
+      if (!a.etag || a.md5 !== md5) return fail(t, `part ${i + 1}: unexpected answer ${short(res)}`);
+      etags[i] = a.etag;
+      t.latencies.push(msSince(s));
+    } catch (err) {
+      fail(t, `part ${i + 1}: ${(err as Error).message}`);
+    }
+  });
+  const partsMs = msSince(start) - initMs;
+  if (t.errors > 0) {
+    agent.destroy();
+    return t;
+  }
+  const body = Buffer.from(
+    JSON.stringify({
+      parts: etags.map((etag, i) => ({ partNumber: i + 1, etag })),
+      fname: job.key,
+      mimeType: 'application/octet-stream',
+      customVars: {},
+      metadata: {},
+    }),
+  );
+  const headers = { authorization, 'content-type': 'application/json', 'content-length': body.length };
+  const s = process.hrtime.bigint();
+  let res: Answer;
+  try {
+    res = await request(agent, { method: 'POST', port: job.port, path: `${base}/${uploadId}`, headers }, body);
+  } catch (err) {
+    fail(t, `complete: ${(err as Error).message}`);
+    agent.destroy();
+    return t;
+  }
+  const finalMs = msSince(s);
+  const totalMs = msSince(start);
+  agent.destroy();
+  const partLatencies = t.latencies;
+  t.latencies = [];
+  finish(t, await checkUpload(res, job), job.size, totalMs);
+  t.latencies = partLatencies;
+  t.steps = { initMs, partsMs, finalMs };
+  return t;
+}
+
+/** The disk's floor for an upload: sequential writes of the content, one fsync, in this process. */
+async function fsWrite(job: FsWriteJob): Promise<Tally> {
+  const t = newTally();
+  const path = join(job.dir, `fs-write-${process.pid}-${Date.now()}.bin`);
+  const start = process.hrtime.bigint();
+  try {
+    const fh = await open(path, 'wx');
+    try {
+      let pos = 0;
+      for (let off = 0; off < job.size; off += job.chunk) {
+        for (const c of contentChunks(Math.min(job.chunk, job.size - off))) {
+          await fh.write(c, 0, c.length, pos);
+          pos += c.length;
+        }
+      }
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    finish(t, undefined, job.size, msSince(start));
+  } catch (err) {
+    fail(t, (err as Error).message);
+  } finally {
+    await unlink(path).catch(() => undefined);
+  }
+  return t;
+}
+
 async function uploadStream(job: UploadStreamJob): Promise<Tally> {
   const t = newTally();
   const frame = multipartFrame(job.token, job.key);
@@ -245,13 +471,13 @@ async function uploadStream(job: UploadStreamJob): Promise<Tally> {
     yield* contentChunks(job.size);
     yield frame.tail;
   }
-  const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+  const response = new Promise<Answer>((resolve, reject) => {
     const req = http.request(
       { host: HOST, port: job.port, method: 'POST', path: '/', headers: { 'content-type': frame.contentType, 'content-length': length } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
         res.on('error', reject);
       },
     );
@@ -260,11 +486,8 @@ async function uploadStream(job: UploadStreamJob): Promise<Tally> {
   });
   try {
     const res = await response;
-    if (res.status === 200) {
-      t.ok++;
-      t.bytes += job.size;
-      t.latencies.push(msSince(start));
-    } else fail(t, `HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+    const ms = msSince(start);
+    return finish(t, await checkUpload(res, job), job.size, ms);
   } catch (err) {
     fail(t, (err as Error).message);
   }
@@ -382,24 +605,113 @@ async function batchStat(job: BatchStatJob): Promise<Tally> {
   return t;
 }
 
+/** Sync fetches, one at a time (see FetchJob); `elapsedMs` is the sum of the fetches. */
+async function fetchJob(job: FetchJob): Promise<Tally> {
+  const t = newTally();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const mac = new qiniu.auth.digest.Mac(job.accessKey, job.secretKey);
+  const hash = contentEtag(job.size);
+  const path = `/fetch/${qiniu.util.urlsafeBase64Encode(job.url)}/to/${encodedEntry(job.bucket, job.key)}`;
+  const authorization = qiniu.util.generateAccessToken(mac, `http://${HOST}:${job.port}${path}`);
+  let elapsed = 0;
+  for (let i = 0; i < job.count; i++) {
+    const start = process.hrtime.bigint();
+    try {
+      const res = await request(agent, { method: 'POST', port: job.port, path, headers: { authorization, 'content-length': 0 } });
+      const ms = msSince(start);
+      elapsed += ms;
+      const text = res.body.toString('utf8');
+      const answer = res.status === 200 ? (JSON.parse(text) as { fsize?: number; hash?: string }) : {};
+      if (res.status !== 200 || answer.fsize !== job.size || answer.hash !== hash) {
+        fail(t, `HTTP ${res.status}: ${text.slice(0, 200)} (expected fsize ${job.size}, hash ${hash})`);
+        continue;
+      }
+      t.ok++;
+      t.bytes += job.size;
+      t.latencies.push(ms);
+    } catch (err) {
+      fail(t, (err as Error).message);
+    }
+  }
+  agent.destroy();
+  t.elapsedMs = elapsed;
+  return t;
+}
+
+/** Node's fetch into a file + fsync, one at a time (see DownloadFileJob); `elapsedMs` excludes the unlinks. */
+async function downloadFile(job: DownloadFileJob): Promise<Tally> {
+  const t = newTally();
+  let elapsed = 0;
+  for (let i = 0; i < job.count; i++) {
+    const path = join(job.dir, `download-${process.pid}-${i}.bin`);
+    const start = process.hrtime.bigint();
+    try {
+      const res = await fetch(job.url);
+      if (res.status !== 200 || !res.body) throw new Error(`HTTP ${res.status}`);
+      const fh = await open(path, 'wx');
+      let size = 0;
+      try {
+        for await (const chunk of res.body) {
+          await fh.write(chunk);
+          size += chunk.length;
+        }
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      const ms = msSince(start);
+      elapsed += ms;
+      if (size !== job.size) fail(t, `${size} bytes, expected ${job.size}`);
+      else {
+        t.ok++;
+        t.bytes += size;
+        t.latencies.push(ms);
+      }
+    } catch (err) {
+      elapsed += msSince(start);
+      fail(t, (err as Error).message);
+    } finally {
+      await unlink(path).catch(() => undefined);
+    }
+  }
+  t.elapsedMs = elapsed;
+  return t;
+}
+
+function perform(job: Job): Promise<Tally> {
+  switch (job.kind) {
+    case 'upload':
+      return upload(job);
+    case 'get-rate':
+      return getRate(job);
+    case 'get-bulk':
+      return getBulk(job);
+    case 'upload-stream':
+      return uploadStream(job);
+    case 'resumable-v1':
+      return resumableV1(job);
+    case 'resumable-v2':
+      return resumableV2(job);
+    case 'fs-write':
+      return fsWrite(job);
+    case 'list':
+      return list(job);
+    case 'stat':
+      return stat(job);
+    case 'batch-stat':
+      return batchStat(job);
+    case 'fetch':
+      return fetchJob(job);
+    case 'download-file':
+      return downloadFile(job);
+  }
+}
+
 async function run(job: Job): Promise<JobResult> {
   const cpu0 = process.cpuUsage();
   const start = process.hrtime.bigint();
-  const t =
-    job.kind === 'upload'
-      ? await upload(job)
-      : job.kind === 'get-rate'
-        ? await getRate(job)
-        : job.kind === 'get-bulk'
-          ? await getBulk(job)
-          : job.kind === 'list'
-            ? await list(job)
-            : job.kind === 'stat'
-              ? await stat(job)
-              : job.kind === 'batch-stat'
-                ? await batchStat(job)
-                : await uploadStream(job);
-  const elapsedMs = msSince(start);
+  const t = await perform(job);
+  const elapsedMs = t.elapsedMs ?? msSince(start);
   const cpu = process.cpuUsage(cpu0);
   const result: JobResult = {
     ok: t.ok,
@@ -411,6 +723,7 @@ async function run(job: Job): Promise<JobResult> {
   if (t.firstError !== undefined) result.firstError = t.firstError;
   if (t.latencies.length > 0) result.latency = summarize(t.latencies);
   if (t.entries !== undefined) result.entries = t.entries;
+  if (t.steps !== undefined) result.steps = t.steps;
   return result;
 }
 

@@ -6,7 +6,8 @@
  * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Prints each
  * phase as it goes and a summary table; writes bench/results.json. See bench/README.md.
  *
- * Options: --quick (short phases, to try the harness), --only=upload,small,large,memory,list,rs (phases to run),
+ * Options: --quick (short phases, to try the harness),
+ * --only=upload,small,large,memory,resumable,resumable-memory,list,rs,fetch (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client).
  */
@@ -30,7 +31,7 @@ const cpuProf = argv.includes('--cpu-prof');
 const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
 const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
-const PHASES = ['upload', 'small', 'large', 'memory', 'list', 'rs'];
+const PHASES = ['upload', 'small', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch'];
 for (const p of only ?? []) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
 const enabled = (phase: string): boolean => !only || only.has(phase);
 
@@ -55,6 +56,16 @@ const P = {
   largeParallelCount: quick ? 4 : 8,
   hugeSize: quick ? 256 * MiB : GiB,
   rssSampleMs: 100,
+  /** Phase `resumable`: one file of this size per mode and round, rounds alternating the modes. */
+  resumableSize: quick ? 64 * MiB : 256 * MiB,
+  resumableRounds: quick ? 1 : 3,
+  /** Blocks (v1) or parts (v2) in flight, like a sensible client. */
+  resumableParallel: 4,
+  partSize: 4 * MiB,
+  /** Write size of the raw fs floor (the content's own 1 MiB block). */
+  fsWriteChunk: MiB,
+  /** Phase `resumable-memory`: one upload of this size through v1 and through v2, Granary restarted before each. */
+  resumableMemorySize: quick ? 256 * MiB : 2 * GiB,
   /** Listing bucket: 1,000,000 keys (100,000 with --quick), seeded into SQLite before Granary starts. */
   listLayout: (quick
     ? { big: 9_000, dirs: 80, perDir: 1000, flat: 11_000 }
@@ -69,6 +80,9 @@ const P = {
   /** Batches of `batchOps` stat ops, one at a time. */
   batchOps: 1000,
   batchCount: quick ? 10 : 50,
+  /** Phase `fetch`: rounds alternating Granary's sync fetch and the client's own download (of largeSize bytes). */
+  fetchRounds: quick ? 1 : 3,
+  fetchPerRound: quick ? 1 : 3,
 };
 
 const AK = 'bench-access-key';
@@ -83,6 +97,8 @@ const RSS_TARGET_MB = 200;
 const RATIO_TARGET = 0.8;
 const SERVERS = ['granary', 'baseline'] as const;
 type ServerName = (typeof SERVERS)[number];
+/** Ways to put one file in the resumable phases: `fs` is the raw disk floor (no Granary), the others upload to it. */
+type UploadMode = 'fs' | 'form' | 'v1' | 'v1-seq' | 'v2';
 
 interface Measured {
   result: JobResult;
@@ -182,11 +198,15 @@ async function main(): Promise<void> {
   const buildDir = await tmp('build');
   const granaryDir = await tmp('data');
   const baselineDir = await tmp('baseline');
+  // The raw fs write floor of the resumable phase writes here: the same disk as Granary's data dir.
+  const fsWriteDir = await tmp('fswrite');
+  // The fetch phase's baseline (the client's own download + fsync) writes here: the same disk again.
+  const fetchDir = await tmp('fetchdl');
   const profDir = cpuProf ? await tmp('prof') : undefined;
   const children = new Set<{ stop(): Promise<void> }>();
   const cleanup = async (): Promise<void> => {
     await Promise.all([...children].map((c) => c.stop().catch(() => undefined)));
-    for (const dir of [buildDir, granaryDir, baselineDir]) await rm(dir, { recursive: true, force: true });
+    for (const dir of [buildDir, granaryDir, baselineDir, fsWriteDir, fetchDir]) await rm(dir, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 
@@ -222,6 +242,8 @@ async function main(): Promise<void> {
         GRANARY_SECRET_KEY: SK,
         GRANARY_LOG_LEVEL: 'warn',
         BENCH_BUCKET: BUCKET,
+        // The fetch phase's origin is the baseline server on 127.0.0.1, which the outbound guard refuses by default.
+        ...(enabled('fetch') ? { GRANARY_OUTBOUND_ALLOW: '127.0.0.1/32' } : {}),
       };
       const s = await startServer(buildDir, 'granary-server', env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
       children.add(s);
@@ -253,7 +275,7 @@ async function main(): Promise<void> {
           [LARGE_KEY, P.largeSize],
         ] as const)
       : []) {
-      const r = await client.run({ kind: 'upload-stream', port: granary.port, token, key, size });
+      const r = await client.run({ kind: 'upload-stream', port: granary.port, token, bucket: BUCKET, key, size });
       if (r.ok !== 1) throw new Error(`upload of ${key} failed: ${r.firstError ?? '?'}`);
       await checkSame(paths(key), ports());
     }
@@ -332,19 +354,23 @@ async function main(): Promise<void> {
       results.download64MiB = out;
     }
 
-    if (enabled('memory')) {
-      // A fresh Granary process (same data), so the peak reflects the big transfers, not earlier phases.
+    /** A fresh Granary process (same data), so a memory peak reflects what follows, not earlier phases; its idle RSS. */
+    const restartGranary = async (): Promise<number> => {
       runPeakBytes = Math.max(runPeakBytes, runPeak.stop().peakBytes);
       await granary.stop();
       children.delete(granary);
       granary = await startGranary();
       granaryPids.push(granary.pid);
       runPeak = new RssSampler(granary.pid, P.rssSampleMs).start();
-      const freshIdle = rssBytes(granary.pid) ?? 0;
+      return rssBytes(granary.pid) ?? 0;
+    };
+
+    if (enabled('memory')) {
+      const freshIdle = await restartGranary();
       const label = `${fmt(P.hugeSize / GiB, P.hugeSize < GiB ? 2 : 0)} GiB`;
       log();
       log(`[4] Memory: ${label} streamed upload, then ${label} download; RSS of the server sampled every ${P.rssSampleMs} ms (Granary restarted: idle RSS ${mb(freshIdle)} MB)`);
-      const up = await measure(client, granary, { kind: 'upload-stream', port: granary.port, token, key: HUGE_KEY, size: P.hugeSize }, true);
+      const up = await measure(client, granary, { kind: 'upload-stream', port: granary.port, token, bucket: BUCKET, key: HUGE_KEY, size: P.hugeSize }, true);
       if (up.result.ok !== 1) throw new Error(`upload of ${HUGE_KEY} failed: ${up.result.firstError ?? '?'}`);
       log(`  upload   granary : ${fmt(mbPerSecond(up.result)).padStart(5)} MB/s (${fmt(up.result.elapsedMs / 1000, 2)} s); ${loadNote(up)}; peak RSS ${mb(up.peakRssBytes)} MB`);
       log(`  granary memory after the upload: ${await memoryNote(granary)}`);
@@ -364,11 +390,112 @@ async function main(): Promise<void> {
       row(`download ${label} (MB/s)`, fmt(mbPerSecond(down.granary.result)), fmt(mbPerSecond(down.baseline.result)), ratioCell(mbPerSecond(down.granary.result), mbPerSecond(down.baseline.result), false));
       row('  peak server RSS (MB)', fmt(downPeak), mb(down.baseline.peakRssBytes), '', rssCell(downPeak));
     }
+
+    /** The upload modes of the resumable phases; `fs` is the raw disk floor they are compared with. */
+    const uploadJob = (mode: UploadMode, key: string, size: number): Job => {
+      const par = P.resumableParallel;
+      const common = { port: granary.port, token, bucket: BUCKET, key, size };
+      switch (mode) {
+        case 'fs':
+          return { kind: 'fs-write', dir: fsWriteDir, size, chunk: P.fsWriteChunk };
+        case 'form':
+          return { kind: 'upload-stream', ...common };
+        case 'v1':
+          return { kind: 'resumable-v1', ...common, parallel: par };
+        case 'v1-seq':
+          return { kind: 'resumable-v1', ...common, parallel: 1 };
+        case 'v2':
+          return { kind: 'resumable-v2', ...common, partSize: P.partSize, parallel: par };
+      }
+    };
+    const modeLabel = (mode: UploadMode): string =>
+      ({
+        fs: 'raw fs write + fsync',
+        form: 'form upload',
+        v1: `v1, ${P.resumableParallel} mkblk in parallel + mkfile`,
+        'v1-seq': 'v1, one mkblk at a time + mkfile',
+        v2: `v2, ${P.resumableParallel} parts in parallel + complete`,
+      })[mode];
+    /** What the steps of a resumable upload took: the pieces (per-request p50/p99) and the final assembling call. */
+    const stepNote = (mode: UploadMode, r: JobResult): string => {
+      const st = r.steps;
+      if (!st) return '';
+      const piece = mode === 'v2' ? 'part' : 'mkblk';
+      const final = mode === 'v2' ? 'complete' : 'mkfile';
+      const init = st.initMs !== undefined ? `init ${ms(st.initMs)} ms, ` : '';
+      const pieces = fmt((st.blocksMs ?? st.partsMs ?? NaN) / 1000, 2);
+      return `; ${init}${piece}s ${pieces} s (one: p50 ${ms(r.latency?.p50)} ms, p99 ${ms(r.latency?.p99)} ms), ${final} ${ms(st.finalMs)} ms`;
+    };
+    const sizeLabel = (size: number): string => (size >= GiB ? `${fmt(size / GiB, size % GiB ? 2 : 0)} GiB` : `${fmt(size / MiB)} MiB`);
+
+    if (enabled('resumable')) {
+      const size = P.resumableSize;
+      const label = sizeLabel(size);
+      const modes: UploadMode[] = ['fs', 'form', 'v1', 'v1-seq', 'v2'];
+      log();
+      log(`[5] Uploads of ${label} generated on the fly, ${P.resumableRounds} rounds, each: ${modes.map(modeLabel).join('; ')}. Every answer checked (200, hash = the content's etag), then one HEAD for the size`);
+      const rounds = Object.fromEntries(modes.map((m) => [m, [] as Measured[]])) as Record<UploadMode, Measured[]>;
+      for (let i = 1; i <= P.resumableRounds; i++) {
+        for (const mode of modes) {
+          const m = await measure(client, granary, uploadJob(mode, `resumable-${mode}-${i}`, size), true);
+          if (m.result.ok !== 1) throw new Error(`${modeLabel(mode)} of ${label} failed: ${m.result.firstError ?? '?'}`);
+          rounds[mode].push(m);
+          log(`  round ${i} ${mode.padEnd(6)}: ${fmt(mbPerSecond(m.result)).padStart(5)} MB/s (${fmt(m.result.elapsedMs / 1000, 2)} s${stepNote(mode, m.result)}); ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
+        }
+      }
+      log(`  granary memory after the phase: ${await memoryNote(granary)}`);
+      const combined = Object.fromEntries(modes.map((m) => [m, combine(rounds[m])])) as Record<UploadMode, Measured>;
+      const floor = mbPerSecond(combined.fs.result);
+      const finals = (mode: UploadMode): number[] => rounds[mode].map((m) => m.result.steps?.finalMs ?? NaN);
+      const out: Record<string, unknown> = { size, rounds: P.resumableRounds };
+      const floors = rounds.fs.map((m) => mbPerSecond(m.result));
+      row(`raw fs write ${label}, ${P.fsWriteChunk / MiB} MiB writes + fsync (MB/s)`, '', fmt(floor), '', `floor; rounds ${fmt(Math.min(...floors))}–${fmt(Math.max(...floors))}`);
+      for (const mode of modes.filter((m) => m !== 'fs')) {
+        const c = combined[mode];
+        const g = mbPerSecond(c.result);
+        row(`${modeLabel(mode)} ${label} (MB/s)`, fmt(g), fmt(floor), `${fmt(g / floor, 2)}× fs`);
+        const f = finals(mode);
+        if (mode !== 'form') {
+          const mean = f.reduce((a, b) => a + b, 0) / f.length;
+          const share = (100 * mean * rounds[mode].length) / c.result.elapsedMs;
+          row(`  ${mode === 'v2' ? 'complete' : 'mkfile'} call: mean / max (ms), share of the upload`, `${ms(mean)} / ${ms(Math.max(...f))}, ${fmt(share)}%`);
+        }
+        out[mode] = { ...c, mbPerSecond: g, ratioToFs: g / floor, finalMs: mode === 'form' ? undefined : f, rounds: rounds[mode] };
+      }
+      const uploads = modes.filter((m) => m !== 'fs').flatMap((m) => rounds[m]);
+      const maxServer = Math.max(...uploads.map((m) => m.serverCores));
+      const maxClient = Math.max(...uploads.map((m) => m.result.clientCores));
+      row('  CPU during the uploads, max: server / load generator (cores)', `${fmt(maxServer, 2)} / ${fmt(maxClient, 2)}`);
+      out.fs = { ...combined.fs, mbPerSecond: floor, rounds: rounds.fs };
+      results.resumable = out;
+    }
+
+    if (enabled('resumable-memory')) {
+      const size = P.resumableMemorySize;
+      const label = sizeLabel(size);
+      log();
+      log(`[6] Memory, resumable: ${label} through v1 (${P.resumableParallel} mkblk in parallel) and through v2 (${P.resumableParallel} parts of ${P.partSize / MiB} MiB in parallel); Granary restarted before each, RSS sampled every ${P.rssSampleMs} ms`);
+      const out: Record<string, unknown> = { size };
+      for (const mode of ['v1', 'v2'] as const) {
+        const freshIdle = await restartGranary();
+        const m = await measure(client, granary, uploadJob(mode, `resumable-memory-${mode}`, size), true);
+        if (m.result.ok !== 1) throw new Error(`${modeLabel(mode)} of ${label} failed: ${m.result.firstError ?? '?'}`);
+        const peak = (m.peakRssBytes ?? 0) / MB;
+        log(`  ${mode}: ${fmt(mbPerSecond(m.result))} MB/s (${fmt(m.result.elapsedMs / 1000, 2)} s${stepNote(mode, m.result)}); ${loadNote(m)}; idle RSS ${mb(freshIdle)} MB, peak RSS ${fmt(peak)} MB`);
+        log(`  granary memory after ${mode}: ${await memoryNote(granary)}`);
+        out[mode] = { ...m, idleRssMB: freshIdle / MB, mbPerSecond: mbPerSecond(m.result) };
+        row(`${modeLabel(mode)} ${label} (MB/s)`, fmt(mbPerSecond(m.result)));
+        const share = (100 * (m.result.steps?.finalMs ?? NaN)) / m.result.elapsedMs;
+        row(`  ${mode === 'v2' ? 'complete' : 'mkfile'} call (ms), share of the upload`, `${ms(m.result.steps?.finalMs)}, ${fmt(share)}%`);
+        row('  peak server RSS (MB)', fmt(peak), '', '', rssCell(peak));
+      }
+      results.resumableMemory = out;
+    }
     if (enabled('list')) {
       const L = P.listLayout;
       const total = layoutSize(L);
       log();
-      log(`[5] Listing a ${fmt(total)}-key bucket (big/: ${fmt(L.big)} keys, ${L.dirs} × ${fmt(L.perDir)} under dirNNNN/, ${fmt(L.flat)} flat), limit ${P.listPage}, signed POST /list one at a time: ${P.listRequests} requests per case after ${P.listWarmup} warm-up ones, then a walk over every page`);
+      log(`[7] Listing a ${fmt(total)}-key bucket (big/: ${fmt(L.big)} keys, ${L.dirs} × ${fmt(L.perDir)} under dirNNNN/, ${fmt(L.flat)} flat), limit ${P.listPage}, signed POST /list one at a time: ${P.listRequests} requests per case after ${P.listWarmup} warm-up ones, then a walk over every page`);
       const mac = new qiniu.auth.digest.Mac(AK, SK);
       const base = `/list?bucket=${LIST_BUCKET}&limit=${P.listPage}`;
       const listJob = (path: string, marker: string, count: number, expectEntries?: number, walk = false): Job => ({
@@ -434,7 +561,7 @@ async function main(): Promise<void> {
       const keys = sample(5000);
       const batchKeys = sample(P.batchOps);
       log();
-      log(`[6] Management on the ${fmt(layoutSize(L))}-key bucket: signed GET /stat of random keys, ${P.statConcurrency} concurrent keep-alive clients for ${P.statMs / 1000} s after ${P.statWarmupMs / 1000} s; then ${P.batchCount} × POST /batch of ${P.batchOps} stat ops, one at a time`);
+      log(`[8] Management on the ${fmt(layoutSize(L))}-key bucket: signed GET /stat of random keys, ${P.statConcurrency} concurrent keep-alive clients for ${P.statMs / 1000} s after ${P.statWarmupMs / 1000} s; then ${P.batchCount} × POST /batch of ${P.batchOps} stat ops, one at a time`);
       const statJob = (durationMs: number): Job => ({
         kind: 'stat',
         port: granary.port,
@@ -465,6 +592,44 @@ async function main(): Promise<void> {
       row('  stat ops/s inside batches', fmt(opsPerSecond));
     }
 
+    if (enabled('fetch')) {
+      const size = P.largeSize;
+      const url = `http://127.0.0.1:${baseline.port}/${LARGE_KEY}`;
+      log();
+      log(`[9] Fetch of ${size / MiB} MiB from a local origin (the baseline server, ${url}): Granary's POST /fetch (signed QBox; stores under one key, overwritten) against the client's own download (Node's fetch → file writes + fsync); ${P.fetchRounds} rounds × ${P.fetchPerRound} of each, alternating, one at a time`);
+      const jobs = {
+        granary: (): Job => ({ kind: 'fetch', port: granary.port, accessKey: AK, secretKey: SK, url, bucket: BUCKET, key: 'fetched.bin', size, count: P.fetchPerRound }),
+        baseline: (): Job => ({ kind: 'download-file', url, dir: fetchDir, size, count: P.fetchPerRound }),
+      };
+      const rounds: Record<ServerName, Measured[]> = { granary: [], baseline: [] };
+      for (let i = 1; i <= P.fetchRounds; i++) {
+        for (const s of SERVERS) {
+          // Granary's figures are its own process; the baseline's "server" is the origin both read from.
+          const m = await measure(client, servers()[s], jobs[s](), s === 'granary');
+          if (m.result.ok !== P.fetchPerRound) throw new Error(`${s} fetch of ${url} failed: ${m.result.firstError ?? '?'}`);
+          rounds[s].push(m);
+          const r = m.result;
+          const peak = s === 'granary' ? `; peak RSS ${mb(m.peakRssBytes)} MB` : '';
+          log(`  round ${i} ${s.padEnd(8)}: ${fmt(mbPerSecond(r)).padStart(5)} MB/s (${r.ok} × ${fmt(r.elapsedMs / r.ok / 1000, 2)} s, p50 ${ms(r.latency?.p50)} ms, max ${ms(r.latency?.max)} ms); ${loadNote(m)}${peak}`);
+        }
+      }
+      log(`  granary memory after the phase: ${await memoryNote(granary)}`);
+      const g = combine(rounds.granary);
+      const b = combine(rounds.baseline);
+      const gm = mbPerSecond(g.result);
+      const bm = mbPerSecond(b.result);
+      results.fetch = {
+        size,
+        url,
+        granary: { ...g, mbPerSecond: gm, rounds: rounds.granary },
+        baseline: { ...b, mbPerSecond: bm, rounds: rounds.baseline },
+        ratio: gm / bm,
+      };
+      row(`fetch ${size / MiB} MiB from a local origin (MB/s; baseline: client fetch + write + fsync)`, fmt(gm), fmt(bm), `${fmt(gm / bm, 2)}×`);
+      row('  one fetch p50 / max (ms)', `${ms(g.result.latency?.p50)} / ${ms(g.result.latency?.max)}`, `${ms(b.result.latency?.p50)} / ${ms(b.result.latency?.max)}`);
+      row('  peak server RSS (MB)', mb(g.peakRssBytes), '', '', rssCell((g.peakRssBytes ?? 0) / MB));
+    }
+
     runPeakBytes = Math.max(runPeakBytes, runPeak.stop().peakBytes, ...granaryPids.map((pid) => peakByPid.get(pid) ?? 0));
     results.granaryPeakRssMB = runPeakBytes / MB;
     row('Granary peak RSS, whole run (MB)', mb(runPeakBytes));
@@ -472,7 +637,7 @@ async function main(): Promise<void> {
     const meanOther = background.seconds ? background.coreSeconds / background.seconds : 0;
     results.backgroundLoadCores = { mean: meanOther, max: background.max };
     log();
-    log('Summary (MB = 10^6 bytes; ratio = granary / baseline)');
+    log('Summary (MB = 10^6 bytes; ratio = granary / baseline; for the resumable uploads the baseline is the raw fs write; for fetch, the client downloading to a file + fsync)');
     if (meanOther > 0.25) {
       log(`! Other processes kept ${fmt(meanOther, 2)} cores busy on average (max ${fmt(background.max, 2)}) while this ran: absolute figures are low and noisy; ratios are fairer (rounds alternate) but not exact.`);
     }

@@ -34,13 +34,61 @@ export interface GetBulkJob {
   expectBytes: number;
 }
 
-/** One form upload of `size` bytes generated on the fly and streamed. */
+/**
+ * One form upload of `size` bytes generated on the fly and streamed. The answer must be 200 with the content's
+ * etag as `hash`; then one `HEAD /<bucket>/<key>` must report `size` bytes.
+ */
 export interface UploadStreamJob {
   kind: 'upload-stream';
   port: number;
   token: string;
+  bucket: string;
   key: string;
   size: number;
+}
+
+/**
+ * One resumable v1 upload (protocol.md §5, as the Node SDK drives it): `POST /mkblk/<len>` with each whole 4 MiB
+ * block as body, `parallel` blocks at a time (each answer: 200, ctx, offset = len, crc32 of the block), then
+ * `POST /mkfile/<size>/key/…/mimeType/…/fname/…` with the comma-joined ctxs. Checked like UploadStreamJob.
+ * Result: `latency` of one mkblk; `steps.blocksMs` (all mkblk), `steps.finalMs` (the mkfile call).
+ */
+export interface ResumableV1Job {
+  kind: 'resumable-v1';
+  port: number;
+  token: string;
+  bucket: string;
+  key: string;
+  size: number;
+  parallel: number;
+}
+
+/**
+ * One resumable v2 upload (protocol.md §6): `POST …/uploads` (init), `PUT …/uploads/<id>/<n>` of `partSize`-byte
+ * parts with hex `Content-MD5`, `parallel` at a time (each answer: 200, etag, md5 = ours), then `POST …/uploads/<id>`
+ * (complete) with the JSON part list. Checked like UploadStreamJob. Result: `latency` of one part PUT;
+ * `steps.initMs`, `steps.partsMs`, `steps.finalMs` (the complete call).
+ */
+export interface ResumableV2Job {
+  kind: 'resumable-v2';
+  port: number;
+  token: string;
+  bucket: string;
+  key: string;
+  size: number;
+  partSize: number;
+  parallel: number;
+}
+
+/**
+ * The floor for an upload: `size` bytes of content written to a new file in `dir` with plain `write`s of `chunk`
+ * bytes one after another, then one fsync (the file is removed afterwards, outside the timing).
+ */
+export interface FsWriteJob {
+  kind: 'fs-write';
+  dir: string;
+  size: number;
+  chunk: number;
 }
 
 /**
@@ -85,7 +133,48 @@ export interface BatchStatJob {
   count: number;
 }
 
-export type Job = UploadJob | GetRateJob | GetBulkJob | UploadStreamJob | ListJob | StatJob | BatchStatJob;
+/**
+ * Sync fetches (protocol.md §8.5), one at a time: `POST /fetch/<b64 url>/to/<b64 bucket:key>` signed QBox, so
+ * Granary downloads `url` (a local origin) and stores it under `key` (overwritten each time). Each answer must be
+ * 200 with `fsize` = `size` and `hash` = the content's etag.
+ */
+export interface FetchJob {
+  kind: 'fetch';
+  port: number;
+  accessKey: string;
+  secretKey: string;
+  url: string;
+  bucket: string;
+  key: string;
+  size: number;
+  count: number;
+}
+
+/**
+ * The floor for a fetch: `count` times, Node's `fetch(url)` with the body written to a new file in `dir` as it
+ * arrives, then one fsync (the file is removed afterwards, outside the timing). Each body must be `size` bytes.
+ */
+export interface DownloadFileJob {
+  kind: 'download-file';
+  url: string;
+  dir: string;
+  size: number;
+  count: number;
+}
+
+export type Job =
+  | UploadJob
+  | GetRateJob
+  | GetBulkJob
+  | UploadStreamJob
+  | ResumableV1Job
+  | ResumableV2Job
+  | FsWriteJob
+  | ListJob
+  | StatJob
+  | BatchStatJob
+  | FetchJob
+  | DownloadFileJob;
 
 export interface JobResult {
   /** Requests answered 2xx with the expected body. */
@@ -100,6 +189,8 @@ export interface JobResult {
   clientCores: number;
   /** Listing jobs: entries (items + common prefixes) received in all answers. */
   entries?: number;
+  /** Multi-step jobs (resumable uploads): milliseconds of each step, e.g. `blocksMs`, `finalMs`. */
+  steps?: Record<string, number>;
 }
 
 export type ClientRequest = { id: number; job: Job };

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { urlsafeB64Decode, urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { nowSeconds } from '../../ports/clock.js';
@@ -34,10 +35,20 @@ export interface BlockAnswer {
   expired_at: number;
 }
 
-async function answer(g: Granary, block: BlockRecord, offset: number, crc32: number, chunks: string[]): Promise<BlockAnswer> {
+/**
+ * The block answer. `checksum` is the SHA-1 of the block so far: given by the caller when known (a block's first
+ * chunk: its etag is 0x16‖sha1), else computed by re-reading the block's chunks (≤ 4 MiB).
+ */
+async function answer(
+  g: Granary,
+  block: BlockRecord,
+  offset: number,
+  crc32: number,
+  checksum: string | (() => Promise<string>),
+): Promise<BlockAnswer> {
   return {
     ctx: await encodeCtx(g.meta, { blockId: block.id, offset, expiresAt: block.expiresAt }),
-    checksum: await sha1OfBlobs(g.blobs, chunks),
+    checksum: typeof checksum === 'string' ? checksum : await checksum(),
     crc32,
     offset,
     host: g.publicUrl,
@@ -46,7 +57,11 @@ async function answer(g: Granary, block: BlockRecord, offset: number, crc32: num
 }
 
 /** Receives one chunk of at most `maxBytes` into a sealed blob; 400 when it is empty or larger. */
-async function receiveChunk(g: Granary, body: Readable, maxBytes: number): Promise<{ blobId: string; size: number; crc32: number }> {
+async function receiveChunk(
+  g: Granary,
+  body: Readable,
+  maxBytes: number,
+): Promise<{ blobId: string; size: number; crc32: number; sha1: string }> {
   let received;
   try {
     received = await receiveBody(g.blobs, body, { maxBytes });
@@ -58,7 +73,10 @@ async function receiveChunk(g: Granary, body: Readable, maxBytes: number): Promi
     await received.staged.discard();
     throw Errors.badBlock('empty chunk');
   }
-  return { blobId: await received.staged.seal(), size: received.digests.size, crc32: received.digests.crc32 };
+  const { size, crc32, etag } = received.digests;
+  // A chunk is at most 4 MiB, so its etag is 0x16‖sha1(chunk): the SHA-1 without reading the bytes again.
+  const sha1 = urlsafeB64Encode(urlsafeB64Decode(etag).subarray(1));
+  return { blobId: await received.staged.seal(), size, crc32, sha1 };
 }
 
 /** `POST /mkblk/<blockSize>`: creates a block with its first chunk. 400 for a size outside 1..4 MiB. */
@@ -81,7 +99,7 @@ export async function makeBlock(g: Granary, accessKey: string, blockSize: number
     await g.blobs.remove(chunk.blobId);
     throw err;
   }
-  return answer(g, block, block.offset, chunk.crc32, block.chunks);
+  return answer(g, block, block.offset, chunk.crc32, chunk.sha1);
 }
 
 /** The block a ctx names, if this key may continue it; 701 otherwise. */
@@ -105,8 +123,10 @@ export async function putChunk(g: Granary, accessKey: string, ctx: string, nextO
     await g.blobs.remove(chunk.blobId);
     throw Errors.invalidCtx();
   }
-  const next = (await g.meta.getBlock(block.id)) ?? block;
-  return answer(g, block, out.offset, chunk.crc32, next.chunks);
+  return answer(g, block, out.offset, chunk.crc32, async () => {
+    const next = (await g.meta.getBlock(block.id)) ?? block;
+    return sha1OfBlobs(g.blobs, next.chunks);
+  });
 }
 
 /**
