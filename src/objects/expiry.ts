@@ -7,9 +7,13 @@ import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
 import { releaseBlobs } from './blobs.js';
 
+/** How long a finished async-fetch task stays queryable, seconds. */
+export const FETCH_TASK_RETENTION_SECONDS = 7 * 86400;
+
 /**
  * Deletes every expired entry now, in batches of 1000, and the resumable-upload sessions (v1 blocks, v2
- * uploads) past their lifetime with their staged bytes; returns how many entries were deleted.
+ * uploads) past their lifetime with their staged bytes, and finished async-fetch tasks older than a week;
+ * returns how many entries were deleted.
  */
 export async function sweepExpired(g: Granary): Promise<number> {
   for (;;) {
@@ -17,6 +21,8 @@ export async function sweepExpired(g: Granary): Promise<number> {
     await releaseBlobs(g, freedBlobs);
     if (sessions === 0) break;
   }
+  // Finished async-fetch tasks stay queryable for a week after they end.
+  await g.meta.fetchTasks.prune(g.clock.nowMs() - FETCH_TASK_RETENTION_SECONDS * 1000);
   let total = 0;
   for (;;) {
     const { deleted, freedBlobs } = await g.meta.deleteExpired(nowSeconds(g.clock), 1000);

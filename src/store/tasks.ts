@@ -66,6 +66,8 @@ export interface FetchTaskStore {
   release(id: string, nowMs: number): Promise<boolean>;
   /** Start-up recovery: every `running` task (its process died) goes back to `waiting`; returns how many. */
   requeueRunning(nowMs: number): Promise<number>;
+  /** Deletes finished (`done`/`failed`) tasks last updated before `beforeMs`; returns how many. */
+  prune(beforeMs: number): Promise<number>;
   /** Calls `listener` whenever a task is queued; returns a function that unsubscribes. */
   subscribe(listener: () => void): () => void;
 }

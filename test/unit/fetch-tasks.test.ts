@@ -76,6 +76,22 @@ describe('SqliteFetchTasks', () => {
     expect((await store.claim(3000))?.id).toBe('a');
   });
 
+  it('prune deletes finished tasks last updated before the cut-off, never waiting or running ones', async () => {
+    await store.enqueue(task('old-done'));
+    await store.enqueue(task('old-failed'));
+    await store.enqueue(task('new-done'));
+    await store.enqueue(task('running'));
+    await store.enqueue(task('waiting'));
+    for (const id of ['old-done', 'old-failed', 'new-done', 'running']) expect((await store.claim(1000))?.id).toBe(id);
+    await store.finish('old-done', 'done', '{}', 2000);
+    await store.finish('old-failed', 'failed', '{}', 2000);
+    await store.finish('new-done', 'done', '{}', 9000);
+    expect(await store.prune(5000)).toBe(2);
+    expect(await store.get('old-done')).toBeUndefined();
+    expect(await store.get('old-failed')).toBeUndefined();
+    for (const id of ['new-done', 'running', 'waiting']) expect(await store.get(id)).toBeDefined();
+  });
+
   it('tells subscribers about new tasks until they unsubscribe', async () => {
     let calls = 0;
     const off = store.subscribe(() => calls++);

@@ -65,6 +65,7 @@ export class SqliteFetchTasks implements FetchTaskStore {
         `UPDATE fetch_tasks SET state = 'waiting', attempts = MAX(attempts - 1, 0), next_run_ms = ?, updated_ms = ?
          WHERE id = ? AND state = 'running'`,
       ),
+      prune: db.prepare("DELETE FROM fetch_tasks WHERE state IN ('done', 'failed') AND updated_ms < ?"),
       requeue: db.prepare(
         "UPDATE fetch_tasks SET state = 'waiting', next_run_ms = ?, updated_ms = ? WHERE state = 'running'",
       ),
@@ -125,6 +126,10 @@ export class SqliteFetchTasks implements FetchTaskStore {
 
   async release(id: string, nowMs: number): Promise<boolean> {
     return this.st.release.run(nowMs, nowMs, id).changes === 1;
+  }
+
+  async prune(beforeMs: number): Promise<number> {
+    return this.st.prune.run(beforeMs).changes;
   }
 
   async requeueRunning(nowMs: number): Promise<number> {

@@ -119,6 +119,7 @@ CREATE TABLE IF NOT EXISTS fetch_tasks (
   updated_ms  INTEGER NOT NULL,
   next_run_ms INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS fetch_tasks_updated ON fetch_tasks (updated_ms);
 CREATE INDEX IF NOT EXISTS fetch_tasks_queue ON fetch_tasks (state, next_run_ms, seq);
 `;
 
