@@ -17,7 +17,7 @@ export const FETCH_TASK_RETENTION_SECONDS = 7 * 86400;
  */
 export async function sweepExpired(g: Granary): Promise<number> {
   for (;;) {
-    const { sessions, freedBlobs } = await g.meta.deleteExpiredSessions(nowSeconds(g.clock));
+    const { sessions, freedBlobs } = await g.meta.sessions.deleteExpired(nowSeconds(g.clock));
     await releaseBlobs(g, freedBlobs);
     if (sessions === 0) break;
   }

@@ -143,6 +143,37 @@ export interface PartRecord {
   putTime: number;
 }
 
+/**
+ * Resumable-upload sessions: v1 blocks (mkblk/bput) and v2 multipart uploads with their parts. Chunk and part
+ * blobs hold one reference each (counted like entries' blobs) until their session is deleted.
+ */
+export interface SessionStore {
+  /** Records a block with its first chunk (offset = chunk size). */
+  createBlock(block: BlockRecord): Promise<void>;
+  getBlock(id: string): Promise<BlockRecord | undefined>;
+  /**
+   * Appends a chunk iff the block's offset is still `expectOffset` (compare-and-set: a replayed or out-of-order
+   * chunk answers 'mismatch'); returns the new offset.
+   */
+  appendChunk(
+    id: string,
+    expectOffset: number,
+    chunk: { blobId: string; size: number },
+  ): Promise<{ result: 'ok'; offset: number } | { result: 'mismatch' | 'missing' }>;
+  /** Deletes blocks and drops their chunk references. */
+  deleteBlocks(ids: string[]): Promise<{ freedBlobs: string[] }>;
+  createUpload(upload: UploadRecord): Promise<void>;
+  getUpload(id: string): Promise<UploadRecord | undefined>;
+  /** Stores (or replaces) a part; 'missing' when the upload does not exist. */
+  putPart(uploadId: string, part: PartRecord): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }>;
+  /** Parts with partNumber > `afterPart`, ascending, at most `limit`. */
+  listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]>;
+  /** Deletes an upload and its parts; false when it did not exist. */
+  deleteUpload(id: string): Promise<{ deleted: boolean; freedBlobs: string[] }>;
+  /** Deletes blocks and uploads expired at `nowSec`; returns how many and the blobs freed. */
+  deleteExpired(nowSec: number): Promise<{ sessions: number; freedBlobs: string[] }>;
+}
+
 export interface MetaStore {
   /** The async-fetch task queue (store/tasks.ts), kept in the same database. */
   readonly fetchTasks: FetchTaskStore;
@@ -221,31 +252,8 @@ export interface MetaStore {
   /** Marks blob deletions done. */
   forgetBlobDeletions(blobIds: string[]): Promise<void>;
 
-  // ---- resumable upload sessions (chunk and part blobs are reference-counted like entries' blobs) ----
-  /** Records a block with its first chunk (offset = chunk size). */
-  createBlock(block: BlockRecord): Promise<void>;
-  getBlock(id: string): Promise<BlockRecord | undefined>;
-  /**
-   * Appends a chunk iff the block's offset is still `expectOffset` (compare-and-set: a replayed or out-of-order
-   * chunk answers 'mismatch'); returns the new offset.
-   */
-  appendChunk(
-    id: string,
-    expectOffset: number,
-    chunk: { blobId: string; size: number },
-  ): Promise<{ result: 'ok'; offset: number } | { result: 'mismatch' | 'missing' }>;
-  /** Deletes blocks and drops their chunk references. */
-  deleteBlocks(ids: string[]): Promise<{ freedBlobs: string[] }>;
-  createUpload(upload: UploadRecord): Promise<void>;
-  getUpload(id: string): Promise<UploadRecord | undefined>;
-  /** Stores (or replaces) a part; 'missing' when the upload does not exist. */
-  putPart(uploadId: string, part: PartRecord): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }>;
-  /** Parts with partNumber > `afterPart`, ascending, at most `limit`. */
-  listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]>;
-  /** Deletes an upload and its parts; false when it did not exist. */
-  deleteUpload(id: string): Promise<{ deleted: boolean; freedBlobs: string[] }>;
-  /** Deletes blocks and uploads expired at `nowSec`; returns how many and the blobs freed. */
-  deleteExpiredSessions(nowSec: number): Promise<{ sessions: number; freedBlobs: string[] }>;
+  /** Resumable-upload sessions (v1 blocks, v2 multipart uploads). */
+  readonly sessions: SessionStore;
 
   // ---- processing requests (persistentOps), picked up by the job engine ----
   enqueueJob(job: PendingJob): Promise<void>;

@@ -163,7 +163,7 @@ describe('the expiry sweep (runs last: the clock jumps)', () => {
     expect(await countBlobs(s)).toBe(baseline + 5);
     await sweepExpired(s.running.g);
     expect(await countBlobs(s)).toBe(baseline + 1);
-    expect(await s.running.g.meta.getUpload(id)).toBeUndefined();
+    expect(await s.running.g.meta.sessions.getUpload(id)).toBeUndefined();
     expectError(await up.list(BUCKET, 'abandoned.bin', id), 612);
     expectError(await up.part(BUCKET, 'abandoned.bin', id, 3, Buffer.from('x')), 612);
     expectError(await up.complete(BUCKET, 'abandoned.bin', id, { parts: [{ partNumber: 1, etag }] }), 612);

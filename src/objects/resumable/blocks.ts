@@ -94,7 +94,7 @@ export async function makeBlock(g: Granary, accessKey: string, blockSize: number
     expiresAt: nowSeconds(g.clock) + BLOCK_TTL_SECONDS,
   };
   try {
-    await g.meta.createBlock(block);
+    await g.meta.sessions.createBlock(block);
   } catch (err) {
     await g.blobs.remove(chunk.blobId);
     throw err;
@@ -105,7 +105,7 @@ export async function makeBlock(g: Granary, accessKey: string, blockSize: number
 /** The block a ctx names, if this key may continue it; 701 otherwise. */
 async function blockOf(g: Granary, accessKey: string, ctx: string): Promise<{ block: BlockRecord; offset: number }> {
   const p = await decodeCtx(g.meta, ctx, nowSeconds(g.clock));
-  const block = await g.meta.getBlock(p.blockId);
+  const block = await g.meta.sessions.getBlock(p.blockId);
   if (!block || block.accessKey !== accessKey || block.expiresAt <= nowSeconds(g.clock)) throw Errors.invalidCtx();
   return { block, offset: p.offset };
 }
@@ -117,14 +117,14 @@ export async function putChunk(g: Granary, accessKey: string, ctx: string, nextO
   if (offset !== nextOffset || block.offset !== offset) throw Errors.invalidCtx();
   if (block.offset >= block.size) throw Errors.badBlock('the block is complete');
   const chunk = await receiveChunk(g, body, block.size - block.offset);
-  const out = await g.meta.appendChunk(block.id, offset, { blobId: chunk.blobId, size: chunk.size });
+  const out = await g.meta.sessions.appendChunk(block.id, offset, { blobId: chunk.blobId, size: chunk.size });
   if (out.result !== 'ok') {
     // Another chunk won the race for this offset (a replay): this one is dropped.
     await g.blobs.remove(chunk.blobId);
     throw Errors.invalidCtx();
   }
   return answer(g, block, out.offset, chunk.crc32, async () => {
-    const next = (await g.meta.getBlock(block.id)) ?? block;
+    const next = (await g.meta.sessions.getBlock(block.id)) ?? block;
     return sha1OfBlobs(g.blobs, next.chunks);
   });
 }
@@ -161,11 +161,11 @@ export async function makeFile(
   } catch (err) {
     // A concurrent mkfile of the same blocks (or the expiry sweep) dropped them while they were read: their ctxs
     // are no longer valid, as if this call had come second.
-    for (const b of blocks) if (!(await g.meta.getBlock(b.id))) throw Errors.invalidCtx();
+    for (const b of blocks) if (!(await g.meta.sessions.getBlock(b.id))) throw Errors.invalidCtx();
     throw err;
   }
   const result = await putObject(g, body, req);
-  const { freedBlobs } = await g.meta.deleteBlocks(blocks.map((b) => b.id));
+  const { freedBlobs } = await g.meta.sessions.deleteBlocks(blocks.map((b) => b.id));
   await releaseBlobs(g, freedBlobs);
   return result;
 }

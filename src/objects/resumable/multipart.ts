@@ -49,13 +49,13 @@ export async function initiateUpload(
     expiresAt: now + UPLOAD_TTL_SECONDS,
   };
   if (target.key !== undefined) upload.key = target.key;
-  await g.meta.createUpload(upload);
+  await g.meta.sessions.createUpload(upload);
   return { uploadId: upload.id, expireAt: upload.expiresAt };
 }
 
 /** The live upload for this key and target; 612 otherwise. */
 async function liveUpload(g: Granary, accessKey: string, target: UploadTarget, uploadId: string): Promise<UploadRecord> {
-  const u = await g.meta.getUpload(uploadId);
+  const u = await g.meta.sessions.getUpload(uploadId);
   if (!u || u.accessKey !== accessKey || u.bucket !== target.bucket || u.key !== target.key || u.expiresAt <= nowSeconds(g.clock)) {
     throw Errors.noSuchUpload();
   }
@@ -99,7 +99,7 @@ export async function uploadPart(
     etag: digests.etag,
     putTime: nowSeconds(g.clock),
   };
-  const out = await g.meta.putPart(uploadId, part);
+  const out = await g.meta.sessions.putPart(uploadId, part);
   await releaseBlobs(g, out.freedBlobs);
   if (out.result === 'missing') {
     await g.blobs.remove(blobId);
@@ -121,7 +121,7 @@ export interface CompleteRequest {
 async function allParts(g: Granary, uploadId: string): Promise<Map<number, PartRecord>> {
   const out = new Map<number, PartRecord>();
   for (let after = 0; ; ) {
-    const page = await g.meta.listParts(uploadId, after, 1000);
+    const page = await g.meta.sessions.listParts(uploadId, after, 1000);
     for (const p of page) out.set(p.partNumber, p);
     if (page.length < 1000) return out;
     after = page[page.length - 1]?.partNumber ?? after;
@@ -160,7 +160,7 @@ export async function completeUpload(
   }
   if (chosen.slice(0, -1).some((p) => p.size !== BLOCK_SIZE)) body.digests.etag = etagV2(chosen.map((p) => p.etag));
   const result = await putObject(g, body, { ...req, parts: chosen.map((p) => p.size) });
-  const { freedBlobs } = await g.meta.deleteUpload(uploadId);
+  const { freedBlobs } = await g.meta.sessions.deleteUpload(uploadId);
   await releaseBlobs(g, freedBlobs);
   return result;
 }
@@ -171,7 +171,7 @@ export async function completeUpload(
  * re-uploaded. Undefined when neither happened (a genuine read failure).
  */
 async function raceLoss(g: Granary, uploadId: string, chosen: PartRecord[]): Promise<Error | undefined> {
-  if (!(await g.meta.getUpload(uploadId))) return Errors.noSuchUpload();
+  if (!(await g.meta.sessions.getUpload(uploadId))) return Errors.noSuchUpload();
   const now = await allParts(g, uploadId);
   if (chosen.some((p) => now.get(p.partNumber)?.blobId !== p.blobId)) return Errors.badPartList('a part was replaced during complete');
   return undefined;
@@ -180,7 +180,7 @@ async function raceLoss(g: Granary, uploadId: string, chosen: PartRecord[]): Pro
 /** `DELETE …/uploads/<id>`: drops the upload and its parts; 612 when unknown. */
 export async function abortUpload(g: Granary, accessKey: string, target: UploadTarget, uploadId: string): Promise<void> {
   await liveUpload(g, accessKey, target, uploadId);
-  const { freedBlobs } = await g.meta.deleteUpload(uploadId);
+  const { freedBlobs } = await g.meta.sessions.deleteUpload(uploadId);
   await releaseBlobs(g, freedBlobs);
 }
 
@@ -194,7 +194,7 @@ export async function listUploadParts(
   maxParts: number,
 ): Promise<Record<string, unknown>> {
   const u = await liveUpload(g, accessKey, target, uploadId);
-  const parts = await g.meta.listParts(uploadId, marker, maxParts + 1);
+  const parts = await g.meta.sessions.listParts(uploadId, marker, maxParts + 1);
   const more = parts.length > maxParts;
   const page = parts.slice(0, maxParts);
   return {

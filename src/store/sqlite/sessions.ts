@@ -3,7 +3,7 @@
  * parts. Chunk and part blobs hold one reference each (BlobRefs) until their session is deleted.
  */
 import type Database from 'better-sqlite3';
-import type { BlockRecord, PartRecord, UploadRecord } from '../meta.js';
+import type { BlockRecord, PartRecord, SessionStore, UploadRecord } from '../meta.js';
 import type { BlobRefs } from './blob-refs.js';
 
 interface BlockRow {
@@ -51,7 +51,7 @@ const toPart = (r: PartRow): PartRecord => ({
   putTime: r.put_time,
 });
 
-export class SqliteSessions {
+export class SqliteSessions implements SessionStore {
   private readonly st;
 
   constructor(

@@ -10,17 +10,14 @@
 import Database from 'better-sqlite3';
 import type {
   AccessKeyRecord,
-  BlockRecord,
   BucketRecord,
   DomainRecord,
   ListPage,
   ListQuery,
   MetaStore,
   ObjectRecord,
-  PartRecord,
   PendingJob,
   PutOutcome,
-  UploadRecord,
 } from '../meta.js';
 import { BlobRefs } from './blob-refs.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
@@ -40,7 +37,7 @@ export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
   private readonly st;
   private readonly refs: BlobRefs;
-  private readonly sessions: SqliteSessions;
+  readonly sessions: SqliteSessions;
   /** The async-fetch task queue (store/tasks.ts). */
   readonly fetchTasks: SqliteFetchTasks;
 
@@ -342,50 +339,6 @@ export class SqliteMetaStore implements MetaStore {
     this.db.transaction(() => {
       for (const id of blobIds) this.st.forgetDeletion.run(id);
     })();
-  }
-
-  createBlock(block: BlockRecord): Promise<void> {
-    return this.sessions.createBlock(block);
-  }
-
-  getBlock(id: string): Promise<BlockRecord | undefined> {
-    return this.sessions.getBlock(id);
-  }
-
-  appendChunk(
-    id: string,
-    expectOffset: number,
-    chunk: { blobId: string; size: number },
-  ): Promise<{ result: 'ok'; offset: number } | { result: 'mismatch' | 'missing' }> {
-    return this.sessions.appendChunk(id, expectOffset, chunk);
-  }
-
-  deleteBlocks(ids: string[]): Promise<{ freedBlobs: string[] }> {
-    return this.sessions.deleteBlocks(ids);
-  }
-
-  createUpload(upload: UploadRecord): Promise<void> {
-    return this.sessions.createUpload(upload);
-  }
-
-  getUpload(id: string): Promise<UploadRecord | undefined> {
-    return this.sessions.getUpload(id);
-  }
-
-  putPart(uploadId: string, part: PartRecord): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }> {
-    return this.sessions.putPart(uploadId, part);
-  }
-
-  listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]> {
-    return this.sessions.listParts(uploadId, afterPart, limit);
-  }
-
-  deleteUpload(id: string): Promise<{ deleted: boolean; freedBlobs: string[] }> {
-    return this.sessions.deleteUpload(id);
-  }
-
-  deleteExpiredSessions(nowSec: number): Promise<{ sessions: number; freedBlobs: string[] }> {
-    return this.sessions.deleteExpired(nowSec);
   }
 
   async enqueueJob(job: PendingJob): Promise<void> {
