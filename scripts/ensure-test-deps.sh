@@ -8,6 +8,7 @@ set -euo pipefail
 
 NEEDS=(
   "/usr/bin/chromium|chromium"
+  "/usr/bin/exif|exif"
 )
 
 missing_pkgs=()

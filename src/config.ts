@@ -30,6 +30,12 @@ export interface Config {
   fetchMaxBytes: number;
   /** GRANARY_FETCH_CONCURRENCY: async-fetch tasks (`/sisyphus/fetch`) run at the same time (default 2). */
   fetchConcurrency: number;
+  /** GRANARY_FOP_MAX_SOURCE: largest object an image fop reads, bytes (default 20 MiB; larger → 400). */
+  fopMaxSourceBytes: number;
+  /** GRANARY_FOP_MAX_SIDE: largest width or height of a fop's source image, pixels (default 30000). */
+  fopMaxSide: number;
+  /** GRANARY_FOP_MAX_PIXELS: largest width × height of a fop's source image (default 150,000,000). */
+  fopMaxPixels: number;
   /** GRANARY_OUTBOUND_ALLOW: CIDRs and host names outbound requests (callbacks) may reach despite the guard. */
   outboundAllow: string;
   /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
@@ -80,6 +86,9 @@ export function loadConfig(env: Env = process.env): Config {
     fetchTimeoutSeconds: intVar(env, 'GRANARY_FETCH_TIMEOUT', 30, 1, 3600),
     fetchMaxBytes: intVar(env, 'GRANARY_FETCH_MAX_SIZE', 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     fetchConcurrency: intVar(env, 'GRANARY_FETCH_CONCURRENCY', 2, 1, 256),
+    fopMaxSourceBytes: intVar(env, 'GRANARY_FOP_MAX_SOURCE', 20 * 1024 ** 2, 1, 1024 ** 3),
+    fopMaxSide: intVar(env, 'GRANARY_FOP_MAX_SIDE', 30000, 1, 1_000_000),
+    fopMaxPixels: intVar(env, 'GRANARY_FOP_MAX_PIXELS', 150_000_000, 1, Number.MAX_SAFE_INTEGER),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',

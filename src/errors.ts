@@ -92,7 +92,11 @@ export const Errors = {
   fetchDigestMismatch: entry('fetchDigestMismatch', 406, 'the fetched content does not match the given md5/etag'),
   noMirrorSource: entry('noMirrorSource', 400, 'the bucket has no mirror source (set one with image)'),
   badMirrorHost: entry('badMirrorHost', 400, 'invalid mirror source host'),
+  unsupportedImage: entry('unsupportedImage', 415, 'unsupported image format'),
+  imageTooLarge: entry('imageTooLarge', 400, 'image exceeds the processing limits'),
+  fopFailed: entry('fopFailed', 400, 'image processing failed'),
   notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
+  noExif: entry('noExif', 400, 'no EXIF data'),
 } as const;
 
 /** Narrows an unknown thrown value to a KodoError. */

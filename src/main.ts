@@ -16,6 +16,7 @@ import type { Config } from './config.js';
 import type { Granary } from './context.js';
 import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
+import { configureImageWork } from './fops/run.js';
 import { startExpirySweeper } from './objects/expiry.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
@@ -84,6 +85,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   g.publicUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
 
   const stopSweeper = startExpirySweeper(g, config.expirySweepSeconds);
+  configureImageWork();
   const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, { concurrency: config.fetchConcurrency });
   await fetchWorker.start();
   void sweepOrphanBlobs(g, startedMs)

@@ -4,7 +4,8 @@
  * shadow a key). Private buckets need `e`/`token` (§2.5). Range (206/416), conditional requests (304), ETag,
  * Last-Modified, metadata headers, `attname`. Bodies are streamed from the blob store (small ones sent whole).
  * A missing key in a bucket with a mirror source is pulled from the origin first (objects/fetch/mirror.ts:
- * 404 origin 404, 403 outbound guard, 478 other origin failures).
+ * 404 origin 404, 403 outbound guard, 478 other origin failures). A query starting with a fop pipeline
+ * (`?imageView2/...`, §10) is served by fop.ts after the same checks.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
@@ -15,6 +16,7 @@ import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, lookupForDownload, metaHeaders } from '../../objects/read.js';
 import type { ObjectRecord } from '../../store/meta.js';
 import { rawUrlOf } from '../http.js';
+import { serveFop } from './fop.js';
 import { ifRangeMatches, notModified, parseRange } from './range.js';
 
 /** Prefix server.ts puts before the path of a request made to a bound download domain. */
@@ -44,15 +46,27 @@ function target(g: Granary, request: FastifyRequest): { bucket: string; key: str
   return { bucket: decodeKey(path.slice(1, slash)), key: decodeKey(path.slice(slash + 1)), query };
 }
 
-/** Rejects processing commands (`?imageView2/...`): they come with the processing issue. */
-function checkQuery(query: string): URLSearchParams {
+/**
+ * Splits the query into its parameters and the fop pipeline (§10.1): the first `&`-separated part that is not
+ * `name=value` (nor a bare `e`/`token`/`attname`) is the pipeline; any further such part is a 400.
+ */
+function splitQuery(query: string): { params: URLSearchParams; fop: string | undefined } {
   const p = new URLSearchParams(query);
+  let fop: string | undefined;
   for (const part of query.split('&')) {
-    if (part === '') continue;
-    const name = decodeURIComponent(part.split('=')[0] ?? '');
-    if (!part.includes('=') && !PASS_THROUGH_PARAMS.has(name)) throw Errors.badRequest(`unsupported fop: ${name}`);
+    if (part === '' || part.includes('=') || PASS_THROUGH_PARAMS.has(part)) continue;
+    if (fop !== undefined) throw Errors.badRequest(`unsupported query part: ${part}`);
+    fop = decodeQueryPart(part);
   }
-  return p;
+  return { params: p, fop };
+}
+
+function decodeQueryPart(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw Errors.badRequest('malformed percent-encoding in the fop');
+  }
 }
 
 function contentDisposition(attname: string): string {
@@ -80,7 +94,8 @@ function objectHeaders(rec: ObjectRecord, isPrivate: boolean, attname: string | 
 async function download(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const t = target(g, request);
   if (!t) throw Errors.notFound();
-  const params = checkQuery(t.query);
+  const { params, fop } = splitQuery(t.query);
+  if (fop !== undefined) reply.header('cache-control', 'no-store'); // errors of a fop are not cached
   const { bucket, object } = await lookupForDownload(g, t.bucket, t.key);
   if (bucket.private) {
     const nowSec = Math.floor(g.clock.nowMs() / 1000);
@@ -90,6 +105,7 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   }
   // A miss in a bucket with a mirror source is pulled from it (single-flight per key), then served (§8.6).
   const rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, t.key, object));
+  if (fop !== undefined) return serveFop(g, rec, fop, bucket.private, reply);
   const mtimeMs = Number(rec.putTime / 10000n);
   reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));
   if (notModified(request.headers, rec.hash, mtimeMs)) return reply.code(304).send();

@@ -1,0 +1,175 @@
+/**
+ * `imageView2/<mode>/w/<W>/h/<H>/format/<fmt>/interlace/<0|1>/q/<1..100>[!]` (protocol.md §10.2). EXIF
+ * orientation is applied first; sizes are computed on the upright image; images are never enlarged.
+ */
+import type { Sharp } from 'sharp';
+import { Errors } from '../errors.js';
+import { openImage, readHeader, vips } from './image-source.js';
+import type { FopCommand } from './types.js';
+
+const MAX_EDGE = 9999;
+const MAX_AREA = 25_000_000;
+const FORMATS = ['jpg', 'jpeg', 'png', 'webp', 'gif', 'avif', 'tiff'] as const;
+type OutFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'avif' | 'tiff';
+
+export interface ImageView2Params {
+  mode: 0 | 1 | 2 | 3 | 4 | 5;
+  w?: number;
+  h?: number;
+  format?: OutFormat;
+  interlace: boolean;
+  quality: number;
+  /** `q/<n>!`: use the quality as given. */
+  forceQuality: boolean;
+}
+
+/** Resize to `width`×`height`, then (modes 1 and 5) centre-crop to `crop`. */
+export interface Geometry {
+  width: number;
+  height: number;
+  crop?: { width: number; height: number };
+}
+
+const bad = (what: string): never => {
+  throw Errors.badRequest(`imageView2: ${what}`);
+};
+
+function edge(name: string, v: string): number {
+  if (!/^\d+$/.test(v)) bad(`${name} must be an integer, got ${JSON.stringify(v)}`);
+  const n = Number(v);
+  if (n < 1 || n > MAX_EDGE) bad(`${name} must be between 1 and ${MAX_EDGE}, got ${v}`);
+  return n;
+}
+
+export function parseImageView2(args: string[]): ImageView2Params {
+  const modeText = args[0];
+  if (modeText === undefined || !/^[0-5]$/.test(modeText)) bad(`mode must be 0..5, got ${JSON.stringify(modeText ?? '')}`);
+  const p: ImageView2Params = { mode: Number(modeText) as ImageView2Params['mode'], interlace: false, quality: 75, forceQuality: false };
+  const rest = args.slice(1);
+  if (rest.length % 2 !== 0) bad(`parameter ${rest[rest.length - 1]} has no value`);
+  const seen = new Set<string>();
+  for (let i = 0; i < rest.length; i += 2) {
+    const k = rest[i] as string;
+    const v = rest[i + 1] as string;
+    if (seen.has(k)) bad(`parameter ${k} given twice`);
+    seen.add(k);
+    if (k === 'w') p.w = edge('w', v);
+    else if (k === 'h') p.h = edge('h', v);
+    else if (k === 'format') {
+      const f = v.toLowerCase();
+      if (!(FORMATS as readonly string[]).includes(f)) bad(`unsupported format ${JSON.stringify(v)}`);
+      p.format = f === 'jpg' ? 'jpeg' : (f as OutFormat);
+    } else if (k === 'interlace') {
+      if (v !== '0' && v !== '1') bad(`interlace must be 0 or 1, got ${JSON.stringify(v)}`);
+      p.interlace = v === '1';
+    } else if (k === 'q') {
+      const m = /^(\d{1,3})(!?)$/.exec(v);
+      const q = m ? Number(m[1]) : NaN;
+      if (!m || q < 1 || q > 100) bad(`q must be 1..100 (optionally followed by !), got ${JSON.stringify(v)}`);
+      p.quality = q;
+      p.forceQuality = m?.[2] === '!';
+    } else bad(`unknown parameter ${JSON.stringify(k)}`);
+  }
+  if (p.w === undefined && p.h === undefined) bad('w or h is required');
+  const area = (p.w ?? p.h ?? 0) * (p.h ?? p.w ?? 0);
+  if (area >= MAX_AREA) bad(`w×h must be below ${MAX_AREA}`);
+  return p;
+}
+
+const minOf = (...xs: (number | undefined)[]): number => Math.min(...xs.filter((x): x is number => x !== undefined));
+const maxOf = (...xs: (number | undefined)[]): number => Math.max(...xs.filter((x): x is number => x !== undefined));
+const ratio = (bound: number | undefined, side: number): number | undefined => (bound === undefined ? undefined : bound / side);
+
+/** Output geometry of imageView2 for an upright `sw`×`sh` source. */
+export function imageView2Geometry(p: Pick<ImageView2Params, 'mode' | 'w' | 'h'>, sw: number, sh: number): Geometry {
+  const long = Math.max(sw, sh);
+  const short = Math.min(sw, sh);
+  let scale: number;
+  let crop: { width: number; height: number } | undefined;
+  switch (p.mode) {
+    case 0:
+      scale = minOf(ratio(p.w, long), ratio(p.h, short));
+      break;
+    case 2:
+      scale = minOf(ratio(p.w, sw), ratio(p.h, sh));
+      break;
+    case 3:
+      scale = maxOf(ratio(p.w, sw), ratio(p.h, sh));
+      break;
+    case 4:
+      scale = maxOf(ratio(p.w, long), ratio(p.h, short));
+      break;
+    case 1: {
+      const W = (p.w ?? p.h) as number;
+      const H = (p.h ?? p.w) as number;
+      scale = Math.max(W / sw, H / sh);
+      crop = { width: W, height: H };
+      break;
+    }
+    case 5: {
+      const L = (p.w ?? p.h) as number;
+      const S = (p.h ?? p.w) as number;
+      scale = Math.max(L / long, S / short);
+      crop = sw >= sh ? { width: L, height: S } : { width: S, height: L };
+      break;
+    }
+  }
+  scale = Math.min(1, scale);
+  const width = Math.max(1, Math.round(sw * scale));
+  const height = Math.max(1, Math.round(sh * scale));
+  if (!crop) return { width, height };
+  return { width, height, crop: { width: Math.min(crop.width, width), height: Math.min(crop.height, height) } };
+}
+
+const CONTENT_TYPES: Record<OutFormat, string> = {
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  avif: 'image/avif',
+  tiff: 'image/tiff',
+};
+
+function encode(img: Sharp, format: OutFormat, p: ImageView2Params): Sharp {
+  const quality = p.quality;
+  switch (format) {
+    case 'jpeg':
+      return img.jpeg({ quality, progressive: p.interlace, mozjpeg: false });
+    case 'png':
+      return img.png({ progressive: p.interlace });
+    case 'webp':
+      return img.webp({ quality });
+    case 'gif':
+      return img.gif();
+    case 'avif':
+      return img.avif({ quality: Math.max(1, Math.round(quality * 0.8)) });
+    case 'tiff':
+      return img.tiff({ quality });
+  }
+}
+
+export const imageView2: FopCommand<ImageView2Params> = {
+  name: 'imageView2',
+  parse: parseImageView2,
+  async run(input, p, limits) {
+    const meta = await readHeader('imageView2', input, limits);
+    const swap = (meta.orientation ?? 1) >= 5;
+    const sw = swap ? (meta.height as number) : (meta.width as number);
+    const sh = swap ? (meta.width as number) : (meta.height as number);
+    const g = imageView2Geometry(p, sw, sh);
+    const srcFormat = meta.format as string;
+    const format: OutFormat =
+      p.format ?? ((Object.keys(CONTENT_TYPES) as string[]).includes(srcFormat) ? (srcFormat as OutFormat) : 'jpeg');
+    const body = await vips('imageView2', () => {
+      let img = openImage('imageView2', input, meta, limits).rotate();
+      img = img.resize(g.width, g.height, { fit: 'fill' });
+      if (g.crop) {
+        const left = Math.floor((g.width - g.crop.width) / 2);
+        const top = Math.floor((g.height - g.crop.height) / 2);
+        img = img.extract({ left, top, width: g.crop.width, height: g.crop.height });
+      }
+      return encode(img, format, p).toBuffer();
+    });
+    return { body, contentType: CONTENT_TYPES[format] };
+  },
+};

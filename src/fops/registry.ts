@@ -1,0 +1,35 @@
+/**
+ * The registry of fop commands (protocol.md §10.1) and the pipeline parser: `cmd1/k/v/...|cmd2|...`.
+ * Unknown commands and bad parameters are 400 `<command>: <what is wrong>`.
+ */
+import { Errors } from '../errors.js';
+import { exif } from './exif-command.js';
+import { imageAve } from './image-ave.js';
+import { imageInfo } from './image-info.js';
+import { imageView2 } from './image-view2.js';
+import type { FopCommand, FopStage } from './types.js';
+
+const COMMANDS = new Map<string, FopCommand>(
+  ([imageInfo, imageAve, imageView2, exif] as FopCommand[]).map((c) => [c.name, c]),
+);
+const MAX_STAGES = 10;
+
+/** The command named `name`, if registered. */
+export function commandOf(name: string): FopCommand | undefined {
+  return COMMANDS.get(name);
+}
+
+/** Parses a (percent-decoded) pipeline into stages; a JSON-producing command must be the last stage. */
+export function parsePipeline(query: string): FopStage[] {
+  const parts = query.split('|');
+  if (parts.length > MAX_STAGES) throw Errors.badRequest(`fop: at most ${MAX_STAGES} stages`);
+  return parts.map((text) => {
+    const [name = '', ...args] = text.split('/');
+    if (name === '') throw Errors.badRequest('fop: empty command');
+    // A trailing `/` (`imageView2/1/w/200/`) is tolerated.
+    if (args.length > 0 && args[args.length - 1] === '') args.pop();
+    const cmd = COMMANDS.get(name);
+    if (!cmd) throw Errors.badRequest(`${name}: unknown command`);
+    return { name, params: cmd.parse(args) };
+  });
+}
