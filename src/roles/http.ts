@@ -7,6 +7,11 @@ import { verifyManagement, type Caller, type SignedRequest } from '../auth/manag
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 
+/**
+ * Methods of read-only management routes: the specs say GET, the Node SDK often POSTs (protocol.md §14 item 12).
+ */
+export const READ_METHODS: ('GET' | 'POST')[] = ['GET', 'POST'];
+
 /** The raw request-target as received (path + query, never re-encoded; protocol.md §14.23). */
 export function rawUrlOf(request: FastifyRequest): string {
   return request.originalUrl ?? request.raw.url ?? request.url;

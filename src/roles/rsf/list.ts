@@ -7,10 +7,9 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Granary } from '../../context.js';
 import { listObjects, streamObjects, type ListLine, type ListParams } from '../../objects/list.js';
-import { params, requireManagement, sendJson } from '../http.js';
+import { params, READ_METHODS, requireManagement, sendJson } from '../http.js';
 import { toJson } from '../json.js';
 
-const READ = ['GET', 'POST'] as ('GET' | 'POST')[];
 
 /** The listing parameters of a request (absent ones empty; `limit` raw). */
 function listParams(request: FastifyRequest): ListParams {
@@ -42,7 +41,7 @@ function linesText(lines: ListLine[]): string {
  */
 export function registerList(app: FastifyInstance, g: Granary): void {
   app.route({
-    method: READ,
+    method: READ_METHODS,
     url: '/list',
     handler: async (request, reply) => {
       const caller = requireManagement(g, request);
@@ -56,7 +55,7 @@ export function registerList(app: FastifyInstance, g: Granary): void {
   });
 
   app.route({
-    method: READ,
+    method: READ_METHODS,
     url: '/v2/list',
     handler: async (request, reply) => {
       const caller = requireManagement(g, request);

@@ -16,9 +16,8 @@ import {
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { decodeParam, pathSegments } from '../entry.js';
-import { params, rawUrlOf, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
+import { params, rawUrlOf, READ_METHODS, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
 
-const READ = ['GET', 'POST'] as ('GET' | 'POST')[];
 
 function pathParam(request: FastifyRequest, name: string): string {
   const v = (request.params as Record<string, string | undefined>)[name];
@@ -43,7 +42,7 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
   });
 
   app.route({
-    method: READ,
+    method: READ_METHODS,
     url: '/buckets',
     handler: async (request, reply) => {
       const caller = requireManagement(g, request);
@@ -107,7 +106,7 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
   });
 
   app.route({
-    method: READ,
+    method: READ_METHODS,
     url: '/v2/bucketInfo',
     handler: async (request, reply) => {
       const caller = requireManagement(g, request);
@@ -117,7 +116,7 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
   });
 
   app.route({
-    method: READ,
+    method: READ_METHODS,
     url: '/v2/domains',
     handler: async (request, reply) => {
       const caller = requireManagement(g, request);
@@ -127,7 +126,7 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
   });
 
   app.route({
-    method: READ,
+    method: READ_METHODS,
     url: '/v3/domains',
     handler: async (request, reply) => {
       const caller = requireManagement(g, request);

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Granary } from '../../context.js';
-import { sendJson } from '../http.js';
+import { READ_METHODS, sendJson } from '../http.js';
 
 /** Seconds clients may cache the answer. */
 const TTL_SECONDS = 86400;
@@ -54,7 +54,7 @@ function v2Region(g: Granary): Record<string, unknown> {
 
 /** Registers the region-query routes (GET and POST). */
 export function registerRegionQuery(app: FastifyInstance, g: Granary): void {
-  const v4 = { method: ['GET', 'POST'] as ('GET' | 'POST')[] };
+  const v4 = { method: READ_METHODS };
   app.route({ ...v4, url: '/v4/query', handler: (_req, reply) => sendJson(reply, 200, { hosts: [v4Region(g)] }) });
   app.route({ ...v4, url: '/v3/query', handler: (_req, reply) => sendJson(reply, 200, { hosts: [v4Region(g)] }) });
   app.route({ ...v4, url: '/v2/query', handler: (_req, reply) => sendJson(reply, 200, v2Region(g)) });

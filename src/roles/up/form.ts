@@ -15,7 +15,7 @@ import { putObject, type PutRequest } from '../../objects/put-object.js';
 import { receiveBody, type ReceivedBody } from '../../objects/receive.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { parsePutPolicy } from '../../policy/put-policy.js';
-import { sendJson } from '../http.js';
+import { sendUploadAnswer } from './uptoken.js';
 
 interface ParsedForm {
   fields: Map<string, string>;
@@ -139,12 +139,12 @@ async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyRep
     }
     const result = await putObject(g, file.body, req);
     const answer = await answerUpload(g, policy, result);
-    reply.headers(answer.headers);
     const accept = fields.get('accept');
     if (accept && answer.status === 200) {
+      // Legacy `accept` field (protocol.md §4.1): the answer's Content-Type is the value given.
       return reply.code(200).header('cache-control', 'no-store').type(accept).send(answer.body);
     }
-    return sendJson(reply, answer.status, answer.body);
+    return sendUploadAnswer(reply, answer);
   } catch (err) {
     await file?.body.staged.discard();
     throw err;
