@@ -13,6 +13,7 @@ import { DomainIndex } from './buckets/domain-index.js';
 import { loadConfig, type Config } from './config.js';
 import type { Granary } from './context.js';
 import { isKodoError } from './errors.js';
+import { FopPools } from './fops/run.js';
 import { openStores, startGranary } from './main.js';
 import { copyEntry, moveEntry } from './objects/manage/copy.js';
 import { deleteEntry } from './objects/manage/delete.js';
@@ -61,6 +62,8 @@ async function offlineContext(config: Config): Promise<Granary> {
     secretOf: keyIndex.secretOf,
     outbound: { allow: [] },
     domains: new DomainIndex(meta),
+    fopPools: new FopPools({ image: 1, video: 1 }),
+    fopTools: {},
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
   };
 }

@@ -2,6 +2,7 @@
  * Configuration: environment variables (the CLI's flags mirror them) → one typed, validated object.
  * Every variable is listed in the README's configuration table.
  */
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 export interface Config {
@@ -36,6 +37,16 @@ export interface Config {
   fopMaxSide: number;
   /** GRANARY_FOP_MAX_PIXELS: largest width × height of a fop's source image (default 150,000,000). */
   fopMaxPixels: number;
+  /** GRANARY_FOP_TIMEOUT: seconds one fop pipeline on a download URL may run (default 30; over → 400). */
+  fopTimeoutSeconds: number;
+  /** GRANARY_FOP_CONCURRENCY: image operations (libvips) running at once (default: the number of cores). */
+  fopConcurrency: number;
+  /** GRANARY_VIDEO_CONCURRENCY: ffmpeg/ffprobe/heif-convert subprocesses running at once (default 1). */
+  videoConcurrency: number;
+  /** GRANARY_FFMPEG / GRANARY_FFPROBE / GRANARY_HEIF_CONVERT: program paths (default: found on PATH; absent → those commands fail with 415). */
+  ffmpegPath?: string;
+  ffprobePath?: string;
+  heifConvertPath?: string;
   /** GRANARY_OUTBOUND_ALLOW: CIDRs and host names outbound requests (callbacks) may reach despite the guard. */
   outboundAllow: string;
   /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
@@ -89,6 +100,9 @@ export function loadConfig(env: Env = process.env): Config {
     fopMaxSourceBytes: intVar(env, 'GRANARY_FOP_MAX_SOURCE', 20 * 1024 ** 2, 1, 1024 ** 3),
     fopMaxSide: intVar(env, 'GRANARY_FOP_MAX_SIDE', 30000, 1, 1_000_000),
     fopMaxPixels: intVar(env, 'GRANARY_FOP_MAX_PIXELS', 150_000_000, 1, Number.MAX_SAFE_INTEGER),
+    fopTimeoutSeconds: intVar(env, 'GRANARY_FOP_TIMEOUT', 30, 1, 3600),
+    fopConcurrency: intVar(env, 'GRANARY_FOP_CONCURRENCY', availableParallelism(), 1, 256),
+    videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY', 1, 1, 64),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
@@ -96,6 +110,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (accessKey !== undefined && secretKey !== undefined) {
     cfg.accessKey = accessKey;
     cfg.secretKey = secretKey;
+  }
+  const tools = { ffmpegPath: 'GRANARY_FFMPEG', ffprobePath: 'GRANARY_FFPROBE', heifConvertPath: 'GRANARY_HEIF_CONVERT' } as const;
+  for (const [field, name] of Object.entries(tools) as [keyof typeof tools, string][]) {
+    const v = textVar(env, name);
+    if (v !== undefined) cfg[field] = v;
   }
   if (publicUrl !== undefined) cfg.publicUrl = publicUrl.replace(/\/+$/, '');
   return cfg;

@@ -6,6 +6,8 @@ import type { KeyIndex } from './auth/key-index.js';
 import type { KeyPair, SecretLookup } from './auth/keys.js';
 import type { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
+import type { FopPools } from './fops/run.js';
+import type { FopTools } from './fops/types.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
 import type { BlobStore } from './store/blob.js';
@@ -27,6 +29,10 @@ export interface Granary {
   outbound: OutboundPolicy;
   /** Bound download domains (Host → bucket). */
   domains: DomainIndex;
+  /** The bounded pools fop work runs in (image, video, model). */
+  fopPools: FopPools;
+  /** External programs available to fops (ffmpeg, ffprobe, heif-convert). */
+  fopTools: FopTools;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

@@ -16,7 +16,9 @@ import type { Config } from './config.js';
 import type { Granary } from './context.js';
 import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
-import { configureImageWork } from './fops/run.js';
+import { clearFopTemp } from './fops/execute.js';
+import { configureImageWork, FopPools } from './fops/run.js';
+import { locateTools } from './fops/tools.js';
 import { startExpirySweeper } from './objects/expiry.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
@@ -72,8 +74,11 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     secretOf: keyIndex.secretOf,
     outbound: { allow: parseAllowList(config.outboundAllow) },
     domains,
+    fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
+    fopTools: locateTools(config),
     publicUrl: config.publicUrl ?? '',
   };
+  await clearFopTemp(config.dataDir);
   const startedMs = Date.now();
   await drainBlobDeletions(g);
 

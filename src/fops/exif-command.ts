@@ -12,7 +12,7 @@ export const exif: FopCommand<Record<string, never>> = {
     if (args.length > 0) throw Errors.badRequest('exif: takes no parameters');
     return {};
   },
-  async run(input) {
-    return { json: readExif(input) };
+  async run(source) {
+    return { json: readExif(await source.bytes()) };
   },
 };

@@ -14,7 +14,8 @@ export const imageAve: FopCommand<Record<string, never>> = {
     if (args.length > 0) throw Errors.badRequest('imageAve: takes no parameters');
     return {};
   },
-  async run(input, _params, limits) {
+  async run(source, _params, { limits }) {
+    const input = await source.bytes();
     const meta = await readHeader('imageAve', input, limits);
     const { data, info } = await vips('imageAve', () =>
       openImage('imageAve', input, meta, limits)

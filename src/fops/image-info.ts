@@ -25,7 +25,8 @@ export const imageInfo: FopCommand<Record<string, never>> = {
     if (args.length > 0) throw Errors.badRequest('imageInfo: takes no parameters');
     return {};
   },
-  async run(input, _params, limits) {
+  async run(source, _params, { limits }) {
+    const input = await source.bytes();
     const m = await readHeader('imageInfo', input, limits);
     const info: Record<string, string | number> = {
       format: m.format,

@@ -151,7 +151,8 @@ function encode(img: Sharp, format: OutFormat, p: ImageView2Params): Sharp {
 export const imageView2: FopCommand<ImageView2Params> = {
   name: 'imageView2',
   parse: parseImageView2,
-  async run(input, p, limits) {
+  async run(source, p, { limits }) {
+    const input = await source.bytes();
     const meta = await readHeader('imageView2', input, limits);
     const swap = (meta.orientation ?? 1) >= 5;
     const sw = swap ? (meta.height as number) : (meta.width as number);

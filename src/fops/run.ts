@@ -1,18 +1,19 @@
 /**
  * Runs a parsed pipeline: each stage's output is the next stage's input; a JSON result ends the pipeline.
- * Image work goes through one process-wide semaphore (size = cores).
+ * Each stage runs in its command's bounded pool (`FopCommand.pool`): `image` (libvips, GRANARY_FOP_CONCURRENCY
+ * slots), `video` (subprocesses, GRANARY_VIDEO_CONCURRENCY) and `model` (moderation, 1), so one heavy request
+ * cannot starve uploads and downloads.
  */
-import { availableParallelism } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { Errors } from '../errors.js';
 import { commandOf } from './registry.js';
 import { Semaphore } from './semaphore.js';
-import type { FopLimits, FopResult, FopStage } from './types.js';
+import type { FopContext, FopPool, FopResult, FopSource, FopStage } from './types.js';
 
-const slots = new Semaphore(Math.max(1, availableParallelism()));
 let configured = false;
 
-/** libvips settings, once per process: one thread per operation (the semaphore provides parallelism), no cache. */
+/** libvips settings, once per process: one thread per operation (the pools provide parallelism), no cache. */
 export function configureImageWork(): void {
   if (configured) return;
   configured = true;
@@ -20,17 +21,66 @@ export function configureImageWork(): void {
   sharp.cache(false);
 }
 
+/** The bounded pools of one server. */
+export class FopPools {
+  private readonly pools: Record<FopPool, Semaphore>;
+
+  constructor(sizes: { image: number; video: number; model?: number }) {
+    this.pools = { image: new Semaphore(sizes.image), video: new Semaphore(sizes.video), model: new Semaphore(sizes.model ?? 1) };
+  }
+
+  run<T>(pool: FopPool, task: () => Promise<T>): Promise<T> {
+    return this.pools[pool].run(task);
+  }
+}
+
+/** Wraps a stage's in-memory output as the next stage's source. */
+export function bufferSource(body: Buffer, contentType: string, ctx: FopContext): FopSource {
+  let path: Promise<string> | undefined;
+  return {
+    contentType,
+    size: body.length,
+    bytes: async () => body,
+    file: () =>
+      (path ??= (async () => {
+        const p = ctx.tempFile('');
+        await writeFile(p, body);
+        return p;
+      })()),
+  };
+}
+
+/** Wraps a stage's temp-file output as the next stage's source. */
+export function fileSource(file: string, size: number, contentType: string, ctx: FopContext): FopSource {
+  return {
+    contentType,
+    size,
+    bytes: async () => {
+      if (size > ctx.limits.maxSourceBytes) {
+        throw Errors.imageTooLarge(`fop: intermediate result is ${size} bytes, the limit is ${ctx.limits.maxSourceBytes}`);
+      }
+      return readFile(file);
+    },
+    file: async () => file,
+  };
+}
+
 /** Runs `stages` on `source`; a JSON-producing stage that is not the last is a 400. */
-export async function runPipeline(stages: FopStage[], source: Buffer, contentType: string, limits: FopLimits): Promise<FopResult> {
+export async function runPipeline(stages: FopStage[], source: FopSource, ctx: FopContext, pools: FopPools): Promise<FopResult> {
   configureImageWork();
-  return slots.run(async () => {
-    let current: FopResult = { body: source, contentType };
-    for (const [i, stage] of stages.entries()) {
-      if (!('body' in current)) throw Errors.badRequest(`${stages[i - 1]?.name ?? 'fop'}: its JSON output cannot be processed further`);
-      const cmd = commandOf(stage.name);
-      if (!cmd) throw Errors.badRequest(`${stage.name}: unknown command`);
-      current = await cmd.run(current.body, stage.params, limits);
+  let input = source;
+  let current: FopResult | undefined;
+  for (const [i, stage] of stages.entries()) {
+    if (current) {
+      if ('json' in current) throw Errors.badRequest(`${stages[i - 1]?.name ?? 'fop'}: its JSON output cannot be processed further`);
+      input = 'body' in current ? bufferSource(current.body, current.contentType, ctx) : fileSource(current.file, current.size, current.contentType, ctx);
     }
-    return current;
-  });
+    const cmd = commandOf(stage.name);
+    if (!cmd) throw Errors.badRequest(`${stage.name}: unknown command`);
+    if (ctx.signal.aborted) throw Errors.fopFailed(`${stage.name}: processing timed out`);
+    const stageInput = input;
+    current = await pools.run(cmd.pool ?? 'image', () => cmd.run(stageInput, stage.params, ctx));
+  }
+  if (!current) throw Errors.badRequest('fop: empty pipeline');
+  return current;
 }

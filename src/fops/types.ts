@@ -1,11 +1,15 @@
 /**
- * Shared types of the fop commands (protocol.md §10). A command is pure: (input, parsed params, limits) →
- * an image (bytes + content type) or a JSON document. The registry parses; the route only serves the result.
+ * Shared types of the fop commands (protocol.md §10). A command is pure: (source, parsed params, context) →
+ * an image or other bytes (in memory or in a temp file) or a JSON document. The registry parses; execute.ts
+ * builds the source and the context; the route (or the job worker) only serves or stores the result.
  */
+import type { BucketRecord } from '../store/meta.js';
 
-/** Limits every image command enforces on its input (config GRANARY_FOP_*). */
+/** Limits every command enforces (config GRANARY_FOP_*). */
 export interface FopLimits {
-  /** Largest width or height of a source image. */
+  /** Largest source a command reads into memory, bytes (`FopSource.bytes()` → 400 beyond it). */
+  maxSourceBytes: number;
+  /** Largest width or height of a source image, pixels. */
   maxSide: number;
   /** Largest width × height of a source image (also sharp's `limitInputPixels`). */
   maxPixels: number;
@@ -13,15 +17,65 @@ export interface FopLimits {
   timeoutSeconds: number;
 }
 
-/** What a command produces: an image (or other bytes) or a JSON document (always the last stage). */
-export type FopResult = { body: Buffer; contentType: string } | { json: unknown };
+/** The input of a stage: the stored object for the first stage, the previous stage's output after that. */
+export interface FopSource {
+  /** MIME type of the bytes. */
+  readonly contentType: string;
+  /** Size in bytes. */
+  readonly size: number;
+  /** The bytes in memory; 400 (`Errors.imageTooLarge`) when `size` exceeds `limits.maxSourceBytes`. */
+  bytes(): Promise<Buffer>;
+  /**
+   * A local file holding the bytes (the stored blob itself, or a temp file owned by the run), valid until the
+   * run ends. Never a user-controlled path. Read-only: never write or delete it.
+   */
+  file(): Promise<string>;
+}
+
+/** External programs a command may run (subprocesses); undefined when not installed. */
+export interface FopTools {
+  ffmpeg?: string;
+  ffprobe?: string;
+  heifConvert?: string;
+}
+
+/** What a command may use besides its input: limits, cancellation, temp files and guarded resources. */
+export interface FopContext {
+  limits: FopLimits;
+  /** Aborted on the run's time limit or at shutdown: kill subprocesses, stop work. */
+  signal: AbortSignal;
+  /** The bucket of the source object (its settings: private, nrop, …). */
+  bucket: BucketRecord;
+  /** A fresh path (not yet created) in the run's temp dir, with extension `ext` (e.g. `.mp4`); removed when the run ends. */
+  tempFile(ext: string): string;
+  /**
+   * The bytes of a resource named by a fop parameter (a watermark image): an http(s) URL fetched through the
+   * outbound guard, at most `maxBytes` bytes. Errors are Kodo errors (400 bad URL, 403 guard refusal, 478 origin).
+   */
+  fetchResource(url: string, maxBytes: number): Promise<Buffer>;
+  tools: FopTools;
+}
+
+/**
+ * What a command produces: bytes in memory, bytes in a temp file of the run (from `ctx.tempFile`), or a JSON
+ * document (always the last stage).
+ */
+export type FopResult =
+  | { body: Buffer; contentType: string }
+  | { file: string; size: number; contentType: string }
+  | { json: unknown };
+
+/** Which bounded pool a command's work runs in (see run.ts): libvips, subprocesses, or the moderation model. */
+export type FopPool = 'image' | 'video' | 'model';
 
 /** One command of the registry: its name, its parameter parser and its implementation. */
 export interface FopCommand<P = unknown> {
   name: string;
+  /** The pool its work runs in (default `image`). */
+  pool?: FopPool;
   /** Parses the `/`-separated arguments after the name; throws `Errors.badRequest('<name>: …')`. */
   parse(args: string[]): P;
-  run(input: Buffer, params: P, limits: FopLimits): Promise<FopResult>;
+  run(input: FopSource, params: P, ctx: FopContext): Promise<FopResult>;
 }
 
 /** One stage of a parsed pipeline. */

@@ -32,6 +32,12 @@ export interface BlobStore {
   read(blobId: string, range?: ByteRange): Readable;
   /** Reads a small blob of known `size` bytes whole into memory (tiny objects only: callers check the size). */
   readSmall(blobId: string, size: number): Promise<Buffer>;
+  /**
+   * A local file holding the blob's bytes, for readers that need a path (ffmpeg, heif-convert). The embedded
+   * store answers the blob file itself (release is a no-op); a remote store would download to a local cache.
+   * Read-only. Fails with ENOENT when the blob is missing.
+   */
+  localFile(blobId: string): Promise<{ path: string; release(): Promise<void> }>;
   /** Deletes a blob; a missing blob is not an error. */
   remove(blobId: string): Promise<void>;
   /** Lists every blob id with its modification time in ms (the orphan sweep). */

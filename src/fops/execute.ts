@@ -1,0 +1,110 @@
+/**
+ * Executing a fop pipeline on a stored object (protocol.md §10.1, §9): the one entry point for download URLs
+ * (roles/io/fop.ts) and persistent jobs. Builds the source (the stored blob, read lazily), the context (limits,
+ * a time limit, a temp dir under `<dataDir>/fop-tmp/`, guarded resource fetches, the tools) and runs the pipeline
+ * in the server's pools. The caller consumes the result, then calls `dispose()` (removes the temp dir).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Granary } from '../context.js';
+import { Errors } from '../errors.js';
+import type { BucketRecord, ObjectRecord } from '../store/meta.js';
+import { fetchResource } from './resource.js';
+import { runPipeline } from './run.js';
+import type { FopContext, FopLimits, FopResult, FopSource, FopStage } from './types.js';
+
+/** A finished run: its result (a temp file result lives until `dispose`). */
+export interface FopRun {
+  result: FopResult;
+  /** Removes the run's temp files; idempotent, never throws. */
+  dispose(): Promise<void>;
+}
+
+export interface ExecuteOptions {
+  /** Seconds the whole pipeline may run (default GRANARY_FOP_TIMEOUT); over → 400 `timed out`. */
+  timeoutSeconds?: number;
+  /** Aborts the run from outside (shutdown). */
+  signal?: AbortSignal;
+}
+
+/** The directory of fop temp dirs; emptied at start (main.ts). */
+export function fopTempRoot(dataDir: string): string {
+  return join(dataDir, 'fop-tmp');
+}
+
+/** The limits of `g.config` as commands see them. */
+export function fopLimits(g: Granary): FopLimits {
+  const c = g.config;
+  return { maxSourceBytes: c.fopMaxSourceBytes, maxSide: c.fopMaxSide, maxPixels: c.fopMaxPixels, timeoutSeconds: c.fopTimeoutSeconds };
+}
+
+/** The stored object as the first stage's source. */
+function storedSource(g: Granary, rec: ObjectRecord, limits: FopLimits): FopSource {
+  let local: Promise<{ path: string; release(): Promise<void> }> | undefined;
+  return {
+    contentType: rec.mimeType,
+    size: rec.fsize,
+    bytes: async () => {
+      if (rec.fsize > limits.maxSourceBytes) {
+        throw Errors.imageTooLarge(`fop: source is ${rec.fsize} bytes, the limit is ${limits.maxSourceBytes}`);
+      }
+      return g.blobs.readSmall(rec.blobId, rec.fsize);
+    },
+    file: async () => (await (local ??= g.blobs.localFile(rec.blobId))).path,
+  };
+}
+
+/** Runs `stages` on the object `rec` of `bucket`. Throws Kodo errors; a time-out is 400 `timed out`. */
+export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectRecord, stages: FopStage[], opts: ExecuteOptions = {}): Promise<FopRun> {
+  const limits = fopLimits(g);
+  const timeoutSeconds = opts.timeoutSeconds ?? limits.timeoutSeconds;
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(), timeoutSeconds * 1000);
+  const dir = join(fopTempRoot(g.config.dataDir), randomBytes(8).toString('hex'));
+  let made = false;
+  let n = 0;
+  let disposed = false;
+  const dispose = async (): Promise<void> => {
+    if (disposed) return;
+    disposed = true;
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
+    if (made) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  };
+  const ctx: FopContext = {
+    limits: { ...limits, timeoutSeconds },
+    signal: controller.signal,
+    bucket,
+    tempFile: (ext) => {
+      if (!made) {
+        mkdirSync(dir, { recursive: true });
+        made = true;
+      }
+      return join(dir, `${++n}${ext}`);
+    },
+    fetchResource: (url, maxBytes) => fetchResource(g, bucket, url, maxBytes, controller.signal),
+    tools: g.fopTools,
+  };
+  const aborted = new Promise<never>((_, reject) => {
+    controller.signal.addEventListener('abort', () => reject(Errors.fopFailed(`${stages[0]?.name ?? 'fop'}: processing timed out after ${timeoutSeconds} s`)), { once: true });
+  });
+  aborted.catch(() => undefined);
+  try {
+    const result = await Promise.race([runPipeline(stages, storedSource(g, rec, limits), ctx, g.fopPools), aborted]);
+    return { result, dispose };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}
+
+/** Empties the fop temp root (leftovers of a crash); called once at start. */
+export async function clearFopTemp(dataDir: string): Promise<void> {
+  const root = fopTempRoot(dataDir);
+  await rm(root, { recursive: true, force: true });
+  await mkdir(root, { recursive: true });
+}
