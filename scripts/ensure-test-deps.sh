@@ -3,12 +3,15 @@
 # when they are missing. Idempotent: does nothing when everything is present.
 #
 # Each entry is "<absolute path of the command>|<Debian package that provides it>".
-# Add new needs (ffmpeg, ...) to this list.
+# Add new needs to this list.
 set -euo pipefail
 
 NEEDS=(
   "/usr/bin/chromium|chromium"
   "/usr/bin/exif|exif"
+  "/usr/bin/ffmpeg|ffmpeg"
+  "/usr/bin/ffprobe|ffmpeg"
+  "/usr/bin/heif-convert|libheif-examples"
 )
 
 missing_pkgs=()
