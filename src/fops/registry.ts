@@ -19,8 +19,14 @@ export function commandOf(name: string): FopCommand | undefined {
   return COMMANDS.get(name);
 }
 
-/** Parses a (percent-decoded) pipeline into stages; a JSON-producing command must be the last stage. */
-export function parsePipeline(query: string): FopStage[] {
+/** Where a pipeline runs: on a download URL (synchronously) or as a persistent job. */
+export type PipelineMode = 'url' | 'persistent';
+
+/**
+ * Parses a (percent-decoded) pipeline into stages (400 naming the command on an unknown command or a bad
+ * parameter; a persistent-only command on a download URL is 400 too).
+ */
+export function parsePipeline(query: string, mode: PipelineMode = 'url'): FopStage[] {
   const parts = query.split('|');
   if (parts.length > MAX_STAGES) throw Errors.badRequest(`fop: at most ${MAX_STAGES} stages`);
   return parts.map((text) => {
@@ -30,6 +36,9 @@ export function parsePipeline(query: string): FopStage[] {
     if (args.length > 0 && args[args.length - 1] === '') args.pop();
     const cmd = COMMANDS.get(name);
     if (!cmd) throw Errors.badRequest(`${name}: unknown command`);
+    if (cmd.persistentOnly && mode === 'url') {
+      throw Errors.badRequest(`${name}: runs only as a persistent command (pfop or persistentOps), not on a download URL`);
+    }
     return { name, params: cmd.parse(args) };
   });
 }

@@ -73,6 +73,8 @@ export interface FopCommand<P = unknown> {
   name: string;
   /** The pool its work runs in (default `image`). */
   pool?: FopPool;
+  /** Runs only as a persistent command (pfop, persistentOps), never on a download URL (e.g. avthumb, §10.6). */
+  persistentOnly?: boolean;
   /** Parses the `/`-separated arguments after the name; throws `Errors.badRequest('<name>: …')`. */
   parse(args: string[]): P;
   run(input: FopSource, params: P, ctx: FopContext): Promise<FopResult>;
