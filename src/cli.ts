@@ -1,5 +1,5 @@
 /**
- * The `granary` command (commander): `serve`, `bucket create|list|delete`, `domain bind|list`,
+ * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop`, `domain bind|list`,
  * `keys show|create|list|delete`, and entry commands `stat`, `rm`, `cp`, `mv`, `ls`.
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
  * (SQLite in WAL mode allows this while a server runs; domain changes reach a running server within 5 s).
@@ -8,7 +8,7 @@ import { Command } from 'commander';
 import pino from 'pino';
 import { KeyIndex } from './auth/key-index.js';
 import { loadRootKeys } from './auth/keys.js';
-import { bindDomain, createBucket, dropBucket, setBucketPrivate } from './buckets/buckets.js';
+import { bindDomain, createBucket, dropBucket, setBucketNrop, setBucketPrivate } from './buckets/buckets.js';
 import { DomainIndex } from './buckets/domain-index.js';
 import { loadConfig, type Config } from './config.js';
 import type { Granary } from './context.js';
@@ -212,6 +212,14 @@ export function buildCli(): Command {
       offline(opts, async (g) => {
         await dropBucket(g, name);
         process.stdout.write(`deleted bucket ${name}\n`);
+      }),
+  );
+  withDataDir(bucket.command('nrop <name> <on|off>').description('enable or disable the nrop moderation fop for a bucket')).action(
+    (name: string, state: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        if (state !== 'on' && state !== 'off') throw new Error(`expected on or off, got ${JSON.stringify(state)}`);
+        await setBucketNrop(g, name, state === 'on');
+        process.stdout.write(`nrop ${state === 'on' ? 'enabled' : 'disabled'} for bucket ${name}\n`);
       }),
   );
 

@@ -7,7 +7,7 @@ import type { KeyPair, SecretLookup } from './auth/keys.js';
 import type { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
 import type { FopPools } from './fops/run.js';
-import type { FopTools } from './fops/types.js';
+import type { FopTools, Moderation } from './fops/types.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
 import type { BlobStore } from './store/blob.js';
@@ -33,6 +33,8 @@ export interface Granary {
   fopPools: FopPools;
   /** External programs available to fops (ffmpeg, ffprobe, heif-convert). */
   fopTools: FopTools;
+  /** The moderation model of the `nrop` fop (a worker thread started on first use); absent in offline CLI contexts. */
+  moderation?: Moderation;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

@@ -97,6 +97,8 @@ export const Errors = {
   fopFailed: entry('fopFailed', 400, 'image processing failed'),
   notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
   noExif: entry('noExif', 400, 'no EXIF data'),
+  nropDisabled: entry('nropDisabled', 403, 'nrop is not enabled for the bucket'),
+  modelFailed: entry('modelFailed', 599, 'the moderation model failed'),
 } as const;
 
 /** Narrows an unknown thrown value to a KodoError. */

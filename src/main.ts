@@ -17,6 +17,7 @@ import type { Granary } from './context.js';
 import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { clearFopTemp } from './fops/execute.js';
+import { ModerationModel } from './fops/moderation-model.js';
 import { configureImageWork, FopPools } from './fops/run.js';
 import { locateTools } from './fops/tools.js';
 import { startExpirySweeper } from './objects/expiry.js';
@@ -35,7 +36,10 @@ export interface RunningGranary {
   port: number;
   /** Key pair generated at this start (to print once), if one was. */
   generatedKeys: boolean;
-  /** Graceful stop: in-flight requests finish, timers stop, running fetch tasks finish or are re-queued, the database closes. */
+  /**
+   * Graceful stop: in-flight requests finish, timers stop, running fetch tasks finish or are re-queued, the
+   * moderation worker ends, the database closes.
+   */
   close(): Promise<void>;
 }
 
@@ -63,6 +67,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   await domains.start();
   const keyIndex = new KeyIndex(meta, keys);
   await keyIndex.start();
+  const moderation = new ModerationModel(log);
   const g: Granary = {
     config,
     meta,
@@ -76,6 +81,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     domains,
     fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
     fopTools: locateTools(config),
+    moderation,
     publicUrl: config.publicUrl ?? '',
   };
   await clearFopTemp(config.dataDir);
@@ -113,6 +119,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         await Promise.all([closed, fetchWorker.stop()]);
+        await moderation.close();
         await meta.close();
       })()),
   };

@@ -39,6 +39,14 @@ export async function setBucketPrivate(g: Granary, name: string, isPrivate: bool
   if (!(await g.meta.setBucketPrivate(name, isPrivate))) throw Errors.noSuchBucket(name);
 }
 
+/**
+ * Enables or disables the `nrop` moderation fop for a bucket (protocol.md §10.4; Granary's switch, since Kodo
+ * enables it per account in its console). 631 when the bucket is missing.
+ */
+export async function setBucketNrop(g: Granary, name: string, enabled: boolean): Promise<void> {
+  if (!(await g.meta.setBucketNrop(name, enabled))) throw Errors.noSuchBucket(name);
+}
+
 /** A Host header value: a DNS name, IPv4 or bracketed IPv6 address, optional port. */
 const HOST_HEADER = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/;
 
@@ -70,7 +78,8 @@ export async function bindDomain(g: Granary, domain: string, bucket: string): Pr
 
 /**
  * `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts): `source`/`host` the mirror source and its Host header
- * ('' when none), `source_enabled` whether a mirror source is set.
+ * ('' when none), `source_enabled` whether a mirror source is set; `nrop` (Granary's) whether the `nrop` fop is
+ * enabled.
  */
 export function bucketInfo(b: BucketRecord): Record<string, unknown> {
   return {
@@ -94,5 +103,6 @@ export function bucketInfo(b: BucketRecord): Record<string, unknown> {
     ctime: new Date(b.ctime * 1000).toISOString(),
     region: b.region,
     zone: b.region,
+    nrop: b.nrop === true,
   };
 }

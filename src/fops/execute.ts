@@ -79,6 +79,9 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
     limits: { ...limits, timeoutSeconds },
     signal: controller.signal,
     bucket,
+    key: rec.key,
+    clock: g.clock,
+    ...(g.moderation ? { moderation: g.moderation } : {}),
     tempFile: (ext) => {
       if (!made) {
         mkdirSync(dir, { recursive: true });

@@ -7,10 +7,11 @@ import { exif } from './exif-command.js';
 import { imageAve } from './image-ave.js';
 import { imageInfo } from './image-info.js';
 import { imageView2 } from './image-view2.js';
+import { nrop } from './nrop.js';
 import type { FopCommand, FopStage } from './types.js';
 
 const COMMANDS = new Map<string, FopCommand>(
-  ([imageInfo, imageAve, imageView2, exif] as FopCommand[]).map((c) => [c.name, c]),
+  ([imageInfo, imageAve, imageView2, exif, nrop] as FopCommand[]).map((c) => [c.name, c]),
 );
 const MAX_STAGES = 10;
 

@@ -3,6 +3,7 @@
  * an image or other bytes (in memory or in a temp file) or a JSON document. The registry parses; execute.ts
  * builds the source and the context; the route (or the job worker) only serves or stores the result.
  */
+import type { Clock } from '../ports/clock.js';
 import type { BucketRecord } from '../store/meta.js';
 
 /** Limits every command enforces (config GRANARY_FOP_*). */
@@ -39,6 +40,21 @@ export interface FopTools {
   heifConvert?: string;
 }
 
+/** One image's class probabilities from the nsfwjs model (classes Drawing, Hentai, Neutral, Porn, Sexy; sum ≈ 1). */
+export interface NsfwPrediction {
+  className: 'Drawing' | 'Hentai' | 'Neutral' | 'Porn' | 'Sexy';
+  probability: number;
+}
+
+/** The moderation model (fops/moderation-model.ts): classifies 224×224 RGB pixels off the event loop. */
+export interface Moderation {
+  /**
+   * Classifies `pixels` (224 × 224 × 3 bytes, RGB, row-major). Rejects with 599 (`Errors.modelFailed`) when the
+   * model cannot load or its worker dies; with 400 `timed out` when `signal` aborts first.
+   */
+  classify(pixels: Buffer, signal: AbortSignal): Promise<NsfwPrediction[]>;
+}
+
 /** What a command may use besides its input: limits, cancellation, temp files and guarded resources. */
 export interface FopContext {
   limits: FopLimits;
@@ -46,6 +62,12 @@ export interface FopContext {
   signal: AbortSignal;
   /** The bucket of the source object (its settings: private, nrop, …). */
   bucket: BucketRecord;
+  /** The key of the source object (named in results such as nrop's `fileList[].name`). */
+  key: string;
+  /** The server's clock (timestamps in results). */
+  clock: Clock;
+  /** The moderation model (nrop); absent outside a server (offline CLI). */
+  moderation?: Moderation;
   /** A fresh path (not yet created) in the run's temp dir, with extension `ext` (e.g. `.mp4`); removed when the run ends. */
   tempFile(ext: string): string;
   /**

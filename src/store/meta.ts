@@ -18,6 +18,8 @@ export interface BucketRecord {
   owner: string;
   source?: string;
   sourceHost?: string;
+  /** Whether the `nrop` moderation fop is enabled for the bucket (protocol.md §10.4); absent = off. */
+  nrop?: boolean;
 }
 
 /** An account's key pair (besides the root pair, which lives in the config or the data dir). */
@@ -189,6 +191,8 @@ export interface MetaStore {
   setBucketPrivate(name: string, isPrivate: boolean): Promise<boolean>;
   /** Sets (or, with undefined, clears) the bucket's mirror source; false when the bucket is missing. */
   setBucketSource(name: string, source: { url: string; host?: string } | undefined): Promise<boolean>;
+  /** Enables or disables the `nrop` fop for the bucket; false when the bucket is missing. */
+  setBucketNrop(name: string, enabled: boolean): Promise<boolean>;
   /** Binds `domain` (lower-case host name, no port) to a bucket: 'taken' when bound to another bucket. */
   bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'>;
   unbindDomain(domain: string): Promise<boolean>;

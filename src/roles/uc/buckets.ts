@@ -1,6 +1,7 @@
 /**
  * Bucket routes on the uc role (protocol.md §8.6, §13.2): mkbucketv3, buckets (GET and POST, v4 shape with
- * `apiVersion=v4`), drop, private (query or form), image/unimage (mirror source), v2/bucketInfo, v2/v3 domains.
+ * `apiVersion=v4`), drop, private (query or form), image/unimage (mirror source), nrop enable (Granary's),
+ * v2/bucketInfo, v2/v3 domains.
  * Management credential required.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -10,6 +11,7 @@ import {
   clearBucketSource,
   createBucket,
   dropBucket,
+  setBucketNrop,
   setBucketPrivate,
   setBucketSource,
 } from '../../buckets/buckets.js';
@@ -103,6 +105,17 @@ export function registerBuckets(app: FastifyInstance, g: Granary): void {
     const bucket = await authorizeBucket(g, caller.accessKey, pathParam(request, 'bucket'));
     await clearBucketSource(g, bucket.name);
     return sendEmpty(reply);
+  });
+
+  // `POST /nrop/<bucket>/enable/<1|0>` (Granary's): switches the `nrop` fop (§10.4) for the bucket. 200 `{}`;
+  // 400 a value other than 0 or 1; 631 missing bucket; 403 another account's bucket.
+  app.post('/nrop/:bucket/enable/:flag', async (request, reply) => {
+    const caller = requireManagement(g, request);
+    const flag = pathParam(request, 'flag');
+    if (flag !== '0' && flag !== '1') throw Errors.badRequest('nrop enable must be 0 or 1');
+    const bucket = await authorizeBucket(g, caller.accessKey, pathParam(request, 'bucket'));
+    await setBucketNrop(g, bucket.name, flag === '1');
+    return sendJson(reply, 200, {});
   });
 
   app.route({

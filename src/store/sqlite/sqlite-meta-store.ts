@@ -55,8 +55,8 @@ export class SqliteMetaStore implements MetaStore {
     this.sessions = new SqliteSessions(db, this.refs);
     this.fetchTasks = new SqliteFetchTasks(db);
     this.st = {
-      getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host FROM buckets WHERE name = ?'),
-      listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host FROM buckets ORDER BY name'),
+      getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop FROM buckets WHERE name = ?'),
+      listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop FROM buckets ORDER BY name'),
       insertBucket: db.prepare(
         'INSERT OR IGNORE INTO buckets (name, region, private, ctime, owner) VALUES (?, ?, ?, ?, ?)',
       ),
@@ -68,6 +68,7 @@ export class SqliteMetaStore implements MetaStore {
       deleteBucket: db.prepare('DELETE FROM buckets WHERE name = ?'),
       setPrivate: db.prepare('UPDATE buckets SET private = ? WHERE name = ?'),
       setSource: db.prepare('UPDATE buckets SET source = ?, source_host = ? WHERE name = ?'),
+      setNrop: db.prepare('UPDATE buckets SET nrop = ? WHERE name = ?'),
       domainOwner: db.prepare('SELECT bucket FROM domains WHERE domain = ?'),
       insertDomain: db.prepare('INSERT INTO domains (domain, bucket, ctime) VALUES (?, ?, ?)'),
       deleteDomain: db.prepare('DELETE FROM domains WHERE domain = ?'),
@@ -76,7 +77,8 @@ export class SqliteMetaStore implements MetaStore {
       getBucketAndObject: db
         .prepare(
           `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
-                  b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host, o.*
+                  b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
+                  b.nrop AS b_nrop, o.*
            FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ?
            WHERE b.name = ?`,
         )
@@ -121,8 +123,16 @@ export class SqliteMetaStore implements MetaStore {
       owner: string;
       source: string | null;
       source_host: string | null;
+      nrop: number;
     };
-    const b: BucketRecord = { name: r.name, region: r.region, private: r.private === 1, ctime: r.ctime, owner: r.owner };
+    const b: BucketRecord = {
+      name: r.name,
+      region: r.region,
+      private: r.private === 1,
+      ctime: r.ctime,
+      owner: r.owner,
+      nrop: r.nrop === 1,
+    };
     return withSource(b, r.source, r.source_host);
   }
 
@@ -154,6 +164,10 @@ export class SqliteMetaStore implements MetaStore {
 
   async setBucketSource(name: string, source: { url: string; host?: string } | undefined): Promise<boolean> {
     return this.st.setSource.run(source?.url ?? null, source?.host ?? null, name).changes === 1;
+  }
+
+  async setBucketNrop(name: string, enabled: boolean): Promise<boolean> {
+    return this.st.setNrop.run(enabled ? 1 : 0, name).changes === 1;
   }
 
   async bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'> {
@@ -193,11 +207,19 @@ export class SqliteMetaStore implements MetaStore {
           b_owner: string;
           b_source: string | null;
           b_source_host: string | null;
+          b_nrop: bigint;
         })
       | undefined;
     if (!row) return {};
     const b = withSource(
-      { name: row.b_name, region: row.b_region, private: row.b_private === 1n, ctime: Number(row.b_ctime), owner: row.b_owner },
+      {
+        name: row.b_name,
+        region: row.b_region,
+        private: row.b_private === 1n,
+        ctime: Number(row.b_ctime),
+        owner: row.b_owner,
+        nrop: row.b_nrop === 1n,
+      },
       row.b_source,
       row.b_source_host,
     );
