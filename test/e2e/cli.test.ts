@@ -1,6 +1,7 @@
 /**
  * The `granary` command as a subprocess (built once with `npm run build`): offline bucket/domain/keys commands
- * on a data dir, `serve` printing a generated key pair once, and graceful shutdown on SIGTERM.
+ * on a data dir, `serve` printing a generated key pair once, graceful shutdown on SIGTERM, and `bucket nrop`
+ * with the compiled server's moderation worker.
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,6 +14,7 @@ import qiniu from 'qiniu';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, REPO_ROOT, runCli, sdkFor, ServeProcess } from '../helpers/cli.js';
 import { rawRequest } from '../helpers/http.js';
+import { FIXTURE_IMAGES } from '../helpers/upload.js';
 import { AK, SK, sdk, startTestServer } from '../helpers/server.js';
 
 const dirs: string[] = [];
@@ -204,6 +206,36 @@ describe('serve', () => {
     expect(Buffer.from(await res2.arrayBuffer()).equals(content)).toBe(true);
     again.child.kill('SIGTERM');
     expect((await again.exited).code).toBe(0);
+  });
+});
+
+describe('bucket nrop', () => {
+  it('switches the nrop fop offline and on the data dir of a running server, whose model worker runs from dist/', async () => {
+    const F = await tempDir();
+    const cli = (...args: string[]) => runCli([...args, '--data-dir', F]);
+    expect(cli('bucket', 'create', 'moderated').status).toBe(0);
+    expect(cli('bucket', 'nrop', 'moderated', 'on')).toMatchObject({ status: 0, stdout: 'nrop enabled for bucket moderated\n' });
+    expect(cli('bucket', 'nrop', 'moderated', 'maybe')).toMatchObject({ status: 1, stderr: expect.stringMatching(/on or off/) });
+    expect(cli('bucket', 'nrop', 'nope', 'on')).toMatchObject({ status: 1, stderr: expect.stringMatching(/\(631\)/) });
+    const stored = JSON.parse(await readFile(join(F, 'credentials.json'), 'utf8')) as { accessKey: string; secretKey: string };
+    const p = new ServeProcess(F, await freePort());
+    try {
+      await p.ready();
+      const { config, uploadToken } = sdkFor(p.host, stored.accessKey, stored.secretKey);
+      const photo = await readFile(join(FIXTURE_IMAGES, 'Nikon_D70.jpg'));
+      const up = new qiniu.form_up.FormUploader(config);
+      expect((await sdk(up.put(uploadToken('moderated'), 'photo.jpg', photo, new qiniu.form_up.PutExtra()))).status).toBe(200);
+      const on = await fetch(`${p.url}/moderated/photo.jpg?nrop`);
+      expect(on.status).toBe(200);
+      expect(await on.json()).toMatchObject({ code: 0, fileList: [{ label: 2, name: 'photo.jpg', review: false }], statistic: [0, 0, 1] });
+      expect(cli('bucket', 'nrop', 'moderated', 'off')).toMatchObject({ status: 0, stdout: 'nrop disabled for bucket moderated\n' });
+      const off = await fetch(`${p.url}/moderated/photo.jpg?nrop`);
+      expect(off.status).toBe(403);
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      p.kill();
+    }
   });
 });
 
