@@ -66,6 +66,11 @@ export class ModerationModel extends EventEmitter implements Moderation {
     super();
   }
 
+  /** Whether a worker thread is running (started and not yet stopped). */
+  get hasWorker(): boolean {
+    return this.worker !== undefined;
+  }
+
   classify(pixels: Buffer, signal: AbortSignal): Promise<NsfwPrediction[]> {
     if (this.closed) return Promise.reject(Errors.modelFailed('the server is shutting down'));
     if (signal.aborted) return Promise.reject(Errors.fopFailed('nrop: processing timed out'));

@@ -210,4 +210,13 @@ describe('nrop on an enabled bucket', () => {
     expect(got.status).toBe(403);
     expect((got.json as { error: string }).error).toContain('nrop is not enabled');
   });
+
+  it('ends the worker at server shutdown; the model then refuses work (599)', async () => {
+    expect((await rawOp(s, `/nrop/${BUCKET}/enable/1`)).status).toBe(200);
+    expectAnswer(await nrop(`photos/${PHOTOS[2]}`), `photos/${PHOTOS[2]}`);
+    expect(model.hasWorker).toBe(true);
+    await s.running.close();
+    expect(model.hasWorker).toBe(false);
+    await expect(model.classify(Buffer.alloc(224 * 224 * 3), new AbortController().signal)).rejects.toMatchObject({ status: 599 });
+  });
 });
