@@ -97,6 +97,9 @@ export const Errors = {
   fopFailed: entry('fopFailed', 400, 'image processing failed'),
   notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
   noExif: entry('noExif', 400, 'no EXIF data'),
+  videoToolMissing: entry('videoToolMissing', 415, 'a program this command needs is not installed'),
+  videoFailed: entry('videoFailed', 400, 'audio/video processing failed'),
+  videoTooLarge: entry('videoTooLarge', 400, 'the source exceeds the audio/video processing limits'),
 } as const;
 
 /** Narrows an unknown thrown value to a KodoError. */
