@@ -280,6 +280,20 @@ describe('video fops', () => {
       }
     }, 120_000);
 
+    it('chains: an audio-only stage then vframe is a 400 naming the missing video stream; vframe then imageView2 works', async () => {
+      const { bucket, rec } = await records('bunny.mp4');
+      const err = await executeFops(s.running.g, bucket, rec, parsePipeline('avthumb/m4a/t/3|vframe/jpg/offset/1', 'persistent'), { timeoutSeconds: 120 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isKodoError(err) && err.status).toBe(400);
+      expect((err as Error).message).toMatch(/vframe: the source has no video stream/);
+      const r = await get('bunny.mp4?vframe/jpg/offset/5|imageView2/2/w/64');
+      expect(r.status, r.body.toString()).toBe(200);
+      const m = await sharp(r.body).metadata();
+      expect([m.format, m.width, m.height]).toEqual(['jpeg', 64, 36]);
+    }, 120_000);
+
     it('a missing watermark entry is a 404 and nothing is encoded', async () => {
       const { bucket, rec } = await records('bunny.mp4');
       const stages = parsePipeline(`avthumb/mp4/wmImage/${b64(`${s.url}/${BUCKET}/nope.png`)}`, 'persistent');

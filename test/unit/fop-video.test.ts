@@ -172,6 +172,7 @@ describe('avthumb argv', () => {
     expect(argAfter(args, '-movflags')).toBe('+faststart');
     expect(args.filter((a) => a === '-threads')).toHaveLength(2);
     expect(argAfter(args, '-threads')).toBe('3');
+    expect([argAfter(args, '-filter_threads'), argAfter(args, '-filter_complex_threads')]).toEqual(['3', '3']);
     expect(argAfter(args, '-i')).toBe('file:/data/blobs/ab/cd/blob');
     expect(argAfter(args, '-protocol_whitelist')).toBe('file');
     expect(argAfter(args, '-format_whitelist')).not.toMatch(/hls|concat|image2(,|$)/);

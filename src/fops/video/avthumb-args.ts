@@ -28,7 +28,7 @@
  */
 import { urlsafeB64DecodeText } from '../../auth/base64.js';
 import { Errors } from '../../errors.js';
-import { FFMPEG_PRELUDE, fileUrl, inputGuard, pairs, parseBitrate, parseIntIn, parseSeconds, secondsArg } from './common.js';
+import { FFMPEG_PRELUDE, fileUrl, inputGuard, pairs, parseBitrate, parseIntIn, parseSeconds, secondsArg, threadArgs } from './common.js';
 
 interface FormatSpec {
   muxer: string;
@@ -264,7 +264,7 @@ export function avthumbArgs(p: AvthumbParams, files: AvthumbFiles, threads: numb
   const video = hasVideo(p);
   const audio = hasAudio(p);
   const graph = video ? avthumbFilterGraph(p, files) : undefined;
-  const args: string[] = [...FFMPEG_PRELUDE, '-threads', String(threads), ...inputGuard()];
+  const args: string[] = [...FFMPEG_PRELUDE, ...threadArgs(threads), ...inputGuard()];
   if (p.ssMs !== undefined) args.push('-ss', secondsArg(p.ssMs));
   args.push('-i', fileUrl(files.input));
   if (video && p.wmImage !== undefined) {

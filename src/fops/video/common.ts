@@ -24,6 +24,15 @@ export function inputGuard(): string[] {
 /** Common leading options of every ffmpeg call: quiet, no stdin interaction. */
 export const FFMPEG_PRELUDE = ['-hide_banner', '-nostdin', '-v', 'error'] as const;
 
+/**
+ * Global thread bounds of one ffmpeg run (GRANARY_VIDEO_THREADS): filter threads for simple and complex graphs.
+ * `-threads` is also given before the input (decoder) and the output (encoder) by each argv builder.
+ */
+export function threadArgs(threads: number): string[] {
+  const n = String(threads);
+  return ['-filter_threads', n, '-filter_complex_threads', n, '-threads', n];
+}
+
 /** A local path as an ffmpeg URL (so a `:` in the path can never select a protocol). */
 export const fileUrl = (path: string): string => `file:${path}`;
 

@@ -11,7 +11,7 @@
 import { stat } from 'node:fs/promises';
 import { Errors } from '../../errors.js';
 import type { FopCommand } from '../types.js';
-import { checkVideoSource, FFMPEG_PRELUDE, fileUrl, inputGuard, pairs, parseIntIn, parseSeconds, secondsArg } from './common.js';
+import { checkVideoSource, FFMPEG_PRELUDE, fileUrl, inputGuard, pairs, parseIntIn, parseSeconds, secondsArg, threadArgs } from './common.js';
 import { runTool } from './spawn.js';
 
 export interface VframeParams {
@@ -60,7 +60,7 @@ export function vframeArgs(p: VframeParams, input: string, output: string, threa
   const vf = vframeFilters(p);
   return [
     ...FFMPEG_PRELUDE,
-    '-threads', String(threads),
+    ...threadArgs(threads),
     ...(p.rotate === 'auto' ? [] : ['-noautorotate']),
     ...inputGuard(),
     '-ss', secondsArg(p.offsetMs),
