@@ -53,7 +53,7 @@ export function stderrSummary(stderr: string, redact: Record<string, string> = {
 export function runTool(cmd: string, tool: VideoTool, args: string[], ctx: Pick<FopContext, 'signal' | 'tools'>, opts: ToolOptions = {}): Promise<Buffer> {
   const program = ctx.tools[tool];
   if (!program) return Promise.reject(toolMissing(cmd, tool));
-  const timedOut = (): Error => Errors.fopFailed(`${cmd}: processing timed out`);
+  const timedOut = (): Error => Errors.videoFailed(`${cmd}: processing timed out`);
   if (ctx.signal.aborted) return Promise.reject(timedOut());
   const maxStdout = opts.maxStdout ?? 8 * 1024 * 1024;
   return new Promise<Buffer>((resolve, reject) => {
