@@ -43,6 +43,10 @@ export interface Config {
   fopConcurrency: number;
   /** GRANARY_VIDEO_CONCURRENCY: ffmpeg/ffprobe/heif-convert subprocesses running at once (default 1). */
   videoConcurrency: number;
+  /** GRANARY_VIDEO_MAX_SOURCE: largest object an audio/video fop (avinfo, vframe, avthumb) reads, bytes (default 2 GiB; larger → 400). */
+  videoMaxSourceBytes: number;
+  /** GRANARY_VIDEO_THREADS: `-threads` of each ffmpeg subprocess (decoding and encoding; default 2), so CPU use is about GRANARY_VIDEO_CONCURRENCY × this. */
+  videoThreads: number;
   /** GRANARY_FFMPEG / GRANARY_FFPROBE / GRANARY_HEIF_CONVERT: program paths (default: found on PATH; absent → those commands fail with 415). */
   ffmpegPath?: string;
   ffprobePath?: string;
@@ -103,6 +107,8 @@ export function loadConfig(env: Env = process.env): Config {
     fopTimeoutSeconds: intVar(env, 'GRANARY_FOP_TIMEOUT', 30, 1, 3600),
     fopConcurrency: intVar(env, 'GRANARY_FOP_CONCURRENCY', availableParallelism(), 1, 256),
     videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY', 1, 1, 64),
+    videoMaxSourceBytes: intVar(env, 'GRANARY_VIDEO_MAX_SOURCE', 2 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    videoThreads: intVar(env, 'GRANARY_VIDEO_THREADS', 2, 1, 64),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',

@@ -99,6 +99,9 @@ export const Errors = {
   noExif: entry('noExif', 400, 'no EXIF data'),
   nropDisabled: entry('nropDisabled', 403, 'nrop is not enabled for the bucket'),
   modelFailed: entry('modelFailed', 599, 'the moderation model failed'),
+  videoToolMissing: entry('videoToolMissing', 415, 'a program this command needs is not installed'),
+  videoFailed: entry('videoFailed', 400, 'audio/video processing failed'),
+  videoTooLarge: entry('videoTooLarge', 400, 'the source exceeds the audio/video processing limits'),
 } as const;
 
 /** Narrows an unknown thrown value to a KodoError. */

@@ -37,7 +37,14 @@ export function fopTempRoot(dataDir: string): string {
 /** The limits of `g.config` as commands see them. */
 export function fopLimits(g: Granary): FopLimits {
   const c = g.config;
-  return { maxSourceBytes: c.fopMaxSourceBytes, maxSide: c.fopMaxSide, maxPixels: c.fopMaxPixels, timeoutSeconds: c.fopTimeoutSeconds };
+  return {
+    maxSourceBytes: c.fopMaxSourceBytes,
+    maxSide: c.fopMaxSide,
+    maxPixels: c.fopMaxPixels,
+    timeoutSeconds: c.fopTimeoutSeconds,
+    maxVideoSourceBytes: c.videoMaxSourceBytes,
+    videoThreads: c.videoThreads,
+  };
 }
 
 /** The stored object as the first stage's source. */

@@ -9,9 +9,12 @@ import { imageInfo } from './image-info.js';
 import { imageView2 } from './image-view2.js';
 import { nrop } from './nrop.js';
 import type { FopCommand, FopStage } from './types.js';
+import { avinfo } from './video/avinfo.js';
+import { avthumb } from './video/avthumb.js';
+import { vframe } from './video/vframe.js';
 
 const COMMANDS = new Map<string, FopCommand>(
-  ([imageInfo, imageAve, imageView2, exif, nrop] as FopCommand[]).map((c) => [c.name, c]),
+  ([imageInfo, imageAve, imageView2, exif, nrop, avinfo, vframe, avthumb] as FopCommand[]).map((c) => [c.name, c]),
 );
 const MAX_STAGES = 10;
 

@@ -16,6 +16,10 @@ export interface FopLimits {
   maxPixels: number;
   /** Seconds one libvips operation may run before it is abandoned. */
   timeoutSeconds: number;
+  /** Largest source an audio/video command (ffprobe/ffmpeg) reads, bytes (GRANARY_VIDEO_MAX_SOURCE; → 400 beyond it). */
+  maxVideoSourceBytes: number;
+  /** `-threads` of each ffmpeg subprocess (GRANARY_VIDEO_THREADS). */
+  videoThreads: number;
 }
 
 /** The input of a stage: the stored object for the first stage, the previous stage's output after that. */
