@@ -7,7 +7,7 @@
  * phase as it goes and a summary table; writes bench/results.json. See bench/README.md.
  *
  * Options: --quick (short phases, to try the harness),
- * --only=upload,small,large,memory,resumable,resumable-memory,list,rs,fetch (phases to run),
+ * --only=upload,small,large,memory,resumable,resumable-memory,list,rs,fetch,images,nrop,jobs,video (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client).
  */
@@ -31,7 +31,17 @@ const cpuProf = argv.includes('--cpu-prof');
 const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
 const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
-const PHASES = ['upload', 'small', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch'];
+/**
+ * Phases in files of their own (processing: images, moderation, jobs, video): each starts its own Granary after the
+ * core phases' servers have stopped, compares with its own baseline and returns its figures.
+ */
+type ExtensionRun = (opts: { quick: boolean; log: (line: string) => void }) => Promise<Record<string, unknown>>;
+const EXTENSIONS: Record<string, () => Promise<{ run: ExtensionRun }>> = {
+  nrop: () => import('./nrop.js'),
+  video: () => import('./video.js'),
+};
+const CORE_PHASES = ['upload', 'small', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch'];
+const PHASES = [...CORE_PHASES, ...Object.keys(EXTENSIONS)];
 for (const p of only ?? []) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
 const enabled = (phase: string): boolean => !only || only.has(phase);
 
@@ -645,6 +655,12 @@ async function main(): Promise<void> {
 
     await Promise.all([...children].map((c) => c.stop()));
     children.clear();
+    for (const [name, load] of Object.entries(EXTENSIONS)) {
+      if (!enabled(name)) continue;
+      log();
+      log(`== ${name} (bench/${name}.ts)`);
+      results[name] = await (await load()).run({ quick, log });
+    }
     if (profDir) {
       for (const f of (await readdir(profDir)).filter((n) => n.endsWith('.cpuprofile')).sort()) {
         const { busyPercent, hot } = await hotFunctions(join(profDir, f));
