@@ -37,7 +37,13 @@ export function fopTempRoot(dataDir: string): string {
 /** The limits of `g.config` as commands see them. */
 export function fopLimits(g: Granary): FopLimits {
   const c = g.config;
-  return { maxSourceBytes: c.fopMaxSourceBytes, maxSide: c.fopMaxSide, maxPixels: c.fopMaxPixels, timeoutSeconds: c.fopTimeoutSeconds };
+  return {
+    maxSourceBytes: c.fopMaxSourceBytes,
+    maxSide: c.fopMaxSide,
+    maxPixels: c.fopMaxPixels,
+    maxResourceBytes: c.fopMaxResourceBytes,
+    timeoutSeconds: c.fopTimeoutSeconds,
+  };
 }
 
 /** The stored object as the first stage's source. */

@@ -6,11 +6,13 @@ import { Errors } from '../errors.js';
 import { exif } from './exif-command.js';
 import { imageAve } from './image-ave.js';
 import { imageInfo } from './image-info.js';
+import { imageMogr2 } from './image-mogr2.js';
 import { imageView2 } from './image-view2.js';
 import type { FopCommand, FopStage } from './types.js';
+import { watermark } from './watermark.js';
 
 const COMMANDS = new Map<string, FopCommand>(
-  ([imageInfo, imageAve, imageView2, exif] as FopCommand[]).map((c) => [c.name, c]),
+  ([imageInfo, imageAve, imageView2, exif, imageMogr2, watermark] as FopCommand[]).map((c) => [c.name, c]),
 );
 const MAX_STAGES = 10;
 

@@ -13,6 +13,8 @@ export interface FopLimits {
   maxSide: number;
   /** Largest width × height of a source image (also sharp's `limitInputPixels`). */
   maxPixels: number;
+  /** Largest resource fetched by URL for a command (`fetchResource`, e.g. a watermark image), bytes. */
+  maxResourceBytes: number;
   /** Seconds one libvips operation may run before it is abandoned. */
   timeoutSeconds: number;
 }
