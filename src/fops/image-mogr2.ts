@@ -12,7 +12,7 @@
  * 4. `rotate` (clockwise; uncovered corners are white for JPEG output, transparent otherwise);
  * 5. `blur` (Gaussian; libvips sizes the kernel from sigma, the radius is validated but not used);
  * 6. `strip` (drop EXIF, XMP and ICC; without it the source's metadata is kept), then encoding with `format`,
- *    `quality`, `interlace`;
+ *    `quality` (without `!`, at most the source JPEG's own estimated quality: jpeg-quality.ts), `interlace`;
  * 7. `size-limit/<n>[k|m][!]`: when the result is larger than n bytes and the format is lossy (JPEG, WebP,
  *    AVIF), it is re-encoded at the highest quality below `quality` that fits (a binary search, at most 7
  *    encodes; when even quality 1 does not fit, the quality-1 result is answered). Re-encoded results carry no
@@ -25,6 +25,7 @@
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { checkOutputSize, CONTENT_TYPES, encode, LOSSY, outputFormatFor, uprightSize, type OutFormat } from './image-output.js';
 import { openImage, readHeader, vips } from './image-source.js';
+import { effectiveQuality } from './jpeg-quality.js';
 import { cropRect, rotatedSize, thumbnailSize, type Rect } from './mogr2-geometry.js';
 import { parseImageMogr2, type Mogr2Params } from './mogr2-params.js';
 import type { FopCommand, FopLimits } from './types.js';
@@ -86,9 +87,16 @@ async function pixels(input: Buffer, meta: Metadata, p: Mogr2Params, plan: Mogr2
 }
 
 /** Step 7: re-encodes `body` smaller when it exceeds the size limit (see the module comment). */
-async function limitSize(body: Buffer, p: Mogr2Params, format: OutFormat, build: () => Promise<Sharp>, timeoutSeconds: number): Promise<Buffer> {
+async function limitSize(
+  body: Buffer,
+  p: Mogr2Params,
+  quality: number,
+  format: OutFormat,
+  build: () => Promise<Sharp>,
+  timeoutSeconds: number,
+): Promise<Buffer> {
   const limit = p.sizeLimit?.bytes;
-  if (limit === undefined || body.length <= limit || !LOSSY.has(format) || p.quality <= 1) return body;
+  if (limit === undefined || body.length <= limit || !LOSSY.has(format) || quality <= 1) return body;
   const { data, info } = await (await build()).raw().toBuffer({ resolveWithObject: true });
   const at = (quality: number): Promise<Buffer> =>
     encode(sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).timeout({ seconds: timeoutSeconds }), format, {
@@ -96,7 +104,7 @@ async function limitSize(body: Buffer, p: Mogr2Params, format: OutFormat, build:
       interlace: p.interlace,
     }).toBuffer();
   let lo = 1;
-  let hi = p.quality - 1;
+  let hi = quality - 1;
   let best: Buffer | undefined;
   let smallest: Buffer | undefined;
   while (lo <= hi) {
@@ -119,10 +127,11 @@ export const imageMogr2: FopCommand<Mogr2Params> = {
     const meta = await readHeader(CMD, input, limits);
     const plan = planMogr2(p, meta);
     const format = outputFormatFor(meta, p.format);
+    const quality = effectiveQuality(input, p.quality, p.forceQuality);
     const build = (): Promise<Sharp> => pixels(input, meta, p, plan, format, limits);
     const body = await vips(CMD, async () => {
-      const first = await encode(await build(), format, { quality: p.quality, interlace: p.interlace }).toBuffer();
-      return limitSize(first, p, format, build, limits.timeoutSeconds);
+      const first = await encode(await build(), format, { quality, interlace: p.interlace }).toBuffer();
+      return limitSize(first, p, quality, format, build, limits.timeoutSeconds);
     });
     if (p.sizeLimit?.orSource && body.length > input.length) return { body: input, contentType: source.contentType };
     return { body, contentType: CONTENT_TYPES[format] };

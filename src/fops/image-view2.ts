@@ -16,6 +16,7 @@ import {
   type OutFormat,
 } from './image-output.js';
 import { openImage, readHeader, vips } from './image-source.js';
+import { effectiveQuality } from './jpeg-quality.js';
 import type { FopCommand } from './types.js';
 
 export interface ImageView2Params {
@@ -25,7 +26,7 @@ export interface ImageView2Params {
   format?: OutFormat;
   interlace: boolean;
   quality: number;
-  /** `q/<n>!`: use the quality as given. */
+  /** `q/<n>!`: use the quality as given; without `!`, at most the source JPEG's own (jpeg-quality.ts). */
   forceQuality: boolean;
 }
 
@@ -143,7 +144,7 @@ export const imageView2: FopCommand<ImageView2Params> = {
         const top = Math.floor((g.height - g.crop.height) / 2);
         img = img.extract({ left, top, width: g.crop.width, height: g.crop.height });
       }
-      return encode(img, format, { quality: p.quality, interlace: p.interlace }).toBuffer();
+      return encode(img, format, { quality: effectiveQuality(input, p.quality, p.forceQuality), interlace: p.interlace }).toBuffer();
     });
     return { body, contentType: CONTENT_TYPES[format] };
   },

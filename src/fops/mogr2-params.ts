@@ -6,8 +6,8 @@
  * - `thumbnail/<geom>`, `crop/<geom>`: see mogr2-geometry.ts; `gravity/<G>` (for crop, default NorthWest).
  * - `rotate/<1..360>` degrees clockwise.
  * - `format/<jpg|png|webp|gif|avif|tiff>` (default: the source format, JPEG when it cannot be written).
- * - `quality/<1..100>[!]` (default 75); used as given, `!` accepted (Granary does not estimate the source's
- *   own quality).
+ * - `quality/<1..100>[!]` (default 75); without `!` the output quality is at most the source JPEG's own
+ *   (estimated from its quantization table, jpeg-quality.ts); with `!` it is used as given.
  * - `blur/<radius>x<sigma>`: radius 1..50, sigma 0..50 (decimals allowed); sigma 0 is no blur.
  * - `interlace/<0|1>` progressive JPEG / interlaced PNG and GIF.
  * - `size-limit/<n>[k|m][!]` bytes (k = 1024, m = 1024²), see image-mogr2.ts.

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { estimateJpegQuality } from '../../src/fops/jpeg-quality.js';
 import { upload } from '../helpers/http.js';
 import { grid, near, pixels, solid, type Rgb } from '../helpers/pixels.js';
 import { sdk, startTestServer, type TestServer } from '../helpers/server.js';
@@ -242,6 +243,16 @@ describe('imageMogr2', () => {
       const m = await sharp(r.body).metadata();
       expect(m.format).toBe(sharpFormat);
       expect([m.width, m.height]).toEqual([50, 38]);
+    });
+
+    it('quality without ! is capped at the source JPEG quality, with ! it is used as given', async () => {
+      expect(estimateJpegQuality(photo)).toBe(90);
+      expect(estimateJpegQuality((await ok('photo.jpg?imageMogr2/quality/95')).body)).toBe(90);
+      expect(estimateJpegQuality((await ok('photo.jpg?imageMogr2/quality/95!')).body)).toBe(95);
+      expect(estimateJpegQuality((await ok('photo.jpg?imageMogr2/quality/40')).body)).toBe(40);
+      expect(estimateJpegQuality((await ok('photo.jpg?imageMogr2/thumbnail/100x')).body)).toBe(75);
+      expect(estimateJpegQuality((await ok('photo.jpg?imageView2/2/w/100/q/95')).body)).toBe(90);
+      expect(estimateJpegQuality((await ok('photo.jpg?imageView2/2/w/100/q/95!')).body)).toBe(95);
     });
 
     it('quality changes the size', async () => {

@@ -1,8 +1,10 @@
 /** imageMogr2 parameters and geometry arithmetic, gravity placement, output limits (protocol.md §10.3). */
+import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { isKodoError } from '../../src/errors.js';
 import { anchorBox, insetBox, parseGravity } from '../../src/fops/gravity.js';
 import { checkOutputSize } from '../../src/fops/image-output.js';
+import { effectiveQuality, estimateJpegQuality } from '../../src/fops/jpeg-quality.js';
 import { cropRect, parseCrop, parseThumbnail, rotatedSize, thumbnailSize } from '../../src/fops/mogr2-geometry.js';
 import { parseImageMogr2 } from '../../src/fops/mogr2-params.js';
 import { parsePipeline } from '../../src/fops/registry.js';
@@ -162,4 +164,24 @@ describe('parseImageMogr2', () => {
     ['imageMogr2/thumbnail/big', /bad thumbnail geometry "big"/],
     ['imageMogr2/crop/big', /bad crop geometry "big"/],
   ])('%s → 400 %s', (q, msg) => status400(() => parsePipeline(q), msg));
+});
+
+describe('JPEG quality estimate', () => {
+  it('recovers the quality libjpeg was given', async () => {
+    const img = sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 90, g: 120, b: 200 } } });
+    for (const q of [30, 60, 75, 85, 95]) {
+      const jpeg = await img.clone().jpeg({ quality: q, mozjpeg: false }).toBuffer();
+      expect(Math.abs((estimateJpegQuality(jpeg) as number) - q)).toBeLessThanOrEqual(1);
+      expect(effectiveQuality(jpeg, 90, false)).toBe(Math.min(90, estimateJpegQuality(jpeg) as number));
+      expect(effectiveQuality(jpeg, 90, true)).toBe(90);
+    }
+  });
+
+  it('is undefined for other data', async () => {
+    const png = await sharp({ create: { width: 4, height: 4, channels: 3, background: 'red' } }).png().toBuffer();
+    expect(estimateJpegQuality(png)).toBeUndefined();
+    expect(estimateJpegQuality(Buffer.from([0xff, 0xd8, 0xff, 0xdb, 0x00]))).toBeUndefined();
+    expect(estimateJpegQuality(Buffer.alloc(0))).toBeUndefined();
+    expect(effectiveQuality(png, 80, false)).toBe(80);
+  });
 });
