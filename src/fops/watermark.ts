@@ -9,12 +9,13 @@
  *   GRANARY_FOP_MAX_RESOURCE bytes (400 beyond), checked like a source (source pixel limits, decodable format),
  *   auto-oriented, scaled by `ws`.
  * - `dissolve` multiplies the mark's alpha by dissolve/100.
- * - A mark larger than the base (either side) is a 400; a mark partly outside (large dx/dy) is clipped.
+ * - A mark larger than the base (either side) is a 400; a mark partly outside (large dx/dy) is clipped. The
+ *   marks of one request together have fewer than 25,000,000 pixels (400 otherwise), bounding memory.
  */
 import type { OverlayOptions } from 'sharp';
 import { Errors, isKodoError } from '../errors.js';
 import { insetBox } from './gravity.js';
-import { checkOutputSize, CONTENT_TYPES, encode, outputFormatFor, uprightSize } from './image-output.js';
+import { checkOutputSize, CONTENT_TYPES, encode, OUTPUT_MAX_PIXELS, outputFormatFor, uprightSize } from './image-output.js';
 import { openImage, readHeader, vips } from './image-source.js';
 import type { FopCommand, FopContext } from './types.js';
 import { parseWatermark, type ImageMark, type Mark, type WatermarkParams } from './watermark-params.js';
@@ -37,7 +38,7 @@ const tooLarge = (what: string, w: number, h: number, W: number, H: number): nev
 };
 
 /** The fetched, checked, scaled image mark as RGBA pixels. */
-async function imageMark(m: ImageMark, W: number, H: number, ctx: FopContext): Promise<RgbaImage> {
+async function imageMark(m: ImageMark, W: number, H: number, budget: number, ctx: FopContext): Promise<RgbaImage> {
   let buf: Buffer;
   try {
     buf = await ctx.fetchResource(m.url, ctx.limits.maxResourceBytes);
@@ -51,6 +52,7 @@ async function imageMark(m: ImageMark, W: number, H: number, ctx: FopContext): P
   const own = uprightSize(meta);
   const size = scaledMarkSize(m, own.width, own.height, W, H);
   if (size.width > W || size.height > H) tooLarge('watermark image', size.width, size.height, W, H);
+  if (size.width * size.height > budget) overBudget();
   const { data, info } = await vips(CMD, () =>
     openImage(`${CMD} image`, buf, meta, ctx.limits)
       .autoOrient()
@@ -64,10 +66,16 @@ async function imageMark(m: ImageMark, W: number, H: number, ctx: FopContext): P
   return { data, width: info.width, height: info.height };
 }
 
-async function markPixels(m: Mark, W: number, H: number, ctx: FopContext): Promise<RgbaImage> {
-  if (m.kind === 'image') return imageMark(m, W, H, ctx);
+const overBudget = (): never => {
+  throw Errors.badRequest(`${CMD}: the marks together exceed ${OUTPUT_MAX_PIXELS} pixels`);
+};
+
+/** The pixels of one mark; `budget` is how many mark pixels the request may still decode. */
+async function markPixels(m: Mark, W: number, H: number, budget: number, ctx: FopContext): Promise<RgbaImage> {
+  if (m.kind === 'image') return imageMark(m, W, H, budget, ctx);
   const img = await vips(CMD, () => renderText(m.text, m.font, m.fontSize, m.fill, W, H, ctx.limits.timeoutSeconds));
   if (img.width > W || img.height > H) tooLarge('watermark text', img.width, img.height, W, H);
+  if (img.width * img.height > budget) overBudget();
   return img;
 }
 
@@ -87,8 +95,10 @@ export const watermark: FopCommand<WatermarkParams> = {
     const { width: W, height: H } = uprightSize(meta);
     checkOutputSize(CMD, W, H);
     const overlays: OverlayOptions[] = [];
+    let budget = OUTPUT_MAX_PIXELS;
     for (const m of p.marks) {
-      const img = await markPixels(m, W, H, ctx);
+      const img = await markPixels(m, W, H, budget, ctx);
+      budget -= img.width * img.height;
       dissolve(img, m.dissolve);
       const { left, top } = insetBox(m.gravity, W, H, img.width, img.height, m.dx, m.dy);
       overlays.push({ input: img.data, raw: { width: img.width, height: img.height, channels: 4 }, left, top });

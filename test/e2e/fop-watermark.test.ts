@@ -76,6 +76,7 @@ describe('watermark', () => {
     await upload(s, PUB, 'wide.png', await solid(400, 200, [255, 255, 255]));
     await upload(s, PUB, 'tiny.png', await solid(10, 10, [255, 255, 255]));
     await upload(s, PUB, 'red.png', await solid(20, 20, [255, 0, 0]));
+    await upload(s, PUB, 'large.png', await solid(4000, 3200, [255, 255, 255]));
     await upload(s, PUB, 'photo.jpg', await fixture('orientation_landscape_1.jpg'));
     await upload(s, PUB, 'o6.jpg', await fixture('orientation_landscape_6.jpg'));
     await upload(s, PUB, 'corrupted.jpg', await fixture('corrupted.jpg'));
@@ -159,6 +160,14 @@ describe('watermark', () => {
       expect(errorOf(r)).toMatch(/watermark: the watermark image \(20x20\) is larger than the 10x10 image/);
       const scaled = await get(`${s.url}/${PUB}`, `white.png?watermark/1/image/${b64(redUrl)}/ws/1/wst/1`);
       expect(scaled.status).toBe(400);
+    });
+
+    it('the marks of one request together stay below 25,000,000 pixels', async () => {
+      // Each mark scaled to 3200×3200 (10,240,000 pixels): two fit, the third is refused before decoding.
+      const mark = `image/${b64(redUrl)}/ws/1`;
+      const r = await get(`${s.url}/${PUB}`, `large.png?watermark/3/${mark}/${mark}/${mark}`);
+      expect(r.status).toBe(400);
+      expect(errorOf(r)).toMatch(/watermark: the marks together exceed 25000000 pixels/);
     });
 
     it('a missing or non-image mark is a clean error', async () => {
