@@ -37,6 +37,8 @@ export interface Config {
   fopMaxSide: number;
   /** GRANARY_FOP_MAX_PIXELS: largest width × height of a fop's source image (default 150,000,000). */
   fopMaxPixels: number;
+  /** GRANARY_FOP_MAX_RESOURCE: largest resource a fop fetches by URL (watermark images), bytes (default 10 MiB; larger → 413). */
+  fopMaxResourceBytes: number;
   /** GRANARY_FOP_TIMEOUT: seconds one fop pipeline on a download URL may run (default 30; over → 400). */
   fopTimeoutSeconds: number;
   /** GRANARY_FOP_CONCURRENCY: image operations (libvips) running at once (default: the number of cores). */
@@ -104,6 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
     fopMaxSourceBytes: intVar(env, 'GRANARY_FOP_MAX_SOURCE', 20 * 1024 ** 2, 1, 1024 ** 3),
     fopMaxSide: intVar(env, 'GRANARY_FOP_MAX_SIDE', 30000, 1, 1_000_000),
     fopMaxPixels: intVar(env, 'GRANARY_FOP_MAX_PIXELS', 150_000_000, 1, Number.MAX_SAFE_INTEGER),
+    fopMaxResourceBytes: intVar(env, 'GRANARY_FOP_MAX_RESOURCE', 10 * 1024 ** 2, 1, 1024 ** 3),
     fopTimeoutSeconds: intVar(env, 'GRANARY_FOP_TIMEOUT', 30, 1, 3600),
     fopConcurrency: intVar(env, 'GRANARY_FOP_CONCURRENCY', availableParallelism(), 1, 256),
     videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY', 1, 1, 64),

@@ -1,16 +1,23 @@
 /**
  * `imageView2/<mode>/w/<W>/h/<H>/format/<fmt>/interlace/<0|1>/q/<1..100>[!]` (protocol.md §10.2). EXIF
- * orientation is applied first; sizes are computed on the upright image; images are never enlarged.
+ * orientation is applied first; sizes are computed on the upright image; images are never enlarged. The output
+ * must fit the output limits of image-output.ts (400 otherwise).
  */
-import type { Sharp } from 'sharp';
 import { Errors } from '../errors.js';
+import {
+  checkOutputSize,
+  CONTENT_TYPES,
+  encode,
+  OUTPUT_MAX_PIXELS as MAX_AREA,
+  OUTPUT_MAX_SIDE as MAX_EDGE,
+  outputFormatFor,
+  parseFormat,
+  uprightSize,
+  type OutFormat,
+} from './image-output.js';
 import { openImage, readHeader, vips } from './image-source.js';
+import { effectiveQuality } from './jpeg-quality.js';
 import type { FopCommand } from './types.js';
-
-const MAX_EDGE = 9999;
-const MAX_AREA = 25_000_000;
-const FORMATS = ['jpg', 'jpeg', 'png', 'webp', 'gif', 'avif', 'tiff'] as const;
-type OutFormat = 'jpeg' | 'png' | 'webp' | 'gif' | 'avif' | 'tiff';
 
 export interface ImageView2Params {
   mode: 0 | 1 | 2 | 3 | 4 | 5;
@@ -19,7 +26,7 @@ export interface ImageView2Params {
   format?: OutFormat;
   interlace: boolean;
   quality: number;
-  /** `q/<n>!`: use the quality as given. */
+  /** `q/<n>!`: use the quality as given; without `!`, at most the source JPEG's own (jpeg-quality.ts). */
   forceQuality: boolean;
 }
 
@@ -55,11 +62,8 @@ export function parseImageView2(args: string[]): ImageView2Params {
     seen.add(k);
     if (k === 'w') p.w = edge('w', v);
     else if (k === 'h') p.h = edge('h', v);
-    else if (k === 'format') {
-      const f = v.toLowerCase();
-      if (!(FORMATS as readonly string[]).includes(f)) bad(`unsupported format ${JSON.stringify(v)}`);
-      p.format = f === 'jpg' ? 'jpeg' : (f as OutFormat);
-    } else if (k === 'interlace') {
+    else if (k === 'format') p.format = parseFormat('imageView2', v);
+    else if (k === 'interlace') {
       if (v !== '0' && v !== '1') bad(`interlace must be 0 or 1, got ${JSON.stringify(v)}`);
       p.interlace = v === '1';
     } else if (k === 'q') {
@@ -121,46 +125,17 @@ export function imageView2Geometry(p: Pick<ImageView2Params, 'mode' | 'w' | 'h'>
   return { width, height, crop: { width: Math.min(crop.width, width), height: Math.min(crop.height, height) } };
 }
 
-const CONTENT_TYPES: Record<OutFormat, string> = {
-  jpeg: 'image/jpeg',
-  png: 'image/png',
-  webp: 'image/webp',
-  gif: 'image/gif',
-  avif: 'image/avif',
-  tiff: 'image/tiff',
-};
-
-function encode(img: Sharp, format: OutFormat, p: ImageView2Params): Sharp {
-  const quality = p.quality;
-  switch (format) {
-    case 'jpeg':
-      return img.jpeg({ quality, progressive: p.interlace, mozjpeg: false });
-    case 'png':
-      return img.png({ progressive: p.interlace });
-    case 'webp':
-      return img.webp({ quality });
-    case 'gif':
-      return img.gif();
-    case 'avif':
-      return img.avif({ quality: Math.max(1, Math.round(quality * 0.8)) });
-    case 'tiff':
-      return img.tiff({ quality });
-  }
-}
-
 export const imageView2: FopCommand<ImageView2Params> = {
   name: 'imageView2',
   parse: parseImageView2,
   async run(source, p, { limits }) {
     const input = await source.bytes();
     const meta = await readHeader('imageView2', input, limits);
-    const swap = (meta.orientation ?? 1) >= 5;
-    const sw = swap ? (meta.height as number) : (meta.width as number);
-    const sh = swap ? (meta.width as number) : (meta.height as number);
+    const { width: sw, height: sh } = uprightSize(meta);
     const g = imageView2Geometry(p, sw, sh);
-    const srcFormat = meta.format as string;
-    const format: OutFormat =
-      p.format ?? ((Object.keys(CONTENT_TYPES) as string[]).includes(srcFormat) ? (srcFormat as OutFormat) : 'jpeg');
+    const out = g.crop ?? g;
+    checkOutputSize('imageView2', out.width, out.height);
+    const format = outputFormatFor(meta, p.format);
     const body = await vips('imageView2', () => {
       let img = openImage('imageView2', input, meta, limits).rotate();
       img = img.resize(g.width, g.height, { fit: 'fill' });
@@ -169,7 +144,7 @@ export const imageView2: FopCommand<ImageView2Params> = {
         const top = Math.floor((g.height - g.crop.height) / 2);
         img = img.extract({ left, top, width: g.crop.width, height: g.crop.height });
       }
-      return encode(img, format, p).toBuffer();
+      return encode(img, format, { quality: effectiveQuality(input, p.quality, p.forceQuality), interlace: p.interlace }).toBuffer();
     });
     return { body, contentType: CONTENT_TYPES[format] };
   },

@@ -6,15 +6,17 @@ import { Errors } from '../errors.js';
 import { exif } from './exif-command.js';
 import { imageAve } from './image-ave.js';
 import { imageInfo } from './image-info.js';
+import { imageMogr2 } from './image-mogr2.js';
 import { imageView2 } from './image-view2.js';
 import { nrop } from './nrop.js';
 import type { FopCommand, FopStage } from './types.js';
 import { avinfo } from './video/avinfo.js';
 import { avthumb } from './video/avthumb.js';
 import { vframe } from './video/vframe.js';
+import { watermark } from './watermark.js';
 
 const COMMANDS = new Map<string, FopCommand>(
-  ([imageInfo, imageAve, imageView2, exif, nrop, avinfo, vframe, avthumb] as FopCommand[]).map((c) => [c.name, c]),
+  ([imageInfo, imageAve, imageView2, imageMogr2, watermark, exif, nrop, avinfo, vframe, avthumb] as FopCommand[]).map((c) => [c.name, c]),
 );
 const MAX_STAGES = 10;
 

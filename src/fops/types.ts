@@ -14,6 +14,8 @@ export interface FopLimits {
   maxSide: number;
   /** Largest width × height of a source image (also sharp's `limitInputPixels`). */
   maxPixels: number;
+  /** Largest resource fetched by URL for a command (`fetchResource`, e.g. a watermark image), bytes. */
+  maxResourceBytes: number;
   /** Seconds one libvips operation may run before it is abandoned. */
   timeoutSeconds: number;
   /** Largest source an audio/video command (ffprobe/ffmpeg) reads, bytes (GRANARY_VIDEO_MAX_SOURCE; → 400 beyond it). */

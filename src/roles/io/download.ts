@@ -48,13 +48,14 @@ function target(g: Granary, request: FastifyRequest): { bucket: string; key: str
 
 /**
  * Splits the query into its parameters and the fop pipeline (§10.1): the first `&`-separated part that is not
- * `name=value` (nor a bare `e`/`token`/`attname`) is the pipeline; any further such part is a 400.
+ * `name=value` (`=` before any `/`; nor a bare `e`/`token`/`attname`) is the pipeline; any further such part is a 400.
  */
 function splitQuery(query: string): { params: URLSearchParams; fop: string | undefined } {
   const p = new URLSearchParams(query);
   let fop: string | undefined;
   for (const part of query.split('&')) {
-    if (part === '' || part.includes('=') || PASS_THROUGH_PARAMS.has(part)) continue;
+    // `name=value` is a parameter; a `=` after a `/` is base64 padding inside a fop (`watermark/1/image/…==`).
+    if (part === '' || /^[^/|]*=/.test(part) || PASS_THROUGH_PARAMS.has(part)) continue;
     if (fop !== undefined) throw Errors.badRequest(`unsupported query part: ${part}`);
     fop = decodeQueryPart(part);
   }
