@@ -97,6 +97,12 @@ export const Errors = {
   fopFailed: entry('fopFailed', 400, 'image processing failed'),
   notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
   noExif: entry('noExif', 400, 'no EXIF data'),
+  badPersistentId: entry('badPersistentId', 400, 'invalid persistentId'),
+  noSuchJob: entry('noSuchJob', 612, 'no such persistentId'),
+  badFops: entry('badFops', 400, 'invalid fops'),
+  badPipelineName: entry('badPipelineName', 400, 'invalid pipeline name'),
+  unknownPipeline: entry('unknownPipeline', 400, 'no such pipeline'),
+  unsupportedWorkflow: entry('unsupportedWorkflow', 400, 'workflowTemplateID is not supported, send fops'),
 } as const;
 
 /** Narrows an unknown thrown value to a KodoError. */
