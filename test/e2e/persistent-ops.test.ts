@@ -144,7 +144,7 @@ describe('a job survives a server crash', () => {
     const id = (await sdkPfop(s, B, 'big.jpg', fops, '')).data.persistentId as string;
 
     // Wait until some commands are done and others are not, then kill the server.
-    let doneBefore: number[] = [];
+    let doneBefore: number[];
     const end = Date.now() + 60_000;
     for (;;) {
       const r = (await sdkPrefop(s, id)).data;
