@@ -76,7 +76,7 @@ export async function waitFinal(s: TestServer, id: string, timeoutMs = 20_000): 
 export async function signedPost(s: TestServer, path: string, form?: string, method = 'POST'): Promise<RawAnswer> {
   const url = `${s.url}${path}`;
   const headers: { [k: string]: string } = {
-    authorization: qiniu.util.generateAccessToken(s.mac, url, form ?? null),
+    authorization: qiniu.util.generateAccessToken(s.mac, url, form),
   };
   if (form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
   return readAnswer(await fetch(url, { method, headers, ...(form !== undefined ? { body: form } : {}) }));
