@@ -11,7 +11,11 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { startGranary } from '../../src/main.js';
+import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 import { saveas, sdkPfop, sdkPrefop, startNotifyReceiver, waitFinal, type NotifyReceiver } from '../helpers/pfop.js';
 import { AK, SK, sdk, setUcHost, startTestServer, type TestServer } from '../helpers/server.js';
 import { freePort, spawnServer, type ChildServer } from '../helpers/subprocess.js';
@@ -111,6 +115,53 @@ describe('persistentOps on uploads', () => {
     expect(pipe.data.error).toMatch(/nowhere/);
     for (const key of ['bad-ops.jpg', 'bad-pipe.jpg']) expect((await download(s, B, key)).status).toBe(404);
   });
+});
+
+describe('graceful stop', () => {
+  it('close() aborts a running job and releases it; the next start resumes it to code 0', async () => {
+    const s = await startTestServer({ GRANARY_FOP_CONCURRENCY: '1' });
+    let next: Awaited<ReturnType<typeof startGranary>> | undefined;
+    try {
+      await createBucket(s, B);
+      const big = await noiseJpeg(2400, 1800);
+      const token = s.uploadToken({ scope: B });
+      expect((await sdk(new qiniu.form_up.FormUploader(s.zoneConfig()).put(token, 'big.jpg', big, new qiniu.form_up.PutExtra()))).status).toBe(200);
+      const N = 12;
+      const fops = Array.from({ length: N }, (_, i) => `imageView2/2/w/${1900 - i}|${saveas(B, `g-${i}.jpg`)}`);
+      const id = (await sdkPfop(s, B, 'big.jpg', fops, '')).data.persistentId as string;
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const r = (await sdkPrefop(s, id)).data;
+        if (r.items.some((it) => it.code === 0)) break;
+        if (r.code !== 1 && r.code !== 2) throw new Error(`job ended too early: ${JSON.stringify(r)}`);
+        if (Date.now() > end) throw new Error('no progress');
+        await delay(20);
+      }
+      await s.running.close();
+      const store = new SqliteMetaStore(join(s.dataDir, 'meta.db'));
+      const stored = await store.jobs.get(id);
+      await store.close();
+      expect(stored).toMatchObject({ state: 'waiting', code: 1, attempts: 0 });
+
+      next = await startGranary(
+        loadConfig({ GRANARY_PORT: '0', GRANARY_HOST: '127.0.0.1', GRANARY_DATA_DIR: s.dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK }),
+        { logger: pino({ level: 'silent' }) },
+      );
+      const deadline = Date.now() + 60_000;
+      let rec: { code: number; items: Array<{ code: number; returnOld: number }> };
+      for (;;) {
+        rec = (await (await fetch(`${next.url}/status/get/prefop?id=${id}`)).json()) as typeof rec;
+        if (rec.code !== 1 && rec.code !== 2) break;
+        if (Date.now() > deadline) throw new Error('job did not finish after the restart');
+        await delay(20);
+      }
+      expect(rec.code).toBe(0);
+      expect(rec.items.every((it) => it.code === 0 && it.returnOld === 0)).toBe(true);
+    } finally {
+      await next?.close();
+      await s.stop();
+    }
+  }, 120_000);
 });
 
 describe('a job survives a server crash', () => {
