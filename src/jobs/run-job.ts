@@ -10,7 +10,8 @@
  * 4. the result (bytes, a temp file, or JSON stored as an `application/json` object) is stored through
  *    `putObject` with the submitter's rights (insert semantics without `force`: an object that appeared meanwhile
  *    is kept and reported as `returnOld`);
- * 5. the item's outcome is saved at once, so a job interrupted later resumes after it.
+ * 5. the item's outcome is saved at once (the last one with the job's end), so a job interrupted later resumes
+ *    after it. While a command runs its item still shows code 1; the job shows 2.
  *
  * A failing command makes its item code 3 (`error`, `errorIndex`) and the job goes on with the next command.
  * A job claimed more often than GRANARY_JOB_ATTEMPTS (it was interrupted by crashes each time) fails its
@@ -31,7 +32,7 @@ import { nowSeconds } from '../ports/clock.js';
 import type { BucketRecord, ObjectRecord } from '../store/meta.js';
 import { commandStages, generatedKey, splitCommands, type JobCommand } from './commands.js';
 import type { JobRecord } from './queue.js';
-import { doneItem, failedItem, itemsOf, JOB_DESC, type JobItem } from './record.js';
+import { doneItem, failedItem, itemsOf, type JobItem } from './record.js';
 
 /** The internal put policy of an output never expires. */
 const NO_DEADLINE = 0xffffffff;
@@ -129,16 +130,15 @@ export async function runJobCommands(g: Granary, job: JobRecord, signal: AbortSi
   }
 
   const save = (): Promise<boolean> => g.jobs.saveItems(job.id, JSON.stringify(items), g.clock.nowMs());
-  for (const i of unfinished) {
+  for (const [n, i] of unfinished.entries()) {
     if (signal.aborted) return { aborted: true };
-    items[i] = { ...items[i]!, code: 2, desc: JOB_DESC[2]! };
-    if (!(await save())) return { aborted: true };
     try {
       items[i] = await runCommand(g, job, { bucket, object }, commands[i]!, signal);
     } catch {
       return { aborted: true };
     }
-    if (!(await save())) return { aborted: true };
+    // The last outcome is saved with the job's end (JobQueue.endItems): one durable write less per job.
+    if (n < unfinished.length - 1 && !(await save())) return { aborted: true };
   }
   return { aborted: false, items };
 }
