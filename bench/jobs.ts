@@ -2,7 +2,7 @@
  * Bench of the persistent job engine (issue 7): jobs per second for N small image jobs (default 200; 40 with
  * `--quick`), each an `imageView2` thumbnail of a 640×480 JPEG with `|saveas/` (force), submitted with `POST /pfop/`
  * alternately to two pipelines of concurrency 2, timed from the first submission until the last job is seen done
- * through prefop (jobs are polled in submission order, one request at a time). Baseline, in the same run and
+ * through prefop (jobs are polled in submission order, one request at a time, 10 ms apart while one is not done). Baseline, in the same run and
  * process: the same N thumbnails made by the same fops synchronously on download URLs (`GET /<bucket>/<key>?
  * imageView2/...`) with the same total concurrency (4). Each job also stores its output (digests, fsync, SQLite
  * commit), so the ratio shows what the queue plus storing cost over processing alone. Rounds alternate between
@@ -43,7 +43,7 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>
 export async function run(opts: { quick: boolean; log: (line: string) => void }): Promise<Record<string, unknown>> {
   const { log } = opts;
   const n = opts.quick ? 40 : 200;
-  const rounds = opts.quick ? 1 : 3;
+  const rounds = opts.quick ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
   const root = fileURLToPath(new URL('..', import.meta.url));
   const buildDir = await mkdtemp(join(os.tmpdir(), 'granary-bench-jobs-build-'));
   const dataDir = await mkdtemp(join(os.tmpdir(), 'granary-bench-jobs-data-'));
@@ -105,7 +105,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
             const rec = (await res.json()) as { code: number; items: Array<{ error: string }> };
             if (rec.code === 0) break;
             if (rec.code !== 1 && rec.code !== 2) throw new Error(`job ${id} failed: ${JSON.stringify(rec)}`);
-            await delay(2);
+            await delay(10);
           }
         }
         const seconds = (performance.now() - t0) / 1000;

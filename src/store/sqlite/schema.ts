@@ -154,6 +154,7 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
 const AFTER_MIGRATION = `
 UPDATE jobs SET pipeline = '0.default' WHERE pipeline IS NULL OR pipeline = '';
 CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, pipeline, type, seq);
+CREATE INDEX IF NOT EXISTS jobs_seq ON jobs (seq);
 `;
 
 /** Brings a database made by an earlier version up to SCHEMA (idempotent). */
