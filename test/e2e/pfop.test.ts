@@ -205,3 +205,29 @@ describe('pfop', () => {
     expectError(await signedPost(s, '/pfop/', `bucket=${B}&key=photo.jpg&fops=${encodeURIComponent('imageInfo|saveas/!!!')}`), 400);
   });
 });
+
+describe('pfop time limit', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ GRANARY_JOB_TIMEOUT: '1' });
+    await createBucket(s, B);
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('a command running longer than GRANARY_JOB_TIMEOUT fails its item (code 3, timed out); the job ends', async () => {
+    const big = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    const token = s.uploadToken({ scope: `${B}:big.jpg` });
+    expect((await sdk(new qiniu.form_up.FormUploader(s.zoneConfig()).put(token, 'big.jpg', big, new qiniu.form_up.PutExtra()))).status).toBe(200);
+    // Ten full-size re-encodings in one command take well over a second.
+    const slow = Array.from({ length: 10 }, (_, i) => `imageView2/0/w/${3990 - i}/format/png`).join('|');
+    const final = await waitFinal(s, (await sdkPfop(s, B, 'big.jpg', [slow, 'imageInfo'], '')).data.persistentId as string, 60_000);
+    expect(final.code).toBe(3);
+    expect(final.items[0]).toMatchObject({ code: 3 });
+    expect(final.items[0]!.error).toMatch(/timed out after 1 s/);
+    expect(final.items[1]!.code).toBe(0);
+  }, 90_000);
+});
