@@ -35,6 +35,15 @@ export function splitCommands(fops: string): JobCommand[] {
   return texts.map(splitSaveas);
 }
 
+/** The `cmd` texts of a stored job's commands (the whole `fops` as one when it no longer parses). Never throws. */
+export function commandTexts(fops: string): string[] {
+  try {
+    return splitCommands(fops).map((c) => c.cmd);
+  } catch {
+    return [fops];
+  }
+}
+
 /** Separates a trailing `|saveas/<EncodedEntryURI>` (only as the last segment) from a command. */
 function splitSaveas(cmd: string): JobCommand {
   const bar = cmd.lastIndexOf('|');

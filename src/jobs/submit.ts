@@ -15,7 +15,7 @@ import { authorizeBucket } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
-import { commandStages, splitCommands } from './commands.js';
+import { commandStages, commandTexts, splitCommands } from './commands.js';
 import { DEFAULT_PIPELINE } from './pipelines.js';
 import { itemsOf, prefopRecord, type PrefopRecord } from './record.js';
 
@@ -100,11 +100,5 @@ export async function jobStatus(g: Granary, id: string): Promise<PrefopRecord> {
   if (!PERSISTENT_ID.test(id)) throw Errors.badPersistentId(id.length > 80 ? `${id.slice(0, 80)}…` : id);
   const job = await g.jobs.get(id);
   if (!job) throw Errors.noSuchJob(id);
-  let cmds: string[];
-  try {
-    cmds = splitCommands(job.fops).map((c) => c.cmd);
-  } catch {
-    cmds = [job.fops];
-  }
-  return prefopRecord(job, itemsOf(job, cmds));
+  return prefopRecord(job, itemsOf(job, commandTexts(job.fops)));
 }

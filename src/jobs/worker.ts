@@ -19,9 +19,9 @@
 import type { Granary } from '../context.js';
 import { notifyJob } from './notify.js';
 import type { JobQueue, JobRecord } from './queue.js';
-import { finalCode, itemsOf, prefopRecord, type JobItem } from './record.js';
-import { runJobCommands } from './run-job.js';
-import { splitCommands } from './commands.js';
+import { failedItem, finalCode, itemsOf, prefopRecord, type JobItem } from './record.js';
+import { runJobCommands, type JobRunOutcome } from './run-job.js';
+import { commandTexts } from './commands.js';
 import { ensureDefaultPipeline } from './pipelines.js';
 
 /** Interval of the look for changes made by other processes, ms. */
@@ -124,7 +124,15 @@ export class JobWorker {
   /** Runs a claimed job's commands, then ends it (or hands it to notification). */
   private async run(job: JobRecord): Promise<void> {
     const log = this.g.log.child({ job: job.id });
-    const outcome = await runJobCommands(this.g, job, this.stopController.signal);
+    let outcome: JobRunOutcome;
+    try {
+      outcome = await runJobCommands(this.g, job, this.stopController.signal);
+    } catch (err) {
+      // An unexpected failure (e.g. the store) ends the job as failed rather than leaving it processing.
+      log.error({ err }, 'pfop: job failed unexpectedly');
+      const error = err instanceof Error ? err.message : String(err);
+      outcome = { aborted: false, items: commandTexts(job.fops).map((cmd) => failedItem(cmd, error, 0)) };
+    }
     if (outcome.aborted) {
       if (this.stopping) await this.queue.release(job.id, this.g.clock.nowMs());
       return;
@@ -140,7 +148,7 @@ export class JobWorker {
   /** Notifies a job whose items are final and ends it with its code (4 when the notification failed). */
   private launchNotify(job: JobRecord, known: JobItem[] | undefined): void {
     const task = (async () => {
-      const items = known ?? itemsOf(job, splitCommands(job.fops).map((c) => c.cmd));
+      const items = known ?? itemsOf(job, commandTexts(job.fops));
       const code = finalCode(items);
       const body = JSON.stringify(prefopRecord({ ...job, code }, items));
       let failure: string | undefined;
