@@ -118,11 +118,16 @@ describe('pfop', () => {
     }
     expect((await download(s, OUT, 'never.jpg')).status).toBe(404);
 
-    const mixed = await waitFinal(s, (await sdkPfop(s, B, 'photo.jpg', [`imageInfo|${saveas(OUT, 'ok2.json')}`, 'imageInfo|imageView2/2/w/10'], '')).data.persistentId as string);
+    const cmds = [`imageInfo|${saveas(OUT, 'ok2.json')}`, 'imageInfo|imageView2/2/w/10', 'imageView2/2/w/50|exif'];
+    const mixed = await waitFinal(s, (await sdkPfop(s, B, 'photo.jpg', cmds, '')).data.persistentId as string);
     expect(mixed.code).toBe(3);
     expect(mixed.items[0]!.code).toBe(0);
+    expect(mixed.items[0]).not.toHaveProperty('errorIndex');
     expect(mixed.items[1]).toMatchObject({ code: 3, errorIndex: 0 });
     expect(mixed.items[1]!.error).toMatch(/imageInfo/);
+    // The thumbnail has no EXIF: the second stage (index 1) fails.
+    expect(mixed.items[2]).toMatchObject({ code: 3, errorIndex: 1 });
+    expect(mixed.items[2]!.error).toMatch(/EXIF/i);
   });
 
   it('a notify URL answering 500 makes the job code 4 after every attempt', async () => {
