@@ -1,6 +1,6 @@
 /**
  * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop`, `domain bind|list`,
- * `keys show|create|list|delete`, and entry commands `stat`, `rm`, `cp`, `mv`, `ls`.
+ * `keys show|create|list|delete`, `pipeline create|list`, and entry commands `stat`, `rm`, `cp`, `mv`, `ls`.
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
  * (SQLite in WAL mode allows this while a server runs; domain changes reach a running server within 5 s).
  */
@@ -14,6 +14,7 @@ import { loadConfig, type Config } from './config.js';
 import type { Granary } from './context.js';
 import { isKodoError } from './errors.js';
 import { FopPools } from './fops/run.js';
+import { listPipelines, parseConcurrency, putPipeline } from './jobs/pipelines.js';
 import { openStores, startGranary } from './main.js';
 import { copyEntry, moveEntry } from './objects/manage/copy.js';
 import { deleteEntry } from './objects/manage/delete.js';
@@ -60,6 +61,7 @@ async function offlineContext(config: Config): Promise<Granary> {
     keys,
     keyIndex,
     secretOf: keyIndex.secretOf,
+    jobs: meta.jobs,
     outbound: { allow: [] },
     domains: new DomainIndex(meta),
     fopPools: new FopPools({ image: 1, video: 1 }),
@@ -239,6 +241,23 @@ export function buildCli(): Command {
   );
 
   addEntryCommands(program);
+
+  const pipeline = program.command('pipeline').description('job pipelines (named queues of persistent processing)');
+  withDataDir(pipeline.command('create <name>').description('create a pipeline, or change its concurrency'))
+    .option('--concurrency <n>', 'jobs of it running at once, 0..64 (0 pauses it; default GRANARY_JOB_CONCURRENCY)')
+    .action((name: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        const concurrency = opts.concurrency === undefined ? undefined : parseConcurrency(opts.concurrency);
+        const { result, pipeline: p } = await putPipeline(g, name, concurrency);
+        process.stdout.write(`${result} pipeline ${p.name} (concurrency ${p.concurrency})\n`);
+      }),
+    );
+  withDataDir(pipeline.command('list').description('list pipelines: name and concurrency')).action(
+    (opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        for (const p of await listPipelines(g)) process.stdout.write(`${p.name}\t${p.concurrency}\n`);
+      }),
+  );
 
   const keys = program.command('keys').description('key pairs: the root pair and account pairs');
   withDataDir(keys.command('create').description('create an account key pair (it may act only on its own buckets)')).action(

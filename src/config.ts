@@ -53,6 +53,16 @@ export interface Config {
   ffmpegPath?: string;
   ffprobePath?: string;
   heifConvertPath?: string;
+  /** GRANARY_JOB_TIMEOUT: seconds one command of a persistent job (pfop, persistentOps) may run (default 600; over → item code 3). */
+  jobTimeoutSeconds: number;
+  /** GRANARY_JOB_CONCURRENCY: concurrency of the `0.default` pipeline when first created, and of pipelines created without one (default 2). */
+  jobConcurrency: number;
+  /** GRANARY_JOB_ATTEMPTS: runs a job may start before a job interrupted that often (crash) is failed (default 3). */
+  jobAttempts: number;
+  /** GRANARY_NOTIFY_ATTEMPTS: attempts to POST a finished job to its notify URL before its code becomes 4 (default 3). */
+  notifyAttempts: number;
+  /** GRANARY_NOTIFY_RETRY_MS: pause before the second notify attempt, milliseconds, doubled for each further one (default 1000). */
+  notifyRetryMs: number;
   /** GRANARY_OUTBOUND_ALLOW: CIDRs and host names outbound requests (callbacks) may reach despite the guard. */
   outboundAllow: string;
   /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
@@ -112,6 +122,11 @@ export function loadConfig(env: Env = process.env): Config {
     videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY', 1, 1, 64),
     videoMaxSourceBytes: intVar(env, 'GRANARY_VIDEO_MAX_SOURCE', 2 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     videoThreads: intVar(env, 'GRANARY_VIDEO_THREADS', 2, 1, 64),
+    jobTimeoutSeconds: intVar(env, 'GRANARY_JOB_TIMEOUT', 600, 1, 86400),
+    jobConcurrency: intVar(env, 'GRANARY_JOB_CONCURRENCY', 2, 0, 64),
+    jobAttempts: intVar(env, 'GRANARY_JOB_ATTEMPTS', 3, 1, 100),
+    notifyAttempts: intVar(env, 'GRANARY_NOTIFY_ATTEMPTS', 3, 1, 20),
+    notifyRetryMs: intVar(env, 'GRANARY_NOTIFY_RETRY_MS', 1000, 1, 3_600_000),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',

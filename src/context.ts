@@ -8,6 +8,7 @@ import type { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
 import type { FopPools } from './fops/run.js';
 import type { FopTools, Moderation } from './fops/types.js';
+import type { JobQueue } from './jobs/queue.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
 import type { BlobStore } from './store/blob.js';
@@ -25,6 +26,8 @@ export interface Granary {
   keyIndex: KeyIndex;
   /** `keyIndex.secretOf`. */
   secretOf: SecretLookup;
+  /** The persistent-processing job queue and pipelines (normally `meta.jobs`). */
+  jobs: JobQueue;
   /** Outbound guard settings for callbacks (and later fetch, notify, watermarks). */
   outbound: OutboundPolicy;
   /** Bound download domains (Host → bucket). */

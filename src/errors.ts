@@ -102,6 +102,12 @@ export const Errors = {
   videoToolMissing: entry('videoToolMissing', 415, 'a program this command needs is not installed'),
   videoFailed: entry('videoFailed', 400, 'audio/video processing failed'),
   videoTooLarge: entry('videoTooLarge', 400, 'the source exceeds the audio/video processing limits'),
+  badPersistentId: entry('badPersistentId', 400, 'invalid persistentId'),
+  noSuchJob: entry('noSuchJob', 612, 'no such persistentId'),
+  badFops: entry('badFops', 400, 'invalid fops'),
+  badPipelineName: entry('badPipelineName', 400, 'invalid pipeline name'),
+  unknownPipeline: entry('unknownPipeline', 400, 'no such pipeline'),
+  unsupportedWorkflow: entry('unsupportedWorkflow', 400, 'workflowTemplateID is not supported, send fops'),
 } as const;
 
 /** Narrows an unknown thrown value to a KodoError. */

@@ -3,7 +3,8 @@
  *
  * Recovery at start: staging leftovers are removed (BlobStore.recover), blob deletions a crash interrupted are
  * finished, and orphaned blobs (sealed by an upload that never committed) are swept in the background; async
- * fetch tasks interrupted by a crash are queued again and the fetch worker starts.
+ * fetch tasks interrupted by a crash are queued again and the fetch worker starts; so do persistent jobs
+ * (jobs/worker.ts: interrupted jobs resume at their first unfinished command).
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import type { Config } from './config.js';
 import type { Granary } from './context.js';
 import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
+import { JobWorker } from './jobs/worker.js';
 import { clearFopTemp } from './fops/execute.js';
 import { ModerationModel } from './fops/moderation-model.js';
 import { configureImageWork, FopPools } from './fops/run.js';
@@ -37,8 +39,8 @@ export interface RunningGranary {
   /** Key pair generated at this start (to print once), if one was. */
   generatedKeys: boolean;
   /**
-   * Graceful stop: in-flight requests finish, timers stop, running fetch tasks finish or are re-queued, the
-   * moderation worker ends, the database closes.
+   * Graceful stop: in-flight requests finish, timers stop, running fetch tasks finish or are re-queued, running
+   * jobs are aborted and re-queued, the moderation worker ends, the database closes.
    */
   close(): Promise<void>;
 }
@@ -77,6 +79,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     keys,
     keyIndex,
     secretOf: keyIndex.secretOf,
+    jobs: meta.jobs,
     outbound: { allow: parseAllowList(config.outboundAllow) },
     domains,
     fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
@@ -99,6 +102,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   configureImageWork();
   const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, { concurrency: config.fetchConcurrency });
   await fetchWorker.start();
+  const jobWorker = new JobWorker(g, g.jobs);
+  await jobWorker.start();
   void sweepOrphanBlobs(g, startedMs)
     .then((n) => n > 0 && log.info({ removed: n }, 'orphaned blobs removed'))
     .catch((err: unknown) => log.warn({ err }, 'orphan blob sweep failed'));
@@ -118,7 +123,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         const closed = app.close();
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
-        await Promise.all([closed, fetchWorker.stop()]);
+        // Running jobs are aborted and released: they resume at the next start.
+        await Promise.all([closed, fetchWorker.stop(), jobWorker.stop()]);
         await moderation.close();
         await meta.close();
       })()),

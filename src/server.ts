@@ -10,6 +10,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Granary } from './context.js';
 import { Errors, isKodoError } from './errors.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
+import { registerPfop } from './roles/api/pfop.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
 import { registerFetch } from './roles/io/fetch.js';
 import { registerPrefetch } from './roles/io/prefetch.js';
@@ -131,6 +132,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerBatch(app, g);
   registerFetch(app, g);
   registerAsyncFetch(app, g);
+  registerPfop(app, g);
   registerPrefetch(app, g);
   registerDownloads(app, g);
   return app;

@@ -65,7 +65,12 @@ export function fileSource(file: string, size: number, contentType: string, ctx:
   };
 }
 
-/** Runs `stages` on `source`; a JSON-producing stage that is not the last is a 400. */
+/** The index of the stage whose failure `err` is (set by runPipeline; persistent jobs report it as `errorIndex`). */
+export function failedStageOf(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null ? (err as { fopStage?: number }).fopStage : undefined;
+}
+
+/** Runs `stages` on `source`; a JSON-producing stage that is not the last is a 400. A thrown error carries its stage (failedStageOf). */
 export async function runPipeline(stages: FopStage[], source: FopSource, ctx: FopContext, pools: FopPools): Promise<FopResult> {
   configureImageWork();
   let input = source;
@@ -79,7 +84,12 @@ export async function runPipeline(stages: FopStage[], source: FopSource, ctx: Fo
     if (!cmd) throw Errors.badRequest(`${stage.name}: unknown command`);
     if (ctx.signal.aborted) throw Errors.fopFailed(`${stage.name}: processing timed out`);
     const stageInput = input;
-    current = await pools.run(cmd.pool ?? 'image', () => cmd.run(stageInput, stage.params, ctx));
+    try {
+      current = await pools.run(cmd.pool ?? 'image', () => cmd.run(stageInput, stage.params, ctx));
+    } catch (err) {
+      if (typeof err === 'object' && err !== null) (err as { fopStage?: number }).fopStage ??= i;
+      throw err;
+    }
   }
   if (!current) throw Errors.badRequest('fop: empty pipeline');
   return current;

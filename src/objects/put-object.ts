@@ -4,13 +4,14 @@
  * what the response renderer needs.
  *
  * Order: deadline (401) → bucket (631 missing, 403 another account's) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)
- * → seal blob → atomic metadata commit (614 under insert semantics) → free replaced blobs → persistentOps.
+ * → persistentOps (400 bad commands or pipeline) → seal blob → atomic metadata commit (614 under insert semantics)
+ * → free replaced blobs → queue the persistentOps job (jobs/submit.ts; the worker is woken).
  * Any failure before the commit discards the staged bytes: the entry already under the key is untouched.
  */
-import { randomBytes } from 'node:crypto';
 import { authorizeBucket } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
+import { enqueueJob, validateJob } from '../jobs/submit.js';
 import { expiryFromDays } from '../policy/expiry.js';
 import { detectMimeType, checkMimeLimit } from '../policy/mime.js';
 import { checkDeadline, checkSizeLimits, type PutPolicy } from '../policy/put-policy.js';
@@ -37,6 +38,8 @@ export interface PutRequest {
   crc32?: number;
   /** Part sizes in bytes of a multipart upload (kept for `needparts`). */
   parts?: number[];
+  /** X-Reqid of the upload request (recorded with a persistentOps job as its `reqid`). */
+  reqId?: string;
 }
 
 /** The committed entry and the request facts the response templates use. */
@@ -87,6 +90,8 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
     });
     const key = resolved ?? digests.etag;
     checkKeyAllowed(policy, key);
+    // persistentOps are checked before the commit: bad commands or an unknown pipeline → 400, nothing stored.
+    if (policy.persistentOps) await validateJob(g, req.accessKey, jobRequest(policy));
 
     sealedId = await body.staged.seal();
     const record: ObjectRecord = {
@@ -121,7 +126,16 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
     sealedId = undefined;
 
     const result: PutResult = { record: committed, accessKey: req.accessKey, fname, custom: req.custom };
-    if (policy.persistentOps) result.persistentId = await enqueuePersistentOps(g, policy, committed);
+    if (policy.persistentOps) {
+      result.persistentId = await enqueueJob(g, req.accessKey, {
+        ...jobRequest(policy),
+        bucket: committed.bucket,
+        key: committed.key,
+        force: false,
+        reqId: req.reqId ?? '',
+        taskFrom: 'upload',
+      });
+    }
     return result;
   } catch (err) {
     if (sealedId !== undefined) await g.blobs.remove(sealedId).catch(() => undefined);
@@ -130,18 +144,14 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
   }
 }
 
-/** Records the put policy's persistentOps as a waiting job for the processing engine; returns its id. */
-async function enqueuePersistentOps(g: Granary, policy: PutPolicy, rec: ObjectRecord): Promise<string> {
-  const id = `${g.config.region}.${randomBytes(12).toString('hex')}`;
-  await g.meta.enqueueJob({
-    id,
-    bucket: rec.bucket,
-    key: rec.key,
+/** The job fields of a put policy (protocol.md §3.1 persistentOps, persistentNotifyUrl, persistentPipeline, persistentType). */
+function jobRequest(policy: PutPolicy): { bucket: string; fops: string; notifyUrl?: string; pipeline?: string; type: number; force: boolean } {
+  return {
+    bucket: policy.bucket,
     fops: policy.persistentOps ?? '',
     ...(policy.persistentNotifyUrl ? { notifyUrl: policy.persistentNotifyUrl } : {}),
     ...(policy.persistentPipeline ? { pipeline: policy.persistentPipeline } : {}),
     type: policy.persistentType,
-    createdMs: g.clock.nowMs(),
-  });
-  return id;
+    force: false,
+  };
 }

@@ -3,6 +3,7 @@
  * get plain records and outcome tags, the domain layer turns them into Kodo errors.
  * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
  */
+import type { JobQueue } from '../jobs/queue.js';
 import type { FetchTaskStore } from './tasks.js';
 
 /**
@@ -101,18 +102,6 @@ export type PutOutcome =
   | { result: 'identical'; freedBlobs: string[]; existing: ObjectRecord }
   | { result: 'exists'; freedBlobs: string[]; existing: ObjectRecord }
   | { result: 'no-bucket'; freedBlobs: string[] };
-
-/** A job record waiting for the processing engine (persistentOps from a put policy). */
-export interface PendingJob {
-  id: string;
-  bucket: string;
-  key: string;
-  fops: string;
-  notifyUrl?: string;
-  pipeline?: string;
-  type: number;
-  createdMs: number;
-}
 
 /** A v1 block being uploaded (mkblk/bput). `size` declared bytes; `offset` bytes received; times Unix seconds. */
 export interface BlockRecord {
@@ -259,8 +248,8 @@ export interface MetaStore {
   /** Resumable-upload sessions (v1 blocks, v2 multipart uploads). */
   readonly sessions: SessionStore;
 
-  // ---- processing requests (persistentOps), picked up by the job engine ----
-  enqueueJob(job: PendingJob): Promise<void>;
+  /** The persistent-processing job queue and its pipelines (jobs/queue.ts), kept in the same database. */
+  readonly jobs: JobQueue;
 
   // ---- account key pairs ----
   createAccessKey(rec: AccessKeyRecord): Promise<void>;

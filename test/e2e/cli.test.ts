@@ -81,6 +81,16 @@ describe('offline commands', () => {
     expect(cli('domain', 'bind', 'dl.example.test', 'b03')).toMatchObject({ status: 0 });
   });
 
+  it('creates, updates and lists pipelines (0.default always there)', () => {
+    expect(cli('pipeline', 'create', 'thumbs', '--concurrency', '3')).toMatchObject({ status: 0, stdout: 'created pipeline thumbs (concurrency 3)\n' });
+    expect(cli('pipeline', 'create', 'thumbs', '--concurrency', '0')).toMatchObject({ status: 0, stdout: 'updated pipeline thumbs (concurrency 0)\n' });
+    expect(cli('pipeline', 'list')).toMatchObject({ status: 0, stdout: '0.default\t2\nthumbs\t0\n' });
+    const bad = cli('pipeline', 'create', 'bad name');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/pipeline name.*\(400\)/);
+    expect(cli('pipeline', 'create', 'x', '--concurrency', '99').stderr).toMatch(/concurrency.*\(400\)/);
+  });
+
   it('keys show generates a pair once, keeps it in credentials.json and shows it identically', async () => {
     const K = await tempDir();
     expect(existsSync(join(K, 'credentials.json'))).toBe(false);

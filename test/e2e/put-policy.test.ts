@@ -181,10 +181,10 @@ describe('response shaping', () => {
   });
 
   it('persistentOps: the default body carries persistentId, $(persistentId) renders it', async () => {
-    const r = await put({ scope: BUCKET, persistentOps: 'avinfo' }, 'ops.jpg', jpeg);
+    const r = await put({ scope: BUCKET, persistentOps: 'imageInfo' }, 'ops.jpg', jpeg);
     expect(r.status).toBe(200);
     expect(r.data).toEqual({ hash: qetag(jpeg), key: 'ops.jpg', persistentId: expect.stringMatching(/\S/) });
-    const r2 = await put({ scope: BUCKET, persistentOps: 'avinfo', returnBody: '{"id":$(persistentId)}' }, 'ops-2.jpg', jpeg);
+    const r2 = await put({ scope: BUCKET, persistentOps: 'imageInfo', returnBody: '{"id":$(persistentId)}' }, 'ops-2.jpg', jpeg);
     expect(r2.status).toBe(200);
     expect(r2.data.id).toEqual(expect.stringMatching(/\S/));
     expect(r2.data.id).not.toBe(r.data.persistentId);

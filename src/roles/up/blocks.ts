@@ -68,7 +68,7 @@ export function registerBlockRoutes(app: FastifyInstance, g: Granary): void {
     const { accessKey, policy } = requireUpToken(g, request);
     const segments = pathSegments(rawUrlOf(request)).slice(1);
     const fileSize = intParam(segments[0], 'fileSize');
-    const req: PutRequest = { policy, accessKey, custom: {}, meta: {} };
+    const req: PutRequest = { policy, accessKey, custom: {}, meta: {}, reqId: request.id };
     applyMkfileParams(req, segments.slice(1));
     const result = await makeFile(g, fileSize, await ctxListOf(request), req);
     return sendUploadAnswer(reply, await answerUpload(g, policy, result));

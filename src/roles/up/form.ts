@@ -125,7 +125,7 @@ async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyRep
     const token = verifyUploadToken(fields.get('token'), g.secretOf);
     const policy = parsePutPolicy(token.policy);
     if (!file) throw Errors.noFilePart();
-    const req: PutRequest = { policy, accessKey: token.accessKey, custom: {}, meta: {} };
+    const req: PutRequest = { policy, accessKey: token.accessKey, custom: {}, meta: {}, reqId: request.id };
     const key = fields.get('key');
     if (key !== undefined) req.clientKey = key;
     const fname = fields.get('fname') ?? file.filename;

@@ -107,6 +107,7 @@ export function registerMultipartRoutes(app: FastifyInstance, g: Granary): void 
       accessKey,
       custom: {},
       meta: {},
+      reqId: request.id,
       ...(body.fname ? { fname: body.fname } : {}),
       ...(body.mimeType ? { clientMime: body.mimeType } : {}),
     };

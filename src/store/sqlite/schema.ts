@@ -107,6 +107,13 @@ CREATE TABLE IF NOT EXISTS jobs (
   created_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+-- Job pipelines (jobs/queue.ts): named queues with their own concurrency (0 = paused).
+CREATE TABLE IF NOT EXISTS pipelines (
+  name        TEXT PRIMARY KEY,
+  concurrency INTEGER NOT NULL,
+  created_ms  INTEGER NOT NULL
+) WITHOUT ROWID;
+
 -- Async fetch tasks (store/sqlite/fetch-tasks.ts): seq orders the queue; request/result are opaque JSON text.
 CREATE TABLE IF NOT EXISTS fetch_tasks (
   seq         INTEGER PRIMARY KEY,
@@ -133,7 +140,24 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['objects', 'transitions', 'TEXT'],
   ['objects', 'restore_status', 'INTEGER'],
   ['objects', 'parts', 'TEXT'],
+  // The job engine (store/sqlite/jobs.ts): rows queued by earlier versions stay valid (waiting, code 1).
+  ['jobs', 'seq', 'INTEGER NOT NULL DEFAULT 0'],
+  ['jobs', 'access_key', "TEXT NOT NULL DEFAULT ''"],
+  ['jobs', 'force', 'INTEGER NOT NULL DEFAULT 0'],
+  ['jobs', 'req_id', "TEXT NOT NULL DEFAULT ''"],
+  ['jobs', 'task_from', "TEXT NOT NULL DEFAULT ''"],
+  ['jobs', 'state', "TEXT NOT NULL DEFAULT 'waiting'"],
+  ['jobs', 'attempts', 'INTEGER NOT NULL DEFAULT 0'],
+  ['jobs', 'items', 'TEXT'],
+  ['jobs', 'updated_ms', 'INTEGER NOT NULL DEFAULT 0'],
 ];
+
+/** Statements run after the columns exist (indexes on added columns, back-filled values). Idempotent. */
+const AFTER_MIGRATION = `
+UPDATE jobs SET pipeline = '0.default' WHERE pipeline IS NULL OR pipeline = '';
+CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, pipeline, type, seq);
+CREATE INDEX IF NOT EXISTS jobs_seq ON jobs (seq);
+`;
 
 /** Brings a database made by an earlier version up to SCHEMA (idempotent). */
 export function migrate(db: Database.Database): void {
@@ -141,4 +165,5 @@ export function migrate(db: Database.Database): void {
     const cols = db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[];
     if (!cols.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
   }
+  db.exec(AFTER_MIGRATION);
 }

@@ -16,11 +16,11 @@ import type {
   ListQuery,
   MetaStore,
   ObjectRecord,
-  PendingJob,
   PutOutcome,
 } from '../meta.js';
 import { BlobRefs } from './blob-refs.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
+import { SqliteJobQueue } from './jobs.js';
 import { listPage } from './list-query.js';
 import { rowParams, toRecord, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
@@ -40,6 +40,8 @@ export class SqliteMetaStore implements MetaStore {
   readonly sessions: SqliteSessions;
   /** The async-fetch task queue (store/tasks.ts). */
   readonly fetchTasks: SqliteFetchTasks;
+  /** The persistent-processing job queue (jobs/queue.ts). */
+  readonly jobs: SqliteJobQueue;
 
   /** Opens (and creates or migrates) the database file at `path`. */
   constructor(path: string) {
@@ -54,6 +56,7 @@ export class SqliteMetaStore implements MetaStore {
     this.refs = new BlobRefs(db);
     this.sessions = new SqliteSessions(db, this.refs);
     this.fetchTasks = new SqliteFetchTasks(db);
+    this.jobs = new SqliteJobQueue(db);
     this.st = {
       getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop FROM buckets WHERE name = ?'),
       listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop FROM buckets ORDER BY name'),
@@ -102,10 +105,6 @@ export class SqliteMetaStore implements MetaStore {
         .prepare('SELECT * FROM objects WHERE expire_at IS NOT NULL AND expire_at <= ? LIMIT ?')
         .safeIntegers(true),
       countObjects: db.prepare('SELECT COUNT(*) AS n FROM objects WHERE bucket = ?'),
-      insertJob: db.prepare(
-        `INSERT INTO jobs (id, bucket, key, fops, notify_url, pipeline, type, code, created_ms)
-         VALUES (@id, @bucket, @key, @fops, @notifyUrl, @pipeline, @type, 1, @createdMs)`,
-      ),
       getSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
       setSetting: db.prepare(
         'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
@@ -361,19 +360,6 @@ export class SqliteMetaStore implements MetaStore {
     this.db.transaction(() => {
       for (const id of blobIds) this.st.forgetDeletion.run(id);
     })();
-  }
-
-  async enqueueJob(job: PendingJob): Promise<void> {
-    this.st.insertJob.run({
-      id: job.id,
-      bucket: job.bucket,
-      key: job.key,
-      fops: job.fops,
-      notifyUrl: job.notifyUrl ?? null,
-      pipeline: job.pipeline ?? null,
-      type: job.type,
-      createdMs: job.createdMs,
-    });
   }
 
   async createAccessKey(rec: AccessKeyRecord): Promise<void> {

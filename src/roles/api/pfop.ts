@@ -1,0 +1,85 @@
+/**
+ * Persistent processing on the api role (protocol.md §9) and pipelines on the api/uc role:
+ * - `POST /pfop/` and `POST /pfop` (both accepted; Qiniu answers the second with 301): form fields `bucket`,
+ *   `key`, `fops`, `notifyURL`, `force` (`1`/`true`), `pipeline`, `type` (0/1); `QBox` or `Qiniu` credentials
+ *   (the form body signed) → 200 `{"persistentId": "<id>"}`. `workflowTemplateID` without `fops` → 400.
+ * - `GET /status/get/prefop?id=` and `POST /status/get/prefop` (form `id`), credentials optional (ignored) →
+ *   the record (jobs/record.ts); 400 malformed id, 612 unknown.
+ * - `POST /pipelines/<name>[?concurrency=n]` (root key only; `concurrency` also as a form field) creates a
+ *   pipeline or changes its concurrency → 200 `{"name","concurrency","created"}`; `GET /pipelines` (also POST
+ *   with no name; any valid key) → `[{"name","concurrency","ctime"}]` (ctime Unix seconds).
+ * Semantics and error codes: jobs/submit.ts, jobs/pipelines.ts.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { listPipelines, parseConcurrency, putPipeline } from '../../jobs/pipelines.js';
+import { jobStatus, submitPfop } from '../../jobs/submit.js';
+import { params, requiredParam, requireManagement, sendJson } from '../http.js';
+
+function parseType(text: string | null): number {
+  if (text === null || text === '') return 0;
+  if (text !== '0' && text !== '1') throw Errors.badRequest('type must be 0 or 1');
+  return Number(text);
+}
+
+async function pfop(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const caller = requireManagement(g, request);
+  const p = params(request);
+  const bucket = requiredParam(p, 'bucket');
+  const key = p.get('key');
+  if (key === null) throw Errors.badRequest('key is required');
+  const fops = p.get('fops') ?? '';
+  if (fops === '' && p.get('workflowTemplateID')) throw Errors.unsupportedWorkflow();
+  if (fops === '') throw Errors.badFops('fops is required');
+  const force = p.get('force');
+  const notifyUrl = p.get('notifyURL') ?? p.get('notifyUrl') ?? '';
+  const persistentId = await submitPfop(g, caller.accessKey, {
+    bucket,
+    key,
+    fops,
+    ...(notifyUrl ? { notifyUrl } : {}),
+    pipeline: p.get('pipeline') ?? '',
+    type: parseType(p.get('type')),
+    force: force === '1' || force === 'true',
+    reqId: request.id,
+    taskFrom: 'pfop',
+  });
+  return sendJson(reply, 200, { persistentId });
+}
+
+async function prefop(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const id = params(request).get('id');
+  if (id === null || id === '') throw Errors.badPersistentId('id is required');
+  return sendJson(reply, 200, await jobStatus(g, id));
+}
+
+/** Registers pfop, prefop and the pipeline calls. */
+export function registerPfop(app: FastifyInstance, g: Granary): void {
+  const submit = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => pfop(g, request, reply);
+  app.post('/pfop/', submit);
+  app.post('/pfop', submit);
+  app.route({ method: ['GET', 'POST'], url: '/status/get/prefop', handler: (request, reply) => prefop(g, request, reply) });
+
+  app.post<{ Params: { name: string } }>('/pipelines/:name', async (request, reply) => {
+    const caller = requireManagement(g, request);
+    if (!g.keyIndex.isRoot(caller.accessKey)) throw Errors.forbidden('only the root key manages pipelines');
+    const text = params(request).get('concurrency');
+    const concurrency = text === null || text === '' ? undefined : parseConcurrency(text);
+    const { result, pipeline } = await putPipeline(g, request.params.name, concurrency);
+    return sendJson(reply, 200, { name: pipeline.name, concurrency: pipeline.concurrency, created: result === 'created' });
+  });
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/pipelines',
+    handler: async (request, reply) => {
+      requireManagement(g, request);
+      const list = await listPipelines(g);
+      return sendJson(
+        reply,
+        200,
+        list.map((p) => ({ name: p.name, concurrency: p.concurrency, ctime: Math.floor(p.createdMs / 1000) })),
+      );
+    },
+  });
+}

@@ -1,0 +1,195 @@
+/**
+ * The job queue on SQLite (tables `jobs` and `pipelines`, schema.ts), implementing the JobQueue port
+ * (jobs/queue.ts). Claims run in an IMMEDIATE transaction, so two processes sharing the data dir never take the
+ * same job; every state change is a compare-and-set on the current state. `seq` orders submissions.
+ * Subscribers are told of jobs queued and pipelines changed through this object (this process).
+ */
+import type Database from 'better-sqlite3';
+import type { JobQueue, JobRecord, JobState, NewJob, PipelineRecord } from '../../jobs/queue.js';
+
+interface JobRow {
+  id: string;
+  seq: number;
+  access_key: string;
+  bucket: string;
+  key: string;
+  fops: string;
+  notify_url: string | null;
+  pipeline: string;
+  type: number;
+  force: number;
+  req_id: string;
+  task_from: string;
+  state: JobState;
+  code: number;
+  attempts: number;
+  items: string | null;
+  created_ms: number;
+  updated_ms: number;
+}
+
+const toRecord = (r: JobRow): JobRecord => ({
+  id: r.id,
+  accessKey: r.access_key,
+  bucket: r.bucket,
+  key: r.key,
+  fops: r.fops,
+  ...(r.notify_url !== null && r.notify_url !== '' ? { notifyUrl: r.notify_url } : {}),
+  pipeline: r.pipeline,
+  type: r.type,
+  force: r.force === 1,
+  reqId: r.req_id,
+  taskFrom: r.task_from,
+  state: r.state,
+  code: r.code,
+  attempts: r.attempts,
+  ...(r.items !== null ? { items: r.items } : {}),
+  createdMs: r.created_ms,
+  updatedMs: r.updated_ms,
+});
+
+const toPipeline = (r: { name: string; concurrency: number; created_ms: number }): PipelineRecord => ({
+  name: r.name,
+  concurrency: r.concurrency,
+  createdMs: r.created_ms,
+});
+
+export class SqliteJobQueue implements JobQueue {
+  private readonly st;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly db: Database.Database) {
+    this.st = {
+      insert: db.prepare(
+        `INSERT INTO jobs (id, seq, access_key, bucket, key, fops, notify_url, pipeline, type, force, req_id, task_from,
+           state, code, attempts, created_ms, updated_ms)
+         VALUES (@id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs), @accessKey, @bucket, @key, @fops, @notifyUrl,
+           @pipeline, @type, @force, @reqId, @taskFrom, 'waiting', 1, 0, @createdMs, @createdMs)`,
+      ),
+      get: db.prepare('SELECT * FROM jobs WHERE id = ?'),
+      next: db.prepare(
+        "SELECT * FROM jobs WHERE state = 'waiting' AND pipeline = ? ORDER BY type, seq LIMIT 1",
+      ),
+      take: db.prepare(
+        "UPDATE jobs SET state = 'running', code = 2, attempts = attempts + 1, updated_ms = ? WHERE id = ? AND state = 'waiting'",
+      ),
+      waitingPipelines: db.prepare("SELECT DISTINCT pipeline FROM jobs WHERE state = 'waiting'"),
+      saveItems: db.prepare("UPDATE jobs SET items = ?, updated_ms = ? WHERE id = ? AND state = 'running'"),
+      endItems: db.prepare("UPDATE jobs SET items = ?, state = ?, code = ?, updated_ms = ? WHERE id = ? AND state = 'running'"),
+      finish: db.prepare("UPDATE jobs SET state = 'done', code = ?, updated_ms = ? WHERE id = ? AND state = 'notifying'"),
+      release: db.prepare(
+        `UPDATE jobs SET state = 'waiting', code = 1, attempts = MAX(attempts - 1, 0), updated_ms = ?
+         WHERE id = ? AND state = 'running'`,
+      ),
+      requeue: db.prepare("UPDATE jobs SET state = 'waiting', code = 1, updated_ms = ? WHERE state = 'running'"),
+      notifying: db.prepare("SELECT * FROM jobs WHERE state = 'notifying' ORDER BY seq"),
+      getPipeline: db.prepare('SELECT name, concurrency, created_ms FROM pipelines WHERE name = ?'),
+      listPipelines: db.prepare('SELECT name, concurrency, created_ms FROM pipelines ORDER BY name'),
+      insertPipeline: db.prepare('INSERT OR IGNORE INTO pipelines (name, concurrency, created_ms) VALUES (?, ?, ?)'),
+      updatePipeline: db.prepare('UPDATE pipelines SET concurrency = ? WHERE name = ?'),
+    };
+  }
+
+  private tell(): void {
+    for (const listener of this.listeners) {
+      try {
+        listener();
+      } catch {
+        // a listener's failure must not fail the submission (the job is queued durably)
+      }
+    }
+  }
+
+  async enqueue(job: NewJob): Promise<void> {
+    this.st.insert.run({
+      id: job.id,
+      accessKey: job.accessKey,
+      bucket: job.bucket,
+      key: job.key,
+      fops: job.fops,
+      notifyUrl: job.notifyUrl ?? null,
+      pipeline: job.pipeline,
+      type: job.type,
+      force: job.force ? 1 : 0,
+      reqId: job.reqId,
+      taskFrom: job.taskFrom,
+      createdMs: job.createdMs,
+    });
+    this.tell();
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const row = this.st.get.get(id) as JobRow | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
+  async claim(pipeline: string, nowMs: number): Promise<JobRecord | undefined> {
+    return this.db
+      .transaction(() => {
+        const row = this.st.next.get(pipeline) as JobRow | undefined;
+        if (!row) return undefined;
+        this.st.take.run(nowMs, row.id);
+        return toRecord({ ...row, state: 'running', code: 2, attempts: row.attempts + 1, updated_ms: nowMs });
+      })
+      .immediate();
+  }
+
+  async pipelinesWithWaitingJobs(): Promise<string[]> {
+    return (this.st.waitingPipelines.all() as { pipeline: string }[]).map((r) => r.pipeline);
+  }
+
+  async saveItems(id: string, items: string, nowMs: number): Promise<boolean> {
+    return this.st.saveItems.run(items, nowMs, id).changes === 1;
+  }
+
+  async endItems(id: string, items: string, code: number, notify: boolean, nowMs: number): Promise<boolean> {
+    const [state, shown] = notify ? ['notifying', 2] : ['done', code];
+    return this.st.endItems.run(items, state, shown, nowMs, id).changes === 1;
+  }
+
+  async finish(id: string, code: number, nowMs: number): Promise<boolean> {
+    return this.st.finish.run(code, nowMs, id).changes === 1;
+  }
+
+  async release(id: string, nowMs: number): Promise<boolean> {
+    return this.st.release.run(nowMs, id).changes === 1;
+  }
+
+  async requeueRunning(nowMs: number): Promise<number> {
+    return this.st.requeue.run(nowMs).changes;
+  }
+
+  async notifyingJobs(): Promise<JobRecord[]> {
+    return (this.st.notifying.all() as JobRow[]).map(toRecord);
+  }
+
+  async putPipeline(name: string, concurrency: number, nowMs: number): Promise<'created' | 'updated'> {
+    const result = this.db.transaction(() => {
+      if (this.st.insertPipeline.run(name, concurrency, nowMs).changes === 1) return 'created' as const;
+      this.st.updatePipeline.run(concurrency, name);
+      return 'updated' as const;
+    })();
+    this.tell();
+    return result;
+  }
+
+  async ensurePipeline(name: string, concurrency: number, nowMs: number): Promise<void> {
+    this.st.insertPipeline.run(name, concurrency, nowMs);
+  }
+
+  async getPipeline(name: string): Promise<PipelineRecord | undefined> {
+    const row = this.st.getPipeline.get(name) as { name: string; concurrency: number; created_ms: number } | undefined;
+    return row ? toPipeline(row) : undefined;
+  }
+
+  async listPipelines(): Promise<PipelineRecord[]> {
+    return (this.st.listPipelines.all() as { name: string; concurrency: number; created_ms: number }[]).map(toPipeline);
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+}

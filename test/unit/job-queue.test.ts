@@ -1,0 +1,128 @@
+/**
+ * The JobQueue port on SQLite (store/sqlite/jobs.ts): claim order (per pipeline, type 0 before type 1, then
+ * submission order), state changes as compare-and-set, release and crash recovery, notifying jobs, pipelines,
+ * subscriptions, and a database made by the previous schema (its waiting rows stay valid and claimable).
+ */
+import Database from 'better-sqlite3';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { JobQueue, NewJob } from '../../src/jobs/queue.js';
+import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
+
+let dir = '';
+let meta: SqliteMetaStore;
+let q: JobQueue;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'granary-jobs-'));
+  meta = new SqliteMetaStore(join(dir, 'meta.db'));
+  q = meta.jobs;
+});
+afterEach(async () => {
+  await meta.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
+  id,
+  accessKey: 'ak',
+  bucket: 'b',
+  key: 'k',
+  fops: 'imageInfo',
+  pipeline: 'p',
+  type: 0,
+  force: false,
+  reqId: 'r',
+  taskFrom: 'pfop',
+  createdMs: 1000,
+  ...over,
+});
+
+describe('SqliteJobQueue', () => {
+  it('claims per pipeline: type 0 before type 1, then in submission order; each job once', async () => {
+    await q.enqueue(job('idle', { type: 1 }));
+    await q.enqueue(job('a'));
+    await q.enqueue(job('other', { pipeline: 'x' }));
+    await q.enqueue(job('b'));
+    expect((await q.pipelinesWithWaitingJobs()).sort()).toEqual(['p', 'x']);
+    expect((await q.claim('p', 2000))?.id).toBe('a');
+    expect((await q.claim('p', 2000))?.id).toBe('b');
+    expect((await q.claim('p', 2000))?.id).toBe('idle');
+    expect(await q.claim('p', 2000)).toBeUndefined();
+    expect(await q.pipelinesWithWaitingJobs()).toEqual(['x']);
+    expect(await q.get('a')).toMatchObject({ state: 'running', code: 2, attempts: 1, updatedMs: 2000, reqId: 'r', force: false });
+    expect(await q.get('nope')).toBeUndefined();
+  });
+
+  it('saves items only while running; ends with or without notification; finish only from notifying', async () => {
+    await q.enqueue(job('a', { notifyUrl: 'http://n/' }));
+    expect(await q.saveItems('a', '[1]', 1)).toBe(false); // not running yet
+    await q.claim('p', 1);
+    expect(await q.saveItems('a', '[2]', 2)).toBe(true);
+    expect((await q.get('a'))?.items).toBe('[2]');
+    expect(await q.finish('a', 0, 3)).toBe(false); // not notifying
+    expect(await q.endItems('a', '[3]', 3, true, 3)).toBe(true);
+    expect(await q.get('a')).toMatchObject({ state: 'notifying', code: 2, items: '[3]', notifyUrl: 'http://n/' });
+    expect((await q.notifyingJobs()).map((j) => j.id)).toEqual(['a']);
+    expect(await q.saveItems('a', '[4]', 4)).toBe(false);
+    expect(await q.finish('a', 4, 5)).toBe(true);
+    expect(await q.get('a')).toMatchObject({ state: 'done', code: 4 });
+    expect(await q.finish('a', 0, 6)).toBe(false);
+
+    await q.enqueue(job('b'));
+    await q.claim('p', 7);
+    expect(await q.endItems('b', '[]', 3, false, 8)).toBe(true);
+    expect(await q.get('b')).toMatchObject({ state: 'done', code: 3 });
+    expect(await q.endItems('b', '[]', 0, false, 9)).toBe(false);
+  });
+
+  it('release gives the attempt back; requeueRunning keeps it (a crash counts)', async () => {
+    await q.enqueue(job('a'));
+    await q.claim('p', 1);
+    expect(await q.release('a', 2)).toBe(true);
+    expect(await q.get('a')).toMatchObject({ state: 'waiting', code: 1, attempts: 0 });
+    expect(await q.release('a', 3)).toBe(false);
+    await q.claim('p', 4);
+    await q.saveItems('a', '["first done"]', 5);
+    expect(await q.requeueRunning(6)).toBe(1);
+    expect(await q.get('a')).toMatchObject({ state: 'waiting', code: 1, attempts: 1, items: '["first done"]' });
+    expect((await q.claim('p', 7))?.attempts).toBe(2);
+  });
+
+  it('pipelines: create, update, ensure keeps an existing one; subscribers hear of jobs and pipeline changes', async () => {
+    let heard = 0;
+    const off = q.subscribe(() => heard++);
+    expect(await q.putPipeline('p', 2, 10)).toBe('created');
+    expect(await q.putPipeline('p', 0, 20)).toBe('updated');
+    await q.ensurePipeline('p', 5, 30);
+    await q.ensurePipeline('0.default', 3, 40);
+    expect(await q.listPipelines()).toEqual([
+      { name: '0.default', concurrency: 3, createdMs: 40 },
+      { name: 'p', concurrency: 0, createdMs: 10 },
+    ]);
+    await q.enqueue(job('a'));
+    expect(heard).toBe(3);
+    off();
+    await q.enqueue(job('b'));
+    expect(heard).toBe(3);
+  });
+
+  it('jobs of the previous schema stay valid: waiting, in 0.default, claimable', async () => {
+    await meta.close();
+    const path = join(dir, 'old.db');
+    const old = new Database(path);
+    old.exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, fops TEXT NOT NULL,
+      notify_url TEXT, pipeline TEXT, type INTEGER NOT NULL DEFAULT 0, code INTEGER NOT NULL DEFAULT 1,
+      created_ms INTEGER NOT NULL) WITHOUT ROWID`);
+    old.prepare("INSERT INTO jobs (id, bucket, key, fops, notify_url, pipeline, type, code, created_ms) VALUES ('z0.old', 'b', 'k', 'imageInfo', NULL, NULL, 0, 1, 5)").run();
+    old.close();
+    meta = new SqliteMetaStore(path);
+    q = meta.jobs;
+    expect(await q.get('z0.old')).toMatchObject({ state: 'waiting', code: 1, pipeline: '0.default', attempts: 0, force: false });
+    await q.enqueue(job('new', { pipeline: '0.default' }));
+    expect((await q.claim('0.default', 10))?.id).toBe('z0.old');
+    expect((await q.claim('0.default', 10))?.id).toBe('new');
+  });
+});
