@@ -41,6 +41,11 @@ export interface Config {
   fopTimeoutSeconds: number;
   /** GRANARY_FOP_CONCURRENCY: image operations (libvips) running at once (default: the number of cores). */
   fopConcurrency: number;
+  /**
+   * GRANARY_FOP_CACHE_SIZE: bytes of derived fop results (thumbnails…) kept under `<dataDir>/fop-cache/` and
+   * served without recomputing, least recently used evicted first (default 1 GiB; 0 disables the cache).
+   */
+  fopCacheBytes: number;
   /** GRANARY_VIDEO_CONCURRENCY: ffmpeg/ffprobe/heif-convert subprocesses running at once (default 1). */
   videoConcurrency: number;
   /** GRANARY_FFMPEG / GRANARY_FFPROBE / GRANARY_HEIF_CONVERT: program paths (default: found on PATH; absent → those commands fail with 415). */
@@ -102,6 +107,7 @@ export function loadConfig(env: Env = process.env): Config {
     fopMaxPixels: intVar(env, 'GRANARY_FOP_MAX_PIXELS', 150_000_000, 1, Number.MAX_SAFE_INTEGER),
     fopTimeoutSeconds: intVar(env, 'GRANARY_FOP_TIMEOUT', 30, 1, 3600),
     fopConcurrency: intVar(env, 'GRANARY_FOP_CONCURRENCY', availableParallelism(), 1, 256),
+    fopCacheBytes: intVar(env, 'GRANARY_FOP_CACHE_SIZE', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY', 1, 1, 64),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),

@@ -6,6 +6,7 @@ import type { KeyIndex } from './auth/key-index.js';
 import type { KeyPair, SecretLookup } from './auth/keys.js';
 import type { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
+import type { FopCache } from './fops/cache/fop-cache.js';
 import type { FopPools } from './fops/run.js';
 import type { FopTools } from './fops/types.js';
 import type { OutboundPolicy } from './outbound/guard.js';
@@ -33,6 +34,8 @@ export interface Granary {
   fopPools: FopPools;
   /** External programs available to fops (ffmpeg, ffprobe, heif-convert). */
   fopTools: FopTools;
+  /** The derived-result cache of fops on download URLs (absent in offline CLI contexts = no caching). */
+  fopCache?: FopCache;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

@@ -16,6 +16,7 @@ import type { Config } from './config.js';
 import type { Granary } from './context.js';
 import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
+import { FopCache } from './fops/cache/fop-cache.js';
 import { clearFopTemp } from './fops/execute.js';
 import { configureImageWork, FopPools } from './fops/run.js';
 import { locateTools } from './fops/tools.js';
@@ -76,6 +77,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     domains,
     fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
     fopTools: locateTools(config),
+    fopCache: await FopCache.open(join(config.dataDir, 'fop-cache'), config.fopCacheBytes, log),
     publicUrl: config.publicUrl ?? '',
   };
   await clearFopTemp(config.dataDir);

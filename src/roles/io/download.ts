@@ -105,7 +105,7 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   }
   // A miss in a bucket with a mirror source is pulled from it (single-flight per key), then served (§8.6).
   const rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, t.key, object));
-  if (fop !== undefined) return serveFop(g, bucket, rec, fop, reply);
+  if (fop !== undefined) return serveFop(g, bucket, rec, fop, request, reply);
   const mtimeMs = Number(rec.putTime / 10000n);
   reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));
   if (notModified(request.headers, rec.hash, mtimeMs)) return reply.code(304).send();
