@@ -4,7 +4,7 @@
  */
 import type { Sharp } from 'sharp';
 import { Errors } from '../errors.js';
-import { openImage, readHeader, vips } from './image-source.js';
+import { formatName, loadImage, openImage, vips } from './image-source.js';
 import type { FopCommand } from './types.js';
 
 const MAX_EDGE = 9999;
@@ -151,14 +151,15 @@ function encode(img: Sharp, format: OutFormat, p: ImageView2Params): Sharp {
 export const imageView2: FopCommand<ImageView2Params> = {
   name: 'imageView2',
   parse: parseImageView2,
-  async run(source, p, { limits }) {
-    const input = await source.bytes();
-    const meta = await readHeader('imageView2', input, limits);
+  async run(source, p, ctx) {
+    const { limits } = ctx;
+    const { input, meta, original } = await loadImage('imageView2', source, ctx);
     const swap = (meta.orientation ?? 1) >= 5;
     const sw = swap ? (meta.height as number) : (meta.width as number);
     const sh = swap ? (meta.width as number) : (meta.height as number);
     const g = imageView2Geometry(p, sw, sh);
-    const srcFormat = meta.format as string;
+    // The stored format (HEIC → JPEG by default, not the PNG it was decoded through).
+    const srcFormat = formatName(original);
     const format: OutFormat =
       p.format ?? ((Object.keys(CONTENT_TYPES) as string[]).includes(srcFormat) ? (srcFormat as OutFormat) : 'jpeg');
     const body = await vips('imageView2', () => {
