@@ -18,6 +18,17 @@ export interface BucketRecord {
   owner: string;
   source?: string;
   sourceHost?: string;
+  /** Image styles (protocol.md §10.1); absent when never set (separator `-`, no styles). */
+  styles?: BucketStyles;
+}
+
+/**
+ * A bucket's styles: `<key><sep><name>` (any one character of `separator`) serves the fop pipeline
+ * `styles[name]` on `<key>`.
+ */
+export interface BucketStyles {
+  separator: string;
+  styles: Record<string, string>;
 }
 
 /** An account's key pair (besides the root pair, which lives in the config or the data dir). */
@@ -189,6 +200,11 @@ export interface MetaStore {
   setBucketPrivate(name: string, isPrivate: boolean): Promise<boolean>;
   /** Sets (or, with undefined, clears) the bucket's mirror source; false when the bucket is missing. */
   setBucketSource(name: string, source: { url: string; host?: string } | undefined): Promise<boolean>;
+  /**
+   * Changes a bucket's styles in one transaction: `mutate` gets the current ones (defaults when never set) and
+   * returns the new ones (it may throw to abort). False when the bucket is missing.
+   */
+  updateBucketStyles(name: string, mutate: (current: BucketStyles) => BucketStyles): Promise<boolean>;
   /** Binds `domain` (lower-case host name, no port) to a bucket: 'taken' when bound to another bucket. */
   bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'>;
   unbindDomain(domain: string): Promise<boolean>;

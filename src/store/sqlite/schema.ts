@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS buckets (
   ctime   INTEGER NOT NULL,
   owner   TEXT NOT NULL DEFAULT '',
   source  TEXT,
-  source_host TEXT
+  source_host TEXT,
+  styles  TEXT
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS access_keys (
@@ -128,6 +129,7 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['buckets', 'owner', "TEXT NOT NULL DEFAULT ''"],
   ['buckets', 'source', 'TEXT'],
   ['buckets', 'source_host', 'TEXT'],
+  ['buckets', 'styles', 'TEXT'],
   ['objects', 'transitions', 'TEXT'],
   ['objects', 'restore_status', 'INTEGER'],
   ['objects', 'parts', 'TEXT'],

@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import type {
   AccessKeyRecord,
   BucketRecord,
+  BucketStyles,
   DomainRecord,
   ListPage,
   ListQuery,
@@ -26,12 +27,16 @@ import { rowParams, toRecord, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
 
-/** Adds the mirror source columns (NULL = none) to a bucket record. */
-function withSource(b: BucketRecord, source: string | null, host: string | null): BucketRecord {
+/** Adds the mirror source columns (NULL = none) and the styles (JSON, NULL = never set) to a bucket record. */
+function withSource(b: BucketRecord, source: string | null, host: string | null, styles: string | null = null): BucketRecord {
   if (source !== null) b.source = source;
   if (host !== null) b.sourceHost = host;
+  if (styles !== null) b.styles = JSON.parse(styles) as BucketStyles;
   return b;
 }
+
+/** Styles of a bucket that never set any: separator `-`, no styles. */
+const DEFAULT_STYLES: BucketStyles = { separator: '-', styles: {} };
 
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
@@ -55,8 +60,9 @@ export class SqliteMetaStore implements MetaStore {
     this.sessions = new SqliteSessions(db, this.refs);
     this.fetchTasks = new SqliteFetchTasks(db);
     this.st = {
-      getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host FROM buckets WHERE name = ?'),
-      listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host FROM buckets ORDER BY name'),
+      getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, styles FROM buckets WHERE name = ?'),
+      listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, styles FROM buckets ORDER BY name'),
+      setStyles: db.prepare('UPDATE buckets SET styles = ? WHERE name = ?'),
       insertBucket: db.prepare(
         'INSERT OR IGNORE INTO buckets (name, region, private, ctime, owner) VALUES (?, ?, ?, ?, ?)',
       ),
@@ -76,7 +82,7 @@ export class SqliteMetaStore implements MetaStore {
       getBucketAndObject: db
         .prepare(
           `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
-                  b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host, o.*
+                  b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host, b.styles AS b_styles, o.*
            FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ?
            WHERE b.name = ?`,
         )
@@ -121,9 +127,10 @@ export class SqliteMetaStore implements MetaStore {
       owner: string;
       source: string | null;
       source_host: string | null;
+      styles: string | null;
     };
     const b: BucketRecord = { name: r.name, region: r.region, private: r.private === 1, ctime: r.ctime, owner: r.owner };
-    return withSource(b, r.source, r.source_host);
+    return withSource(b, r.source, r.source_host, r.styles);
   }
 
   async createBucket(b: BucketRecord): Promise<boolean> {
@@ -154,6 +161,16 @@ export class SqliteMetaStore implements MetaStore {
 
   async setBucketSource(name: string, source: { url: string; host?: string } | undefined): Promise<boolean> {
     return this.st.setSource.run(source?.url ?? null, source?.host ?? null, name).changes === 1;
+  }
+
+  async updateBucketStyles(name: string, mutate: (current: BucketStyles) => BucketStyles): Promise<boolean> {
+    return this.db.transaction((): boolean => {
+      const b = this.bucketRow(this.st.getBucket.get(name));
+      if (!b) return false;
+      const next = mutate(b.styles ?? { separator: DEFAULT_STYLES.separator, styles: {} });
+      this.st.setStyles.run(JSON.stringify(next), name);
+      return true;
+    })();
   }
 
   async bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'> {
@@ -193,6 +210,7 @@ export class SqliteMetaStore implements MetaStore {
           b_owner: string;
           b_source: string | null;
           b_source_host: string | null;
+          b_styles: string | null;
         })
       | undefined;
     if (!row) return {};
@@ -200,6 +218,7 @@ export class SqliteMetaStore implements MetaStore {
       { name: row.b_name, region: row.b_region, private: row.b_private === 1n, ctime: Number(row.b_ctime), owner: row.b_owner },
       row.b_source,
       row.b_source_host,
+      row.b_styles,
     );
     return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
   }
