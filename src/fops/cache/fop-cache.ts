@@ -11,17 +11,18 @@
  * A port-like module: no HTTP here. Concurrent fills of one id share one computation (`singleFlight`).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, stat, unlink, utimes, copyFile, writeFile, type FileHandle } from 'node:fs/promises';
+import { close as fsClose, createReadStream, open as fsOpen, read as fsRead } from 'node:fs';
+import { copyFile, mkdir, open, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 
-/** An open cache entry: stream `handle` (its `createReadStream()` closes it), or close it when not sending. */
-export interface CacheHit {
-  handle: FileHandle;
-  /** Bytes. */
-  size: number;
-  contentType: string;
-}
+/**
+ * A cache entry being served: results up to SMALL_BYTES are read whole (`body`, one open/read/close like small
+ * downloads); larger ones are an open stream of the file (`stream`; destroy it when not sending). Either way the
+ * file was opened before this returns, so a concurrent eviction cannot cut the answer short.
+ */
+export type CacheHit = { size: number; contentType: string } & ({ body: Buffer } | { stream: Readable });
 
 /** What to store: bytes in memory, or a finished file that the cache may move (it must not be used after). */
 export type CacheContent = { body: Buffer } | { file: string };
@@ -30,6 +31,31 @@ interface Entry {
   size: number;
   contentType: string;
   path: string;
+  /** When the file's mtime (the LRU order after a restart) was last set, ms. */
+  touchedMs: number;
+}
+
+/** Results up to this size are read whole on a hit (like small downloads); larger ones are streamed. */
+const SMALL_BYTES = 64 * 1024;
+/** A hit refreshes the file's mtime at most this often (ms): enough for the LRU order to survive a restart. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+/** Opens `path` read-only (plain callbacks: no FileHandle, the cheapest way through libuv). */
+function openFd(path: string): Promise<number> {
+  return new Promise((resolve, reject) => fsOpen(path, 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+/** Reads `size` bytes at offset 0 of `fd`, then closes it. */
+function readWhole(fd: number, size: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const buf = Buffer.allocUnsafe(size);
+    fsRead(fd, buf, 0, size, 0, (err, n) => {
+      fsClose(fd, () => undefined);
+      if (err) return reject(err);
+      if (n !== size) return reject(new Error(`fop cache: read ${n} of ${size} bytes`));
+      resolve(buf);
+    });
+  });
 }
 
 const ID = /^[0-9a-f]{16,128}$/;
@@ -75,18 +101,22 @@ export class FopCache {
         await rm(dir, { force: true }).catch(() => undefined);
         continue;
       }
-      for (const name of names) {
-        const path = join(dir, name);
-        const dot = name.indexOf('.');
-        const id = dot > 0 ? name.slice(0, dot) : '';
-        const contentType = dot > 0 ? unb64(name.slice(dot + 1)) : '';
-        const st = await stat(path).catch(() => undefined);
-        if (!st?.isFile() || !ID.test(id) || !id.startsWith(sub) || !CONTENT_TYPE.test(contentType)) {
-          await rm(path, { recursive: true, force: true }).catch(() => undefined);
-          continue;
-        }
-        found.push({ id, entry: { size: st.size, contentType, path }, mtimeMs: st.mtimeMs });
-      }
+      // One directory's stats at a time, in parallel (a full 1 GiB cache of thumbnails is ~100k files).
+      const entries = await Promise.all(
+        names.map(async (name) => {
+          const path = join(dir, name);
+          const dot = name.indexOf('.');
+          const id = dot > 0 ? name.slice(0, dot) : '';
+          const contentType = dot > 0 ? unb64(name.slice(dot + 1)) : '';
+          const st = await stat(path).catch(() => undefined);
+          if (!st?.isFile() || !ID.test(id) || !id.startsWith(sub) || !CONTENT_TYPE.test(contentType)) {
+            await rm(path, { recursive: true, force: true }).catch(() => undefined);
+            return undefined;
+          }
+          return { id, entry: { size: st.size, contentType, path, touchedMs: st.mtimeMs }, mtimeMs: st.mtimeMs };
+        }),
+      );
+      for (const e of entries) if (e) found.push(e);
     }
     found.sort((a, b) => a.mtimeMs - b.mtimeMs);
     for (const f of found) cache.add(f.id, f.entry);
@@ -111,15 +141,19 @@ export class FopCache {
   }
 
   /**
-   * Opens the entry `id` and marks it most recently used; undefined on a miss (or when its file vanished).
-   * Once open, eviction cannot cut the stream short (the open file outlives its unlinking).
+   * Opens the entry `id` and marks it most recently used; undefined on a miss (or when its file vanished or cannot
+   * be read: the entry is dropped).
    */
   async get(id: string): Promise<CacheHit | undefined> {
     const e = this.entries.get(id);
     if (!e) return undefined;
-    let handle: FileHandle;
+    let hit: CacheHit;
     try {
-      handle = await open(e.path, 'r');
+      const fd = await openFd(e.path);
+      hit =
+        e.size <= SMALL_BYTES
+          ? { size: e.size, contentType: e.contentType, body: await readWhole(fd, e.size) }
+          : { size: e.size, contentType: e.contentType, stream: createReadStream('', { fd, highWaterMark: SMALL_BYTES }) };
     } catch {
       if (this.entries.get(id) === e) this.remove(id);
       return undefined;
@@ -128,9 +162,13 @@ export class FopCache {
       this.entries.delete(id);
       this.entries.set(id, e);
     }
-    const now = new Date();
-    utimes(e.path, now, now).catch(() => undefined);
-    return { handle, size: e.size, contentType: e.contentType };
+    const now = Date.now();
+    if (now - e.touchedMs >= TOUCH_INTERVAL_MS) {
+      e.touchedMs = now;
+      const t = new Date(now);
+      utimes(e.path, t, t).catch(() => undefined);
+    }
+    return hit;
   }
 
   /**
@@ -166,7 +204,7 @@ export class FopCache {
     }
     const old = this.entries.get(id);
     if (old) this.remove(id, old.path !== path);
-    this.add(id, { size, contentType, path });
+    this.add(id, { size, contentType, path, touchedMs: Date.now() });
     await this.evict();
     return true;
   }

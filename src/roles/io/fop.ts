@@ -56,10 +56,10 @@ export async function serveFop(
     const { hit } = outcome;
     imageHeaders(hit.contentType, outcome.cache);
     if (unchanged || isHead) {
-      await hit.handle.close();
+      if ('stream' in hit) hit.stream.destroy();
       return unchanged ? reply.removeHeader('content-type').code(304).send() : reply.code(200).header('content-length', String(hit.size)).send();
     }
-    return reply.code(200).header('content-length', String(hit.size)).send(hit.handle.createReadStream());
+    return reply.code(200).header('content-length', String(hit.size)).send('body' in hit ? hit.body : hit.stream);
   }
   const { run } = outcome;
   const { result } = run;
