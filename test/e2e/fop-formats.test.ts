@@ -2,7 +2,8 @@
  * Image formats beyond what libvips decodes itself (issue 6): HEIC/HEIF through heif-convert (imageInfo,
  * imageView2, imageAve; 415 naming GRANARY_HEIF_CONVERT without it) and animated GIF frame counts.
  */
-import { readFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +70,7 @@ describe('HEIC and GIF', () => {
     // Real pixels, not a blank canvas.
     const stats = await sharp(r.body).stats();
     expect(stats.channels[0]!.stdev).toBeGreaterThan(5);
+    if (key !== 'sample.heif') return; // one conversion of the 8.5 MP photo is enough
     const png = await get(s, `${B}/${key}?imageView2/1/w/64/h/64/format/png`);
     expect(png.headers.get('content-type')).toBe('image/png');
     expect(await sharp(png.body).metadata()).toMatchObject({ format: 'png', width: 64, height: 64 });
@@ -95,6 +97,38 @@ describe('HEIC and GIF', () => {
       expect((await get(bare, `${B}/sample.heif?imageInfo`)).status).toBe(200);
     } finally {
       await bare.stop();
+    }
+  });
+
+  it('a heif-convert that overruns the time limit is killed and the request answers 400', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'slow-heif-'));
+    const pidFile = join(dir, 'pid');
+    const script = join(dir, 'slow-heif-convert');
+    await writeFile(script, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 60\n`);
+    await chmod(script, 0o755);
+    const slow = await startTestServer({ GRANARY_HEIF_CONVERT: script, GRANARY_FOP_TIMEOUT: '1' });
+    try {
+      await createBucket(slow, B);
+      await upload(slow, B, 'sample.heif', await fixture('heic_samplefilehub.heif'));
+      const r = await get(slow, `${B}/sample.heif?imageView2/2/w/100`);
+      expect(r.status).toBe(400);
+      expect(String(json(r).error)).toMatch(/timed out/);
+      const pid = Number((await readFile(pidFile, 'utf8')).trim());
+      const alive = (): boolean => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const deadline = Date.now() + 10_000;
+      while (alive() && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+      expect(alive()).toBe(false);
+      expect((await get(slow, `${B}/sample.heif?imageInfo`)).status).toBe(200);
+    } finally {
+      await slow.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

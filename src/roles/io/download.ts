@@ -107,7 +107,11 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   }
   // A key that names no object may name a style of another (`<key><sep><style>`, §10.1): its fop on that one.
   const styled = isLive(g, object) ? undefined : await findStyled(g, bucket, t.key);
-  if (styled) return serveFop(g, bucket, checkDownloadable(g, styled.object), withStyle(styled.pipeline, fop === undefined ? undefined : expandStyleStage(bucket, fop)), request, reply);
+  if (styled) {
+    reply.header('cache-control', 'no-store'); // errors of a fop are not cached
+    const pipeline = withStyle(styled.pipeline, fop === undefined ? undefined : expandStyleStage(bucket, fop));
+    return serveFop(g, bucket, checkDownloadable(g, styled.object), pipeline, request, reply);
+  }
   // A miss in a bucket with a mirror source is pulled from it (single-flight per key), then served (§8.6).
   const rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, t.key, object));
   if (fop !== undefined) return serveFop(g, bucket, rec, expandStyleStage(bucket, fop), request, reply);
