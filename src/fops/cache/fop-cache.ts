@@ -173,8 +173,8 @@ export class FopCache {
 
   /**
    * Stores a result under `id` durably (temp file, fsync, rename) and evicts least recently used entries beyond
-   * the bound. Returns false (nothing stored) when disabled or when the result alone exceeds the bound; a `file`
-   * content is then left where it was.
+   * the bound. Returns false (nothing stored) when disabled, when the result alone exceeds the bound, or when
+   * writing fails (logged); a `file` content is then where it was.
    */
   async put(id: string, content: CacheContent, contentType: string): Promise<boolean> {
     if (!ID.test(id) || !CONTENT_TYPE.test(contentType)) throw new Error(`fop cache: bad id or content type ${id} ${contentType}`);
@@ -183,12 +183,18 @@ export class FopCache {
     const tmp = join(this.root, 'tmp', `${randomBytes(8).toString('hex')}.tmp`);
     const dir = join(this.root, id.slice(0, 2));
     const path = join(dir, `${id}.${b64(contentType)}`);
+    let moved = false; // the caller's file now lives at `tmp`
     try {
       if ('body' in content) await writeFile(tmp, content.body);
-      else await rename(content.file, tmp).catch(async (err: NodeJS.ErrnoException) => {
-        if (err.code !== 'EXDEV') throw err;
-        await copyFile(content.file, tmp);
-      });
+      else {
+        await rename(content.file, tmp).then(
+          () => void (moved = true),
+          async (err: NodeJS.ErrnoException) => {
+            if (err.code !== 'EXDEV') throw err;
+            await copyFile(content.file, tmp);
+          },
+        );
+      }
       const fh = await open(tmp, 'r+');
       try {
         await fh.sync();
@@ -198,7 +204,9 @@ export class FopCache {
       await mkdir(dir, { recursive: true });
       await rename(tmp, path);
     } catch (err) {
-      await unlink(tmp).catch(() => undefined);
+      // A moved file goes back where the caller expects it (it serves it uncached); anything else is dropped.
+      if (moved && 'file' in content) await rename(tmp, content.file).catch(() => unlink(tmp).catch(() => undefined));
+      else await unlink(tmp).catch(() => undefined);
       this.log?.warn({ err, id }, 'fop cache: storing a result failed');
       return false;
     }
