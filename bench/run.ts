@@ -37,6 +37,7 @@ const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : und
  */
 type ExtensionRun = (opts: { quick: boolean; log: (line: string) => void }) => Promise<Record<string, unknown>>;
 const EXTENSIONS: Record<string, () => Promise<{ run: ExtensionRun }>> = {
+  images: () => import('./images.js'),
   jobs: () => import('./jobs.js'),
   nrop: () => import('./nrop.js'),
   video: () => import('./video.js'),

@@ -1,6 +1,7 @@
 /**
- * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop`, `domain bind|list`,
- * `keys show|create|list|delete`, `pipeline create|list`, and entry commands `stat`, `rm`, `cp`, `mv`, `ls`.
+ * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop|style|unstyle|separator|styles`,
+ * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, and entry commands `stat`, `rm`,
+ * `cp`, `mv`, `ls`.
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
  * (SQLite in WAL mode allows this while a server runs; domain changes reach a running server within 5 s).
  */
@@ -10,9 +11,10 @@ import { KeyIndex } from './auth/key-index.js';
 import { loadRootKeys } from './auth/keys.js';
 import { bindDomain, createBucket, dropBucket, setBucketNrop, setBucketPrivate } from './buckets/buckets.js';
 import { DomainIndex } from './buckets/domain-index.js';
+import { removeStyle, setSeparator, setStyle, stylesOf } from './buckets/styles.js';
 import { loadConfig, type Config } from './config.js';
 import type { Granary } from './context.js';
-import { isKodoError } from './errors.js';
+import { Errors, isKodoError } from './errors.js';
 import { FopPools } from './fops/run.js';
 import { listPipelines, parseConcurrency, putPipeline } from './jobs/pipelines.js';
 import { openStores, startGranary } from './main.js';
@@ -222,6 +224,38 @@ export function buildCli(): Command {
         if (state !== 'on' && state !== 'off') throw new Error(`expected on or off, got ${JSON.stringify(state)}`);
         await setBucketNrop(g, name, state === 'on');
         process.stdout.write(`nrop ${state === 'on' ? 'enabled' : 'disabled'} for bucket ${name}\n`);
+      }),
+  );
+
+  withDataDir(bucket.command('style <bucket> <name> <fop>').description('set an image style: <key><sep><name> serves <fop> on <key>')).action(
+    (bucketName: string, name: string, fop: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        await setStyle(g, bucketName, name, fop);
+        process.stdout.write(`style ${name} of bucket ${bucketName}: ${fop}\n`);
+      }),
+  );
+  withDataDir(bucket.command('unstyle <bucket> <name>').description('remove an image style')).action(
+    (bucketName: string, name: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        await removeStyle(g, bucketName, name);
+        process.stdout.write(`removed style ${name} of bucket ${bucketName}\n`);
+      }),
+  );
+  withDataDir(bucket.command('separator <bucket> <sep>').description('set the style separators (default -; several allowed: granary bucket separator [options] <bucket> -- -_!)')).action(
+    (bucketName: string, sep: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        await setSeparator(g, bucketName, sep);
+        process.stdout.write(`style separators of bucket ${bucketName}: ${sep}\n`);
+      }),
+  );
+  withDataDir(bucket.command('styles <bucket>').description('list image styles: separators, then <name>\t<fop> lines')).action(
+    (bucketName: string, opts: Record<string, string | undefined>) =>
+      offline(opts, async (g) => {
+        const b = await g.meta.getBucket(bucketName);
+        if (!b) throw Errors.noSuchBucket(bucketName);
+        const st = stylesOf(b);
+        process.stdout.write(`separator\t${st.separator}\n`);
+        for (const [name, fop] of Object.entries(st.styles).sort(([a], [b2]) => (a < b2 ? -1 : 1))) process.stdout.write(`${name}\t${fop}\n`);
       }),
   );
 

@@ -43,6 +43,11 @@ export interface Config {
   fopTimeoutSeconds: number;
   /** GRANARY_FOP_CONCURRENCY: image operations (libvips) running at once (default: the number of cores). */
   fopConcurrency: number;
+  /**
+   * GRANARY_FOP_CACHE_SIZE: bytes of derived fop results (thumbnails…) kept under `<dataDir>/fop-cache/` and
+   * served without recomputing, least recently used evicted first (default 1 GiB; 0 disables the cache).
+   */
+  fopCacheBytes: number;
   /** GRANARY_VIDEO_CONCURRENCY: ffmpeg/ffprobe/heif-convert subprocesses running at once (default 1). */
   videoConcurrency: number;
   /** GRANARY_VIDEO_MAX_SOURCE: largest object an audio/video fop (avinfo, vframe, avthumb) reads, bytes (default 2 GiB; larger → 400). */
@@ -119,6 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
     fopMaxResourceBytes: intVar(env, 'GRANARY_FOP_MAX_RESOURCE', 10 * 1024 ** 2, 1, 1024 ** 3),
     fopTimeoutSeconds: intVar(env, 'GRANARY_FOP_TIMEOUT', 30, 1, 3600),
     fopConcurrency: intVar(env, 'GRANARY_FOP_CONCURRENCY', availableParallelism(), 1, 256),
+    fopCacheBytes: intVar(env, 'GRANARY_FOP_CACHE_SIZE', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY', 1, 1, 64),
     videoMaxSourceBytes: intVar(env, 'GRANARY_VIDEO_MAX_SOURCE', 2 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     videoThreads: intVar(env, 'GRANARY_VIDEO_THREADS', 2, 1, 64),

@@ -6,6 +6,7 @@ import type { KeyIndex } from './auth/key-index.js';
 import type { KeyPair, SecretLookup } from './auth/keys.js';
 import type { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
+import type { FopCache } from './fops/cache/fop-cache.js';
 import type { FopPools } from './fops/run.js';
 import type { FopTools, Moderation } from './fops/types.js';
 import type { JobQueue } from './jobs/queue.js';
@@ -38,6 +39,8 @@ export interface Granary {
   fopTools: FopTools;
   /** The moderation model of the `nrop` fop (a worker thread started on first use); absent in offline CLI contexts. */
   moderation?: Moderation;
+  /** The derived-result cache of fops on download URLs (absent in offline CLI contexts = no caching). */
+  fopCache?: FopCache;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

@@ -18,6 +18,7 @@ import type { Granary } from './context.js';
 import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { JobWorker } from './jobs/worker.js';
+import { FopCache } from './fops/cache/fop-cache.js';
 import { clearFopTemp } from './fops/execute.js';
 import { ModerationModel } from './fops/moderation-model.js';
 import { configureImageWork, FopPools } from './fops/run.js';
@@ -85,6 +86,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
     fopTools: locateTools(config),
     moderation,
+    fopCache: await FopCache.open(join(config.dataDir, 'fop-cache'), config.fopCacheBytes, log),
     publicUrl: config.publicUrl ?? '',
   };
   await clearFopTemp(config.dataDir);

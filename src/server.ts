@@ -19,6 +19,7 @@ import { registerRsOps } from './roles/rs/routes.js';
 import { registerList } from './roles/rsf/list.js';
 import { registerBuckets } from './roles/uc/buckets.js';
 import { registerRegionQuery } from './roles/uc/query.js';
+import { registerStyles } from './roles/uc/styles.js';
 import { registerBlockRoutes } from './roles/up/blocks.js';
 import { registerFormUpload } from './roles/up/form.js';
 import { registerMultipartRoutes, registerPartRoute } from './roles/up/multipart.js';
@@ -118,6 +119,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
 
   registerRegionQuery(app, g);
   registerBuckets(app, g);
+  registerStyles(app, g);
   registerFormUpload(app, g);
   registerMultipartRoutes(app, g);
   // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.

@@ -8,6 +8,7 @@ import { checkSourceUrl } from '../objects/fetch/fetch-to-entry.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { BucketRecord, DomainRecord } from '../store/meta.js';
 import { checkBucketName, normaliseDomain } from './names.js';
+import { stylesOf } from './styles.js';
 
 /**
  * Creates a bucket owned by the account of `owner` (an AccessKey; `region` defaults to the configured one).
@@ -78,8 +79,8 @@ export async function bindDomain(g: Granary, domain: string, bucket: string): Pr
 
 /**
  * `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts): `source`/`host` the mirror source and its Host header
- * ('' when none), `source_enabled` whether a mirror source is set; `nrop` (Granary's) whether the `nrop` fop is
- * enabled.
+ * ('' when none), `source_enabled` whether a mirror source is set, `separator` and `styles` the image styles
+ * (buckets/styles.ts; default `-` and none); `nrop` (Granary's) whether the `nrop` fop is enabled.
  */
 export function bucketInfo(b: BucketRecord): Record<string, unknown> {
   return {
@@ -89,8 +90,8 @@ export function bucketInfo(b: BucketRecord): Record<string, unknown> {
     private: b.private ? 1 : 0,
     no_index_page: 0,
     max_age: 0,
-    separator: '',
-    styles: {},
+    separator: stylesOf(b).separator,
+    styles: stylesOf(b).styles,
     anti_leech_mode: 0,
     token_anti_leech: 0,
     refer_wl: [],

@@ -3,7 +3,7 @@
  * (dependencies.md: full-size stats are 7× slower and the mean barely moves).
  */
 import { Errors } from '../errors.js';
-import { openImage, readHeader, vips } from './image-source.js';
+import { loadImage, openImage, vips } from './image-source.js';
 import type { FopCommand } from './types.js';
 
 const SHRINK_PX = 64;
@@ -14,9 +14,9 @@ export const imageAve: FopCommand<Record<string, never>> = {
     if (args.length > 0) throw Errors.badRequest('imageAve: takes no parameters');
     return {};
   },
-  async run(source, _params, { limits }) {
-    const input = await source.bytes();
-    const meta = await readHeader('imageAve', input, limits);
+  async run(source, _params, ctx) {
+    const { limits } = ctx;
+    const { input, meta } = await loadImage('imageAve', source, ctx);
     const { data, info } = await vips('imageAve', () =>
       openImage('imageAve', input, meta, limits)
         .resize(SHRINK_PX, SHRINK_PX, { fit: 'inside', withoutEnlargement: true })

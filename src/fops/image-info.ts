@@ -1,7 +1,10 @@
-/** `imageInfo` (protocol.md §10.4): `{format, width, height, colorModel, size, orientation?, frameNumber?}`. */
+/**
+ * `imageInfo` (protocol.md §10.4): `{format, width, height, colorModel, size, orientation?, frameNumber?}`, from
+ * the header only (no decoding, so HEIC needs no heif-convert here; it reports `heic`, AVIF `avif`).
+ */
 import type { Metadata } from 'sharp';
 import { Errors } from '../errors.js';
-import { readHeader } from './image-source.js';
+import { formatName, readHeader } from './image-source.js';
 import type { FopCommand } from './types.js';
 
 /** EXIF orientation values as Kodo names them. */
@@ -13,7 +16,7 @@ function colorModel(m: Metadata): string {
   if (m.space === 'cmyk') return 'cmyk';
   if (m.format === 'gif' || m.isPalette === true) return 'paletted';
   const gray = m.space === 'b-w' || m.space === 'grey16' || m.channels === 1 || (m.channels === 2 && m.hasAlpha);
-  if (m.format === 'jpeg') return gray ? 'gray' : 'ycbcr';
+  if (m.format === 'jpeg' || (m.format === 'heif' && !m.hasAlpha)) return gray ? 'gray' : 'ycbcr';
   if (gray && !m.hasAlpha) return deep ? 'gray16' : 'gray';
   if (m.hasAlpha) return deep ? 'nrgba64' : 'nrgba';
   return deep ? 'rgba64' : 'rgba';
@@ -29,7 +32,7 @@ export const imageInfo: FopCommand<Record<string, never>> = {
     const input = await source.bytes();
     const m = await readHeader('imageInfo', input, limits);
     const info: Record<string, string | number> = {
-      format: m.format,
+      format: formatName(m),
       width: m.width,
       height: m.height,
       colorModel: colorModel(m),

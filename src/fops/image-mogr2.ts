@@ -24,7 +24,7 @@
  */
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { checkOutputSize, CONTENT_TYPES, encode, LOSSY, outputFormatFor, uprightSize, type OutFormat } from './image-output.js';
-import { openImage, readHeader, vips } from './image-source.js';
+import { loadImage, openImage, vips } from './image-source.js';
 import { effectiveQuality } from './jpeg-quality.js';
 import { cropRect, rotatedSize, thumbnailSize, type Rect } from './mogr2-geometry.js';
 import { parseImageMogr2, type Mogr2Params } from './mogr2-params.js';
@@ -59,7 +59,7 @@ export function planMogr2(p: Mogr2Params, meta: Metadata): Mogr2Plan {
 }
 
 /** Steps 1–3: orientation, thumbnail, crop. */
-function geometry(input: Buffer, meta: Metadata, p: Mogr2Params, plan: Mogr2Plan, limits: FopLimits): Sharp {
+function geometry(input: Buffer | string, meta: Metadata, p: Mogr2Params, plan: Mogr2Plan, limits: FopLimits): Sharp {
   let img = openImage(CMD, input, meta, limits);
   if (p.autoOrient) img = img.autoOrient();
   if (plan.resize) img = img.resize(plan.resize.width, plan.resize.height, { fit: 'fill' });
@@ -71,7 +71,7 @@ function geometry(input: Buffer, meta: Metadata, p: Mogr2Params, plan: Mogr2Plan
  * The whole pipeline up to encoding. sharp rotates before a post-resize extract, so a crop followed by a
  * rotation runs as two pipelines joined by the (cropped, hence bounded) raw pixels.
  */
-async function pixels(input: Buffer, meta: Metadata, p: Mogr2Params, plan: Mogr2Plan, format: OutFormat, limits: FopLimits): Promise<Sharp> {
+async function pixels(input: Buffer | string, meta: Metadata, p: Mogr2Params, plan: Mogr2Plan, format: OutFormat, limits: FopLimits): Promise<Sharp> {
   let img = geometry(input, meta, p, plan, limits);
   if (plan.crop && p.rotate !== undefined) {
     const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
@@ -122,18 +122,18 @@ async function limitSize(
 export const imageMogr2: FopCommand<Mogr2Params> = {
   name: CMD,
   parse: parseImageMogr2,
-  async run(source, p, { limits }) {
-    const input = await source.bytes();
-    const meta = await readHeader(CMD, input, limits);
+  async run(source, p, ctx) {
+    const { limits } = ctx;
+    const { input, meta, original } = await loadImage(CMD, source, ctx);
     const plan = planMogr2(p, meta);
-    const format = outputFormatFor(meta, p.format);
-    const quality = effectiveQuality(input, p.quality, p.forceQuality);
+    const format = outputFormatFor(original, p.format);
+    const quality = typeof input === 'string' ? p.quality : effectiveQuality(input, p.quality, p.forceQuality);
     const build = (): Promise<Sharp> => pixels(input, meta, p, plan, format, limits);
     const body = await vips(CMD, async () => {
       const first = await encode(await build(), format, { quality, interlace: p.interlace }).toBuffer();
       return limitSize(first, p, quality, format, build, limits.timeoutSeconds);
     });
-    if (p.sizeLimit?.orSource && body.length > input.length) return { body: input, contentType: source.contentType };
+    if (p.sizeLimit?.orSource && body.length > source.size) return { body: await source.bytes(), contentType: source.contentType };
     return { body, contentType: CONTENT_TYPES[format] };
   },
 };

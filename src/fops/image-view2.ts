@@ -15,7 +15,7 @@ import {
   uprightSize,
   type OutFormat,
 } from './image-output.js';
-import { openImage, readHeader, vips } from './image-source.js';
+import { loadImage, openImage, vips } from './image-source.js';
 import { effectiveQuality } from './jpeg-quality.js';
 import type { FopCommand } from './types.js';
 
@@ -128,14 +128,15 @@ export function imageView2Geometry(p: Pick<ImageView2Params, 'mode' | 'w' | 'h'>
 export const imageView2: FopCommand<ImageView2Params> = {
   name: 'imageView2',
   parse: parseImageView2,
-  async run(source, p, { limits }) {
-    const input = await source.bytes();
-    const meta = await readHeader('imageView2', input, limits);
+  async run(source, p, ctx) {
+    const { limits } = ctx;
+    const { input, meta, original } = await loadImage('imageView2', source, ctx);
     const { width: sw, height: sh } = uprightSize(meta);
     const g = imageView2Geometry(p, sw, sh);
     const out = g.crop ?? g;
     checkOutputSize('imageView2', out.width, out.height);
-    const format = outputFormatFor(meta, p.format);
+    // The stored format decides the default output (HEIC → JPEG, not the PNG it was decoded through).
+    const format = outputFormatFor(original, p.format);
     const body = await vips('imageView2', () => {
       let img = openImage('imageView2', input, meta, limits).rotate();
       img = img.resize(g.width, g.height, { fit: 'fill' });
@@ -144,7 +145,7 @@ export const imageView2: FopCommand<ImageView2Params> = {
         const top = Math.floor((g.height - g.crop.height) / 2);
         img = img.extract({ left, top, width: g.crop.width, height: g.crop.height });
       }
-      return encode(img, format, { quality: effectiveQuality(input, p.quality, p.forceQuality), interlace: p.interlace }).toBuffer();
+      return encode(img, format, { quality: typeof input === 'string' ? p.quality : effectiveQuality(input, p.quality, p.forceQuality), interlace: p.interlace }).toBuffer();
     });
     return { body, contentType: CONTENT_TYPES[format] };
   },

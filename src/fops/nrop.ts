@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
-import { openImage, readHeader, vips } from './image-source.js';
+import { loadImage, openImage, vips } from './image-source.js';
 import { labelOf, MODEL_INPUT_SIDE } from './moderation-labels.js';
 import type { FopCommand } from './types.js';
 
@@ -33,8 +33,7 @@ export const nrop: FopCommand<Record<string, never>> = {
       );
     }
     if (!ctx.moderation) throw Errors.modelFailed('no moderation model in this process');
-    const input = await source.bytes();
-    const meta = await readHeader('nrop', input, limits);
+    const { input, meta } = await loadImage('nrop', source, ctx);
     const side = MODEL_INPUT_SIDE;
     const pixels = await vips('nrop', () =>
       openImage('nrop', input, meta, limits)

@@ -45,6 +45,33 @@ export function parsePipeline(query: string, mode: PipelineMode = 'url'): FopSta
     if (cmd.persistentOnly && mode === 'url') {
       throw Errors.badRequest(`${name}: runs only as a persistent command (pfop or persistentOps), not on a download URL`);
     }
-    return { name, params: cmd.parse(args) };
+    const ignoreError = stripIgnoreError(name, args);
+    const stage: FopStage = { name, params: cmd.parse(args) };
+    if (ignoreError) stage.ignoreError = true;
+    return stage;
   });
+}
+
+/**
+ * Removes every `ignore-error/<0|1>` pair from a stage's arguments (in place), so every command accepts it;
+ * true when one was `1`. `ignore-error` with another value is a 400.
+ */
+function stripIgnoreError(name: string, args: string[]): boolean {
+  let on = false;
+  for (let i = 0; i < args.length; ) {
+    if (args[i] !== 'ignore-error') {
+      i++;
+      continue;
+    }
+    const v = args[i + 1];
+    if (v !== '0' && v !== '1') throw Errors.badRequest(`${name}: ignore-error must be 0 or 1, got ${JSON.stringify(v ?? '')}`);
+    on ||= v === '1';
+    args.splice(i, 2);
+  }
+  return on;
+}
+
+/** Whether any stage of the pipeline carried `/ignore-error/1`. */
+export function ignoresErrors(stages: readonly FopStage[]): boolean {
+  return stages.some((s) => s.ignoreError === true);
 }

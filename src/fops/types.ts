@@ -112,4 +112,9 @@ export interface FopCommand<P = unknown> {
 export interface FopStage {
   name: string;
   params: unknown;
+  /**
+   * The stage carried `/ignore-error/1` (protocol.md §10.1): the registry removed it from the arguments before
+   * the command parsed them; when processing fails the download URL answers the original object instead.
+   */
+  ignoreError?: boolean;
 }

@@ -16,7 +16,7 @@ import type { OverlayOptions } from 'sharp';
 import { Errors, isKodoError } from '../errors.js';
 import { insetBox } from './gravity.js';
 import { checkOutputSize, CONTENT_TYPES, encode, OUTPUT_MAX_PIXELS, outputFormatFor, uprightSize } from './image-output.js';
-import { openImage, readHeader, vips } from './image-source.js';
+import { loadImage, openImage, readHeader, vips } from './image-source.js';
 import type { FopCommand, FopContext } from './types.js';
 import { parseWatermark, type ImageMark, type Mark, type WatermarkParams } from './watermark-params.js';
 import { renderText, type RgbaImage } from './watermark-text.js';
@@ -90,8 +90,7 @@ export const watermark: FopCommand<WatermarkParams> = {
   name: CMD,
   parse: parseWatermark,
   async run(source, p, ctx) {
-    const input = await source.bytes();
-    const meta = await readHeader(CMD, input, ctx.limits);
+    const { input, meta, original } = await loadImage(CMD, source, ctx);
     const { width: W, height: H } = uprightSize(meta);
     checkOutputSize(CMD, W, H);
     const overlays: OverlayOptions[] = [];
@@ -103,7 +102,7 @@ export const watermark: FopCommand<WatermarkParams> = {
       const { left, top } = insetBox(m.gravity, W, H, img.width, img.height, m.dx, m.dy);
       overlays.push({ input: img.data, raw: { width: img.width, height: img.height, channels: 4 }, left, top });
     }
-    const format = outputFormatFor(meta, undefined);
+    const format = outputFormatFor(original, undefined);
     const body = await vips(CMD, () =>
       encode(openImage(CMD, input, meta, ctx.limits).autoOrient().composite(overlays), format, { quality: QUALITY, interlace: false }).toBuffer(),
     );

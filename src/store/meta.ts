@@ -21,6 +21,17 @@ export interface BucketRecord {
   sourceHost?: string;
   /** Whether the `nrop` moderation fop is enabled for the bucket (protocol.md §10.4); absent = off. */
   nrop?: boolean;
+  /** Image styles (protocol.md §10.1); absent when never set (separator `-`, no styles). */
+  styles?: BucketStyles;
+}
+
+/**
+ * A bucket's styles: `<key><sep><name>` (any one character of `separator`) serves the fop pipeline
+ * `styles[name]` on `<key>`.
+ */
+export interface BucketStyles {
+  separator: string;
+  styles: Record<string, string>;
 }
 
 /** An account's key pair (besides the root pair, which lives in the config or the data dir). */
@@ -182,6 +193,11 @@ export interface MetaStore {
   setBucketSource(name: string, source: { url: string; host?: string } | undefined): Promise<boolean>;
   /** Enables or disables the `nrop` fop for the bucket; false when the bucket is missing. */
   setBucketNrop(name: string, enabled: boolean): Promise<boolean>;
+  /**
+   * Changes a bucket's styles in one transaction: `mutate` gets the current ones (defaults when never set) and
+   * returns the new ones (it may throw to abort). False when the bucket is missing.
+   */
+  updateBucketStyles(name: string, mutate: (current: BucketStyles) => BucketStyles): Promise<boolean>;
   /** Binds `domain` (lower-case host name, no port) to a bucket: 'taken' when bound to another bucket. */
   bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'>;
   unbindDomain(domain: string): Promise<boolean>;

@@ -11,9 +11,10 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import qiniu from 'qiniu';
+import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, REPO_ROOT, runCli, sdkFor, ServeProcess } from '../helpers/cli.js';
-import { rawRequest } from '../helpers/http.js';
+import { rawRequest, upload as uploadVia } from '../helpers/http.js';
 import { FIXTURE_IMAGES } from '../helpers/upload.js';
 import { AK, SK, sdk, startTestServer } from '../helpers/server.js';
 
@@ -89,6 +90,35 @@ describe('offline commands', () => {
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/pipeline name.*\(400\)/);
     expect(cli('pipeline', 'create', 'x', '--concurrency', '99').stderr).toMatch(/concurrency.*\(400\)/);
+  });
+
+  it('sets, lists and removes image styles; a server on the data dir serves them', async () => {
+    expect(cli('bucket', 'create', 'styled01').status).toBe(0);
+    expect(cli('bucket', 'style', 'styled01', 'thumb', 'imageView2/1/w/20/h/10')).toMatchObject({
+      status: 0,
+      stdout: 'style thumb of bucket styled01: imageView2/1/w/20/h/10\n',
+    });
+    expect(cli('bucket', 'style', 'styled01', 'gone', 'imageInfo').status).toBe(0);
+    // A separator list starting with `-` follows `--` (options first), like any such argument.
+    expect(runCli(['bucket', 'separator', '--data-dir', D, 'styled01', '--', '-!'])).toMatchObject({ status: 0 });
+    expect(cli('bucket', 'unstyle', 'styled01', 'gone')).toMatchObject({ status: 0, stdout: 'removed style gone of bucket styled01\n' });
+    expect(cli('bucket', 'styles', 'styled01')).toMatchObject({ status: 0, stdout: 'separator\t-!\nthumb\timageView2/1/w/20/h/10\n' });
+    const badFop = cli('bucket', 'style', 'styled01', 'x', 'imageView2/9');
+    expect(badFop.status).toBe(1);
+    expect(badFop.stderr).toMatch(/mode must be 0\.\.5.*\(400\)/);
+    expect(cli('bucket', 'style', 'nope-bucket', 'x', 'imageInfo').stderr).toMatch(/\(631\)/);
+    expect(cli('bucket', 'separator', 'styled01', 'ab').stderr).toMatch(/separator.*\(400\)/);
+
+    const s = await startTestServer({ GRANARY_DATA_DIR: D });
+    try {
+      const photo = await sharp({ create: { width: 200, height: 100, channels: 3, background: '#808080' } }).jpeg().toBuffer();
+      await uploadVia(s, 'styled01', 'p.jpg', photo);
+      const res = await fetch(`${s.url}/styled01/p.jpg!thumb`);
+      expect(res.status).toBe(200);
+      expect(await sharp(Buffer.from(await res.arrayBuffer())).metadata()).toMatchObject({ width: 20, height: 10 });
+    } finally {
+      await s.running.close();
+    }
   });
 
   it('keys show generates a pair once, keeps it in credentials.json and shows it identically', async () => {

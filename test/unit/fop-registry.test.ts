@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { isKodoError } from '../../src/errors.js';
 import { imageView2Geometry } from '../../src/fops/image-view2.js';
-import { parsePipeline } from '../../src/fops/registry.js';
+import { ignoresErrors, parsePipeline } from '../../src/fops/registry.js';
 import { Semaphore } from '../../src/fops/semaphore.js';
 
 function rejects(query: string, msg: RegExp): void {
@@ -48,6 +48,26 @@ describe('parsePipeline', () => {
     ['imageView2/1/w/10/interlace/2', /interlace must be 0 or 1/],
     ['imageView2/1/w/10/zoom/2', /unknown parameter/],
     ['imageInfo|', /fop: empty command/],
+  ])('%s → 400', (q, msg) => rejects(q, msg));
+});
+
+describe('ignore-error', () => {
+  it('is removed before the command parses, anywhere in any stage, and marks the stage', () => {
+    const stages = parsePipeline('imageView2/1/ignore-error/1/w/200|imageInfo/ignore-error/0');
+    expect(stages).toEqual([
+      { name: 'imageView2', params: { mode: 1, w: 200, quality: 75, forceQuality: false, interlace: false }, ignoreError: true },
+      { name: 'imageInfo', params: {} },
+    ]);
+    expect(ignoresErrors(stages)).toBe(true);
+    expect(ignoresErrors(parsePipeline('imageAve/ignore-error/0'))).toBe(false);
+    expect(ignoresErrors(parsePipeline('imageView2/2/w/10/ignore-error/1/'))).toBe(true);
+    expect(ignoresErrors(parsePipeline('imageView2/2/w/10'))).toBe(false);
+  });
+
+  it.each([
+    ['imageInfo/ignore-error/2', /ignore-error must be 0 or 1/],
+    ['imageInfo/ignore-error', /ignore-error must be 0 or 1/],
+    ['imageView2/9/w/1/ignore-error/1', /mode must be 0\.\.5/],
   ])('%s → 400', (q, msg) => rejects(q, msg));
 });
 

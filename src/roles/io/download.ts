@@ -5,7 +5,8 @@
  * Last-Modified, metadata headers, `attname`. Bodies are streamed from the blob store (small ones sent whole).
  * A missing key in a bucket with a mirror source is pulled from the origin first (objects/fetch/mirror.ts:
  * 404 origin 404, 403 outbound guard, 478 other origin failures). A query starting with a fop pipeline
- * (`?imageView2/...`, §10) is served by fop.ts after the same checks.
+ * (`?imageView2/...`, §10) is served by fop.ts after the same checks; so is a bucket style, named by a key
+ * suffix (`<key>-<style>`, when that key names no object) or by `?style/<name>` (buckets/styles.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
@@ -13,7 +14,8 @@ import { verifyPrivateDownload } from '../../auth/download-token.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
-import { checkDownloadable, lookupForDownload, metaHeaders } from '../../objects/read.js';
+import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';
+import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
 import type { ObjectRecord } from '../../store/meta.js';
 import { rawUrlOf } from '../http.js';
 import { serveFop } from './fop.js';
@@ -104,9 +106,16 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
     // A valid signature by a key of another account does not open this bucket.
     if (!mayAccess(g, accessKey, bucket)) throw Errors.badDownloadToken('the key has no access to this bucket');
   }
+  // A key that names no object may name a style of another (`<key><sep><style>`, §10.1): its fop on that one.
+  const styled = isLive(g, object) ? undefined : await findStyled(g, bucket, t.key);
+  if (styled) {
+    reply.header('cache-control', 'no-store'); // errors of a fop are not cached
+    const pipeline = withStyle(styled.pipeline, fop === undefined ? undefined : expandStyleStage(bucket, fop));
+    return serveFop(g, bucket, checkDownloadable(g, styled.object), pipeline, request, reply);
+  }
   // A miss in a bucket with a mirror source is pulled from it (single-flight per key), then served (§8.6).
   const rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, t.key, object));
-  if (fop !== undefined) return serveFop(g, bucket, rec, fop, reply);
+  if (fop !== undefined) return serveFop(g, bucket, rec, expandStyleStage(bucket, fop), request, reply);
   const mtimeMs = Number(rec.putTime / 10000n);
   reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));
   if (notModified(request.headers, rec.hash, mtimeMs)) return reply.code(304).send();

@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS buckets (
   owner   TEXT NOT NULL DEFAULT '',
   source  TEXT,
   source_host TEXT,
-  nrop    INTEGER NOT NULL DEFAULT 0
+  nrop    INTEGER NOT NULL DEFAULT 0,
+  styles  TEXT
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS access_keys (
@@ -137,6 +138,7 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['buckets', 'source', 'TEXT'],
   ['buckets', 'source_host', 'TEXT'],
   ['buckets', 'nrop', 'INTEGER NOT NULL DEFAULT 0'],
+  ['buckets', 'styles', 'TEXT'],
   ['objects', 'transitions', 'TEXT'],
   ['objects', 'restore_status', 'INTEGER'],
   ['objects', 'parts', 'TEXT'],

@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import type {
   AccessKeyRecord,
   BucketRecord,
+  BucketStyles,
   DomainRecord,
   ListPage,
   ListQuery,
@@ -26,12 +27,16 @@ import { rowParams, toRecord, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
 
-/** Adds the mirror source columns (NULL = none) to a bucket record. */
-function withSource(b: BucketRecord, source: string | null, host: string | null): BucketRecord {
+/** Adds the mirror source columns (NULL = none) and the styles (JSON, NULL = never set) to a bucket record. */
+function withSource(b: BucketRecord, source: string | null, host: string | null, styles: string | null = null): BucketRecord {
   if (source !== null) b.source = source;
   if (host !== null) b.sourceHost = host;
+  if (styles !== null) b.styles = JSON.parse(styles) as BucketStyles;
   return b;
 }
+
+/** Styles of a bucket that never set any: separator `-`, no styles. */
+const DEFAULT_STYLES: BucketStyles = { separator: '-', styles: {} };
 
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
@@ -58,8 +63,9 @@ export class SqliteMetaStore implements MetaStore {
     this.fetchTasks = new SqliteFetchTasks(db);
     this.jobs = new SqliteJobQueue(db);
     this.st = {
-      getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop FROM buckets WHERE name = ?'),
-      listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop FROM buckets ORDER BY name'),
+      getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop, styles FROM buckets WHERE name = ?'),
+      listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop, styles FROM buckets ORDER BY name'),
+      setStyles: db.prepare('UPDATE buckets SET styles = ? WHERE name = ?'),
       insertBucket: db.prepare(
         'INSERT OR IGNORE INTO buckets (name, region, private, ctime, owner) VALUES (?, ?, ?, ?, ?)',
       ),
@@ -81,7 +87,7 @@ export class SqliteMetaStore implements MetaStore {
         .prepare(
           `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
                   b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
-                  b.nrop AS b_nrop, o.*
+                  b.nrop AS b_nrop, b.styles AS b_styles, o.*
            FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ?
            WHERE b.name = ?`,
         )
@@ -123,6 +129,7 @@ export class SqliteMetaStore implements MetaStore {
       source: string | null;
       source_host: string | null;
       nrop: number;
+      styles: string | null;
     };
     const b: BucketRecord = {
       name: r.name,
@@ -132,7 +139,7 @@ export class SqliteMetaStore implements MetaStore {
       owner: r.owner,
       nrop: r.nrop === 1,
     };
-    return withSource(b, r.source, r.source_host);
+    return withSource(b, r.source, r.source_host, r.styles);
   }
 
   async createBucket(b: BucketRecord): Promise<boolean> {
@@ -167,6 +174,16 @@ export class SqliteMetaStore implements MetaStore {
 
   async setBucketNrop(name: string, enabled: boolean): Promise<boolean> {
     return this.st.setNrop.run(enabled ? 1 : 0, name).changes === 1;
+  }
+
+  async updateBucketStyles(name: string, mutate: (current: BucketStyles) => BucketStyles): Promise<boolean> {
+    return this.db.transaction((): boolean => {
+      const b = this.bucketRow(this.st.getBucket.get(name));
+      if (!b) return false;
+      const next = mutate(b.styles ?? { separator: DEFAULT_STYLES.separator, styles: {} });
+      this.st.setStyles.run(JSON.stringify(next), name);
+      return true;
+    })();
   }
 
   async bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'> {
@@ -207,6 +224,7 @@ export class SqliteMetaStore implements MetaStore {
           b_source: string | null;
           b_source_host: string | null;
           b_nrop: bigint;
+          b_styles: string | null;
         })
       | undefined;
     if (!row) return {};
@@ -221,6 +239,7 @@ export class SqliteMetaStore implements MetaStore {
       },
       row.b_source,
       row.b_source_host,
+      row.b_styles,
     );
     return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
   }

@@ -1,0 +1,51 @@
+/**
+ * Bucket style routes on the uc role (protocol.md §10.1, §6 bucketInfo `separator`/`styles`); management
+ * credential required, the bucket authorised like every bucket route (403 another account's, 631 missing).
+ * - `POST /style/<bucket>/name/<EncodedName>/style/<EncodedStyle>`: set a style (a download-URL fop pipeline);
+ * - `POST /unstyle/<bucket>/name/<EncodedName>`: remove it (200 also when it did not exist);
+ * - `POST /separator/<bucket>/sep/<EncodedSep>`: set the separators (e.g. `-`, or several: `-_!`).
+ * Parameters are URL-safe base64; 200 empty body; 400 for bad base64, names, pipelines or separators.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authorizeBucket } from '../../auth/authorize.js';
+import { removeStyle, setSeparator, setStyle } from '../../buckets/styles.js';
+import type { Granary } from '../../context.js';
+import { Errors } from '../../errors.js';
+import { decodeParam, pathSegments } from '../entry.js';
+import { rawUrlOf, requireManagement, sendEmpty } from '../http.js';
+
+/** The bucket and the named `/`-separated parameters after it; 400 unless they are exactly `names`. */
+function parts(request: FastifyRequest, names: string[], usage: string): { bucket: string; values: string[] } {
+  const [bucket, ...rest] = pathSegments(rawUrlOf(request)).slice(1);
+  if (!bucket || rest.length !== names.length * 2 || names.some((n, i) => rest[i * 2] !== n)) {
+    throw Errors.badRequest(`expected ${usage}`);
+  }
+  return { bucket, values: names.map((n, i) => decodeParam(rest[i * 2 + 1], n)) };
+}
+
+/** Registers the style routes. */
+export function registerStyles(app: FastifyInstance, g: Granary): void {
+  app.post('/style/*', async (request, reply) => {
+    const caller = requireManagement(g, request);
+    const { bucket, values } = parts(request, ['name', 'style'], '/style/<bucket>/name/<EncodedName>/style/<EncodedStyle>');
+    const b = await authorizeBucket(g, caller.accessKey, bucket);
+    await setStyle(g, b.name, values[0] as string, values[1] as string);
+    return sendEmpty(reply);
+  });
+
+  app.post('/unstyle/*', async (request, reply) => {
+    const caller = requireManagement(g, request);
+    const { bucket, values } = parts(request, ['name'], '/unstyle/<bucket>/name/<EncodedName>');
+    const b = await authorizeBucket(g, caller.accessKey, bucket);
+    await removeStyle(g, b.name, values[0] as string);
+    return sendEmpty(reply);
+  });
+
+  app.post('/separator/*', async (request, reply) => {
+    const caller = requireManagement(g, request);
+    const { bucket, values } = parts(request, ['sep'], '/separator/<bucket>/sep/<EncodedSep>');
+    const b = await authorizeBucket(g, caller.accessKey, bucket);
+    await setSeparator(g, b.name, values[0] as string);
+    return sendEmpty(reply);
+  });
+}
