@@ -76,6 +76,16 @@ describe('HEIC and GIF', () => {
     expect(await sharp(png.body).metadata()).toMatchObject({ format: 'png', width: 64, height: 64 });
   });
 
+  it.each([
+    ['imageMogr2/thumbnail/100x', 'image/jpeg', 100, 67],
+    ['watermark/2/text/SGk', 'image/jpeg', 640, 426],
+  ])('%s of a HEIC decodes through heif-convert', async (fop, type, w, h) => {
+    const r = await get(s, `${B}/sample.heif?${fop}`);
+    expect(r.status, r.body.toString()).toBe(200);
+    expect(r.headers.get('content-type')).toBe(type);
+    expect(await sharp(r.body).metadata()).toMatchObject({ width: w, height: h });
+  });
+
   it('imageAve of a HEIC', async () => {
     const r = await get(s, `${B}/sample.heif?imageAve`);
     expect(r.status, r.body.toString()).toBe(200);
