@@ -26,6 +26,7 @@ import { randomBytes } from 'node:crypto';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
 import { transpileForBench } from './lib/build.js';
+import { benchServerEnv, runIfMain } from './lib/standalone.js';
 import { startClient, startServer, type ClientChild, type ServerChild } from './lib/child.js';
 import type { JobResult } from './lib/jobs.js';
 import { RssSampler, rssBytes } from './lib/proc.js';
@@ -86,16 +87,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void; c
   const profDir = opts.cpuProf ? join(work, 'prof') : undefined;
   const startGranary = async (env: Record<string, string>, profile = false): Promise<ServerChild> => {
     const execArgv = profile && profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-    const s = await startServer(buildDir, 'granary-server', {
-      GRANARY_PORT: '0',
-      GRANARY_HOST: '127.0.0.1',
-      GRANARY_DATA_DIR: dataDir,
-      GRANARY_ACCESS_KEY: AK,
-      GRANARY_SECRET_KEY: SK,
-      GRANARY_LOG_LEVEL: 'warn',
-      BENCH_BUCKET: BUCKET,
-      ...env,
-    }, execArgv);
+    const s = await startServer(buildDir, 'granary-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: BUCKET }, env), execArgv);
     children.add(s);
     return s;
   };
@@ -257,7 +249,4 @@ export async function run(opts: { quick: boolean; log: (line: string) => void; c
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const figures = await run({ quick: process.argv.includes('--quick'), cpuProf: process.argv.includes('--cpu-prof'), log: (line) => console.log(line) });
-  console.log(JSON.stringify(figures, null, 2));
-}
+await runIfMain(import.meta.url, (o) => run({ ...o, cpuProf: o.argv.includes('--cpu-prof') }));

@@ -5,7 +5,8 @@
  * through prefop (jobs are polled in submission order, one request at a time, 10 ms apart while one is not done). Baseline, in the same run and
  * process: the same N thumbnails made by the same fops synchronously on download URLs (`GET /<bucket>/<key>?
  * imageView2/...`) with the same total concurrency (4). Each job also stores its output (digests, fsync, SQLite
- * commit), so the ratio shows what the queue plus storing cost over processing alone. Rounds alternate between
+ * commit), so the ratio shows what the queue plus storing cost over processing alone (the fop result cache is off,
+ * so the baseline computes every thumbnail). Rounds alternate between
  * the two (3 rounds, 1 with `--quick`); medians are reported. Granary's peak RSS is sampled during the job rounds.
  *
  * Standalone: `npx tsx bench/jobs.ts [--quick]` prints the figures as JSON.
@@ -17,6 +18,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { transpileForBench } from './lib/build.js';
+import { benchServerEnv, runIfMain } from './lib/standalone.js';
 import { startServer } from './lib/child.js';
 import { RssSampler } from './lib/proc.js';
 
@@ -50,15 +52,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
   const mac = new qiniu.auth.digest.Mac(AK, SK);
   try {
     await transpileForBench(root, buildDir);
-    const server = await startServer(buildDir, 'granary-server', {
-      GRANARY_PORT: '0',
-      GRANARY_HOST: '127.0.0.1',
-      GRANARY_DATA_DIR: dataDir,
-      GRANARY_ACCESS_KEY: AK,
-      GRANARY_SECRET_KEY: SK,
-      GRANARY_LOG_LEVEL: 'warn',
-      BENCH_BUCKET: BUCKET,
-    });
+    const server = await startServer(buildDir, 'granary-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: BUCKET }, { GRANARY_FOP_CACHE_SIZE: '0' }));
     const base = `http://127.0.0.1:${server.port}`;
     const signed = async (path: string, form?: string): Promise<{ status: number; json: unknown }> => {
       const url = `${base}${path}`;
@@ -160,7 +154,4 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const figures = await run({ quick: process.argv.includes('--quick'), log: (line) => console.log(line) });
-  console.log(JSON.stringify(figures, null, 2));
-}
+await runIfMain(import.meta.url, run);

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
 import { transpileForBench } from './lib/build.js';
+import { benchServerEnv, runIfMain } from './lib/standalone.js';
 import { startServer } from './lib/child.js';
 import { RssSampler, rssBytes } from './lib/proc.js';
 
@@ -117,15 +118,7 @@ export async function run(opts: Opts): Promise<Record<string, unknown>> {
   try {
     log(`nrop bench: ${os.cpus().length} cores, Node ${process.version}${quick ? ' (--quick)' : ''}; photos ${PHOTOS.join(', ')}`);
     await transpileForBench(root, buildDir);
-    const server = await startServer(buildDir, 'granary-server', {
-      GRANARY_PORT: '0',
-      GRANARY_HOST: '127.0.0.1',
-      GRANARY_DATA_DIR: dataDir,
-      GRANARY_ACCESS_KEY: AK,
-      GRANARY_SECRET_KEY: SK,
-      GRANARY_LOG_LEVEL: 'warn',
-      BENCH_BUCKET: BUCKET,
-    });
+    const server = await startServer(buildDir, 'granary-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: BUCKET }));
     try {
       const idleRssMB = (rssBytes(server.pid) ?? 0) / MB;
       const sampler = new RssSampler(server.pid, 50).start();
@@ -181,7 +174,4 @@ export async function run(opts: Opts): Promise<Record<string, unknown>> {
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const figures = await run({ quick: process.argv.includes('--quick'), log: (line) => console.log(line) });
-  console.log(JSON.stringify(figures, null, 2));
-}
+await runIfMain(import.meta.url, run);

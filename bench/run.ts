@@ -21,6 +21,7 @@ import { startClient, startServer, type ClientChild, type ServerChild } from './
 import { writeContentFile } from './lib/data.js';
 import type { Job, JobResult } from './lib/jobs.js';
 import { hotFunctions } from './lib/profile.js';
+import type { BenchRun } from './lib/standalone.js';
 import { layoutSize, seedListBucket, type ListLayout } from './lib/seed.js';
 import { CpuMeter, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
 import { fmt, GiB, KiB, MB, MiB, table } from './lib/table.js';
@@ -35,8 +36,7 @@ const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : und
  * Phases in files of their own (processing: images, moderation, jobs, video): each starts its own Granary after the
  * core phases' servers have stopped, compares with its own baseline and returns its figures.
  */
-type ExtensionRun = (opts: { quick: boolean; log: (line: string) => void }) => Promise<Record<string, unknown>>;
-const EXTENSIONS: Record<string, () => Promise<{ run: ExtensionRun }>> = {
+const EXTENSIONS: Record<string, () => Promise<{ run: BenchRun }>> = {
   images: () => import('./images.js'),
   jobs: () => import('./jobs.js'),
   nrop: () => import('./nrop.js'),
