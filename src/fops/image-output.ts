@@ -55,22 +55,25 @@ export function outputFormatFor(meta: Metadata, requested: OutFormat | undefined
 export interface EncodeOptions {
   quality: number;
   interlace: boolean;
+  /** GIF and WebP: loop count (0 = forever) and per-frame delays (ms) of an animated output (animation.ts). */
+  animation?: { loop: number; delay?: number[] };
 }
 
 /**
  * Sets the output format of `img` (sharp's defaults otherwise; AVIF quality is scaled to look alike). JPEG has no
  * alpha: transparent pixels are flattened onto white.
  */
-export function encode(img: Sharp, format: OutFormat, { quality, interlace }: EncodeOptions): Sharp {
+export function encode(img: Sharp, format: OutFormat, { quality, interlace, animation }: EncodeOptions): Sharp {
+  const anim = animation ? { loop: animation.loop, ...(animation.delay ? { delay: animation.delay } : {}) } : {};
   switch (format) {
     case 'jpeg':
       return img.flatten({ background: '#ffffff' }).jpeg({ quality, progressive: interlace, mozjpeg: false });
     case 'png':
       return img.png({ progressive: interlace });
     case 'webp':
-      return img.webp({ quality });
+      return img.webp({ quality, ...anim });
     case 'gif':
-      return img.gif({ progressive: interlace });
+      return img.gif({ progressive: interlace, ...anim });
     case 'avif':
       return img.avif({ quality: Math.max(1, Math.round(quality * 0.8)) });
     case 'tiff':

@@ -5,6 +5,7 @@
  */
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { Errors, isKodoError } from '../errors.js';
+import { checkFrames } from './animation.js';
 import type { FopLimits } from './types.js';
 
 /** Formats sharp decodes fully (HEIF here is HEIC and cannot be decoded by the prebuilt libvips). */
@@ -25,6 +26,7 @@ export async function readHeader(cmd: string, input: Buffer, limits: FopLimits):
       `${cmd}: source is ${width}x${height}, limits are ${limits.maxSide} px per side and ${limits.maxPixels} pixels`,
     );
   }
+  checkFrames(cmd, meta, limits);
   return meta;
 }
 
