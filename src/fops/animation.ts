@@ -8,9 +8,10 @@
  *   output, so a GIF bomb (tiny frames on a large logical screen, or thousands of frames) never decodes. Other
  *   multi-page formats (TIFF, HEIF) are not animations: only their first page is decoded, and only it counts.
  * - **Outputs.** When the output format is GIF or WebP, every frame is processed and the result is animated with
- *   the source's `loop` and `delay`; for JPEG, PNG, AVIF and TIFF outputs only the first frame is used. Sizes
- *   are computed on one frame. An animated output must fit the output limits per frame, and all its frames
- *   together at most `limits.maxPixels` pixels (400 otherwise).
+ *   the source's `loop` and `delay`; for JPEG, PNG, AVIF and TIFF outputs only the first frame is used, as it is
+ *   by imageAve and nrop. Sizes are computed on one frame. An animated output must fit the output limits per
+ *   frame, and all its frames together at most `limits.maxPixels` pixels (400 otherwise). Animated GIF output is
+ *   quantised with a lower effort (image-output.ts `ANIMATED_GIF_EFFORT`), since every frame is quantised.
  * - **Per-frame operations.** libvips holds an animation as one tall image (frames stacked, `pageHeight` each);
  *   sharp's resize and extract work per frame on it, but rotate is refused and blur/composite would cross frame
  *   borders. Those run frame by frame on raw pixels (`perFrame`), which holds all frames in memory: such outputs
@@ -104,22 +105,31 @@ export function openAnimated(input: Buffer, limits: FopLimits): Sharp {
  * Runs `step` on each frame of the animation `img` (decoded to raw pixels) and stacks the results again as an
  * animation of the first result's size (every frame must come out the same size). Returns a raw-input pipeline
  * whose `pageHeight` marks the frames; encode it with the animation's loop and delay (`encode` `animation`).
+ * Stops with 400 `<cmd>: processing timed out` once `signal` aborts (the run's time limit).
  */
-export async function perFrame(img: Sharp, frames: number, step: (frame: Sharp) => Sharp, timeoutSeconds: number): Promise<Sharp> {
+export async function perFrame(
+  cmd: string,
+  img: Sharp,
+  frames: number,
+  step: (frame: Sharp) => Sharp,
+  opts: { timeoutSeconds: number; signal: AbortSignal },
+): Promise<Sharp> {
+  const { timeoutSeconds, signal } = opts;
   const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
   const frameHeight = info.height / frames;
-  if (!Number.isInteger(frameHeight)) throw Errors.fopFailed(`animation: ${info.height} rows do not split into ${frames} frames`);
+  if (!Number.isInteger(frameHeight)) throw Errors.fopFailed(`${cmd}: ${info.height} rows do not split into ${frames} frames`);
   const frameBytes = info.width * frameHeight * info.channels;
   const out: Buffer[] = [];
   let size: { width: number; height: number; channels: 1 | 2 | 3 | 4 } | undefined;
   for (let i = 0; i < frames; i++) {
+    if (signal.aborted) throw Errors.fopFailed(`${cmd}: processing timed out`);
     const frame = sharp(data.subarray(i * frameBytes, (i + 1) * frameBytes), {
       raw: { width: info.width, height: frameHeight, channels: info.channels },
     }).timeout({ seconds: timeoutSeconds });
     const r = await step(frame).raw().toBuffer({ resolveWithObject: true });
     size ??= { width: r.info.width, height: r.info.height, channels: r.info.channels };
     if (r.info.width !== size.width || r.info.height !== size.height || r.info.channels !== size.channels) {
-      throw Errors.fopFailed('animation: frames came out in different sizes');
+      throw Errors.fopFailed(`${cmd}: frames came out in different sizes`);
     }
     out.push(r.data);
   }

@@ -92,6 +92,7 @@ async function pixels(
   plan: Mogr2Plan,
   format: OutFormat,
   limits: FopLimits,
+  signal: AbortSignal,
   anim?: Animation,
 ): Promise<Sharp> {
   let img = geometry(input, meta, p, plan, limits, anim);
@@ -100,6 +101,7 @@ async function pixels(
   if (anim) {
     if (p.rotate === undefined && blur === undefined) return p.strip ? img : img.keepMetadata();
     return perFrame(
+      CMD,
       img,
       anim.frames,
       (frame) => {
@@ -107,7 +109,7 @@ async function pixels(
         if (blur !== undefined) f = f.blur(blur);
         return f;
       },
-      limits.timeoutSeconds,
+      { timeoutSeconds: limits.timeoutSeconds, signal },
     );
   }
   if (plan.crop && p.rotate !== undefined) {
@@ -159,14 +161,14 @@ async function limitSize(
 export const imageMogr2: FopCommand<Mogr2Params> = {
   name: CMD,
   parse: parseImageMogr2,
-  async run(source, p, { limits }) {
+  async run(source, p, { limits, signal }) {
     const input = await source.bytes();
     const meta = await readHeader(CMD, input, limits);
     const format = outputFormatFor(meta, p.format);
     const anim = keptAnimation(meta, format);
     const plan = planMogr2(p, meta, anim, limits.maxPixels);
     const quality = effectiveQuality(input, p.quality, p.forceQuality);
-    const build = (): Promise<Sharp> => pixels(input, meta, p, plan, format, limits, anim);
+    const build = (): Promise<Sharp> => pixels(input, meta, p, plan, format, limits, signal, anim);
     const body = await vips(CMD, async () => {
       const first = await encode(await build(), format, { quality, interlace: p.interlace, ...(anim ? { animation: anim } : {}) }).toBuffer();
       return limitSize(first, p, quality, format, build, limits.timeoutSeconds, anim);
