@@ -321,5 +321,13 @@ describe('animated images', () => {
       expect(png.status).toBe(200);
       expect((await sharp(png.body).metadata()).width).toBe(600);
     });
+
+    it('the limit counts the rotated bounding box of every frame', async () => {
+      // 360×240 per frame is 345,600 pixels in all; rotated 45° each frame is 425×425, 722,500 in all.
+      expect((await get('a.gif?imageMogr2/thumbnail/!300p', small)).status).toBe(200);
+      const r = await get('a.gif?imageMogr2/thumbnail/!300p/rotate/45', small);
+      expect(r.status).toBe(400);
+      expect(errorOf(r)).toMatch(/4 frames of 425x425/);
+    });
   });
 });
