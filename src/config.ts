@@ -37,6 +37,11 @@ export interface Config {
   fopMaxSide: number;
   /** GRANARY_FOP_MAX_PIXELS: largest width × height of a fop's source image (default 150,000,000). */
   fopMaxPixels: number;
+  /**
+   * GRANARY_FOP_MAX_FRAMES: most frames of an animated GIF or WebP source an image fop accepts (default 1000; more
+   * → 400 from the header, before decoding). All frames together also count against GRANARY_FOP_MAX_PIXELS.
+   */
+  fopMaxFrames: number;
   /** GRANARY_FOP_MAX_RESOURCE: largest resource a fop fetches by URL (watermark images), bytes (default 10 MiB; larger → 413). */
   fopMaxResourceBytes: number;
   /** GRANARY_FOP_TIMEOUT: seconds one fop pipeline on a download URL may run (default 30; over → 400). */
@@ -121,6 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     fopMaxSourceBytes: intVar(env, 'GRANARY_FOP_MAX_SOURCE', 20 * 1024 ** 2, 1, 1024 ** 3),
     fopMaxSide: intVar(env, 'GRANARY_FOP_MAX_SIDE', 30000, 1, 1_000_000),
     fopMaxPixels: intVar(env, 'GRANARY_FOP_MAX_PIXELS', 150_000_000, 1, Number.MAX_SAFE_INTEGER),
+    fopMaxFrames: intVar(env, 'GRANARY_FOP_MAX_FRAMES', 1000, 1, 100_000),
     fopMaxResourceBytes: intVar(env, 'GRANARY_FOP_MAX_RESOURCE', 10 * 1024 ** 2, 1, 1024 ** 3),
     fopTimeoutSeconds: intVar(env, 'GRANARY_FOP_TIMEOUT', 30, 1, 3600),
     fopConcurrency: intVar(env, 'GRANARY_FOP_CONCURRENCY', availableParallelism(), 1, 256),

@@ -41,6 +41,7 @@ export function fopLimits(g: Granary): FopLimits {
     maxSourceBytes: c.fopMaxSourceBytes,
     maxSide: c.fopMaxSide,
     maxPixels: c.fopMaxPixels,
+    maxFrames: c.fopMaxFrames,
     maxResourceBytes: c.fopMaxResourceBytes,
     timeoutSeconds: c.fopTimeoutSeconds,
     maxVideoSourceBytes: c.videoMaxSourceBytes,

@@ -51,26 +51,35 @@ export function outputFormatFor(meta: Metadata, requested: OutFormat | undefined
   return src in CONTENT_TYPES ? (src as OutFormat) : 'jpeg';
 }
 
+/**
+ * libimagequant effort for animated GIF output (sharp's default is 7): every frame is quantised, and effort 3 (its
+ * fast mode) is about 7× faster on a resized 72-frame 480×270 video GIF for ~6% larger files.
+ */
+export const ANIMATED_GIF_EFFORT = 3;
+
 /** Encoding settings: quality 1..100 (lossy formats and TIFF), progressive/interlaced output. */
 export interface EncodeOptions {
   quality: number;
   interlace: boolean;
+  /** GIF and WebP: loop count (0 = forever) and per-frame delays (ms) of an animated output (animation.ts). */
+  animation?: { loop: number; delay?: number[] };
 }
 
 /**
  * Sets the output format of `img` (sharp's defaults otherwise; AVIF quality is scaled to look alike). JPEG has no
  * alpha: transparent pixels are flattened onto white.
  */
-export function encode(img: Sharp, format: OutFormat, { quality, interlace }: EncodeOptions): Sharp {
+export function encode(img: Sharp, format: OutFormat, { quality, interlace, animation }: EncodeOptions): Sharp {
+  const anim = animation ? { loop: animation.loop, ...(animation.delay ? { delay: animation.delay } : {}) } : {};
   switch (format) {
     case 'jpeg':
       return img.flatten({ background: '#ffffff' }).jpeg({ quality, progressive: interlace, mozjpeg: false });
     case 'png':
       return img.png({ progressive: interlace });
     case 'webp':
-      return img.webp({ quality });
+      return img.webp({ quality, ...anim });
     case 'gif':
-      return img.gif({ progressive: interlace });
+      return img.gif({ progressive: interlace, ...anim, ...(animation ? { effort: ANIMATED_GIF_EFFORT } : {}) });
     case 'avif':
       return img.avif({ quality: Math.max(1, Math.round(quality * 0.8)) });
     case 'tiff':

@@ -8,6 +8,7 @@
  */
 import sharp, { type Metadata, type Sharp } from 'sharp';
 import { Errors, isKodoError } from '../errors.js';
+import { checkFrames } from './animation.js';
 import { heifToPng } from './heif.js';
 import type { FopContext, FopLimits, FopSource } from './types.js';
 
@@ -29,6 +30,7 @@ export async function readHeader(cmd: string, input: Buffer | string, limits: Fo
       `${cmd}: source is ${width}x${height}, limits are ${limits.maxSide} px per side and ${limits.maxPixels} pixels`,
     );
   }
+  checkFrames(cmd, meta, limits);
   return meta;
 }
 

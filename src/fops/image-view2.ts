@@ -1,9 +1,12 @@
 /**
  * `imageView2/<mode>/w/<W>/h/<H>/format/<fmt>/interlace/<0|1>/q/<1..100>[!]` (protocol.md §10.2). EXIF
  * orientation is applied first; sizes are computed on the upright image; images are never enlarged. The output
- * must fit the output limits of image-output.ts (400 otherwise).
+ * must fit the output limits of image-output.ts (400 otherwise). An animated GIF/WebP stays animated when the
+ * output is GIF or WebP, every frame resized and cropped alike (sizes computed on one frame); other outputs take
+ * the first frame (animation.ts).
  */
 import { Errors } from '../errors.js';
+import { checkAnimatedOutput, keptAnimation, openAnimated } from './animation.js';
 import {
   checkOutputSize,
   CONTENT_TYPES,
@@ -131,21 +134,24 @@ export const imageView2: FopCommand<ImageView2Params> = {
   async run(source, p, ctx) {
     const { limits } = ctx;
     const { input, meta, original } = await loadImage('imageView2', source, ctx);
-    const { width: sw, height: sh } = uprightSize(meta);
-    const g = imageView2Geometry(p, sw, sh);
-    const out = g.crop ?? g;
-    checkOutputSize('imageView2', out.width, out.height);
     // The stored format decides the default output (HEIC → JPEG, not the PNG it was decoded through).
     const format = outputFormatFor(original, p.format);
+    const anim = keptAnimation(meta, format);
+    const { width: sw, height: sh } = anim ?? uprightSize(meta);
+    const g = imageView2Geometry(p, sw, sh);
+    const out = g.crop ?? g;
+    if (anim) checkAnimatedOutput('imageView2', out.width, out.height, anim.frames, limits.maxPixels);
+    else checkOutputSize('imageView2', out.width, out.height);
     const body = await vips('imageView2', () => {
-      let img = openImage('imageView2', input, meta, limits).rotate();
+      let img = anim ? openAnimated(input, limits) : openImage('imageView2', input, meta, limits).rotate();
       img = img.resize(g.width, g.height, { fit: 'fill' });
       if (g.crop) {
         const left = Math.floor((g.width - g.crop.width) / 2);
         const top = Math.floor((g.height - g.crop.height) / 2);
         img = img.extract({ left, top, width: g.crop.width, height: g.crop.height });
       }
-      return encode(img, format, { quality: typeof input === 'string' ? p.quality : effectiveQuality(input, p.quality, p.forceQuality), interlace: p.interlace }).toBuffer();
+      const quality = typeof input === 'string' ? p.quality : effectiveQuality(input, p.quality, p.forceQuality);
+      return encode(img, format, { quality, interlace: p.interlace, ...(anim ? { animation: anim } : {}) }).toBuffer();
     });
     return { body, contentType: CONTENT_TYPES[format] };
   },

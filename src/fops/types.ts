@@ -14,6 +14,11 @@ export interface FopLimits {
   maxSide: number;
   /** Largest width × height of a source image (also sharp's `limitInputPixels`). */
   maxPixels: number;
+  /**
+   * Most frames of an animated (GIF, WebP) source (GRANARY_FOP_MAX_FRAMES); its frames together (width × frame
+   * height × frames) must also stay within `maxPixels` (animation.ts).
+   */
+  maxFrames: number;
   /** Largest resource fetched by URL for a command (`fetchResource`, e.g. a watermark image), bytes. */
   maxResourceBytes: number;
   /** Seconds one libvips operation may run before it is abandoned. */

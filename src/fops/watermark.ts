@@ -11,9 +11,13 @@
  * - `dissolve` multiplies the mark's alpha by dissolve/100.
  * - A mark larger than the base (either side) is a 400; a mark partly outside (large dx/dy) is clipped. The
  *   marks of one request together have fewer than 25,000,000 pixels (400 otherwise), bounding memory.
+ * - An animated GIF/WebP source gets the marks on every frame, placed on one frame's size, and stays animated
+ *   with its loop and delays (animation.ts `frameOverlay`); its frames together must stay within
+ *   GRANARY_FOP_MAX_PIXELS.
  */
 import type { OverlayOptions } from 'sharp';
 import { Errors, isKodoError } from '../errors.js';
+import { checkAnimatedOutput, frameOverlay, keptAnimation, openAnimated } from './animation.js';
 import { insetBox } from './gravity.js';
 import { checkOutputSize, CONTENT_TYPES, encode, OUTPUT_MAX_PIXELS, outputFormatFor, uprightSize } from './image-output.js';
 import { loadImage, openImage, readHeader, vips } from './image-source.js';
@@ -91,8 +95,11 @@ export const watermark: FopCommand<WatermarkParams> = {
   parse: parseWatermark,
   async run(source, p, ctx) {
     const { input, meta, original } = await loadImage(CMD, source, ctx);
-    const { width: W, height: H } = uprightSize(meta);
-    checkOutputSize(CMD, W, H);
+    const format = outputFormatFor(original, undefined);
+    const anim = keptAnimation(meta, format);
+    const { width: W, height: H } = anim ?? uprightSize(meta);
+    if (anim) checkAnimatedOutput(CMD, W, H, anim.frames, ctx.limits.maxPixels);
+    else checkOutputSize(CMD, W, H);
     const overlays: OverlayOptions[] = [];
     let budget = OUTPUT_MAX_PIXELS;
     for (const m of p.marks) {
@@ -102,10 +109,14 @@ export const watermark: FopCommand<WatermarkParams> = {
       const { left, top } = insetBox(m.gravity, W, H, img.width, img.height, m.dx, m.dy);
       overlays.push({ input: img.data, raw: { width: img.width, height: img.height, channels: 4 }, left, top });
     }
-    const format = outputFormatFor(original, undefined);
-    const body = await vips(CMD, () =>
-      encode(openImage(CMD, input, meta, ctx.limits).autoOrient().composite(overlays), format, { quality: QUALITY, interlace: false }).toBuffer(),
-    );
+    const body = await vips(CMD, async () => {
+      if (!anim) {
+        const img = openImage(CMD, input, meta, ctx.limits).autoOrient().composite(overlays);
+        return encode(img, format, { quality: QUALITY, interlace: false }).toBuffer();
+      }
+      const img = openAnimated(input, ctx.limits).composite([await frameOverlay(overlays, W, H, ctx.limits.timeoutSeconds)]);
+      return encode(img, format, { quality: QUALITY, interlace: false, animation: anim }).toBuffer();
+    });
     return { body, contentType: CONTENT_TYPES[format] };
   },
 };
