@@ -13,6 +13,7 @@ import { Errors } from '../errors.js';
 import type { BucketRecord, ObjectRecord } from '../store/meta.js';
 import { fetchResource } from './resource.js';
 import { runPipeline } from './run.js';
+import { killLeftoverSubprocesses } from './video/leftovers.js';
 import type { FopContext, FopLimits, FopResult, FopSource, FopStage } from './types.js';
 
 /** A finished run: its result (a temp file result lives until `dispose`). */
@@ -113,9 +114,14 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
   }
 }
 
-/** Empties the fop temp root (leftovers of a crash); called once at start. */
-export async function clearFopTemp(dataDir: string): Promise<void> {
+/**
+ * Empties the fop temp root (leftovers of a crash); called once at start. ffmpeg/ffprobe subprocesses of a
+ * process that died are killed first (video/leftovers.ts); resolves with how many.
+ */
+export async function clearFopTemp(dataDir: string): Promise<number> {
   const root = fopTempRoot(dataDir);
+  const killed = await killLeftoverSubprocesses(root);
   await rm(root, { recursive: true, force: true });
   await mkdir(root, { recursive: true });
+  return killed;
 }
