@@ -340,3 +340,31 @@ describe('a video job survives a server crash', () => {
     expect(leftovers).toBe('');
   }, 60_000);
 });
+
+describe('pfop time limit with video jobs queued for the video slot', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    // Three jobs run at once in their pipeline, but one ffmpeg at a time (GRANARY_VIDEO_CONCURRENCY 1).
+    s = await startTestServer({ GRANARY_JOB_TIMEOUT: '5', GRANARY_VIDEO_CONCURRENCY: '1' });
+    await createBucket(s, B);
+    const token = s.uploadToken({ scope: `${B}:bunny.mp4` });
+    expect((await sdk(new qiniu.form_up.FormUploader(s.zoneConfig()).put(token, 'bunny.mp4', await readFile(VIDEO), new qiniu.form_up.PutExtra()))).status).toBe(200);
+    expect((await putPipeline(s, 'three', 3)).status).toBe(200);
+  }, 30_000);
+  afterAll(async () => s?.stop());
+
+  it('GRANARY_JOB_TIMEOUT counts the time a command runs, not the time it waits for a slot', async () => {
+    // Each command takes well under 5 s alone; together they take longer than 5 s.
+    const ids = await Promise.all(
+      [0, 1, 2].map(async (i) => (await sdkPfop(s, B, 'bunny.mp4', [`avthumb/mp4/s/320x180/t/25|${saveas(B, `q-${i}.mp4`)}`], 'three')).data.persistentId as string),
+    );
+    const finals = await Promise.all(ids.map((id) => waitFinal(s, id, 60_000)));
+    for (const f of finals) expect(f.items[0], JSON.stringify(f.items[0])).toMatchObject({ code: 0, error: '' });
+
+    // A command running longer than the limit fails its item: ffmpeg is killed, an audio/video error.
+    const slow = await waitFinal(s, (await sdkPfop(s, B, 'bunny.mp4', [`avthumb/mp4/r/60/vb/5m|${saveas(B, 'slow.mp4')}`], '')).data.persistentId as string, 30_000);
+    expect(slow.code).toBe(3);
+    expect(slow.items[0]!.error).toMatch(/^audio\/video processing failed: avthumb: processing timed out after 5 s/);
+    expect((await download(s, B, 'slow.mp4')).status).toBe(404);
+  }, 60_000);
+});
