@@ -4,8 +4,9 @@
  * watermark, vframe, both with saveas) and a persistentNotifyUrl: prefop goes 1 → 2 → 0, the outputs are checked
  * with ffprobe run by the test, the notify body is the final record; the watermark from the source bucket and from
  * a loopback origin; returnOld without force, overwritten with force; failing commands (code 3 with error), bad
- * input, a notify URL answering 500 (code 4); a SIGKILL of the server while ffmpeg runs; vframe and avinfo on the
- * resource URL.
+ * input, a notify URL answering 500 (code 4); vframe and avinfo on the resource URL; a graceful stop and a SIGKILL
+ * of the server while ffmpeg runs (the job resumes, its output stored once, no ffmpeg left running); the job time
+ * limit with commands queued for the one video slot.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,8 +16,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { urlsafeB64Encode } from '../../src/auth/base64.js';
+import { loadConfig } from '../../src/config.js';
+import { startGranary, type RunningGranary } from '../../src/main.js';
+import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 import { startCallbackApp, type CallbackApp } from '../helpers/callback-app.js';
 import { serveBytes, startOrigin, type Origin } from '../helpers/fetch-origin.js';
 import { putPipeline, saveas, sdkPfop, sdkPrefop, startNotifyReceiver, waitFinal, type NotifyReceiver, type Record as PrefopRecord } from '../helpers/pfop.js';
@@ -274,6 +279,52 @@ async function alive(pid: number): Promise<boolean> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   return stat !== '' && !/^\d+ \(.*\) Z/.test(stat);
 }
+
+describe('a video job and a graceful stop', () => {
+  it('close() kills the running ffmpeg and releases the job; the next start runs it to code 0', async () => {
+    const s = await startTestServer();
+    let next: RunningGranary | undefined;
+    try {
+      await createBucket(s, B);
+      const token = s.uploadToken({ scope: `${B}:bunny.mp4` });
+      expect((await sdk(new qiniu.form_up.FormUploader(s.zoneConfig()).put(token, 'bunny.mp4', await readFile(VIDEO), new qiniu.form_up.PutExtra()))).status).toBe(200);
+      const id = (await sdkPfop(s, B, 'bunny.mp4', [`avthumb/mp4/s/480x270/t/40|${saveas(B, 'stopped.mp4')}`], '')).data.persistentId as string;
+      await waitFor(s, id, (r) => r.code === 2, 'processing');
+      const end = Date.now() + 10_000;
+      while ((await childrenOf(process.pid, 'ffmpeg')).length === 0) {
+        if (Date.now() > end) throw new Error('no ffmpeg running');
+        await delay(20);
+      }
+      await s.running.close();
+      // ffmpeg was killed (reaped within moments), the job is waiting again with its attempt given back.
+      const gone = Date.now() + 2000;
+      while ((await childrenOf(process.pid, 'ffmpeg')).length > 0 && Date.now() < gone) await delay(20);
+      expect(await childrenOf(process.pid, 'ffmpeg')).toEqual([]);
+      const store = new SqliteMetaStore(join(s.dataDir, 'meta.db'));
+      const stored = await store.jobs.get(id);
+      await store.close();
+      expect(stored).toMatchObject({ state: 'waiting', code: 1, attempts: 0 });
+      next = await startGranary(
+        loadConfig({ GRANARY_PORT: '0', GRANARY_HOST: '127.0.0.1', GRANARY_DATA_DIR: s.dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK }),
+        { logger: pino({ level: 'silent' }) },
+      );
+      const restarted = { ...s, url: next.url, zoneConfig: () => {
+        const host = `127.0.0.1:${next?.port ?? 0}`;
+        setUcHost(host);
+        return new qiniu.conf.Config({ zone: new qiniu.conf.Zone([host], [], host, host, host, host), useHttpsDomain: false } as qiniu.conf.ConfigOptions);
+      } };
+      const final = await waitFinal(restarted, id, 30_000);
+      expect(final.code).toBe(0);
+      expect(final.items[0]).toMatchObject({ code: 0, returnOld: 0, key: 'stopped.mp4' });
+      const out = await fetch(`${next.url}/${B}/stopped.mp4`);
+      const p = await probe(s.dataDir, 'stopped-check.mp4', Buffer.from(await out.arrayBuffer()));
+      expect(Math.abs(Number(p.format.duration) - 40)).toBeLessThan(0.3);
+    } finally {
+      await next?.close();
+      await s.stop();
+    }
+  }, 60_000);
+});
 
 describe('a video job survives a server crash', () => {
   let dataDir = '';
