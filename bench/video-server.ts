@@ -1,7 +1,8 @@
 /**
  * Granary for the video bench (bench/video.ts), in its own process like bench/granary-server.ts, plus one IPC
- * request the HTTP API cannot make yet: `{type: 'fop', bucket, key, fops}` runs a persistent pipeline (avthumb)
- * through executeFops — the entry point jobs use — and answers `{type: 'fop', ms, size, contentType}` or
+ * request for the figure of processing alone (the bench times the real path through `POST /pfop/` separately):
+ * `{type: 'fop', bucket, key, fops}` runs a persistent pipeline (avthumb) through executeFops — the entry point
+ * jobs use — and answers `{type: 'fop', ms, size, contentType}` or
  * `{type: 'fop', error}`. Stops on SIGTERM or disconnect.
  */
 import { stat } from 'node:fs/promises';

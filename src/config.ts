@@ -63,7 +63,7 @@ export interface Config {
   ffmpegPath?: string;
   ffprobePath?: string;
   heifConvertPath?: string;
-  /** GRANARY_JOB_TIMEOUT: seconds one command of a persistent job (pfop, persistentOps) may run (default 600; over → item code 3). */
+  /** GRANARY_JOB_TIMEOUT: seconds one command of a persistent job (pfop, persistentOps) may run, waiting for a fop pool slot not counted (default 600; over → item code 3). */
   jobTimeoutSeconds: number;
   /** GRANARY_JOB_CONCURRENCY: concurrency of the `0.default` pipeline when first created, and of pipelines created without one (default 2). */
   jobConcurrency: number;

@@ -89,7 +89,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     fopCache: await FopCache.open(join(config.dataDir, 'fop-cache'), config.fopCacheBytes, log),
     publicUrl: config.publicUrl ?? '',
   };
-  await clearFopTemp(config.dataDir);
+  const leftovers = await clearFopTemp(config.dataDir);
+  if (leftovers > 0) g.log.warn({ processes: leftovers }, 'killed ffmpeg/ffprobe processes left running by a previous process');
   const startedMs = Date.now();
   await drainBlobDeletions(g);
 

@@ -12,8 +12,9 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import type { BucketRecord, ObjectRecord } from '../store/meta.js';
 import { fetchResource } from './resource.js';
-import { runPipeline } from './run.js';
-import type { FopContext, FopLimits, FopResult, FopSource, FopStage } from './types.js';
+import { runPipeline, type FopPools } from './run.js';
+import { killLeftoverSubprocesses } from './video/leftovers.js';
+import type { FopContext, FopLimits, FopPool, FopResult, FopSource, FopStage } from './types.js';
 
 /** A finished run: its result (a temp file result lives until `dispose`). */
 export interface FopRun {
@@ -27,6 +28,12 @@ export interface ExecuteOptions {
   timeoutSeconds?: number;
   /** Aborts the run from outside (shutdown). */
   signal?: AbortSignal;
+  /**
+   * Whether time spent waiting for a pool slot counts against the time limit. Default true (download URLs: the
+   * client waits either way); persistent jobs pass false, so GRANARY_JOB_TIMEOUT bounds the time a command runs,
+   * not the time it queued behind other jobs' commands for the video or image slots.
+   */
+  countQueueWait?: boolean;
 }
 
 /** The directory of fop temp dirs; emptied at start (main.ts). */
@@ -72,7 +79,32 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
   const controller = new AbortController();
   const onAbort = (): void => controller.abort();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => controller.abort(), timeoutSeconds * 1000);
+  // The time budget runs from here; without countQueueWait it is paused while a stage waits for its pool slot.
+  let remainingMs = timeoutSeconds * 1000;
+  let since = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const startClock = (): void => {
+    since = Date.now();
+    timer = setTimeout(() => controller.abort(), Math.max(remainingMs, 0));
+    timer.unref();
+  };
+  const stopClock = (): void => {
+    clearTimeout(timer);
+    remainingMs -= Date.now() - since;
+  };
+  startClock();
+  let currentPool: FopPool | undefined;
+  const pools: Pick<FopPools, 'run'> = {
+    run: <T>(pool: FopPool, task: () => Promise<T>): Promise<T> => {
+      if (opts.countQueueWait === false) stopClock();
+      return g.fopPools.run(pool, () => {
+        if (opts.countQueueWait === false && !disposed) startClock();
+        if (controller.signal.aborted) return Promise.reject(timedOut());
+        currentPool = pool;
+        return task();
+      });
+    },
+  };
   const dir = join(fopTempRoot(g.config.dataDir), randomBytes(8).toString('hex'));
   let made = false;
   let n = 0;
@@ -101,12 +133,16 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
     fetchResource: (url, maxBytes) => fetchResource(g, bucket, url, maxBytes, controller.signal),
     tools: g.fopTools,
   };
+  function timedOut(): Error {
+    const message = `${stages[0]?.name ?? 'fop'}: processing timed out after ${timeoutSeconds} s`;
+    return currentPool === 'video' ? Errors.videoFailed(message) : Errors.fopFailed(message);
+  }
   const aborted = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener('abort', () => reject(Errors.fopFailed(`${stages[0]?.name ?? 'fop'}: processing timed out after ${timeoutSeconds} s`)), { once: true });
+    controller.signal.addEventListener('abort', () => reject(timedOut()), { once: true });
   });
   aborted.catch(() => undefined);
   try {
-    const result = await Promise.race([runPipeline(stages, storedSource(g, rec, limits), ctx, g.fopPools), aborted]);
+    const result = await Promise.race([runPipeline(stages, storedSource(g, rec, limits), ctx, pools), aborted]);
     return { result, dispose };
   } catch (err) {
     await dispose();
@@ -114,9 +150,14 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
   }
 }
 
-/** Empties the fop temp root (leftovers of a crash); called once at start. */
-export async function clearFopTemp(dataDir: string): Promise<void> {
+/**
+ * Empties the fop temp root (leftovers of a crash); called once at start. ffmpeg/ffprobe subprocesses of a
+ * process that died are killed first (video/leftovers.ts); resolves with how many.
+ */
+export async function clearFopTemp(dataDir: string): Promise<number> {
   const root = fopTempRoot(dataDir);
+  const killed = await killLeftoverSubprocesses(root);
   await rm(root, { recursive: true, force: true });
   await mkdir(root, { recursive: true });
+  return killed;
 }

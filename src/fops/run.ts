@@ -71,7 +71,7 @@ export function failedStageOf(err: unknown): number | undefined {
 }
 
 /** Runs `stages` on `source`; a JSON-producing stage that is not the last is a 400. A thrown error carries its stage (failedStageOf). */
-export async function runPipeline(stages: FopStage[], source: FopSource, ctx: FopContext, pools: FopPools): Promise<FopResult> {
+export async function runPipeline(stages: FopStage[], source: FopSource, ctx: FopContext, pools: Pick<FopPools, 'run'>): Promise<FopResult> {
   configureImageWork();
   let input = source;
   let current: FopResult | undefined;

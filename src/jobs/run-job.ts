@@ -5,8 +5,8 @@
  *    entry naming only a bucket gets a generated key in that bucket;
  * 2. without `force`, a target already present is kept: the item succeeds with `returnOld: 1` and the old
  *    object's hash and key, nothing runs;
- * 3. the command runs through `executeFops` (the fop pools bound the CPU, GRANARY_JOB_TIMEOUT bounds each
- *    command, shutdown aborts it);
+ * 3. the command runs through `executeFops` (the fop pools bound the CPU, GRANARY_JOB_TIMEOUT bounds the time each
+ *    command runs — waiting for a pool slot behind other commands is not counted —, shutdown aborts it);
  * 4. the result (bytes, a temp file, or JSON stored as an `application/json` object) is stored through
  *    `putObject` with the submitter's rights (insert semantics without `force`: an object that appeared meanwhile
  *    is kept and reported as `returnOld`);
@@ -75,7 +75,7 @@ async function runCommand(
       const old = await live(g, bucket, key);
       if (old) return doneItem(c.cmd, key, old.hash, true);
     }
-    const run = await executeFops(g, source.bucket, source.object, stages, { timeoutSeconds: g.config.jobTimeoutSeconds, signal });
+    const run = await executeFops(g, source.bucket, source.object, stages, { timeoutSeconds: g.config.jobTimeoutSeconds, signal, countQueueWait: false });
     try {
       const { stream, contentType } = resultStream(run.result);
       const body = await receiveBody(g.blobs, stream, { maxBytes: g.config.maxObjectBytes });

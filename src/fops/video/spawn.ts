@@ -9,10 +9,13 @@
  * - Exit code ≠ 0 → 400 `videoFailed` with the last lines of stderr (the input is bad: not a media file, no
  *   such stream, …); paths of the run (blob, temp files) are replaced by neutral names so no path leaks.
  *   Killed by a signal we did not send, or any other spawn failure → 599 (our own failure).
+ * - With `ctx.tempFile` (every run of executeFops), the child is recorded in the run's temp dir so that a later
+ *   start can kill it if this process dies while it runs (leftovers.ts).
  */
 import { spawn } from 'node:child_process';
 import { Errors } from '../../errors.js';
 import type { FopContext } from '../types.js';
+import { recordSubprocess } from './leftovers.js';
 
 /** Which program to run. */
 export type VideoTool = 'ffmpeg' | 'ffprobe';
@@ -50,7 +53,13 @@ export function stderrSummary(stderr: string, redact: Record<string, string> = {
 }
 
 /** Runs `tool` with `args`; resolves with its stdout once it exits with 0 (see the module comment for errors). */
-export function runTool(cmd: string, tool: VideoTool, args: string[], ctx: Pick<FopContext, 'signal' | 'tools'>, opts: ToolOptions = {}): Promise<Buffer> {
+export function runTool(
+  cmd: string,
+  tool: VideoTool,
+  args: string[],
+  ctx: Pick<FopContext, 'signal' | 'tools'> & Partial<Pick<FopContext, 'tempFile'>>,
+  opts: ToolOptions = {},
+): Promise<Buffer> {
   const program = ctx.tools[tool];
   if (!program) return Promise.reject(toolMissing(cmd, tool));
   const timedOut = (): Error => Errors.videoFailed(`${cmd}: processing timed out`);
@@ -58,6 +67,13 @@ export function runTool(cmd: string, tool: VideoTool, args: string[], ctx: Pick<
   const maxStdout = opts.maxStdout ?? 8 * 1024 * 1024;
   return new Promise<Buffer>((resolve, reject) => {
     const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], shell: false, windowsHide: true });
+    if (ctx.tempFile && child.pid !== undefined) {
+      try {
+        recordSubprocess(ctx.tempFile('.pid'), child.pid, [program, ...args]);
+      } catch {
+        // best effort: only the clean-up after a crash depends on it
+      }
+    }
     const out: Buffer[] = [];
     let outBytes = 0;
     let stderr = '';
