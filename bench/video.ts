@@ -18,7 +18,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import qiniu from 'qiniu';
@@ -27,6 +27,7 @@ import { avthumbArgs, parseAvthumb } from '../src/fops/video/avthumb-args.js';
 import { fontFile } from '../src/fops/video/avthumb.js';
 import { parseVframe, vframeArgs } from '../src/fops/video/vframe.js';
 import { transpileForBench } from './lib/build.js';
+import { benchServerEnv, runIfMain } from './lib/standalone.js';
 import { startServer, type ServerChild } from './lib/child.js';
 import { RssSampler } from './lib/proc.js';
 import { msSince, summarize } from './lib/stats.js';
@@ -99,16 +100,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
   let server: ServerChild | undefined;
   try {
     await transpileForBench(root, buildDir);
-    server = await startServer(buildDir, 'video-server', {
-      GRANARY_PORT: '0',
-      GRANARY_HOST: '127.0.0.1',
-      GRANARY_DATA_DIR: dataDir,
-      GRANARY_ACCESS_KEY: AK,
-      GRANARY_SECRET_KEY: SK,
-      GRANARY_LOG_LEVEL: 'warn',
-      GRANARY_VIDEO_THREADS: String(THREADS),
-      BENCH_BUCKET: BUCKET,
-    });
+    server = await startServer(buildDir, 'video-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: BUCKET }, { GRANARY_VIDEO_THREADS: String(THREADS) }));
     const s = server;
     const host = `127.0.0.1:${s.port}`;
     const zone = new qiniu.conf.Zone([host], [], host, host, host, host);
@@ -201,7 +193,4 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const figures = await run({ quick: process.argv.includes('--quick'), log: (line) => console.log(line) });
-  console.log(JSON.stringify(figures, null, 2));
-}
+await runIfMain(import.meta.url, run);
