@@ -8,23 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import qiniu from 'qiniu';
 import { urlsafeB64Encode } from '../../src/auth/base64.js';
+import type { PrefopRecord } from '../../src/jobs/record.js';
 import { readAnswer, type RawAnswer } from './upload.js';
 import type { TestServer } from './server.js';
 
-/** A prefop record as the server answers it. */
-export interface Record {
-  id: string;
-  pipeline: string;
-  code: number;
-  desc: string;
-  reqid: string;
-  inputBucket: string;
-  inputKey: string;
-  creationDate: string;
-  type: number;
-  taskFrom: string;
-  items: Array<{ cmd: string; code: number; desc: string; error: string; hash: string; key: string; returnOld: number; errorIndex?: number }>;
-}
+/** A prefop record as the server answers it (the shape src/jobs/record.ts declares). */
+export type Record = PrefopRecord;
 
 /** `saveas/<EncodedEntryURI>` for `bucket:key`. */
 export function saveas(bucket: string, key: string): string {
