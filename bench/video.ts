@@ -100,7 +100,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
   let server: ServerChild | undefined;
   try {
     await transpileForBench(root, buildDir);
-    server = await startServer(buildDir, 'video-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: BUCKET }, { GRANARY_VIDEO_THREADS: String(THREADS) }));
+    server = await startServer(buildDir, 'video-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: BUCKET }, { GRANARY_VIDEO_THREADS: String(THREADS), GRANARY_FOP_CACHE_SIZE: '0' }));
     const s = server;
     const host = `127.0.0.1:${s.port}`;
     const zone = new qiniu.conf.Zone([host], [], host, host, host, host);
