@@ -17,7 +17,7 @@ import { loadConfig } from '../../src/config.js';
 import { startGranary } from '../../src/main.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 import { saveas, sdkPfop, sdkPrefop, startNotifyReceiver, waitFinal, type NotifyReceiver } from '../helpers/pfop.js';
-import { AK, SK, sdk, setUcHost, startTestServer, type TestServer } from '../helpers/server.js';
+import { AK, SK, sdk, startTestServer, staticZoneConfig, type TestServer } from '../helpers/server.js';
 import { freePort, spawnServer, type ChildServer } from '../helpers/subprocess.js';
 import { createBucket, download } from '../helpers/upload.js';
 
@@ -179,10 +179,7 @@ describe('a job survives a server crash', () => {
     child = await spawnServer(env, port);
     const host = `127.0.0.1:${port}`;
     const mac = new qiniu.auth.digest.Mac(AK, SK);
-    const zoneConfig = (): qiniu.conf.Config => {
-      setUcHost(host);
-      return new qiniu.conf.Config({ zone: new qiniu.conf.Zone([host], [], host, host, host, host), useHttpsDomain: false } as qiniu.conf.ConfigOptions);
-    };
+    const zoneConfig = (): qiniu.conf.Config => staticZoneConfig(host);
     const s = { url: child.url, mac, zoneConfig } as unknown as TestServer;
     const bm = new qiniu.rs.BucketManager(mac, zoneConfig());
     expect((await sdk(bm.createBucket(B, { regionId: 'z0' }))).status).toBe(200);

@@ -25,7 +25,7 @@ import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 import { startCallbackApp, type CallbackApp } from '../helpers/callback-app.js';
 import { serveBytes, startOrigin, type Origin } from '../helpers/fetch-origin.js';
 import { putPipeline, saveas, sdkPfop, sdkPrefop, startNotifyReceiver, waitFinal, type NotifyReceiver, type Record as PrefopRecord } from '../helpers/pfop.js';
-import { AK, SK, sdk, setUcHost, startTestServer, type TestServer } from '../helpers/server.js';
+import { AK, SK, sdk, startTestServer, staticZoneConfig, type TestServer } from '../helpers/server.js';
 import { freePort, spawnServer, type ChildServer } from '../helpers/subprocess.js';
 import { createBucket, download, expectError, FIXTURE_IMAGES, readAnswer } from '../helpers/upload.js';
 
@@ -308,11 +308,7 @@ describe('a video job and a graceful stop', () => {
         loadConfig({ GRANARY_PORT: '0', GRANARY_HOST: '127.0.0.1', GRANARY_DATA_DIR: s.dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK }),
         { logger: pino({ level: 'silent' }) },
       );
-      const restarted = { ...s, url: next.url, zoneConfig: () => {
-        const host = `127.0.0.1:${next?.port ?? 0}`;
-        setUcHost(host);
-        return new qiniu.conf.Config({ zone: new qiniu.conf.Zone([host], [], host, host, host, host), useHttpsDomain: false } as qiniu.conf.ConfigOptions);
-      } };
+      const restarted = { ...s, url: next.url, zoneConfig: () => staticZoneConfig(`127.0.0.1:${next?.port ?? 0}`) };
       const final = await waitFinal(restarted, id, 30_000);
       expect(final.code).toBe(0);
       expect(final.items[0]).toMatchObject({ code: 0, returnOld: 0, key: 'stopped.mp4' });
@@ -341,10 +337,7 @@ describe('a video job survives a server crash', () => {
     child = await spawnServer(env, port);
     const host = `127.0.0.1:${port}`;
     const mac = new qiniu.auth.digest.Mac(AK, SK);
-    const zoneConfig = (): qiniu.conf.Config => {
-      setUcHost(host);
-      return new qiniu.conf.Config({ zone: new qiniu.conf.Zone([host], [], host, host, host, host), useHttpsDomain: false } as qiniu.conf.ConfigOptions);
-    };
+    const zoneConfig = (): qiniu.conf.Config => staticZoneConfig(host);
     const s = { url: child.url, mac, zoneConfig } as unknown as TestServer;
     const bm = (): qiniu.rs.BucketManager => new qiniu.rs.BucketManager(mac, zoneConfig());
     expect((await sdk(bm().createBucket(B, { regionId: 'z0' }))).status).toBe(200);

@@ -36,6 +36,13 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
+/** An SDK configuration with a static Zone: every role (up, io, rs, rsf, api, uc) at `host`. */
+export function staticZoneConfig(host: string): qiniu.conf.Config {
+  setUcHost(host);
+  const zone = new qiniu.conf.Zone([host], [], host, host, host, host);
+  return new qiniu.conf.Config({ zone, useHttpsDomain: false } as qiniu.conf.ConfigOptions);
+}
+
 /** Starts a server; `env` adds GRANARY_* settings. */
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'granary-test-'));
@@ -51,11 +58,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   const running = await startGranary(config, { clock, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const host = `127.0.0.1:${running.port}`;
   const mac = new qiniu.auth.digest.Mac(AK, SK);
-  const zoneConfig = (): qiniu.conf.Config => {
-    setUcHost(host);
-    const zone = new qiniu.conf.Zone([host], [], host, host, host, host);
-    return new qiniu.conf.Config({ zone, useHttpsDomain: false } as qiniu.conf.ConfigOptions);
-  };
+  const zoneConfig = (): qiniu.conf.Config => staticZoneConfig(host);
   const discoveryConfig = (): qiniu.conf.Config => {
     setUcHost(host);
     return new qiniu.conf.Config({ useHttpsDomain: false, regionsQueryResultCachePath: null } as unknown as qiniu.conf.ConfigOptions);
