@@ -48,6 +48,7 @@ export const Errors = {
   unknownAccessKey: entry('unknownAccessKey', 401, 'bad token: unknown access key'),
   badDownloadToken: entry('badDownloadToken', 401, 'bad token'),
   downloadTokenExpired: entry('downloadTokenExpired', 401, 'token out of date'),
+  badSaveasSign: entry('badSaveasSign', 401, 'bad saveas sign'),
   // 403 — forbidden
   staleDate: entry('staleDate', 403, 'X-Qiniu-Date is out of the allowed time window'),
   scopeMismatch: entry('scopeMismatch', 403, "key doesn't match with scope"),

@@ -6,7 +6,8 @@
  * A missing key in a bucket with a mirror source is pulled from the origin first (objects/fetch/mirror.ts:
  * 404 origin 404, 403 outbound guard, 478 other origin failures). A query starting with a fop pipeline
  * (`?imageView2/...`, §10) is served by fop.ts after the same checks; so is a bucket style, named by a key
- * suffix (`<key>-<style>`, when that key names no object) or by `?style/<name>` (buckets/styles.ts).
+ * suffix (`<key>-<style>`, when that key names no object) or by `?style/<name>` (buckets/styles.ts). A pipeline
+ * ending in a signed `|saveas/<entry>/sign/<AK>:<sign>` also stores its result (saveas.ts, §10.7).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
@@ -19,6 +20,7 @@ import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js
 import type { ObjectRecord } from '../../store/meta.js';
 import { rawUrlOf } from '../http.js';
 import { serveFop } from './fop.js';
+import { prepareSaveas, serveSaveas } from './saveas.js';
 import { ifRangeMatches, notModified, parseRange } from './range.js';
 
 /** Prefix server.ts puts before the path of a request made to a bound download domain. */
@@ -97,8 +99,8 @@ function objectHeaders(rec: ObjectRecord, isPrivate: boolean, attname: string | 
 async function download(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const t = target(g, request);
   if (!t) throw Errors.notFound();
-  const { params, fop } = splitQuery(t.query);
-  if (fop !== undefined) reply.header('cache-control', 'no-store'); // errors of a fop are not cached
+  const { params, fop: query } = splitQuery(t.query);
+  if (query !== undefined) reply.header('cache-control', 'no-store'); // errors of a fop are not cached
   const { bucket, object } = await lookupForDownload(g, t.bucket, t.key);
   if (bucket.private) {
     const nowSec = Math.floor(g.clock.nowMs() / 1000);
@@ -106,16 +108,21 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
     // A valid signature by a key of another account does not open this bucket.
     if (!mayAccess(g, accessKey, bucket)) throw Errors.badDownloadToken('the key has no access to this bucket');
   }
+  // `…|saveas/<entry>/sign/<AK>:<sign>` (§10.7): verified here, then the pipeline runs and its result is stored.
+  const saveas = query === undefined ? undefined : await prepareSaveas(g, request, query);
+  const fop = saveas ? saveas.pipeline : query;
+  const serve = (on: ObjectRecord, pipeline: string): Promise<FastifyReply> =>
+    saveas ? serveSaveas(g, bucket, on, { ...saveas, pipeline }, request, reply) : serveFop(g, bucket, on, pipeline, request, reply);
   // A key that names no object may name a style of another (`<key><sep><style>`, §10.1): its fop on that one.
   const styled = isLive(g, object) ? undefined : await findStyled(g, bucket, t.key);
   if (styled) {
     reply.header('cache-control', 'no-store'); // errors of a fop are not cached
     const pipeline = withStyle(styled.pipeline, fop === undefined ? undefined : expandStyleStage(bucket, fop));
-    return serveFop(g, bucket, checkDownloadable(g, styled.object), pipeline, request, reply);
+    return serve(checkDownloadable(g, styled.object), pipeline);
   }
   // A miss in a bucket with a mirror source is pulled from it (single-flight per key), then served (§8.6).
   const rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, t.key, object));
-  if (fop !== undefined) return serveFop(g, bucket, rec, expandStyleStage(bucket, fop), request, reply);
+  if (fop !== undefined) return serve(rec, expandStyleStage(bucket, fop));
   const mtimeMs = Number(rec.putTime / 10000n);
   reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));
   if (notModified(request.headers, rec.hash, mtimeMs)) return reply.code(304).send();
