@@ -5,9 +5,10 @@
  * in the server's pools. The caller consumes the result, then calls `dispose()` (removes the temp dir).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { createReadStream, mkdirSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import type { BucketRecord, ObjectRecord } from '../store/meta.js';
@@ -160,4 +161,11 @@ export async function clearFopTemp(dataDir: string): Promise<number> {
   await rm(root, { recursive: true, force: true });
   await mkdir(root, { recursive: true });
   return killed;
+}
+
+/** The bytes of a result as a fresh stream (a file result is opened anew) and their content type. */
+export function resultStream(result: FopResult): { stream: Readable; contentType: string } {
+  if ('json' in result) return { stream: Readable.from([Buffer.from(JSON.stringify(result.json))]), contentType: 'application/json' };
+  if ('body' in result) return { stream: Readable.from([result.body]), contentType: result.contentType };
+  return { stream: createReadStream(result.file), contentType: result.contentType };
 }

@@ -6,15 +6,13 @@
  * are stored as `application/json`. The caller (roles/io/saveas.ts) answers with the run's result, then disposes
  * the run.
  */
-import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
 import { putObject } from '../objects/put-object.js';
 import { receiveBody } from '../objects/receive.js';
 import { parsePutPolicy } from '../policy/put-policy.js';
 import type { BucketRecord, ObjectRecord } from '../store/meta.js';
-import { executeFops, type FopRun } from './execute.js';
-import type { FopResult, FopStage } from './types.js';
+import { executeFops, resultStream, type FopRun } from './execute.js';
+import type { FopStage } from './types.js';
 
 /** The internal put policy of a saveas output never expires. */
 const NO_DEADLINE = 0xffffffff;
@@ -33,13 +31,6 @@ export interface SaveasTarget {
 export interface SaveasOutcome {
   run: FopRun;
   stored: ObjectRecord;
-}
-
-/** The bytes of a result as a fresh stream (a file result is opened anew) and their content type. */
-export function resultStream(result: FopResult): { stream: Readable; contentType: string } {
-  if ('json' in result) return { stream: Readable.from([Buffer.from(JSON.stringify(result.json))]), contentType: 'application/json' };
-  if ('body' in result) return { stream: Readable.from([result.body]), contentType: result.contentType };
-  return { stream: createReadStream(result.file), contentType: result.contentType };
 }
 
 /**

@@ -18,13 +18,10 @@
  * unfinished items. Between a command's commit and the saving of its outcome there is a small window: a crash
  * exactly there runs that command once more (its output is then reported as `returnOld`, or rewritten with force).
  */
-import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError } from '../errors.js';
-import { executeFops } from '../fops/execute.js';
+import { executeFops, resultStream } from '../fops/execute.js';
 import { failedStageOf } from '../fops/run.js';
-import type { FopResult } from '../fops/types.js';
 import { putObject } from '../objects/put-object.js';
 import { receiveBody } from '../objects/receive.js';
 import { parsePutPolicy } from '../policy/put-policy.js';
@@ -50,12 +47,6 @@ async function live(g: Granary, bucket: string, key: string): Promise<ObjectReco
   return rec && (rec.expireAt === undefined || rec.expireAt > nowSeconds(g.clock)) ? rec : undefined;
 }
 
-/** The result as a stream and its content type. */
-function resultStream(result: FopResult): { stream: Readable; contentType: string } {
-  if ('json' in result) return { stream: Readable.from([Buffer.from(JSON.stringify(result.json))]), contentType: 'application/json' };
-  if ('body' in result) return { stream: Readable.from([result.body]), contentType: result.contentType };
-  return { stream: createReadStream(result.file), contentType: result.contentType };
-}
 
 /** Runs one command and stores its output; returns the item. Rethrows nothing but an abort by `signal`. */
 async function runCommand(
