@@ -39,11 +39,9 @@ export function verifyPrivateDownload(
   if (cut < 0 || !rawUrl.slice(0, cut).includes('?')) throw Errors.badDownloadToken('missing token');
   const rawToken = rawUrl.slice(cut + TOKEN_PARAM.length);
   if (rawToken.includes('&')) throw Errors.badDownloadToken('token must be the last query parameter');
-  const token = decodeLenient(rawToken);
-  const colon = token.indexOf(':');
-  if (colon <= 0 || colon === token.length - 1) throw Errors.badDownloadToken('malformed token');
-  const accessKey = token.slice(0, colon);
-  const sign = token.slice(colon + 1);
+  const credential = splitCredential(rawToken);
+  if (!credential) throw Errors.badDownloadToken('malformed token');
+  const { accessKey, sign } = credential;
 
   const secret = secretOf(accessKey);
   if (secret === undefined) throw Errors.badDownloadToken('unknown access key');
@@ -82,7 +80,18 @@ function lastQueryParam(target: string, name: string): string | undefined {
   return undefined;
 }
 
-/** Percent-decodes the token value when it was escaped (`ak%3Asign`); otherwise returns it unchanged. */
+/**
+ * Splits a URL credential `<AccessKey>:<sign>` (percent-decoded first when it was escaped, `ak%3Asign`), as in
+ * `token=` of private download URLs (§2.5) and `/sign/` of sync saveas (§2.7); undefined when malformed.
+ */
+export function splitCredential(raw: string): { accessKey: string; sign: string } | undefined {
+  const text = decodeLenient(raw);
+  const colon = text.indexOf(':');
+  if (colon <= 0 || colon === text.length - 1) return undefined;
+  return { accessKey: text.slice(0, colon), sign: text.slice(colon + 1) };
+}
+
+/** Percent-decodes a value when it was escaped; otherwise returns it unchanged. */
 function decodeLenient(text: string): string {
   if (!text.includes('%')) return text;
   try {

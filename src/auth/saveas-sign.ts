@@ -13,7 +13,7 @@
 import { Errors } from '../errors.js';
 import { hmacSign } from './base64.js';
 import { sameSignature } from './compare.js';
-import type { DownloadRequest } from './download-token.js';
+import { splitCredential, type DownloadRequest } from './download-token.js';
 import { firstListItem, headerValue } from './headers.js';
 import type { SecretLookup } from './management.js';
 
@@ -37,11 +37,9 @@ export function verifySaveasSign(req: DownloadRequest, secretOf: SecretLookup): 
   if (q < 0 || cut < q) throw Errors.badSaveasSign('missing /sign/<AccessKey>:<sign>');
   const rest = rawUrl.slice(cut + SIGN_MARK.length);
   const amp = rest.indexOf('&');
-  const credential = decodeLenient(amp < 0 ? rest : rest.slice(0, amp));
-  const colon = credential.indexOf(':');
-  if (colon <= 0 || colon === credential.length - 1) throw Errors.badSaveasSign('malformed sign, expected <AccessKey>:<sign>');
-  const accessKey = credential.slice(0, colon);
-  const sign = credential.slice(colon + 1);
+  const credential = splitCredential(amp < 0 ? rest : rest.slice(0, amp));
+  if (!credential) throw Errors.badSaveasSign('malformed sign, expected <AccessKey>:<sign>');
+  const { accessKey, sign } = credential;
   const secret = secretOf(accessKey);
   if (secret === undefined) throw Errors.badSaveasSign('unknown access key');
 
@@ -55,14 +53,4 @@ export function verifySaveasSign(req: DownloadRequest, secretOf: SecretLookup): 
   for (const host of hosts) for (const t of targets) ok = sameSignature(sign, hmacSign(secret, host + t)) || ok;
   if (!ok) throw Errors.badSaveasSign('signature mismatch');
   return { accessKey };
-}
-
-/** Percent-decodes the credential when it was escaped (`ak%3Asign`); otherwise returns it unchanged. */
-function decodeLenient(text: string): string {
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }
