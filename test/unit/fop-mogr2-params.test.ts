@@ -1,24 +1,14 @@
 /** imageMogr2 parameters and geometry arithmetic, gravity placement, output limits (protocol.md §10.3). */
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { isKodoError } from '../../src/errors.js';
 import { anchorBox, insetBox, parseGravity } from '../../src/fops/gravity.js';
 import { checkOutputSize } from '../../src/fops/image-output.js';
 import { effectiveQuality, estimateJpegQuality } from '../../src/fops/jpeg-quality.js';
 import { cropRect, parseCrop, parseThumbnail, rotatedSize, thumbnailSize } from '../../src/fops/mogr2-geometry.js';
 import { parseImageMogr2 } from '../../src/fops/mogr2-params.js';
 import { parsePipeline } from '../../src/fops/registry.js';
+import { status400 } from '../helpers/errors.js';
 
-function status400(fn: () => unknown, msg: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(isKodoError(err) && err.status).toBe(400);
-    expect((err as Error).message).toMatch(msg);
-    return;
-  }
-  throw new Error('accepted');
-}
 
 describe('thumbnail geometry', () => {
   // Source 600×450 (landscape) and 450×600 (portrait); expected sizes worked out by hand.

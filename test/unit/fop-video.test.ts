@@ -13,19 +13,10 @@ import { reshapeProbe } from '../../src/fops/video/avinfo.js';
 import { parseBitrate, parseSeconds } from '../../src/fops/video/common.js';
 import { runTool, stderrSummary } from '../../src/fops/video/spawn.js';
 import { parseVframe, vframeArgs } from '../../src/fops/video/vframe.js';
+import { status400 } from '../helpers/errors.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
 
-function status400(f: () => unknown, msg: RegExp): void {
-  let err: unknown;
-  try {
-    f();
-  } catch (e) {
-    err = e;
-  }
-  expect(isKodoError(err) && err.status, String(err)).toBe(400);
-  expect((err as Error).message).toMatch(msg);
-}
 
 const files = { input: '/data/blobs/ab/cd/blob', output: '/data/fop-tmp/x/1.mp4', font: '/fonts/DejaVuSans.ttf' };
 

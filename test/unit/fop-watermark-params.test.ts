@@ -1,10 +1,10 @@
 /** watermark parameters, colours, fonts and mark scaling (protocol.md §10.5). */
 import { describe, expect, it } from 'vitest';
-import { isKodoError } from '../../src/errors.js';
 import { parsePipeline } from '../../src/fops/registry.js';
 import { parseWatermark } from '../../src/fops/watermark-params.js';
 import { fontFace, parseColour } from '../../src/fops/watermark-text.js';
 import { scaledMarkSize } from '../../src/fops/watermark.js';
+import { status400 } from '../helpers/errors.js';
 
 const b64 = (s: string, pad = true): string => {
   const t = Buffer.from(s, 'utf8').toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
@@ -12,16 +12,6 @@ const b64 = (s: string, pad = true): string => {
 };
 const URL1 = 'http://example.com/logo.png?x=1';
 
-function status400(fn: () => unknown, msg: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(isKodoError(err) && err.status).toBe(400);
-    expect((err as Error).message).toMatch(msg);
-    return;
-  }
-  throw new Error('accepted');
-}
 
 describe('parseWatermark', () => {
   it('mode 1 with defaults and with every parameter (padded or bare base64)', () => {
