@@ -1,5 +1,5 @@
 /**
- * Video fop bench (issue 7): Granary in a child process (bench/video-server.ts, transpiled like bench/run.ts's
+ * Video fop bench (issue 7): Granary in a child process (bench/granary-server.ts, transpiled like bench/run.ts's
  * servers) against bare ffmpeg with the same arguments, in the same run, rounds alternating.
  *
  * - vframe: `GET /<bucket>/bunny.mp4?vframe/jpg/offset/5` on the download URL, one at a time; the baseline is
@@ -100,7 +100,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
   let server: ServerChild | undefined;
   try {
     await transpileForBench(root, buildDir);
-    server = await startServer(buildDir, 'video-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: BUCKET }, { GRANARY_VIDEO_THREADS: String(THREADS), GRANARY_FOP_CACHE_SIZE: '0' }));
+    server = await startServer(buildDir, 'granary-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: BUCKET }, { GRANARY_VIDEO_THREADS: String(THREADS), GRANARY_FOP_CACHE_SIZE: '0' }));
     const s = server;
     const host = `127.0.0.1:${s.port}`;
     const zone = new qiniu.conf.Zone([host], [], host, host, host, host);
