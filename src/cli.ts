@@ -25,6 +25,7 @@ import { statEntry } from './objects/manage/stat.js';
 import { streamObjects } from './objects/list.js';
 import { toJson } from './roles/json.js';
 import { systemClock } from './ports/clock.js';
+import { FreeSpace } from './store/fs/free-space.js';
 
 /** Flag → environment variable it mirrors. */
 const FLAG_ENV: Record<string, string> = {
@@ -58,6 +59,7 @@ async function offlineContext(config: Config): Promise<Granary> {
     config,
     meta,
     blobs,
+    space: new FreeSpace(config.dataDir, config.minFree),
     clock: systemClock,
     log: pino({ level: 'silent' }),
     keys,

@@ -79,6 +79,11 @@ export interface Config {
   dateWindowSeconds: number;
   /** GRANARY_EXPIRY_INTERVAL: seconds between sweeps deleting expired objects (default 60). */
   expirySweepSeconds: number;
+  /**
+   * GRANARY_MIN_FREE_BYTES: uploads are refused (599) while the data dir's file system has less free space than
+   * this: bytes (`1073741824`), a percentage of the file system (`5%`), or by default the smaller of 1 GiB and 5%.
+   */
+  minFree: { bytes?: number; percent?: number };
   /** GRANARY_LOG_LEVEL: pino level (default info). */
   logLevel: string;
 }
@@ -93,6 +98,16 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
     throw new Error(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
   }
   return n;
+}
+
+/** GRANARY_MIN_FREE_BYTES: `<bytes>` or `<percent>%`; default the smaller of 1 GiB and 5%. */
+function reserveVar(env: Env): Config['minFree'] {
+  const raw = textVar(env, 'GRANARY_MIN_FREE_BYTES');
+  if (raw === undefined) return { bytes: 1024 ** 3, percent: 5 };
+  if (/^\d+$/.test(raw) && Number.isSafeInteger(Number(raw))) return { bytes: Number(raw) };
+  const m = /^(\d+(?:\.\d+)?)%$/.exec(raw);
+  if (m && Number(m[1]) <= 100) return { percent: Number(m[1]) };
+  throw new Error(`GRANARY_MIN_FREE_BYTES must be a byte count or a percentage such as 5%, got ${JSON.stringify(raw)}`);
 }
 
 function textVar(env: Env, name: string): string | undefined {
@@ -141,6 +156,7 @@ export function loadConfig(env: Env = process.env): Config {
     notifyRetryMs: intVar(env, 'GRANARY_NOTIFY_RETRY_MS', 1000, 1, 3_600_000),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
+    minFree: reserveVar(env),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
   };
   if (accessKey !== undefined && secretKey !== undefined) {

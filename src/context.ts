@@ -13,12 +13,15 @@ import type { JobQueue } from './jobs/queue.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
 import type { BlobStore } from './store/blob.js';
+import type { FreeSpace } from './store/fs/free-space.js';
 import type { MetaStore } from './store/meta.js';
 
 export interface Granary {
   config: Config;
   meta: MetaStore;
   blobs: BlobStore;
+  /** Free space on the data dir's file system and the upload reserve (GRANARY_MIN_FREE_BYTES). */
+  space: FreeSpace;
   clock: Clock;
   log: Logger;
   /** The root key pair. */

@@ -109,7 +109,37 @@ export const Errors = {
   badPipelineName: entry('badPipelineName', 400, 'invalid pipeline name'),
   unknownPipeline: entry('unknownPipeline', 400, 'no such pipeline'),
   unsupportedWorkflow: entry('unsupportedWorkflow', 400, 'workflowTemplateID is not supported, send fops'),
+  objectArchived: entry('objectArchived', 403, 'the object is in archive storage: restore it with restoreAr before reading it'),
+  // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
+  storageFull: entry('storageFull', 599, 'storage full: no space left on the data disk'),
+  storageReadOnly: entry('storageReadOnly', 599, 'storage is read-only'),
+  storageDenied: entry('storageDenied', 599, 'storage permission denied: the data directory is not writable by the server'),
+  storageIo: entry('storageIo', 599, 'storage I/O error'),
+  objectCorrupt: entry('objectCorrupt', 599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'),
 } as const;
+
+/**
+ * Errors of the file system (errno codes) and of SQLite (result codes) that mean the storage itself failed,
+ * mapped to the storage entries of the catalogue. Anything else is not a storage failure (undefined).
+ */
+const STORAGE_CODES: ReadonlyArray<[RegExp, (detail?: Detail) => KodoError]> = [
+  [/^(ENOSPC|EDQUOT|SQLITE_FULL)$/, Errors.storageFull],
+  [/^(EROFS|SQLITE_READONLY(_\w+)?)$/, Errors.storageReadOnly],
+  [/^(EACCES|EPERM|SQLITE_PERM|SQLITE_AUTH|SQLITE_CANTOPEN(_\w+)?)$/, Errors.storageDenied],
+  [/^(EIO|ENXIO|EUCLEAN|EBADMSG|SQLITE_IOERR(_\w+)?|SQLITE_CORRUPT(_\w+)?|SQLITE_NOTADB)$/, Errors.storageIo],
+];
+
+/**
+ * The catalogue error for a failed storage call (`err.code` an errno such as ENOSPC/EDQUOT/EROFS/EACCES/EIO, or
+ * an SQLite result code such as SQLITE_FULL), with `detail` saying what was being done; undefined when `err` is
+ * not a storage failure. The original error (which names paths) is for the log only.
+ */
+export function storageError(err: unknown, detail?: string): KodoError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return undefined;
+  for (const [re, make] of STORAGE_CODES) if (re.test(code)) return make(detail ? `${detail} (${code})` : code);
+  return undefined;
+}
 
 /** Narrows an unknown thrown value to a KodoError. */
 export function isKodoError(err: unknown): err is KodoError {

@@ -29,6 +29,7 @@ import { systemClock, type Clock } from './ports/clock.js';
 import { trackConnections } from './connections.js';
 import { buildServer } from './server.js';
 import { FsBlobStore } from './store/fs/fs-blob-store.js';
+import { FreeSpace } from './store/fs/free-space.js';
 import { SqliteMetaStore } from './store/sqlite/sqlite-meta-store.js';
 
 /** A running Granary. `url` is where it listens (e.g. http://127.0.0.1:9000). */
@@ -75,6 +76,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     config,
     meta,
     blobs,
+    space: new FreeSpace(config.dataDir, config.minFree),
     clock: opts.clock ?? systemClock,
     log,
     keys,

@@ -8,7 +8,7 @@ import cors from '@fastify/cors';
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Granary } from './context.js';
-import { Errors, isKodoError } from './errors.js';
+import { Errors, isKodoError, storageError } from './errors.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
@@ -107,9 +107,14 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
   app.setErrorHandler((err, request, reply) => {
-    const kodo = isKodoError(err) ? err : frameworkError(err as { statusCode?: number; code?: string; message: string });
+    // A body left unread (refused or failed before its end) is not drained: the connection closes after the answer.
+    if (!request.raw.complete) reply.header('connection', 'close');
+    const storage = isKodoError(err) ? undefined : storageError(err);
+    const kodo = isKodoError(err) ? err : (storage ?? frameworkError(err as { statusCode?: number; code?: string; message: string }));
     if (kodo) {
-      if (kodo.status >= 500) request.log.warn({ err }, kodo.message);
+      // A storage failure is logged with the original error (errno, path); the client sees the catalogue message.
+      if (storage) request.log.error({ err }, kodo.message);
+      else if (kodo.status >= 500) request.log.warn({ err }, kodo.message);
       return sendJson(reply, kodo.status, { error: kodo.message });
     }
     request.log.error({ err }, 'unexpected error');

@@ -50,8 +50,17 @@ export class DigestingStream extends Transform {
   private headLen = 0;
   private result: Digests | undefined;
 
-  constructor(private readonly maxBytes = Number.POSITIVE_INFINITY) {
+  /** `before`: awaited before the first byte is taken (a refusal fails the stream with its error). */
+  constructor(
+    private readonly maxBytes = Number.POSITIVE_INFINITY,
+    private readonly before?: () => Promise<void>,
+  ) {
     super();
+  }
+
+  override _construct(cb: (err?: Error | null) => void): void {
+    if (!this.before) return cb();
+    this.before().then(() => cb(), cb);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {

@@ -1,10 +1,12 @@
 /**
  * Receiving upload bytes: stream → digests (etag, md5, crc32) → a staged blob, with bounded memory.
- * The result is handed to `putObject`, the one commit path of every upload kind.
+ * The result is handed to `putObject`, the one commit path of every upload kind (form, chunks and parts, fetch,
+ * saveas and job outputs all come through here).
  */
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobStore, StagedBlob } from '../store/blob.js';
+import type { Granary } from '../context.js';
+import type { StagedBlob } from '../store/blob.js';
 import { DigestingStream, type Digests } from './etag.js';
 import { ThrottleStream } from './throttle.js';
 
@@ -14,20 +16,27 @@ export interface ReceivedBody {
   digests: Digests;
 }
 
-/** Limits on one received body: `maxBytes` (413 above), and an optional rate in bits per second (trafficLimit). */
+/**
+ * Limits on one received body: `maxBytes` (413 above), an optional rate in bits per second (trafficLimit), and
+ * the bytes the client declared it will send (Content-Length), checked against the free-space reserve up front.
+ */
 export interface ReceiveLimits {
   maxBytes: number;
   bitsPerSecond?: number;
+  expectedBytes?: number;
 }
 
 /**
  * Streams `source` into a new staged blob while computing its digests.
- * More than `limits.maxBytes` bytes → `Errors.objectTooLarge` (413). On any failure the staged bytes are
- * discarded and the error is rethrown.
+ * Refused before reading anything (599 storageFull) while free space is under the reserve. More than
+ * `limits.maxBytes` bytes → `Errors.objectTooLarge` (413). On any failure the staged bytes are discarded and the
+ * error is rethrown (a file-system error keeps its errno code: the error handler maps it to the 599 family).
  */
-export async function receiveBody(blobs: BlobStore, source: Readable, limits: ReceiveLimits): Promise<ReceivedBody> {
-  const staged = await blobs.stage();
-  const digesting = new DigestingStream(limits.maxBytes);
+export async function receiveBody(g: Pick<Granary, 'blobs' | 'space'>, source: Readable, limits: ReceiveLimits): Promise<ReceivedBody> {
+  const staged = await g.blobs.stage();
+  // The reserve is checked as the pipeline starts, so a refusal fails the pipeline like any other error: the
+  // source is destroyed the way pipeline() does it (a server request keeps its socket for the answer).
+  const digesting = new DigestingStream(limits.maxBytes, () => g.space.require(limits.expectedBytes ?? 0));
   try {
     if (limits.bitsPerSecond) {
       await pipeline(source, new ThrottleStream(limits.bitsPerSecond), digesting, staged.sink);

@@ -69,6 +69,16 @@ export function setStatus(reply: FastifyReply, status: number): FastifyReply {
   return reply;
 }
 
+/**
+ * The body size a request declares (`Content-Length`), bytes; undefined for chunked bodies or a malformed value
+ * (Node's parser refuses those before any route runs).
+ */
+export function declaredLength(request: FastifyRequest): number | undefined {
+  const v = request.headers['content-length'];
+  if (typeof v !== 'string' || !/^\d+$/.test(v)) return undefined;
+  return Number(v);
+}
+
 /** Answers JSON with `Cache-Control: no-store` (management and upload responses, protocol.md §12). */
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return setStatus(reply, status)

@@ -10,6 +10,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import qiniu from 'qiniu';
+import { createBucket as createOwnedBucket } from '../../src/buckets/buckets.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { qetag } from '../helpers/etag.js';
 import { seededBytes } from '../helpers/files.js';
@@ -108,6 +109,7 @@ describe('mkblk and bput', () => {
   it('a ctx is bound to its access key: another account\'s token gets 701 with it', async () => {
     const pair = await s.running.g.keyIndex.create(0);
     const alice = new qiniu.auth.digest.Mac(pair.accessKey, pair.secretKey);
+    await createOwnedBucket(s.running.g, 'alice-bucket', pair.accessKey);
     const aliceUp = up.as(upToken({ scope: 'alice-bucket', expires: LONG }, alice));
     expectError(await aliceUp.bput(ctx1, 2 * MiB, chunk(2)), 701);
     expectError(await aliceUp.mkfile(4 * MiB, [ctx1]), 701);

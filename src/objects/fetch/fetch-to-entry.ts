@@ -138,7 +138,7 @@ export async function fetchToEntry(
   const res = await openOrigin(g, src);
   let body;
   try {
-    body = await receiveBody(g.blobs, res.stream, { maxBytes: g.config.fetchMaxBytes });
+    body = await receiveBody(g, res.stream, { maxBytes: g.config.fetchMaxBytes });
   } catch (err) {
     throw outboundFailure(err, src.url);
   }

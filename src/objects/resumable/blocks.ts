@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { authorizeBucket } from '../../auth/authorize.js';
 import { urlsafeB64Decode, urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
@@ -56,15 +57,29 @@ async function answer(
   };
 }
 
-/** Receives one chunk of at most `maxBytes` into a sealed blob; 400 when it is empty or larger. */
+/** Who sends a chunk: the upload token's AccessKey and scope bucket, and the declared body size (Content-Length). */
+export interface ChunkSender {
+  accessKey: string;
+  bucket: string;
+  declaredBytes?: number;
+}
+
+/**
+ * Receives one chunk of at most `maxBytes` into a sealed blob; 400 when it is empty or larger (a larger declared
+ * Content-Length is refused before reading).
+ */
 async function receiveChunk(
   g: Granary,
   body: Readable,
   maxBytes: number,
+  declaredBytes: number | undefined,
 ): Promise<{ blobId: string; size: number; crc32: number; sha1: string }> {
+  if (declaredBytes !== undefined && declaredBytes > maxBytes) {
+    throw Errors.badBlock(`the chunk (${declaredBytes} bytes) is larger than the rest of its block (${maxBytes})`);
+  }
   let received;
   try {
-    received = await receiveBody(g.blobs, body, { maxBytes });
+    received = await receiveBody(g, body, { maxBytes, ...(declaredBytes !== undefined ? { expectedBytes: declaredBytes } : {}) });
   } catch (err) {
     if ((err as { kind?: string }).kind === 'objectTooLarge') throw Errors.badBlock('the chunk is larger than the rest of its block');
     throw err;
@@ -79,15 +94,19 @@ async function receiveChunk(
   return { blobId: await received.staged.seal(), size, crc32, sha1 };
 }
 
-/** `POST /mkblk/<blockSize>`: creates a block with its first chunk. 400 for a size outside 1..4 MiB. */
-export async function makeBlock(g: Granary, accessKey: string, blockSize: number, body: Readable): Promise<BlockAnswer> {
+/**
+ * `POST /mkblk/<blockSize>`: creates a block with its first chunk. 400 for a size outside 1..4 MiB; 631/403 when
+ * the token's key may not write the scope bucket (refused here, before any byte is stored).
+ */
+export async function makeBlock(g: Granary, sender: ChunkSender, blockSize: number, body: Readable): Promise<BlockAnswer> {
   if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > BLOCK_SIZE) {
     throw Errors.badBlock(`block size must be 1..${BLOCK_SIZE}`);
   }
-  const chunk = await receiveChunk(g, body, blockSize);
+  await authorizeBucket(g, sender.accessKey, sender.bucket);
+  const chunk = await receiveChunk(g, body, blockSize, sender.declaredBytes);
   const block: BlockRecord = {
     id: randomBytes(16).toString('hex'),
-    accessKey,
+    accessKey: sender.accessKey,
     size: blockSize,
     offset: chunk.size,
     chunks: [chunk.blobId],
@@ -110,13 +129,14 @@ async function blockOf(g: Granary, accessKey: string, ctx: string): Promise<{ bl
   return { block, offset: p.offset };
 }
 
-/** `POST /bput/<ctx>/<nextChunkOffset>`: appends the chunk that immediately follows `ctx`. */
-export async function putChunk(g: Granary, accessKey: string, ctx: string, nextOffset: number, body: Readable): Promise<BlockAnswer> {
-  const { block, offset } = await blockOf(g, accessKey, ctx);
+/** `POST /bput/<ctx>/<nextChunkOffset>`: appends the chunk that immediately follows `ctx` (631/403 as mkblk). */
+export async function putChunk(g: Granary, sender: ChunkSender, ctx: string, nextOffset: number, body: Readable): Promise<BlockAnswer> {
+  await authorizeBucket(g, sender.accessKey, sender.bucket);
+  const { block, offset } = await blockOf(g, sender.accessKey, ctx);
   // The ctx must be the block's latest and the chunk must start where it says.
   if (offset !== nextOffset || block.offset !== offset) throw Errors.invalidCtx();
   if (block.offset >= block.size) throw Errors.badBlock('the block is complete');
-  const chunk = await receiveChunk(g, body, block.size - block.offset);
+  const chunk = await receiveChunk(g, body, block.size - block.offset, sender.declaredBytes);
   const out = await g.meta.sessions.appendChunk(block.id, offset, { blobId: chunk.blobId, size: chunk.size });
   if (out.result !== 'ok') {
     // Another chunk won the race for this offset (a replay): this one is dropped.
@@ -157,7 +177,7 @@ export async function makeFile(
 
   let body;
   try {
-    body = await receiveBody(g.blobs, streamBlobs(g.blobs, blocks.flatMap((b) => b.chunks)), { maxBytes: total });
+    body = await receiveBody(g, streamBlobs(g.blobs, blocks.flatMap((b) => b.chunks)), { maxBytes: total });
   } catch (err) {
     // A concurrent mkfile of the same blocks (or the expiry sweep) dropped them while they were read: their ctxs
     // are no longer valid, as if this call had come second.

@@ -70,7 +70,10 @@ function md5Hex(value: string): string {
   return v;
 }
 
-/** `PUT …/uploads/<id>/<n>`: stores part `n`. 400 for a bad part number or a Content-MD5 mismatch. */
+/**
+ * `PUT …/uploads/<id>/<n>`: stores part `n`. 400 for a bad part number or a Content-MD5 mismatch; 413 for a part
+ * over 1 GiB (or GRANARY_MAX_OBJECT_SIZE), refused before reading when its Content-Length says so.
+ */
 export async function uploadPart(
   g: Granary,
   accessKey: string,
@@ -79,12 +82,17 @@ export async function uploadPart(
   partNumber: number,
   contentMd5: string | undefined,
   body: Readable,
+  declaredBytes?: number,
 ): Promise<{ etag: string; md5: string }> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
     throw Errors.badRequest(`partNumber must be 1..${MAX_PART_NUMBER}`);
   }
   await liveUpload(g, accessKey, target, uploadId);
-  const received = await receiveBody(g.blobs, body, { maxBytes: Math.min(MAX_PART_BYTES, g.config.maxObjectBytes) });
+  const maxBytes = Math.min(MAX_PART_BYTES, g.config.maxObjectBytes);
+  if (declaredBytes !== undefined && declaredBytes > maxBytes) {
+    throw Errors.objectTooLarge(`the part's Content-Length ${declaredBytes} exceeds ${maxBytes} bytes`);
+  }
+  const received = await receiveBody(g, body, { maxBytes, ...(declaredBytes !== undefined ? { expectedBytes: declaredBytes } : {}) });
   const { digests } = received;
   if (contentMd5 !== undefined && md5Hex(contentMd5) !== digests.md5) {
     await received.staged.discard();
@@ -154,7 +162,7 @@ export async function completeUpload(
   const total = chosen.reduce((n, p) => n + p.size, 0);
   let body;
   try {
-    body = await receiveBody(g.blobs, streamBlobs(g.blobs, chosen.map((p) => p.blobId)), { maxBytes: Math.max(total, 1) });
+    body = await receiveBody(g, streamBlobs(g.blobs, chosen.map((p) => p.blobId)), { maxBytes: Math.max(total, 1) });
   } catch (err) {
     throw (await raceLoss(g, uploadId, chosen)) ?? err;
   }

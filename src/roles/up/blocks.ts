@@ -8,10 +8,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import type { PutRequest } from '../../objects/put-object.js';
-import { makeBlock, makeFile, putChunk } from '../../objects/resumable/blocks.js';
+import { makeBlock, makeFile, putChunk, type ChunkSender } from '../../objects/resumable/blocks.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { decodeParam, pathSegments } from '../entry.js';
-import { bodyBuffer, rawUrlOf, sendJson } from '../http.js';
+import { bodyBuffer, declaredLength, rawUrlOf, sendJson } from '../http.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 /** Largest mkfile body (the ctx list), bytes. */
@@ -36,6 +36,13 @@ async function ctxListOf(request: FastifyRequest): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
+/** The sender of a chunk: the upload token's key and scope bucket, and the declared body size. */
+function chunkSender(g: Granary, request: FastifyRequest): ChunkSender {
+  const { accessKey, policy } = requireUpToken(g, request);
+  const declaredBytes = declaredLength(request);
+  return { accessKey, bucket: policy.bucket, ...(declaredBytes !== undefined ? { declaredBytes } : {}) };
+}
+
 /** Applies the mkfile path pairs to a put request (lenient: unknown names are ignored). */
 function applyMkfileParams(req: PutRequest, segments: string[]): void {
   for (let i = 0; i + 1 < segments.length; i += 2) {
@@ -52,16 +59,16 @@ function applyMkfileParams(req: PutRequest, segments: string[]): void {
 /** Registers mkblk, bput and mkfile (in the streaming-body scope of resumable uploads). */
 export function registerBlockRoutes(app: FastifyInstance, g: Granary): void {
   app.post('/mkblk/:blockSize', async (request, reply) => {
-    const { accessKey } = requireUpToken(g, request);
+    const sender = chunkSender(g, request);
     const size = intParam((request.params as { blockSize?: string }).blockSize, 'blockSize');
-    return sendJson(reply, 200, await makeBlock(g, accessKey, size, request.raw));
+    return sendJson(reply, 200, await makeBlock(g, sender, size, request.raw));
   });
 
   app.post('/bput/:ctx/:offset', async (request, reply) => {
-    const { accessKey } = requireUpToken(g, request);
+    const sender = chunkSender(g, request);
     const p = request.params as { ctx?: string; offset?: string };
     const offset = intParam(p.offset, 'nextChunkOffset');
-    return sendJson(reply, 200, await putChunk(g, accessKey, p.ctx ?? '', offset, request.raw));
+    return sendJson(reply, 200, await putChunk(g, sender, p.ctx ?? '', offset, request.raw));
   });
 
   app.post('/mkfile/*', async (request, reply) => {

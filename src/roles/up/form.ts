@@ -7,14 +7,16 @@
  * fields (≤ 1 MiB each) are buffered.
  */
 import busboy from 'busboy';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyUploadToken } from '../../auth/upload-token.js';
 import type { Granary } from '../../context.js';
-import { Errors, KodoError } from '../../errors.js';
+import { Errors, KodoError, storageError } from '../../errors.js';
 import { putObject, type PutRequest } from '../../objects/put-object.js';
 import { receiveBody, type ReceivedBody } from '../../objects/receive.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { parsePutPolicy } from '../../policy/put-policy.js';
+import { declaredLength } from '../http.js';
 import { sendUploadAnswer } from './uptoken.js';
 
 interface ParsedForm {
@@ -27,7 +29,20 @@ function unescapeFilename(name: string | undefined): string | undefined {
   return name?.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n');
 }
 
-/** Parses the multipart body; the file part is staged on disk. Rejects with 400 on a malformed body. */
+/** Lets a stream nobody reads flow to nowhere; its errors (a cut-off part) are expected and ignored. */
+function drain(stream: Readable): void {
+  stream.on('error', () => undefined);
+  stream.resume();
+}
+
+/**
+ * Parses the multipart body; the file part is staged on disk. Rejects with 400 on a malformed body, with the
+ * storage error (599) when staging fails, with 413 past GRANARY_MAX_OBJECT_SIZE.
+ *
+ * Every stream busboy hands out gets an error listener before anything else happens (a body cut off inside a
+ * part fails that part's stream). When staging the file fails, parsing stops at once: busboy would otherwise
+ * wait forever for the destroyed file stream to drain.
+ */
 function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
@@ -44,17 +59,30 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
     const fields = new Map<string, string>();
     let filePromise: Promise<ParsedForm['file']> | undefined;
     let failure: unknown;
+    let fieldBytes = 0;
     const fail = (err: unknown): void => {
-      failure ??= err instanceof KodoError ? err : Errors.badMultipart((err as Error).message);
+      if (failure) return;
+      const storage = err instanceof KodoError ? undefined : storageError(err, 'staging the upload');
+      if (storage) request.log.error({ err }, storage.message); // the original names the path; the client never sees it
+      failure = err instanceof KodoError ? err : (storage ?? Errors.badMultipart((err as Error).message));
+    };
+    /** Stops reading the body (the answer goes out now; the connection closes after it). */
+    const stop = (err: unknown): void => {
+      fail(err);
+      request.raw.unpipe(bb);
+      bb.destroy();
+      finish();
     };
 
     bb.on('field', (name, value, info) => {
       if (info.valueTruncated || info.nameTruncated) fail(Errors.badMultipart(`field ${name} is too large`));
+      fieldBytes += name.length + value.length;
+      if (fieldBytes > g.config.maxBodyBytes) stop(Errors.bodyTooLarge('the form fields exceed GRANARY_MAX_BODY_SIZE'));
       fields.set(name, value);
     });
     bb.on('file', (name, stream, info) => {
       if (name !== 'file' || filePromise) {
-        stream.resume();
+        drain(stream);
         return;
       }
       // A token sent before the file (the Node SDK's order) is checked first: a bad one means the bytes are
@@ -69,16 +97,21 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
         }
       }
       if (failure) {
-        stream.resume();
+        drain(stream);
         return;
       }
-      const limits = { maxBytes: g.config.maxObjectBytes, ...(bitsPerSecond ? { bitsPerSecond } : {}) };
-      filePromise = receiveBody(g.blobs, stream, limits).then((body) => ({
+      const expectedBytes = declaredLength(request);
+      const limits = {
+        maxBytes: g.config.maxObjectBytes,
+        ...(bitsPerSecond ? { bitsPerSecond } : {}),
+        ...(expectedBytes !== undefined ? { expectedBytes } : {}),
+      };
+      filePromise = receiveBody(g, stream, limits).then((body) => ({
         body,
         filename: unescapeFilename(info.filename),
         mimeType: info.mimeType,
       }));
-      filePromise.catch(fail);
+      filePromise.catch(stop);
     });
     bb.on('error', (err) => {
       fail(err);
@@ -119,6 +152,11 @@ function parseCrc32(text: string | undefined): number | undefined {
 async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const ct = String(request.headers['content-type'] ?? '');
   if (!ct.toLowerCase().startsWith('multipart/form-data')) throw Errors.badMultipart('expected multipart/form-data');
+  // A declared size past the object limit plus the room fields may take is refused before any byte is read.
+  const declared = declaredLength(request);
+  if (declared !== undefined && declared > g.config.maxObjectBytes + g.config.maxBodyBytes) {
+    throw Errors.objectTooLarge(`Content-Length ${declared} exceeds GRANARY_MAX_OBJECT_SIZE ${g.config.maxObjectBytes}`);
+  }
   const form = await parseForm(g, request);
   const { fields, file } = form;
   try {

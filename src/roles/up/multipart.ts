@@ -20,7 +20,7 @@ import {
 } from '../../objects/resumable/multipart.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { decodeParam } from '../entry.js';
-import { sendEmpty, sendJson } from '../http.js';
+import { declaredLength, sendEmpty, sendJson } from '../http.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 const BASE = '/buckets/:bucket/objects/:objectName/uploads';
@@ -86,6 +86,7 @@ export function registerPartRoute(app: FastifyInstance, g: Granary): void {
       partNumber,
       typeof md5 === 'string' && md5 !== '' ? md5 : undefined,
       request.raw,
+      declaredLength(request),
     );
     return sendJson(reply, 200, answer);
   });
