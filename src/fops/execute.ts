@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
+import { localObjectFile, readObjectSmall } from '../objects/verified-read.js';
 import type { BucketRecord, ObjectRecord } from '../store/meta.js';
 import { fetchResource } from './resource.js';
 import { runPipeline, type FopPools } from './run.js';
@@ -67,9 +68,9 @@ function storedSource(g: Granary, rec: ObjectRecord, limits: FopLimits): FopSour
       if (rec.fsize > limits.maxSourceBytes) {
         throw Errors.imageTooLarge(`fop: source is ${rec.fsize} bytes, the limit is ${limits.maxSourceBytes}`);
       }
-      return g.blobs.readSmall(rec.blobId, rec.fsize);
+      return readObjectSmall(g, rec);
     },
-    file: async () => (await (local ??= g.blobs.localFile(rec.blobId))).path,
+    file: async () => (await (local ??= localObjectFile(g, rec))).path,
   };
 }
 

@@ -14,6 +14,8 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { checkSourceUrl, outboundFailure } from '../objects/fetch/fetch-to-entry.js';
 import { outboundRequest } from '../outbound/client.js';
+import { checkDownloadable, isLive } from '../objects/read.js';
+import { readObjectSmall } from '../objects/verified-read.js';
 import type { BucketRecord } from '../store/meta.js';
 
 /** The key of `bucket` that `u` names on this server, if it names one. */
@@ -30,15 +32,23 @@ function localKeyOf(g: Granary, bucket: BucketRecord, u: URL): string | undefine
   return undefined;
 }
 
-/** The bytes of the resource at `url` (see the module comment). */
-export async function fetchResource(g: Granary, bucket: BucketRecord, url: string, maxBytes: number, _signal: AbortSignal): Promise<Buffer> {
+/**
+ * The bytes of the resource at `url` (see the module comment). A local entry must be downloadable (not expired,
+ * disabled, frozen in archive or corrupt: the same checks as a download). `signal` aborts the read or fetch (the
+ * run's time limit or a shutdown).
+ */
+export async function fetchResource(g: Granary, bucket: BucketRecord, url: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  signal.throwIfAborted();
   const u = checkSourceUrl(url);
   const key = localKeyOf(g, bucket, u);
   if (key !== undefined && key !== '') {
-    const rec = await g.meta.getObject(bucket.name, key);
-    if (!rec) throw Errors.notFound(`${url}: no such entry in bucket ${bucket.name}`);
+    const found = await g.meta.getObject(bucket.name, key);
+    if (!isLive(g, found)) throw Errors.notFound(`${url}: no such entry in bucket ${bucket.name}`);
+    const rec = checkDownloadable(g, found);
     if (rec.fsize > maxBytes) throw Errors.originTooLarge(`${url}: ${rec.fsize} bytes, the limit is ${maxBytes}`);
-    return g.blobs.readSmall(rec.blobId, rec.fsize);
+    const bytes = await readObjectSmall(g, rec);
+    signal.throwIfAborted();
+    return bytes;
   }
   let res;
   try {
@@ -48,6 +58,7 @@ export async function fetchResource(g: Granary, bucket: BucketRecord, url: strin
       timeoutMs: g.config.fetchTimeoutSeconds * 1000,
       maxBodyBytes: maxBytes,
       maxRedirects: 3,
+      signal,
     });
   } catch (err) {
     throw outboundFailure(err, url);

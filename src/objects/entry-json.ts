@@ -33,7 +33,8 @@ function common(rec: ObjectRecord, nowSec: number): Record<string, unknown> {
 
 /**
  * The stat answer: hash, fsize, mimeType, putTime, type always; md5, endUser, x-qn-meta, status (only when 1),
- * expiration and transitionTo* (Unix seconds), restoreStatus, and `parts` (sizes) with `needparts`.
+ * expiration and transitionTo* (Unix seconds), restoreStatus (while the restore lasts), `parts` (sizes) with
+ * `needparts`, and Granary's `corrupt: true` when the stored bytes were found not to match their checksums.
  */
 export function statJson(rec: ObjectRecord, nowSec: number, needParts = false): Record<string, unknown> {
   const out = common(rec, nowSec);
@@ -44,7 +45,9 @@ export function statJson(rec: ObjectRecord, nowSec: number, needParts = false): 
   if (t?.toArchiveIR !== undefined) out.transitionToArchiveIR = t.toArchiveIR;
   if (t?.toArchive !== undefined) out.transitionToARCHIVE = t.toArchive;
   if (t?.toDeepArchive !== undefined) out.transitionToDeepArchive = t.toDeepArchive;
-  if (rec.restoreStatus !== undefined) out.restoreStatus = rec.restoreStatus;
+  // A restore that lapsed is frozen again: no restoreStatus.
+  if (rec.restoreStatus !== undefined && (rec.restoreUntil === undefined || rec.restoreUntil > nowSec)) out.restoreStatus = rec.restoreStatus;
+  if (rec.corrupt) out.corrupt = true;
   if (needParts) out.parts = rec.parts ?? [rec.fsize];
   return out;
 }

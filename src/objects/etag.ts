@@ -7,6 +7,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { urlsafeB64Decode, urlsafeB64Encode } from '../auth/base64.js';
 import { Errors } from '../errors.js';
+import type { BlobSums } from '../store/blob.js';
+import { SumBuilder } from './integrity.js';
 
 /** Kodo block size: 4 MiB. */
 export const BLOCK_SIZE = 4 * 1024 * 1024;
@@ -32,11 +34,14 @@ export interface Digests {
   crc32: number;
   /** The first HEAD_BYTES bytes (fewer for small content), for MIME sniffing. */
   head: Buffer;
+  /** Per-block CRC-32s, stored with the blob and checked on every read (integrity.ts). */
+  sums: BlobSums;
 }
 
 /**
  * A pass-through Transform that computes etag, MD5, CRC-32 and size of what flows through it.
  * With `maxBytes`, more bytes than that fail the stream with `Errors.objectTooLarge` (413).
+ * It also keeps a CRC-32 per 256 KiB block (`sums`), stored with the blob and checked on every read.
  * Read `digests()` after the stream has finished.
  */
 export class DigestingStream extends Transform {
@@ -47,6 +52,7 @@ export class DigestingStream extends Transform {
   private crc = 0;
   private size = 0;
   private readonly headParts: Buffer[] = [];
+  private readonly sums = new SumBuilder();
   private headLen = 0;
   private result: Digests | undefined;
 
@@ -71,6 +77,7 @@ export class DigestingStream extends Transform {
     }
     this.md5.update(chunk);
     this.crc = crc32(chunk, this.crc);
+    this.sums.update(chunk);
     if (this.headLen < HEAD_BYTES) {
       const part = chunk.subarray(0, HEAD_BYTES - this.headLen);
       this.headParts.push(Buffer.from(part));
@@ -99,6 +106,7 @@ export class DigestingStream extends Transform {
       md5: this.md5.digest('hex'),
       crc32: this.crc >>> 0,
       head: Buffer.concat(this.headParts),
+      sums: this.sums.finish(),
     };
     cb();
   }

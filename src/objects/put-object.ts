@@ -113,7 +113,11 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
       record.expireAt = expiryFromDays(nowMs, policy.deleteAfterDays);
     }
 
-    const outcome = await g.meta.commitPut(record, { insertOnly: insertSemantics(policy), nowSec: nowSeconds(g.clock) });
+    const outcome = await g.meta.commitPut(record, {
+      insertOnly: insertSemantics(policy),
+      nowSec: nowSeconds(g.clock),
+      sums: digests.sums,
+    });
     await releaseBlobs(g, outcome.freedBlobs);
     if (outcome.result === 'no-bucket') throw Errors.noSuchBucket(policy.bucket);
     if (outcome.result === 'exists') throw Errors.fileExists();

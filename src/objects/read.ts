@@ -1,11 +1,14 @@
 /**
- * Reading an entry for download (protocol.md §11): expired entries are absent (404), disabled ones are
- * refused (403); private buckets need a valid download token (checked by the route before this).
+ * Reading an entry for download (protocol.md §11): expired entries are absent (404), disabled ones and frozen
+ * archives are refused (403), corrupt ones answer 599; private buckets need a valid download token (checked by
+ * the route before this).
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { BucketRecord, ObjectRecord } from '../store/meta.js';
+import { effectiveType } from './entry-json.js';
+import { checkNotCorrupt } from './verified-read.js';
 
 /** The live entry `<bucket>:<key>`, or undefined when missing or expired. */
 export async function findLiveObject(g: Granary, bucket: string, key: string): Promise<ObjectRecord | undefined> {
@@ -32,10 +35,25 @@ export async function lookupForDownload(
   return { bucket: found.bucket, object: found.object };
 }
 
-/** Refuses an entry that is missing or expired (404) or disabled (403). */
+/**
+ * Whether an archived entry (Archive 2, Deep Archive 3) may be read at `nowSec`: restored by restoreAr and not
+ * yet frozen again (`restoreUntil`; a restore recorded before that field existed counts as lasting).
+ */
+export function isRestored(rec: ObjectRecord, nowSec: number): boolean {
+  return rec.restoreStatus === 2 && (rec.restoreUntil === undefined || rec.restoreUntil > nowSec);
+}
+
+/**
+ * Refuses an entry that is missing or expired (404), disabled (403), in Archive or Deep Archive storage and not
+ * restored (403, as Kodo: restoreAr first), or found corrupt (599). Downloads and fops on it call this.
+ */
 export function checkDownloadable(g: Granary, rec: ObjectRecord | undefined): ObjectRecord {
   if (!isLive(g, rec)) throw Errors.notFound();
   if (rec.status === 1) throw Errors.objectDisabled();
+  const nowSec = nowSeconds(g.clock);
+  const type = effectiveType(rec, nowSec);
+  if ((type === 2 || type === 3) && !isRestored(rec, nowSec)) throw Errors.objectArchived();
+  checkNotCorrupt(rec);
   return rec;
 }
 

@@ -50,6 +50,8 @@ export interface OutboundRequestOptions {
    * More than this many → `OutboundError('too-many-redirects')`.
    */
   maxRedirects?: number;
+  /** Aborts the exchange from outside (rejects with `OutboundError('aborted')`). */
+  signal?: AbortSignal;
 }
 
 /** A buffered response. */
@@ -403,12 +405,16 @@ function timeoutError(opts: OutboundRequestOptions, what: string): OutboundError
 export async function outboundRequest(opts: OutboundRequestOptions): Promise<OutboundResponse> {
   const ex = new Exchange();
   const timer = setTimeout(() => ex.abort(timeoutError(opts, 'no complete answer')), opts.timeoutMs);
+  const onAbort = (): void => ex.abort(new OutboundError('aborted', 'outbound request aborted by the caller'));
+  if (opts.signal?.aborted) onAbort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const { res, url } = await openFollowing(opts, ex);
     const body = await readBody(res, url, opts.maxBodyBytes, ex);
     return { status: res.statusCode ?? 0, headers: res.headers, body };
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
     ex.res?.destroy();
   }
 }

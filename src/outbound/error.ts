@@ -14,7 +14,8 @@ export const OUTBOUND_ALLOW_SETTING = 'GRANARY_OUTBOUND_ALLOW';
  * - `timeout`: the total time limit elapsed (connect + response + body);
  * - `too-large`: the response body is over the byte limit;
  * - `network`: DNS failure, connection refused/reset, TLS error, truncated body;
- * - `too-many-redirects`: more redirects than allowed.
+ * - `too-many-redirects`: more redirects than allowed;
+ * - `aborted`: the caller's abort signal fired (its own deadline or a shutdown).
  */
 export type OutboundErrorReason =
   | 'forbidden-address'
@@ -22,7 +23,8 @@ export type OutboundErrorReason =
   | 'timeout'
   | 'too-large'
   | 'network'
-  | 'too-many-redirects';
+  | 'too-many-redirects'
+  | 'aborted';
 
 /** A failed outbound request; `reason` is stable for code, `message` is for humans (and error details). */
 export class OutboundError extends Error {

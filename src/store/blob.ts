@@ -18,6 +18,24 @@ export interface StagedBlob {
   discard(): Promise<void>;
 }
 
+/**
+ * Checksums of a blob's bytes, computed as they were received: the CRC-32 (IEEE) of every `blockBytes` block,
+ * big-endian u32s in order (the last block may be shorter). Kept in the MetaStore with the blob's reference and
+ * checked on every read (objects/integrity.ts).
+ */
+export interface BlobSums {
+  blockBytes: number;
+  crc32: Buffer;
+}
+
+/** Integrity facts of one stored blob: size in bytes, checksums (absent for blobs stored before checksums), corrupt flag. */
+export interface BlobState {
+  id: string;
+  size?: number;
+  sums?: BlobSums;
+  corrupt: boolean;
+}
+
 /** Byte range, inclusive `start`..`end`, in bytes. */
 export interface ByteRange {
   start: number;

@@ -4,6 +4,7 @@
  * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
  */
 import type { JobQueue } from '../jobs/queue.js';
+import type { BlobState, BlobSums } from './blob.js';
 import type { FetchTaskStore } from './tasks.js';
 
 /**
@@ -77,6 +78,14 @@ export interface ObjectRecord {
   restoreStatus?: number;
   /** Part sizes in bytes when the object was uploaded in parts (v2 multipart); for `needparts`. */
   parts?: number[];
+  /** Archive restore expiry (Unix seconds): the restored copy is readable until then (restoreAr freezeAfterDays). */
+  restoreUntil?: number;
+  /**
+   * Facts of the entry's blob, filled only by single-entry reads (`getObject`, `getBucketAndObject`): its
+   * checksums (absent for a blob stored before checksums existed) and whether it was found corrupt.
+   */
+  sums?: BlobSums;
+  corrupt?: boolean;
 }
 
 /** Lifecycle transition times in Unix seconds (absent = none scheduled). */
@@ -150,8 +159,8 @@ export interface PartRecord {
  * blobs hold one reference each (counted like entries' blobs) until their session is deleted.
  */
 export interface SessionStore {
-  /** Records a block with its first chunk (offset = chunk size). */
-  createBlock(block: BlockRecord): Promise<void>;
+  /** Records a block with its first chunk (offset = chunk size) and that chunk's checksums. */
+  createBlock(block: BlockRecord, sums?: BlobSums): Promise<void>;
   getBlock(id: string): Promise<BlockRecord | undefined>;
   /**
    * Appends a chunk iff the block's offset is still `expectOffset` (compare-and-set: a replayed or out-of-order
@@ -160,14 +169,14 @@ export interface SessionStore {
   appendChunk(
     id: string,
     expectOffset: number,
-    chunk: { blobId: string; size: number },
+    chunk: { blobId: string; size: number; sums?: BlobSums },
   ): Promise<{ result: 'ok'; offset: number } | { result: 'mismatch' | 'missing' }>;
   /** Deletes blocks and drops their chunk references. */
   deleteBlocks(ids: string[]): Promise<{ freedBlobs: string[] }>;
   createUpload(upload: UploadRecord): Promise<void>;
   getUpload(id: string): Promise<UploadRecord | undefined>;
-  /** Stores (or replaces) a part; 'missing' when the upload does not exist. */
-  putPart(uploadId: string, part: PartRecord): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }>;
+  /** Stores (or replaces) a part with its blob's checksums; 'missing' when the upload does not exist. */
+  putPart(uploadId: string, part: PartRecord, sums?: BlobSums): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }>;
   /** Parts with partNumber > `afterPart`, ascending, at most `limit`. */
   listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]>;
   /** Deletes an upload and its parts; false when it did not exist. */
@@ -212,9 +221,11 @@ export interface MetaStore {
    * Commits an entry pointing at a new blob, atomically. With `insertOnly`, an existing entry with the same
    * hash answers 'identical' (the new blob is freed) and one with another hash answers 'exists' (nothing
    * changes, the new blob is freed). Otherwise the entry is created or replaced and the old blob's reference
-   * is dropped. Entries whose `expireAt` ≤ `nowSec` count as absent.
+   * is dropped. Entries whose `expireAt` ≤ `nowSec` count as absent, and so does an existing entry with the same
+   * hash whose blob is corrupt for 'identical' (the upload replaces it: re-uploading heals). `sums` are the new
+   * blob's checksums, stored with its first reference.
    */
-  commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome>;
+  commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums }): Promise<PutOutcome>;
   /** Deletes a live entry; 'missing' when absent or expired. */
   deleteObject(bucket: string, key: string, nowSec: number): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }>;
   /**
@@ -256,8 +267,26 @@ export interface MetaStore {
   // ---- blobs ----
   /** Whether any entry references the blob (used by the orphan sweep). */
   blobReferenced(blobId: string): Promise<boolean>;
-  /** Blobs freed by a commit whose file deletion may not have happened (crash); drained at start. */
-  pendingBlobDeletions(limit: number): Promise<string[]>;
+  /**
+   * Blobs freed by a commit whose file deletion may not have happened (crash, failed unlink), ids after
+   * `afterId` in id order (keyset pages: a failing deletion never blocks the ones after it).
+   */
+  pendingBlobDeletions(limit: number, afterId?: string): Promise<string[]>;
+  /** Integrity facts of the given blobs (missing ids are left out). */
+  blobStates(blobIds: string[]): Promise<Map<string, BlobState>>;
+  /** Blobs in id order after `afterId`, at most `limit` (the scrubber's walk). */
+  listBlobStates(afterId: string, limit: number): Promise<BlobState[]>;
+  /** Marks a blob corrupt; true when it was not marked before. */
+  markBlobCorrupt(blobId: string): Promise<boolean>;
+  /** Records checksums of a blob stored without them (upgrade in place), unless it has some already. */
+  setBlobSums(blobId: string, size: number, sums: BlobSums): Promise<void>;
+  /**
+   * Entries whose blob has no checksums (stored before checksums existed), in (bucket, key) order after `after`,
+   * at most `limit`: the scrubber verifies them against their etag and records checksums.
+   */
+  entriesWithoutSums(after: { bucket: string; key: string } | undefined, limit: number): Promise<ObjectRecord[]>;
+  /** Every entry referencing one of `blobIds`, as bucket/key/blob (reports of corrupt blobs; scans the entries). */
+  entriesOfBlobs(blobIds: string[]): Promise<Array<{ bucket: string; key: string; blobId: string }>>;
   /** Marks blob deletions done. */
   forgetBlobDeletions(blobIds: string[]): Promise<void>;
 

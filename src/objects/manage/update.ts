@@ -122,8 +122,10 @@ export async function setLifecycle(g: Granary, ref: EntryRef, days: LifecycleDay
 }
 
 /**
- * restoreAr: makes an archived entry readable for `freezeAfterDays` (1..7). On one node archive classes are
- * metadata only, so the restore completes at once (restoreStatus 2). 400 for a non-archive entry.
+ * restoreAr: makes an archived entry readable for `freezeAfterDays` (1..7) days from now (`restoreUntil`, Unix
+ * seconds; calling it again extends the restore). On one node archive classes are metadata only, so the restore
+ * completes at once (restoreStatus 2); downloads and fops refuse an Archive/Deep Archive entry before it and
+ * after it lapses (403). 400 for a non-archive entry.
  */
 export async function restoreArchive(g: Granary, ref: EntryRef, freezeAfterDays: number): Promise<void> {
   if (!Number.isInteger(freezeAfterDays) || freezeAfterDays < 1 || freezeAfterDays > 7) {
@@ -133,6 +135,6 @@ export async function restoreArchive(g: Granary, ref: EntryRef, freezeAfterDays:
   await update(g, ref, (rec) => {
     const type = effectiveType(rec, nowSec);
     if (type !== 2 && type !== 3) throw Errors.notArchived();
-    return { ...rec, restoreStatus: 2 };
+    return { ...rec, restoreStatus: 2, restoreUntil: nowSec + freezeAfterDays * 86400 };
   });
 }

@@ -15,12 +15,13 @@ import { urlsafeB64Decode, urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { nowSeconds } from '../../ports/clock.js';
+import type { BlobSums } from '../../store/blob.js';
 import type { BlockRecord } from '../../store/meta.js';
 import { releaseBlobs } from '../blobs.js';
 import { BLOCK_SIZE } from '../etag.js';
 import { putObject, type PutRequest, type PutResult } from '../put-object.js';
 import { receiveBody } from '../receive.js';
-import { sha1OfBlobs, streamBlobs } from './assemble.js';
+import { sha1OfPieces, streamPieces } from './assemble.js';
 import { decodeCtx, encodeCtx } from './ctx.js';
 
 /** Lifetime of a block and its ctx, seconds. */
@@ -73,7 +74,7 @@ async function receiveChunk(
   body: Readable,
   maxBytes: number,
   declaredBytes: number | undefined,
-): Promise<{ blobId: string; size: number; crc32: number; sha1: string }> {
+): Promise<{ blobId: string; size: number; crc32: number; sha1: string; sums: BlobSums }> {
   if (declaredBytes !== undefined && declaredBytes > maxBytes) {
     throw Errors.badBlock(`the chunk (${declaredBytes} bytes) is larger than the rest of its block (${maxBytes})`);
   }
@@ -88,10 +89,10 @@ async function receiveChunk(
     await received.staged.discard();
     throw Errors.badBlock('empty chunk');
   }
-  const { size, crc32, etag } = received.digests;
+  const { size, crc32, etag, sums } = received.digests;
   // A chunk is at most 4 MiB, so its etag is 0x16‖sha1(chunk): the SHA-1 without reading the bytes again.
   const sha1 = urlsafeB64Encode(urlsafeB64Decode(etag).subarray(1));
-  return { blobId: await received.staged.seal(), size, crc32, sha1 };
+  return { blobId: await received.staged.seal(), size, crc32, sha1, sums };
 }
 
 /**
@@ -113,7 +114,7 @@ export async function makeBlock(g: Granary, sender: ChunkSender, blockSize: numb
     expiresAt: nowSeconds(g.clock) + BLOCK_TTL_SECONDS,
   };
   try {
-    await g.meta.sessions.createBlock(block);
+    await g.meta.sessions.createBlock(block, chunk.sums);
   } catch (err) {
     await g.blobs.remove(chunk.blobId);
     throw err;
@@ -137,7 +138,7 @@ export async function putChunk(g: Granary, sender: ChunkSender, ctx: string, nex
   if (offset !== nextOffset || block.offset !== offset) throw Errors.invalidCtx();
   if (block.offset >= block.size) throw Errors.badBlock('the block is complete');
   const chunk = await receiveChunk(g, body, block.size - block.offset, sender.declaredBytes);
-  const out = await g.meta.sessions.appendChunk(block.id, offset, { blobId: chunk.blobId, size: chunk.size });
+  const out = await g.meta.sessions.appendChunk(block.id, offset, { blobId: chunk.blobId, size: chunk.size, sums: chunk.sums });
   if (out.result !== 'ok') {
     // Another chunk won the race for this offset (a replay): this one is dropped.
     await g.blobs.remove(chunk.blobId);
@@ -145,7 +146,7 @@ export async function putChunk(g: Granary, sender: ChunkSender, ctx: string, nex
   }
   return answer(g, block, out.offset, chunk.crc32, async () => {
     const next = (await g.meta.sessions.getBlock(block.id)) ?? block;
-    return sha1OfBlobs(g.blobs, next.chunks);
+    return sha1OfPieces(g, next.chunks);
   });
 }
 
@@ -177,7 +178,7 @@ export async function makeFile(
 
   let body;
   try {
-    body = await receiveBody(g, streamBlobs(g.blobs, blocks.flatMap((b) => b.chunks)), { maxBytes: total });
+    body = await receiveBody(g, await streamPieces(g, blocks.flatMap((b) => b.chunks)), { maxBytes: total });
   } catch (err) {
     // A concurrent mkfile of the same blocks (or the expiry sweep) dropped them while they were read: their ctxs
     // are no longer valid, as if this call had come second.

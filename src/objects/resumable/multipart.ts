@@ -17,7 +17,7 @@ import { releaseBlobs } from '../blobs.js';
 import { BLOCK_SIZE, etagV2 } from '../etag.js';
 import { putObject, type PutRequest, type PutResult } from '../put-object.js';
 import { receiveBody } from '../receive.js';
-import { streamBlobs } from './assemble.js';
+import { streamPieces } from './assemble.js';
 
 /** Lifetime of an upload, seconds. */
 export const UPLOAD_TTL_SECONDS = 7 * 86400;
@@ -107,7 +107,7 @@ export async function uploadPart(
     etag: digests.etag,
     putTime: nowSeconds(g.clock),
   };
-  const out = await g.meta.sessions.putPart(uploadId, part);
+  const out = await g.meta.sessions.putPart(uploadId, part, digests.sums);
   await releaseBlobs(g, out.freedBlobs);
   if (out.result === 'missing') {
     await g.blobs.remove(blobId);
@@ -162,7 +162,7 @@ export async function completeUpload(
   const total = chosen.reduce((n, p) => n + p.size, 0);
   let body;
   try {
-    body = await receiveBody(g, streamBlobs(g.blobs, chosen.map((p) => p.blobId)), { maxBytes: Math.max(total, 1) });
+    body = await receiveBody(g, await streamPieces(g, chosen.map((p) => p.blobId)), { maxBytes: Math.max(total, 1) });
   } catch (err) {
     throw (await raceLoss(g, uploadId, chosen)) ?? err;
   }

@@ -16,6 +16,7 @@ import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';
+import { readObject, readObjectSmall } from '../../objects/verified-read.js';
 import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
 import type { ObjectRecord } from '../../store/meta.js';
 import { rawUrlOf } from '../http.js';
@@ -138,12 +139,13 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   if (range) {
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${rec.fsize}`);
     reply.header('content-length', String(range.end - range.start + 1));
-    return isHead ? reply.send() : reply.send(g.blobs.read(rec.blobId, range));
+    return isHead ? reply.send() : reply.send(readObject(g, rec, range));
   }
   reply.code(200).header('content-length', String(rec.fsize));
   if (isHead) return reply.send();
-  if (rec.fsize <= SMALL_OBJECT_BYTES) return reply.send(await g.blobs.readSmall(rec.blobId, rec.fsize));
-  return reply.send(g.blobs.read(rec.blobId));
+  // Verified before the headers go out (small), or block by block as it streams (objects/verified-read.ts).
+  if (rec.fsize <= SMALL_OBJECT_BYTES) return reply.send(await readObjectSmall(g, rec));
+  return reply.send(readObject(g, rec));
 }
 
 /** Registers GET/HEAD catch-all download routes (path style, and bound domains via DOMAIN_PREFIX). */

@@ -14,6 +14,7 @@ import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
 import { fopEtag, isCached, runCached } from '../../fops/cache/cached-run.js';
 import { ignoresErrors, parsePipeline } from '../../fops/registry.js';
+import { readObject } from '../../objects/verified-read.js';
 import type { BucketRecord, ObjectRecord } from '../../store/meta.js';
 import { notModified } from './range.js';
 
@@ -90,5 +91,5 @@ async function serveOriginal(g: Granary, rec: ObjectRecord, status: number, isHe
     .header('content-length', String(rec.fsize))
     .header('cache-control', 'no-store')
     .header('x-granary-fop-ignored-error', String(status));
-  return isHead ? reply.send() : reply.send(g.blobs.read(rec.blobId));
+  return isHead ? reply.send() : reply.send(readObject(g, rec));
 }

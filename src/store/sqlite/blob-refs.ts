@@ -4,6 +4,7 @@
  * its bytes after the commit (a crash in between is finished at start).
  */
 import type Database from 'better-sqlite3';
+import type { BlobSums } from '../blob.js';
 
 export class BlobRefs {
   private readonly add_;
@@ -12,15 +13,20 @@ export class BlobRefs {
   private readonly queue;
 
   constructor(db: Database.Database) {
-    this.add_ = db.prepare('INSERT INTO blobs (id, refs) VALUES (?, 1) ON CONFLICT (id) DO UPDATE SET refs = refs + 1');
+    this.add_ = db.prepare(
+      'INSERT INTO blobs (id, refs, size, block_bytes, sums) VALUES (?, 1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET refs = refs + 1',
+    );
     this.dec = db.prepare('UPDATE blobs SET refs = refs - 1 WHERE id = ? RETURNING refs');
     this.drop = db.prepare('DELETE FROM blobs WHERE id = ?');
     this.queue = db.prepare('INSERT OR IGNORE INTO blob_deletions (id) VALUES (?)');
   }
 
-  /** One more reference to `blobId` (call inside a transaction). */
-  add(blobId: string): void {
-    this.add_.run(blobId);
+  /**
+   * One more reference to `blobId` (call inside a transaction). A new blob's `size` (bytes) and checksums are
+   * recorded with its first reference; later references leave them as they are.
+   */
+  add(blobId: string, size?: number, sums?: BlobSums): void {
+    this.add_.run(blobId, size ?? null, sums?.blockBytes ?? null, sums?.crc32 ?? null);
   }
 
   /** One reference fewer; at zero the blob is queued for deletion and pushed to `freed`. */

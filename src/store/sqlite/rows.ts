@@ -2,6 +2,7 @@
  * Mapping between `objects` rows and ObjectRecords (shared by the store and its list query).
  * Integer columns are read as bigints (statements use safeIntegers) so `put_time` (100-ns units) stays exact.
  */
+import type { BlobState } from '../blob.js';
 import type { ObjectRecord, Transitions } from '../meta.js';
 
 export interface ObjectRow {
@@ -20,7 +21,12 @@ export interface ObjectRow {
   expire_at: bigint | null;
   transitions: string | null;
   restore_status: bigint | null;
+  restore_until: bigint | null;
   parts: string | null;
+  /** Joined from `blobs` by single-entry reads only. */
+  bl_block_bytes?: bigint | null;
+  bl_sums?: Buffer | null;
+  bl_corrupt?: bigint | null;
 }
 
 /** A row read with safeIntegers → record. */
@@ -42,7 +48,10 @@ export function toRecord(row: ObjectRow): ObjectRecord {
   if (row.expire_at !== null) rec.expireAt = Number(row.expire_at);
   if (row.transitions !== null) rec.transitions = JSON.parse(row.transitions) as Transitions;
   if (row.restore_status !== null) rec.restoreStatus = Number(row.restore_status);
+  if (row.restore_until !== null && row.restore_until !== undefined) rec.restoreUntil = Number(row.restore_until);
   if (row.parts !== null) rec.parts = JSON.parse(row.parts) as number[];
+  if (row.bl_sums && row.bl_block_bytes) rec.sums = { blockBytes: Number(row.bl_block_bytes), crc32: row.bl_sums };
+  if (row.bl_corrupt) rec.corrupt = true;
   return rec;
 }
 
@@ -65,6 +74,24 @@ export function rowParams(rec: ObjectRecord): Record<string, unknown> {
     expireAt: rec.expireAt ?? null,
     transitions,
     restoreStatus: rec.restoreStatus ?? null,
+    restoreUntil: rec.restoreUntil ?? null,
     parts: rec.parts ? JSON.stringify(rec.parts) : null,
   };
+}
+
+/** A `blobs` row (read with safeIntegers). */
+export interface BlobRow {
+  id: string;
+  size: bigint | null;
+  block_bytes: bigint | null;
+  sums: Buffer | null;
+  corrupt: bigint;
+}
+
+/** A `blobs` row → its integrity facts. */
+export function toBlobState(row: BlobRow): BlobState {
+  const state: BlobState = { id: row.id, corrupt: row.corrupt !== 0n };
+  if (row.size !== null) state.size = Number(row.size);
+  if (row.sums !== null && row.block_bytes !== null) state.sums = { blockBytes: Number(row.block_bytes), crc32: row.sums };
+  return state;
 }

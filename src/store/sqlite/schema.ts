@@ -51,14 +51,21 @@ CREATE TABLE IF NOT EXISTS objects (
   expire_at INTEGER,
   transitions TEXT,
   restore_status INTEGER,
+  restore_until INTEGER,
   parts     TEXT,
   PRIMARY KEY (bucket, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS objects_expire ON objects (expire_at) WHERE expire_at IS NOT NULL;
 
+-- Stored blobs: reference count, size, per-block CRC-32s (NULL for blobs stored before checksums) and the
+-- corrupt flag set when a read or the scrubber found the bytes differ from their checksums.
 CREATE TABLE IF NOT EXISTS blobs (
-  id   TEXT PRIMARY KEY,
-  refs INTEGER NOT NULL
+  id          TEXT PRIMARY KEY,
+  refs        INTEGER NOT NULL,
+  size        INTEGER,
+  block_bytes INTEGER,
+  sums        BLOB,
+  corrupt     INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS blob_deletions (
@@ -142,6 +149,12 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['objects', 'transitions', 'TEXT'],
   ['objects', 'restore_status', 'INTEGER'],
   ['objects', 'parts', 'TEXT'],
+  ['objects', 'restore_until', 'INTEGER'],
+  // Integrity (objects/integrity.ts): blobs of earlier versions have no checksums until scrubbed or read whole.
+  ['blobs', 'size', 'INTEGER'],
+  ['blobs', 'block_bytes', 'INTEGER'],
+  ['blobs', 'sums', 'BLOB'],
+  ['blobs', 'corrupt', 'INTEGER NOT NULL DEFAULT 0'],
   // The job engine (store/sqlite/jobs.ts): rows queued by earlier versions stay valid (waiting, code 1).
   ['jobs', 'seq', 'INTEGER NOT NULL DEFAULT 0'],
   ['jobs', 'access_key', "TEXT NOT NULL DEFAULT ''"],

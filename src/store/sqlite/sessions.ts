@@ -3,6 +3,7 @@
  * parts. Chunk and part blobs hold one reference each (BlobRefs) until their session is deleted.
  */
 import type Database from 'better-sqlite3';
+import type { BlobSums } from '../blob.js';
 import type { BlockRecord, PartRecord, SessionStore, UploadRecord } from '../meta.js';
 import type { BlobRefs } from './blob-refs.js';
 
@@ -86,10 +87,11 @@ export class SqliteSessions implements SessionStore {
     };
   }
 
-  async createBlock(b: BlockRecord): Promise<void> {
+  async createBlock(b: BlockRecord, sums?: BlobSums): Promise<void> {
     this.db.transaction(() => {
       this.st.insertBlock.run(b.id, b.accessKey, b.size, b.offset, JSON.stringify(b.chunks), b.expiresAt);
-      for (const id of b.chunks) this.refs.add(id);
+      // The block's one chunk holds `offset` bytes.
+      for (const id of b.chunks) this.refs.add(id, b.offset, sums);
     })();
   }
 
@@ -101,7 +103,7 @@ export class SqliteSessions implements SessionStore {
   async appendChunk(
     id: string,
     expectOffset: number,
-    chunk: { blobId: string; size: number },
+    chunk: { blobId: string; size: number; sums?: BlobSums },
   ): Promise<{ result: 'ok'; offset: number } | { result: 'mismatch' | 'missing' }> {
     return this.db.transaction(() => {
       const row = this.st.getBlock.get(id) as BlockRow | undefined;
@@ -110,7 +112,7 @@ export class SqliteSessions implements SessionStore {
       const chunks = [...(JSON.parse(row.chunks) as string[]), chunk.blobId];
       const offset = row.offset + chunk.size;
       this.st.setBlock.run(offset, JSON.stringify(chunks), id);
-      this.refs.add(chunk.blobId);
+      this.refs.add(chunk.blobId, chunk.size, chunk.sums);
       return { result: 'ok' as const, offset };
     })();
   }
@@ -150,13 +152,13 @@ export class SqliteSessions implements SessionStore {
     return u;
   }
 
-  async putPart(uploadId: string, p: PartRecord): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }> {
+  async putPart(uploadId: string, p: PartRecord, sums?: BlobSums): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
       if (!this.st.getUpload.get(uploadId)) return { result: 'missing' as const, freedBlobs: freed };
       const old = this.st.getPart.get(uploadId, p.partNumber) as PartRow | undefined;
       this.st.upsertPart.run(uploadId, p.partNumber, p.blobId, p.size, p.md5, p.etag, p.putTime);
-      this.refs.add(p.blobId);
+      this.refs.add(p.blobId, p.size, sums);
       if (old) this.refs.release(old.blob_id, freed);
       return { result: 'ok' as const, freedBlobs: freed };
     })();

@@ -8,6 +8,7 @@
  * same transaction, so a crash before its file is unlinked leaks nothing (drained at start).
  */
 import Database from 'better-sqlite3';
+import type { BlobState, BlobSums } from '../blob.js';
 import type {
   AccessKeyRecord,
   BucketRecord,
@@ -23,7 +24,7 @@ import { BlobRefs } from './blob-refs.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
 import { listPage } from './list-query.js';
-import { rowParams, toRecord, type ObjectRow } from './rows.js';
+import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
 
@@ -83,29 +84,54 @@ export class SqliteMetaStore implements MetaStore {
       deleteDomain: db.prepare('DELETE FROM domains WHERE domain = ?'),
       domainsOf: db.prepare('SELECT domain, bucket, ctime FROM domains WHERE bucket = ? ORDER BY domain'),
       getObject: db.prepare('SELECT * FROM objects WHERE bucket = ? AND key = ?').safeIntegers(true),
+      // The entry with its blob's integrity facts (single-entry reads: stat, download, fops).
+      getObjectWithBlob: db
+        .prepare(
+          `SELECT o.*, bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt
+           FROM objects o LEFT JOIN blobs bl ON bl.id = o.blob_id WHERE o.bucket = ? AND o.key = ?`,
+        )
+        .safeIntegers(true),
       getBucketAndObject: db
         .prepare(
           `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
                   b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
-                  b.nrop AS b_nrop, b.styles AS b_styles, o.*
+                  b.nrop AS b_nrop, b.styles AS b_styles, o.*,
+                  bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt
            FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ?
+             LEFT JOIN blobs bl ON bl.id = o.blob_id
            WHERE b.name = ?`,
         )
         .safeIntegers(true),
       upsertObject: db.prepare(
         `INSERT INTO objects (bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta,
-           expire_at, transitions, restore_status, parts)
+           expire_at, transitions, restore_status, restore_until, parts)
          VALUES (@bucket, @key, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status, @endUser, @meta,
-           @expireAt, @transitions, @restoreStatus, @parts)
+           @expireAt, @transitions, @restoreStatus, @restoreUntil, @parts)
          ON CONFLICT (bucket, key) DO UPDATE SET blob_id = excluded.blob_id, fsize = excluded.fsize,
            hash = excluded.hash, md5 = excluded.md5, mime = excluded.mime, put_time = excluded.put_time,
            type = excluded.type, status = excluded.status, end_user = excluded.end_user, meta = excluded.meta,
            expire_at = excluded.expire_at, transitions = excluded.transitions,
-           restore_status = excluded.restore_status, parts = excluded.parts`,
+           restore_status = excluded.restore_status, restore_until = excluded.restore_until, parts = excluded.parts`,
       ),
       deleteObject: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
       blobExists: db.prepare('SELECT 1 FROM blobs WHERE id = ?'),
-      pendingDeletions: db.prepare('SELECT id FROM blob_deletions LIMIT ?'),
+      pendingDeletions: db.prepare('SELECT id FROM blob_deletions WHERE id > ? ORDER BY id LIMIT ?'),
+      blobState: db.prepare('SELECT id, size, block_bytes, sums, corrupt FROM blobs WHERE id = ?').safeIntegers(true),
+      blobStates: db
+        .prepare('SELECT id, size, block_bytes, sums, corrupt FROM blobs WHERE id > ? ORDER BY id LIMIT ?')
+        .safeIntegers(true),
+      markCorrupt: db.prepare('UPDATE blobs SET corrupt = 1 WHERE id = ? AND corrupt = 0'),
+      setSums: db.prepare('UPDATE blobs SET size = ?, block_bytes = ?, sums = ? WHERE id = ? AND sums IS NULL'),
+      blobCorrupt: db.prepare('SELECT 1 FROM blobs WHERE id = ? AND corrupt = 1'),
+      withoutSums: db
+        .prepare(
+          `SELECT o.* FROM objects o JOIN blobs bl ON bl.id = o.blob_id
+           WHERE bl.sums IS NULL AND bl.corrupt = 0 AND (o.bucket > ? OR (o.bucket = ? AND o.key > ?))
+           ORDER BY o.bucket, o.key LIMIT ?`,
+        )
+        .safeIntegers(true),
+      // No index on blob_id (it would cost every commit): one scan of the entries for a whole list of blobs.
+      entriesOfBlobs: db.prepare('SELECT bucket, key, blob_id FROM objects WHERE blob_id IN (SELECT value FROM json_each(?))'),
       forgetDeletion: db.prepare('DELETE FROM blob_deletions WHERE id = ?'),
       expired: db
         .prepare('SELECT * FROM objects WHERE expire_at IS NOT NULL AND expire_at <= ? LIMIT ?')
@@ -209,7 +235,7 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   async getObject(bucket: string, key: string): Promise<ObjectRecord | undefined> {
-    const row = this.st.getObject.get(bucket, key) as ObjectRow | undefined;
+    const row = this.st.getObjectWithBlob.get(bucket, key) as ObjectRow | undefined;
     return row ? toRecord(row) : undefined;
   }
 
@@ -244,16 +270,17 @@ export class SqliteMetaStore implements MetaStore {
     return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
   }
 
-  async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number }): Promise<PutOutcome> {
+  async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums }): Promise<PutOutcome> {
     return this.db.transaction((): PutOutcome => {
       const freed: string[] = [];
       if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
       const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed);
-      if (existing && opts.insertOnly) {
+      // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
+      if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.st.blobCorrupt.get(existing.blobId))) {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
         return { result, freedBlobs: freed, existing };
       }
-      this.refs.add(rec.blobId);
+      this.refs.add(rec.blobId, rec.fsize, opts.sums);
       this.st.upsertObject.run(rowParams(rec));
       if (existing) this.refs.release(existing.blobId, freed);
       return existing
@@ -371,8 +398,42 @@ export class SqliteMetaStore implements MetaStore {
     return this.st.blobExists.get(blobId) !== undefined;
   }
 
-  async pendingBlobDeletions(limit: number): Promise<string[]> {
-    return (this.st.pendingDeletions.all(limit) as { id: string }[]).map((r) => r.id);
+  async pendingBlobDeletions(limit: number, afterId = ''): Promise<string[]> {
+    return (this.st.pendingDeletions.all(afterId, limit) as { id: string }[]).map((r) => r.id);
+  }
+
+  async blobStates(blobIds: string[]): Promise<Map<string, BlobState>> {
+    const out = new Map<string, BlobState>();
+    for (const id of blobIds) {
+      const row = this.st.blobState.get(id) as BlobRow | undefined;
+      if (row) out.set(id, toBlobState(row));
+    }
+    return out;
+  }
+
+  async listBlobStates(afterId: string, limit: number): Promise<BlobState[]> {
+    return (this.st.blobStates.all(afterId, limit) as BlobRow[]).map(toBlobState);
+  }
+
+  async markBlobCorrupt(blobId: string): Promise<boolean> {
+    return this.st.markCorrupt.run(blobId).changes === 1;
+  }
+
+  async setBlobSums(blobId: string, size: number, sums: BlobSums): Promise<void> {
+    this.st.setSums.run(size, sums.blockBytes, sums.crc32, blobId);
+  }
+
+  async entriesWithoutSums(after: { bucket: string; key: string } | undefined, limit: number): Promise<ObjectRecord[]> {
+    const b = after?.bucket ?? '';
+    const k = after?.key ?? '';
+    // '' sorts before every bucket name, so no `after` starts at the first entry of the first bucket.
+    return (this.st.withoutSums.all(b, b, after ? k : '\u0000', limit) as ObjectRow[]).map(toRecord);
+  }
+
+  async entriesOfBlobs(blobIds: string[]): Promise<Array<{ bucket: string; key: string; blobId: string }>> {
+    if (blobIds.length === 0) return [];
+    const rows = this.st.entriesOfBlobs.all(JSON.stringify(blobIds)) as { bucket: string; key: string; blob_id: string }[];
+    return rows.map((r) => ({ bucket: r.bucket, key: r.key, blobId: r.blob_id }));
   }
 
   async forgetBlobDeletions(blobIds: string[]): Promise<void> {

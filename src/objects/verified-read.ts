@@ -1,0 +1,198 @@
+/**
+ * Reading an entry's bytes for anyone outside the store (downloads, fops, resource reads, assembly of resumable
+ * pieces): every read is checked against the blob's checksums (integrity.ts), so corrupt bytes are never served
+ * as good ones.
+ *
+ * - A mismatch marks the blob corrupt in the MetaStore (every entry sharing it: stat shows `corrupt`, downloads
+ *   answer 599 at once afterwards, fops refuse it) and logs it once, then fails the read with 599
+ *   `objectCorrupt`. Before the first byte was sent the client gets that JSON answer; later the transfer is cut
+ *   (never a clean 200 with wrong bytes). A missing blob file counts as corrupt too.
+ * - Blobs stored before checksums existed ("legacy") are verified against the entry's MD5 (or its etag) on a
+ *   whole read: the last chunk is held back until the digest matched, and the checksums computed on the way are
+ *   recorded (upgrade in place). Range reads of legacy blobs are served unverified until the scrubber or a whole
+ *   read upgraded them.
+ */
+import type { Readable } from 'node:stream';
+import { Transform, Writable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Granary } from '../context.js';
+import { Errors, isKodoError, storageError } from '../errors.js';
+import type { BlobSums, ByteRange } from '../store/blob.js';
+import type { ObjectRecord } from '../store/meta.js';
+import { DigestingStream } from './etag.js';
+import { alignedRange, ChecksumMismatch, checkBuffer, VerifyingStream } from './integrity.js';
+
+/** What a corrupt blob is reported with: the blob and, when known, the entry that was being read. */
+export interface CorruptTarget {
+  blobId: string;
+  bucket?: string;
+  key?: string;
+}
+
+/** Marks `target.blobId` corrupt and logs it (once: only the first report of a blob is logged at error level). */
+export async function markCorrupt(g: Pick<Granary, 'meta' | 'log'>, target: CorruptTarget, detail: string): Promise<void> {
+  try {
+    if (await g.meta.markBlobCorrupt(target.blobId)) {
+      g.log.error({ ...target, detail }, 'bitrot: stored bytes do not match their checksums; the object is marked corrupt');
+    }
+  } catch (err) {
+    g.log.error({ err, ...target, detail }, 'bitrot detected, but marking the object corrupt failed');
+  }
+}
+
+/**
+ * The catalogue error for a failed read: `objectCorrupt` (599) for a checksum mismatch or a missing blob file —
+ * the blob is marked corrupt in the background — else the storage error (599 family) or `err` itself.
+ */
+function readFailure(g: Pick<Granary, 'meta' | 'log'>, target: CorruptTarget, err: unknown): Error {
+  if (isKodoError(err)) return err;
+  if (err instanceof ChecksumMismatch || (err as { code?: string } | null)?.code === 'ENOENT') {
+    const detail = err instanceof ChecksumMismatch ? err.message : 'the blob file is missing';
+    void markCorrupt(g, target, detail);
+    return Errors.objectCorrupt(detail);
+  }
+  const storage = storageError(err, 'reading the object');
+  if (storage) g.log.error({ err, ...target }, storage.message);
+  return storage ?? (err as Error);
+}
+
+function targetOf(rec: ObjectRecord): CorruptTarget {
+  return { blobId: rec.blobId, bucket: rec.bucket, key: rec.key };
+}
+
+/** Refuses an entry already known corrupt (599). */
+export function checkNotCorrupt(rec: ObjectRecord): void {
+  if (rec.corrupt) throw Errors.objectCorrupt('found by an earlier read or the scrubber');
+}
+
+/**
+ * Pipes `source` (a blob read) into `out`, which is what the caller sends: a read error ends `out` with its
+ * catalogue error (readFailure), and `out` ending early (the client went away) closes `source`.
+ */
+function pipeRead(g: Granary, source: Readable, out: Transform, target: CorruptTarget): Readable {
+  source.on('error', (err) => out.destroy(readFailure(g, target, err)));
+  out.on('close', () => source.destroy());
+  return source.pipe(out);
+}
+
+/**
+ * A stream of the entry's bytes (or of `range`), each verified before it is passed on. Errors: 599
+ * objectCorrupt (marked), 599 storage errors.
+ */
+export function readObject(g: Granary, rec: ObjectRecord, range?: ByteRange): Readable {
+  return rec.sums ? verifiedStream(g, targetOf(rec), rec.fsize, rec.sums, range) : readLegacy(g, rec, range);
+}
+
+/** The verified bytes of a blob of `size` bytes (or of `range`), reading whole blocks around the range. */
+function verifiedStream(g: Granary, target: CorruptTarget, size: number, sums: BlobSums, range?: ByteRange): Readable {
+  const window = range ?? { start: 0, end: size - 1 };
+  const aligned = alignedRange(window, size, sums.blockBytes);
+  const source = g.blobs.read(target.blobId, range ? aligned : undefined);
+  const verify = new VerifyingStream(sums, size, window, aligned.start, (m) => readFailure(g, target, m));
+  return pipeRead(g, source, verify, target);
+}
+
+/** The whole entry in memory (small entries only: callers check the size), verified. */
+export async function readObjectSmall(g: Granary, rec: ObjectRecord): Promise<Buffer> {
+  checkNotCorrupt(rec);
+  let bytes: Buffer;
+  try {
+    bytes = await g.blobs.readSmall(rec.blobId, rec.fsize);
+  } catch (err) {
+    throw readFailure(g, targetOf(rec), err);
+  }
+  const mismatch = rec.sums ? checkBuffer(bytes, rec.fsize, rec.sums) : await checkLegacyBuffer(g, rec, bytes);
+  if (mismatch) throw readFailure(g, targetOf(rec), mismatch);
+  return bytes;
+}
+
+/**
+ * A local file of the entry's bytes for a subprocess (ffmpeg, heif-convert), verified by one full read first.
+ * Release it when done.
+ */
+export async function localObjectFile(g: Granary, rec: ObjectRecord): Promise<{ path: string; release(): Promise<void> }> {
+  checkNotCorrupt(rec);
+  await pipeline(readObject(g, rec), new Writable({ write: (_c, _e, cb) => cb() }));
+  try {
+    return await g.blobs.localFile(rec.blobId);
+  } catch (err) {
+    throw readFailure(g, targetOf(rec), err);
+  }
+}
+
+/**
+ * Verifies pieces (v1 chunks, v2 parts) as one stream in order, each against its own checksums (pieces stored
+ * before checksums existed are passed unverified). Errors as `readObject`.
+ */
+export function readPieces(g: Granary, pieces: Array<{ blobId: string; size?: number; sums?: BlobSums }>): Readable {
+  const out = new Transform({ transform: (chunk: Buffer, _e, cb) => cb(null, chunk) });
+  void (async () => {
+    for (const p of pieces) {
+      const piece =
+        p.sums && p.size !== undefined
+          ? verifiedStream(g, { blobId: p.blobId }, p.size, p.sums)
+          : g.blobs.read(p.blobId);
+      try {
+        for await (const chunk of piece) if (!out.write(chunk)) await new Promise((r) => out.once('drain', r));
+      } catch (err) {
+        out.destroy(readFailure(g, { blobId: p.blobId }, err));
+        return;
+      }
+      if (out.destroyed) return;
+    }
+    out.end();
+  })();
+  return out;
+}
+
+// ---- blobs without checksums (stored by an earlier version) ----
+
+/** Whether `digests` match what the entry says of its content (MD5 when recorded, else the etag). */
+function matchesEntry(rec: ObjectRecord, digests: { md5: string; etag: string; size: number }): boolean {
+  if (digests.size !== rec.fsize) return false;
+  return rec.md5 ? digests.md5 === rec.md5 : digests.etag === rec.hash;
+}
+
+async function checkLegacyBuffer(g: Granary, rec: ObjectRecord, bytes: Buffer): Promise<ChecksumMismatch | undefined> {
+  const d = new DigestingStream();
+  d.resume();
+  d.end(bytes);
+  await new Promise((r) => d.once('end', r));
+  const digests = d.digests();
+  if (!matchesEntry(rec, digests)) return new ChecksumMismatch(-1, 'the content does not match its recorded digest');
+  await g.meta.setBlobSums(rec.blobId, rec.fsize, digests.sums);
+  return undefined;
+}
+
+/**
+ * A legacy blob: ranges unverified; a whole read is digested on the way, its last chunk held back until the
+ * digest matched the entry (then its checksums are recorded).
+ */
+function readLegacy(g: Granary, rec: ObjectRecord, range?: ByteRange): Readable {
+  const source = g.blobs.read(rec.blobId, range);
+  if (range) return pipeRead(g, source, new Transform({ transform: (c: Buffer, _e, cb) => cb(null, c) }), targetOf(rec));
+  const digest = new DigestingStream();
+  digest.resume();
+  let last: Buffer | undefined;
+  const out = new Transform({
+    transform(chunk: Buffer, _e, cb: TransformCallback) {
+      digest.write(chunk);
+      const prev = last;
+      last = chunk;
+      cb(null, prev);
+    },
+    flush(cb: TransformCallback) {
+      digest.end();
+      digest.once('end', () => {
+        const digests = digest.digests();
+        if (!matchesEntry(rec, digests)) {
+          cb(readFailure(g, targetOf(rec), new ChecksumMismatch(-1, 'the content does not match its recorded digest')));
+          return;
+        }
+        void g.meta.setBlobSums(rec.blobId, rec.fsize, digests.sums).catch(() => undefined);
+        cb(null, last);
+      });
+    },
+  });
+  return pipeRead(g, source, out, targetOf(rec));
+}
