@@ -1,7 +1,7 @@
 /**
  * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop|style|unstyle|separator|styles`,
- * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, and entry commands `stat`, `rm`,
- * `cp`, `mv`, `ls`.
+ * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
+ * `cp`, `mv`, `ls`, and `scrub` (check every blob against its checksums).
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
  * (SQLite in WAL mode allows this while a server runs; domain changes reach a running server within 5 s).
  */
@@ -23,6 +23,7 @@ import { deleteEntry } from './objects/manage/delete.js';
 import type { EntryRef } from './objects/manage/ref.js';
 import { statEntry } from './objects/manage/stat.js';
 import { streamObjects } from './objects/list.js';
+import { scrubPass } from './objects/scrub.js';
 import { toJson } from './roles/json.js';
 import { systemClock } from './ports/clock.js';
 import { FreeSpace } from './store/fs/free-space.js';
@@ -277,6 +278,32 @@ export function buildCli(): Command {
   );
 
   addEntryCommands(program);
+
+  withDataDir(program.command('scrub').description('check every stored blob against its checksums and report corrupt entries (exit status 2 when any)'))
+    .option('--rate <bytes>', 'read at most this many bytes per second (default: as fast as the disk allows)')
+    .option('--json', 'print the report as one JSON document')
+    .action((opts: Record<string, string | undefined> & { json?: boolean }) =>
+      offline(opts, async (g) => {
+        const rate = opts.rate === undefined ? undefined : Number(opts.rate);
+        if (rate !== undefined && (!Number.isSafeInteger(rate) || rate < 1)) throw new Error('--rate must be a positive integer (bytes per second)');
+        const started = Date.now();
+        const r = await scrubPass(g, rate ? { bytesPerSecond: rate } : {});
+        const seconds = (Date.now() - started) / 1000;
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ blobs: r.blobs, bytes: r.bytes, upgraded: r.upgraded, seconds, corrupt: r.corrupt })}\n`);
+        } else {
+          for (const f of r.corrupt) {
+            const what = f.bucket !== undefined ? `${f.bucket}:${f.key ?? ''}` : `blob ${f.blobId}`;
+            process.stdout.write(`corrupt\t${what}\t${f.reason}\n`);
+          }
+          const mbps = seconds > 0 ? (r.bytes / 1e6 / seconds).toFixed(1) : '-';
+          process.stdout.write(
+            `scrubbed ${r.blobs} blobs, ${r.bytes} bytes in ${seconds.toFixed(1)} s (${mbps} MB/s): ${r.corrupt.length} corrupt, ${r.upgraded} given checksums\n`,
+          );
+        }
+        if (r.corrupt.length > 0) process.exitCode = 2;
+      }),
+    );
 
   const pipeline = program.command('pipeline').description('job pipelines (named queues of persistent processing)');
   withDataDir(pipeline.command('create <name>').description('create a pipeline, or change its concurrency'))

@@ -84,6 +84,10 @@ export interface Config {
    * this: bytes (`1073741824`), a percentage of the file system (`5%`), or by default the smaller of 1 GiB and 5%.
    */
   minFree: { bytes?: number; percent?: number };
+  /** GRANARY_SCRUB_BYTES_PER_SEC: read rate of the background scrubber, bytes per second (default 16 MiB; 0 turns it off). */
+  scrubBytesPerSecond: number;
+  /** GRANARY_SCRUB_INTERVAL_DAYS: days from the start of one full scrub pass to the start of the next (default 30). */
+  scrubIntervalDays: number;
   /** GRANARY_LOG_LEVEL: pino level (default info). */
   logLevel: string;
 }
@@ -157,6 +161,8 @@ export function loadConfig(env: Env = process.env): Config {
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
     minFree: reserveVar(env),
+    scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC', 16 * 1024 ** 2, 0, Number.MAX_SAFE_INTEGER),
+    scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
   };
   if (accessKey !== undefined && secretKey !== undefined) {

@@ -10,6 +10,7 @@ import type { FopCache } from './fops/cache/fop-cache.js';
 import type { FopPools } from './fops/run.js';
 import type { FopTools, Moderation } from './fops/types.js';
 import type { JobQueue } from './jobs/queue.js';
+import type { Scrubber } from './objects/scrubber.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
 import type { BlobStore } from './store/blob.js';
@@ -44,6 +45,8 @@ export interface Granary {
   moderation?: Moderation;
   /** The derived-result cache of fops on download URLs (absent in offline CLI contexts = no caching). */
   fopCache?: FopCache;
+  /** The background scrubber (absent in offline CLI contexts). */
+  scrubber?: Scrubber;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

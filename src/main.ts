@@ -4,7 +4,8 @@
  * Recovery at start: staging leftovers are removed (BlobStore.recover), blob deletions a crash interrupted are
  * finished, and orphaned blobs (sealed by an upload that never committed) are swept in the background; async
  * fetch tasks interrupted by a crash are queued again and the fetch worker starts; so do persistent jobs
- * (jobs/worker.ts: interrupted jobs resume at their first unfinished command).
+ * (jobs/worker.ts: interrupted jobs resume at their first unfinished command). The background scrubber starts
+ * (or resumes) its pass when one is due (objects/scrubber.ts).
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ import { loadRootKeys } from './auth/keys.js';
 import { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
 import type { Granary } from './context.js';
-import { drainBlobDeletions, sweepOrphanBlobs } from './objects/blobs.js';
+import { drainBlobDeletions, logDrain, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { JobWorker } from './jobs/worker.js';
 import { FopCache } from './fops/cache/fop-cache.js';
@@ -24,6 +25,7 @@ import { ModerationModel } from './fops/moderation-model.js';
 import { configureImageWork, FopPools } from './fops/run.js';
 import { locateTools } from './fops/tools.js';
 import { startExpirySweeper } from './objects/expiry.js';
+import { Scrubber } from './objects/scrubber.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import { trackConnections } from './connections.js';
@@ -94,7 +96,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   const leftovers = await clearFopTemp(config.dataDir);
   if (leftovers > 0) g.log.warn({ processes: leftovers }, 'killed ffmpeg/ffprobe processes left running by a previous process');
   const startedMs = Date.now();
-  await drainBlobDeletions(g);
+  logDrain(g, await drainBlobDeletions(g));
 
   const app = await buildServer(g);
   const connections = trackConnections(app.server);
@@ -109,6 +111,9 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   await fetchWorker.start();
   const jobWorker = new JobWorker(g, g.jobs);
   await jobWorker.start();
+  const scrubber = new Scrubber(g, { bytesPerSecond: config.scrubBytesPerSecond, intervalDays: config.scrubIntervalDays });
+  g.scrubber = scrubber;
+  await scrubber.start();
   void sweepOrphanBlobs(g, startedMs)
     .then((n) => n > 0 && log.info({ removed: n }, 'orphaned blobs removed'))
     .catch((err: unknown) => log.warn({ err }, 'orphan blob sweep failed'));
@@ -129,7 +134,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.
-        await Promise.all([closed, fetchWorker.stop(), jobWorker.stop()]);
+        await Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), scrubber.stop()]);
         await moderation.close();
         await meta.close();
       })()),

@@ -23,6 +23,7 @@ import { registerStyles } from './roles/uc/styles.js';
 import { registerBlockRoutes } from './roles/up/blocks.js';
 import { registerFormUpload } from './roles/up/form.js';
 import { registerMultipartRoutes, registerPartRoute } from './roles/up/multipart.js';
+import { registerHealth } from './roles/health.js';
 import { sendJson } from './roles/http.js';
 
 /**
@@ -122,6 +123,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((_request, reply) => sendJson(reply, 404, { error: Errors.noSuchRoute().message }));
 
+  registerHealth(app, g);
   registerRegionQuery(app, g);
   registerBuckets(app, g);
   registerStyles(app, g);

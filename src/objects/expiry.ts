@@ -5,17 +5,24 @@
  */
 import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
-import { releaseBlobs } from './blobs.js';
+import { drainBlobDeletions, logDrain, releaseBlobs } from './blobs.js';
+
+/** Pending blob deletions that failed at the previous sweep, per server (logged again only when this changes). */
+const lastDrainFailures = new WeakMap<Granary, number>();
 
 /** How long a finished async-fetch task stays queryable, seconds. */
 export const FETCH_TASK_RETENTION_SECONDS = 7 * 86400;
 
 /**
  * Deletes every expired entry now, in batches of 1000, and the resumable-upload sessions (v1 blocks, v2
- * uploads) past their lifetime with their staged bytes, and finished async-fetch tasks older than a week;
- * returns how many entries were deleted.
+ * uploads) past their lifetime with their staged bytes, and finished async-fetch tasks older than a week; retries
+ * blob deletions left pending; returns how many entries were deleted.
  */
 export async function sweepExpired(g: Granary): Promise<number> {
+  // Deletions an earlier failure left pending are retried; a failure count that changed is logged.
+  const drained = await drainBlobDeletions(g);
+  if (drained.failed !== lastDrainFailures.get(g)) logDrain(g, drained);
+  lastDrainFailures.set(g, drained.failed);
   for (;;) {
     const { sessions, freedBlobs } = await g.meta.sessions.deleteExpired(nowSeconds(g.clock));
     await releaseBlobs(g, freedBlobs);

@@ -92,6 +92,39 @@ function verifiedStream(g: Granary, target: CorruptTarget, size: number, sums: B
   return pipeRead(g, source, verify, target);
 }
 
+/**
+ * Reads a whole blob with checksums and checks it (the scrubber): resolves when every block matched, rejects
+ * with 599 objectCorrupt (the blob is marked) or a storage error. `pace` sees every chunk (rate limiting).
+ */
+export async function verifyBlob(
+  g: Granary,
+  blob: { blobId: string; size: number; sums: BlobSums },
+  pace?: (chunk: Buffer) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
+  const stream = verifiedStream(g, { blobId: blob.blobId }, blob.size, blob.sums);
+  await drainTo(stream, pace, signal);
+}
+
+/**
+ * Reads a whole entry whose blob has no checksums yet (stored by an earlier version) and checks it against the
+ * entry's digest; on a match its checksums are recorded. Rejects like `verifyBlob`.
+ */
+export async function verifyLegacyEntry(g: Granary, rec: ObjectRecord, pace?: (chunk: Buffer) => Promise<void>, signal?: AbortSignal): Promise<void> {
+  await drainTo(readLegacy(g, rec), pace, signal);
+}
+
+/** Consumes `stream`, awaiting `pace` after each chunk; stops (destroying it) when `signal` aborts. */
+async function drainTo(stream: Readable, pace?: (chunk: Buffer) => Promise<void>, signal?: AbortSignal): Promise<void> {
+  const onAbort = (): void => void stream.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for await (const chunk of stream) if (pace) await pace(chunk as Buffer);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
 /** The whole entry in memory (small entries only: callers check the size), verified. */
 export async function readObjectSmall(g: Granary, rec: ObjectRecord): Promise<Buffer> {
   checkNotCorrupt(rec);

@@ -276,6 +276,8 @@ export interface MetaStore {
   blobStates(blobIds: string[]): Promise<Map<string, BlobState>>;
   /** Blobs in id order after `afterId`, at most `limit` (the scrubber's walk). */
   listBlobStates(afterId: string, limit: number): Promise<BlobState[]>;
+  /** Every blob marked corrupt. */
+  corruptBlobIds(): Promise<string[]>;
   /** Marks a blob corrupt; true when it was not marked before. */
   markBlobCorrupt(blobId: string): Promise<boolean>;
   /** Records checksums of a blob stored without them (upgrade in place), unless it has some already. */
@@ -304,6 +306,9 @@ export interface MetaStore {
   // ---- key-value settings (root keys, schema version) ----
   getSetting(name: string): Promise<string | undefined>;
   setSetting(name: string, value: string): Promise<void>;
+
+  /** Checks the database answers (a trivial read); rejects with the store's error otherwise. */
+  ping(): Promise<void>;
 
   close(): Promise<void>;
 }

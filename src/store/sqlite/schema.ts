@@ -170,6 +170,7 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
 /** Statements run after the columns exist (indexes on added columns, back-filled values). Idempotent. */
 const AFTER_MIGRATION = `
 UPDATE jobs SET pipeline = '0.default' WHERE pipeline IS NULL OR pipeline = '';
+CREATE INDEX IF NOT EXISTS blobs_corrupt ON blobs (corrupt) WHERE corrupt = 1;
 CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, pipeline, type, seq);
 CREATE INDEX IF NOT EXISTS jobs_seq ON jobs (seq);
 `;

@@ -120,6 +120,7 @@ export class SqliteMetaStore implements MetaStore {
       blobStates: db
         .prepare('SELECT id, size, block_bytes, sums, corrupt FROM blobs WHERE id > ? ORDER BY id LIMIT ?')
         .safeIntegers(true),
+      corruptIds: db.prepare('SELECT id FROM blobs WHERE corrupt = 1'),
       markCorrupt: db.prepare('UPDATE blobs SET corrupt = 1 WHERE id = ? AND corrupt = 0'),
       setSums: db.prepare('UPDATE blobs SET size = ?, block_bytes = ?, sums = ? WHERE id = ? AND sums IS NULL'),
       blobCorrupt: db.prepare('SELECT 1 FROM blobs WHERE id = ? AND corrupt = 1'),
@@ -136,6 +137,7 @@ export class SqliteMetaStore implements MetaStore {
       expired: db
         .prepare('SELECT * FROM objects WHERE expire_at IS NOT NULL AND expire_at <= ? LIMIT ?')
         .safeIntegers(true),
+      ping: db.prepare('SELECT COUNT(*) FROM settings'),
       countObjects: db.prepare('SELECT COUNT(*) AS n FROM objects WHERE bucket = ?'),
       getSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
       setSetting: db.prepare(
@@ -415,6 +417,10 @@ export class SqliteMetaStore implements MetaStore {
     return (this.st.blobStates.all(afterId, limit) as BlobRow[]).map(toBlobState);
   }
 
+  async corruptBlobIds(): Promise<string[]> {
+    return (this.st.corruptIds.all() as { id: string }[]).map((r) => r.id);
+  }
+
   async markBlobCorrupt(blobId: string): Promise<boolean> {
     return this.st.markCorrupt.run(blobId).changes === 1;
   }
@@ -464,6 +470,10 @@ export class SqliteMetaStore implements MetaStore {
 
   async setSetting(name: string, value: string): Promise<void> {
     this.st.setSetting.run(name, value);
+  }
+
+  async ping(): Promise<void> {
+    this.st.ping.get();
   }
 
   async close(): Promise<void> {
