@@ -42,13 +42,14 @@ const CATALOGUE = {
   keyNotAllowed: [403, 'key is not in keylimit'],
   forbidden: [403, 'forbidden'],
   objectDisabled: [403, 'the object is disabled'],
-  // 404, 405, 406, 413, 416
+  // 404, 405, 406, 413, 414, 416
   notFound: [404, 'Document not found'],
   noSuchRoute: [404, 'no such api'],
   methodNotAllowed: [405, 'method not allowed'],
   crc32Mismatch: [406, 'crc32 not match'],
   fileTooLarge: [413, 'file exceeds fsizeLimit'],
   objectTooLarge: [413, 'file exceeds the server object size limit'],
+  uriTooLong: [414, 'request URI too long'],
   rangeNotSatisfiable: [416, 'requested range not satisfiable'],
   // 5xx / 6xx — Kodo specific
   callbackFailed: [579, 'callback failed'],

@@ -130,10 +130,7 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   const rangeHeader = typeof request.headers.range === 'string' ? request.headers.range : undefined;
   const ifRange = typeof request.headers['if-range'] === 'string' ? request.headers['if-range'] : undefined;
   const range = ifRangeMatches(ifRange, rec.hash, mtimeMs) ? parseRange(rangeHeader, rec.fsize) : undefined;
-  if (range === 'unsatisfiable') {
-    reply.header('content-range', `bytes */${rec.fsize}`);
-    throw Errors.rangeNotSatisfiable();
-  }
+  if (range === 'unsatisfiable') throw Errors.rangeNotSatisfiable().withHeaders({ 'content-range': `bytes */${rec.fsize}` });
   const isHead = request.method === 'HEAD';
   if (range) {
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${rec.fsize}`);
