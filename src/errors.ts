@@ -42,10 +42,9 @@ const CATALOGUE = {
   keyNotAllowed: [403, 'key is not in keylimit'],
   forbidden: [403, 'forbidden'],
   objectDisabled: [403, 'the object is disabled'],
-  // 404, 405, 406, 413, 414, 416
+  // 404, 406, 413, 414, 416
   notFound: [404, 'Document not found'],
   noSuchRoute: [404, 'no such api'],
-  methodNotAllowed: [405, 'method not allowed'],
   crc32Mismatch: [406, 'crc32 not match'],
   fileTooLarge: [413, 'file exceeds fsizeLimit'],
   objectTooLarge: [413, 'file exceeds the server object size limit'],
@@ -57,7 +56,6 @@ const CATALOGUE = {
   noSuchEntry: [612, 'no such file or directory'],
   fileExists: [614, 'file exists'],
   bucketExists: [614, 'bucket exists'],
-  tooManyBuckets: [630, 'too many buckets'],
   noSuchBucket: [631, 'no such bucket'],
   bucketNotEmpty: [400, 'bucket is not empty'],
   conditionFailed: [608, 'resource content changed'],
@@ -95,13 +93,11 @@ const CATALOGUE = {
   badPipelineName: [400, 'invalid pipeline name'],
   unknownPipeline: [400, 'no such pipeline'],
   unsupportedWorkflow: [400, 'workflowTemplateID is not supported, send fops'],
-  objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   storageFull: [599, 'storage full: no space left on the data disk'],
   storageReadOnly: [599, 'storage is read-only'],
   storageDenied: [599, 'storage permission denied: the data directory is not writable by the server'],
   storageIo: [599, 'storage I/O error'],
-  objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],
 } as const satisfies Record<string, Entry>;
 
 /** A detail appended to an entry's message after `: ` (what failed, which parameter, …). */
