@@ -1,128 +1,161 @@
 /**
  * The error catalogue: every Kodo error Granary answers with, declared once with its HTTP status and message
  * (protocol.md §8.7, §4.2, §15). Code below the route layer throws `KodoError`s built here; one handler in
- * server.ts turns them into `{"error": "<message>"}` with the status.
+ * server.ts turns them into `{"error": "<message>"}` with the status (and the error's headers, if any).
+ *
+ * The catalogue is one table keyed by kind; the factories in `Errors` are derived from it, so an error's `kind`
+ * is always its key and `ErrorKind` (the union of the keys) lets the compiler reject a misspelt kind.
+ * test/unit/errors.test.ts checks the table: allowed statuses, non-empty messages, no unused entries.
  */
 
-/** An error that maps to a Kodo status code and a JSON `{"error": message}` body. */
-export class KodoError extends Error {
+/** One catalogue entry: the HTTP status (Kodo's code) and the fixed message of the `{"error": …}` body. */
+type Entry = readonly [status: number, message: string];
+
+/** Every error Granary answers with. Status codes from protocol.md §8.7; messages from §4.2 and §15. */
+const CATALOGUE = {
+  // 400 — malformed request
+  badRequest: [400, 'invalid argument'],
+  badBase64: [400, 'invalid base64 encoding'],
+  badEntry: [400, 'invalid EncodedEntryURI'],
+  badMultipart: [400, 'invalid multipart body'],
+  noFilePart: [400, 'file is not specified in multipart'],
+  badCrc32: [400, 'invalid crc32'],
+  badPutPolicy: [400, 'invalid put policy'],
+  keyTooLong: [400, 'key too long'],
+  badBucketName: [400, 'invalid bucket name'],
+  reservedBucketName: [400, 'bucket name is reserved'],
+  badDomain: [400, 'invalid domain'],
+  bodyTooLarge: [413, 'request body too large'],
+  // 401 — authentication
+  tokenMissing: [401, 'token not specified'],
+  badToken: [401, 'bad token'],
+  expiredToken: [401, 'expired token'],
+  unknownAccessKey: [401, 'bad token: unknown access key'],
+  badDownloadToken: [401, 'bad token'],
+  downloadTokenExpired: [401, 'token out of date'],
+  badSaveasSign: [401, 'bad saveas sign'],
+  // 403 — forbidden
+  staleDate: [403, 'X-Qiniu-Date is out of the allowed time window'],
+  scopeMismatch: [403, "key doesn't match with scope"],
+  fileTooSmall: [403, 'file is smaller than fsizeMin'],
+  limitedMimeType: [403, 'limited mimeType'],
+  keyNotAllowed: [403, 'key is not in keylimit'],
+  forbidden: [403, 'forbidden'],
+  objectDisabled: [403, 'the object is disabled'],
+  // 404, 406, 413, 414, 416
+  notFound: [404, 'Document not found'],
+  noSuchRoute: [404, 'no such api'],
+  crc32Mismatch: [406, 'crc32 not match'],
+  fileTooLarge: [413, 'file exceeds fsizeLimit'],
+  objectTooLarge: [413, 'file exceeds the server object size limit'],
+  uriTooLong: [414, 'request URI too long'],
+  rangeNotSatisfiable: [416, 'requested range not satisfiable'],
+  // 5xx / 6xx — Kodo specific
+  callbackFailed: [579, 'callback failed'],
+  internal: [599, 'internal error'],
+  noSuchEntry: [612, 'no such file or directory'],
+  fileExists: [614, 'file exists'],
+  bucketExists: [614, 'bucket exists'],
+  noSuchBucket: [631, 'no such bucket'],
+  bucketNotEmpty: [400, 'bucket is not empty'],
+  conditionFailed: [608, 'resource content changed'],
+  badMarker: [640, 'invalid marker'],
+  tooManyOps: [400, 'too many operations in a batch'],
+  unknownOp: [400, 'unknown operation'],
+  invalidCtx: [701, 'invalid ctx: expired, altered, or not the latest ctx of its block'],
+  badBlock: [400, 'invalid block'],
+  noSuchUpload: [612, 'no such uploadId'],
+  noSuchTask: [612, 'no such task'],
+  badPartList: [400, 'invalid part list'],
+  md5Mismatch: [400, 'Content-MD5 does not match the part'],
+  badFetchUrl: [400, 'invalid source URL'],
+  outboundRefused: [403, 'refused by the outbound guard'],
+  originNotFound: [404, 'the origin answered 404'],
+  originTooLarge: [413, 'the origin body exceeds the fetch size limit'],
+  originFailed: [478, 'fetching from the origin failed'],
+  originTimeout: [504, 'the origin did not answer in time'],
+  fetchDigestMismatch: [406, 'the fetched content does not match the given md5/etag'],
+  noMirrorSource: [400, 'the bucket has no mirror source (set one with image)'],
+  badMirrorHost: [400, 'invalid mirror source host'],
+  unsupportedImage: [415, 'unsupported image format'],
+  imageTooLarge: [400, 'image exceeds the processing limits'],
+  fopFailed: [400, 'image processing failed'],
+  notArchived: [400, 'the object is not in an archive storage class'],
+  noExif: [400, 'no EXIF data'],
+  nropDisabled: [403, 'nrop is not enabled for the bucket'],
+  modelFailed: [599, 'the moderation model failed'],
+  videoToolMissing: [415, 'a program this command needs is not installed'],
+  videoFailed: [400, 'audio/video processing failed'],
+  videoTooLarge: [400, 'the source exceeds the audio/video processing limits'],
+  badPersistentId: [400, 'invalid persistentId'],
+  noSuchJob: [612, 'no such persistentId'],
+  badFops: [400, 'invalid fops'],
+  badPipelineName: [400, 'invalid pipeline name'],
+  unknownPipeline: [400, 'no such pipeline'],
+  unsupportedWorkflow: [400, 'workflowTemplateID is not supported, send fops'],
+  // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
+  objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
+  objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],
+  storageFull: [599, 'storage full: no space left on the data disk'],
+  storageReadOnly: [599, 'storage is read-only'],
+  storageDenied: [599, 'storage permission denied: the data directory is not writable by the server'],
+  storageIo: [599, 'storage I/O error'],
+} as const satisfies Record<string, Entry>;
+
+/** A detail appended to an entry's message after `: ` (what failed, which parameter, …). */
+type Detail = string | undefined;
+
+/** Builds the error of one catalogue entry, with an optional detail appended to its message. */
+export type ErrorFactory<K extends ErrorKind> = (detail?: Detail) => KodoError<K>;
+
+type Factories = { readonly [K in keyof typeof CATALOGUE]: ErrorFactory<K> };
+
+/** The factories of the catalogue: `Errors.noSuchBucket('b')` is a 631 `no such bucket: b`. */
+export const Errors: Factories = buildFactories();
+
+/** The name of a catalogue entry (a key of `Errors`): `'badRequest' | 'noSuchBucket' | …`. */
+export type ErrorKind = keyof typeof Errors;
+
+/**
+ * An error that maps to a Kodo status code and a JSON `{"error": message}` body, plus optional response headers.
+ * Built by the factories of `Errors` (never directly), so its kind, status and message come from one entry.
+ */
+export class KodoError<K extends ErrorKind = ErrorKind> extends Error {
   /** HTTP status sent to the client (Kodo uses non-standard codes such as 579, 612, 614, 631, 701). */
   readonly status: number;
-  /** Stable machine name of the catalogue entry (for logs and tests). */
-  readonly kind: string;
+  /** The catalogue entry this error was built from (for logs, tests and `isKodoError(err, kind)`). */
+  readonly kind: K;
+  /** Response headers sent with the error (a 416's `Content-Range` naming the object size); undefined when none. */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(kind: string, status: number, message: string) {
+  constructor(kind: K, status: number, message: string, headers?: Readonly<Record<string, string>>) {
     super(message);
     this.name = 'KodoError';
     this.kind = kind;
     this.status = status;
+    this.headers = headers;
+  }
+
+  /** The same error with `headers` (lower-case names) added to the ones it carries; the receiver is unchanged. */
+  withHeaders(headers: Readonly<Record<string, string>>): KodoError<K> {
+    return new KodoError(this.kind, this.status, this.message, { ...this.headers, ...headers });
   }
 }
 
-type Detail = string | undefined;
-
-/** Builds a catalogue entry: `status`, a fixed message, and an optional detail appended after `: `. */
-function entry(kind: string, status: number, message: string): (detail?: Detail) => KodoError {
-  return (detail?: Detail) => new KodoError(kind, status, detail ? `${message}: ${detail}` : message);
+/** One factory per catalogue entry; each passes its own key as the kind, so a kind cannot differ from its key. */
+function buildFactories(): Factories {
+  const out: Record<string, ErrorFactory<ErrorKind>> = {};
+  for (const [kind, [status, message]] of Object.entries(CATALOGUE) as [ErrorKind, Entry][]) {
+    out[kind] = (detail?: Detail) => new KodoError(kind, status, detail ? `${message}: ${detail}` : message);
+  }
+  return Object.freeze(out) as Factories;
 }
-
-/** Every error Granary answers with. Status codes from protocol.md §8.7; messages from §4.2 and §15. */
-export const Errors = {
-  // 400 — malformed request
-  badRequest: entry('badRequest', 400, 'invalid argument'),
-  badBase64: entry('badBase64', 400, 'invalid base64 encoding'),
-  badEntry: entry('badEntry', 400, 'invalid EncodedEntryURI'),
-  badMultipart: entry('badMultipart', 400, 'invalid multipart body'),
-  noFilePart: entry('noFilePart', 400, 'file is not specified in multipart'),
-  badCrc32: entry('badCrc32', 400, 'invalid crc32'),
-  badPutPolicy: entry('badPutPolicy', 400, 'invalid put policy'),
-  keyTooLong: entry('keyTooLong', 400, 'key too long'),
-  badBucketName: entry('badBucketName', 400, 'invalid bucket name'),
-  reservedBucketName: entry('reservedBucketName', 400, 'bucket name is reserved'),
-  badDomain: entry('badDomain', 400, 'invalid domain'),
-  bodyTooLarge: entry('bodyTooLarge', 413, 'request body too large'),
-  // 401 — authentication
-  tokenMissing: entry('tokenMissing', 401, 'token not specified'),
-  badToken: entry('badToken', 401, 'bad token'),
-  expiredToken: entry('expiredToken', 401, 'expired token'),
-  unknownAccessKey: entry('unknownAccessKey', 401, 'bad token: unknown access key'),
-  badDownloadToken: entry('badDownloadToken', 401, 'bad token'),
-  downloadTokenExpired: entry('downloadTokenExpired', 401, 'token out of date'),
-  badSaveasSign: entry('badSaveasSign', 401, 'bad saveas sign'),
-  // 403 — forbidden
-  staleDate: entry('staleDate', 403, 'X-Qiniu-Date is out of the allowed time window'),
-  scopeMismatch: entry('scopeMismatch', 403, "key doesn't match with scope"),
-  fileTooSmall: entry('fileTooSmall', 403, 'file is smaller than fsizeMin'),
-  limitedMimeType: entry('limitedMimeType', 403, 'limited mimeType'),
-  keyNotAllowed: entry('keyNotAllowed', 403, 'key is not in keylimit'),
-  forbidden: entry('forbidden', 403, 'forbidden'),
-  objectDisabled: entry('objectDisabled', 403, 'the object is disabled'),
-  // 404, 405, 406, 413, 416
-  notFound: entry('notFound', 404, 'Document not found'),
-  noSuchRoute: entry('noSuchRoute', 404, 'no such api'),
-  methodNotAllowed: entry('methodNotAllowed', 405, 'method not allowed'),
-  crc32Mismatch: entry('crc32Mismatch', 406, 'crc32 not match'),
-  fileTooLarge: entry('fileTooLarge', 413, 'file exceeds fsizeLimit'),
-  objectTooLarge: entry('objectTooLarge', 413, 'file exceeds the server object size limit'),
-  rangeNotSatisfiable: entry('rangeNotSatisfiable', 416, 'requested range not satisfiable'),
-  // 5xx / 6xx — Kodo specific
-  callbackFailed: entry('callbackFailed', 579, 'callback failed'),
-  internal: entry('internal', 599, 'internal error'),
-  noSuchEntry: entry('noSuchEntry', 612, 'no such file or directory'),
-  fileExists: entry('fileExists', 614, 'file exists'),
-  bucketExists: entry('bucketExists', 614, 'bucket exists'),
-  tooManyBuckets: entry('tooManyBuckets', 630, 'too many buckets'),
-  noSuchBucket: entry('noSuchBucket', 631, 'no such bucket'),
-  bucketNotEmpty: entry('bucketNotEmpty', 400, 'bucket is not empty'),
-  conditionFailed: entry('conditionFailed', 608, 'resource content changed'),
-  badMarker: entry('badMarker', 640, 'invalid marker'),
-  tooManyOps: entry('tooManyOps', 400, 'too many operations in a batch'),
-  unknownOp: entry('unknownOp', 400, 'unknown operation'),
-  invalidCtx: entry('invalidCtx', 701, 'invalid ctx: expired, altered, or not the latest ctx of its block'),
-  badBlock: entry('badBlock', 400, 'invalid block'),
-  noSuchUpload: entry('noSuchUpload', 612, 'no such uploadId'),
-  noSuchTask: entry('noSuchTask', 612, 'no such task'),
-  badPartList: entry('badPartList', 400, 'invalid part list'),
-  md5Mismatch: entry('md5Mismatch', 400, 'Content-MD5 does not match the part'),
-  badFetchUrl: entry('badFetchUrl', 400, 'invalid source URL'),
-  outboundRefused: entry('outboundRefused', 403, 'refused by the outbound guard'),
-  originNotFound: entry('originNotFound', 404, 'the origin answered 404'),
-  originTooLarge: entry('originTooLarge', 413, 'the origin body exceeds the fetch size limit'),
-  originFailed: entry('originFailed', 478, 'fetching from the origin failed'),
-  originTimeout: entry('originTimeout', 504, 'the origin did not answer in time'),
-  fetchDigestMismatch: entry('fetchDigestMismatch', 406, 'the fetched content does not match the given md5/etag'),
-  noMirrorSource: entry('noMirrorSource', 400, 'the bucket has no mirror source (set one with image)'),
-  badMirrorHost: entry('badMirrorHost', 400, 'invalid mirror source host'),
-  unsupportedImage: entry('unsupportedImage', 415, 'unsupported image format'),
-  imageTooLarge: entry('imageTooLarge', 400, 'image exceeds the processing limits'),
-  fopFailed: entry('fopFailed', 400, 'image processing failed'),
-  notArchived: entry('notArchived', 400, 'the object is not in an archive storage class'),
-  noExif: entry('noExif', 400, 'no EXIF data'),
-  nropDisabled: entry('nropDisabled', 403, 'nrop is not enabled for the bucket'),
-  modelFailed: entry('modelFailed', 599, 'the moderation model failed'),
-  videoToolMissing: entry('videoToolMissing', 415, 'a program this command needs is not installed'),
-  videoFailed: entry('videoFailed', 400, 'audio/video processing failed'),
-  videoTooLarge: entry('videoTooLarge', 400, 'the source exceeds the audio/video processing limits'),
-  badPersistentId: entry('badPersistentId', 400, 'invalid persistentId'),
-  noSuchJob: entry('noSuchJob', 612, 'no such persistentId'),
-  badFops: entry('badFops', 400, 'invalid fops'),
-  badPipelineName: entry('badPipelineName', 400, 'invalid pipeline name'),
-  unknownPipeline: entry('unknownPipeline', 400, 'no such pipeline'),
-  unsupportedWorkflow: entry('unsupportedWorkflow', 400, 'workflowTemplateID is not supported, send fops'),
-  objectArchived: entry('objectArchived', 403, 'the object is in archive storage: restore it with restoreAr before reading it'),
-  // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
-  storageFull: entry('storageFull', 599, 'storage full: no space left on the data disk'),
-  storageReadOnly: entry('storageReadOnly', 599, 'storage is read-only'),
-  storageDenied: entry('storageDenied', 599, 'storage permission denied: the data directory is not writable by the server'),
-  storageIo: entry('storageIo', 599, 'storage I/O error'),
-  objectCorrupt: entry('objectCorrupt', 599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'),
-} as const;
 
 /**
  * Errors of the file system (errno codes) and of SQLite (result codes) that mean the storage itself failed,
  * mapped to the storage entries of the catalogue. Anything else is not a storage failure (undefined).
  */
-const STORAGE_CODES: ReadonlyArray<[RegExp, (detail?: Detail) => KodoError]> = [
+const STORAGE_CODES: ReadonlyArray<[RegExp, ErrorFactory<ErrorKind>]> = [
   [/^(ENOSPC|EDQUOT|SQLITE_FULL)$/, Errors.storageFull],
   [/^(EROFS|SQLITE_READONLY(_\w+)?)$/, Errors.storageReadOnly],
   [/^(EACCES|EPERM|SQLITE_PERM|SQLITE_AUTH|SQLITE_CANTOPEN(_\w+)?)$/, Errors.storageDenied],
@@ -141,7 +174,10 @@ export function storageError(err: unknown, detail?: string): KodoError | undefin
   return undefined;
 }
 
-/** Narrows an unknown thrown value to a KodoError. */
-export function isKodoError(err: unknown): err is KodoError {
-  return err instanceof KodoError;
+/**
+ * Narrows an unknown thrown value to a KodoError; with `kinds`, to an error of one of those entries
+ * (`isKodoError(err, 'fileExists')`: a misspelt kind does not compile).
+ */
+export function isKodoError<K extends ErrorKind = ErrorKind>(err: unknown, ...kinds: K[]): err is KodoError<K> {
+  return err instanceof KodoError && (kinds.length === 0 || (kinds as ErrorKind[]).includes(err.kind));
 }

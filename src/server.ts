@@ -1,8 +1,10 @@
 /**
  * The fastify app: one port serves every role (up, io, rs, rsf, api, uc and downloads; protocol.md §1).
  * Hooks: X-Reqid on every response (and in every log line), CORS with preflight, one error handler that turns
- * catalogue errors into `{"error": …}` with their Kodo status, raw-body content-type parsers (signatures need
- * the exact bytes) and pass-through for streamed bodies (multipart, octet-stream).
+ * catalogue errors into `{"error": …}` with their Kodo status and headers, raw-body content-type parsers
+ * (signatures need the exact bytes) and pass-through for streamed bodies (multipart, octet-stream). Every error
+ * answer — router errors, thrown errors, unexpected failures (599), unknown routes (404) — is a catalogue error
+ * sent by `sendError`, so no status or message is written here.
  */
 import cors from '@fastify/cors';
 import { randomBytes } from 'node:crypto';
@@ -24,7 +26,7 @@ import { registerBlockRoutes } from './roles/up/blocks.js';
 import { registerFormUpload } from './roles/up/form.js';
 import { registerMultipartRoutes, registerPartRoute } from './roles/up/multipart.js';
 import { registerHealth } from './roles/health.js';
-import { sendJson } from './roles/http.js';
+import { sendError } from './roles/http.js';
 
 /**
  * Request ids in Kodo's style (URL-safe characters): a random per-process prefix and a counter, unique across
@@ -54,12 +56,11 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     bodyLimit: g.config.maxBodyBytes,
     routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
-    // Errors raised by the router before any hook runs (malformed percent-encoding in the path, over-long path
-    // parameter): answered like every other error, with X-Reqid and a `{"error": …}` body.
+    // Errors raised by the router before any hook runs (malformed percent-encoding in the path → 400, over-long
+    // path parameter → 414): answered like every other error, with X-Reqid and a `{"error": …}` body.
     frameworkErrors(err, request, reply) {
       reply.header('x-reqid', request.id);
-      const status = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
-      return sendJson(reply, status, { error: `${Errors.badRequest().message}: ${err.message}` });
+      return sendError(reply, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? Errors.uriTooLong(err.message) : Errors.badRequest(err.message));
     },
     rewriteUrl(req) {
       const url = req.url ?? '/';
@@ -116,12 +117,12 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
       // A storage failure is logged with the original error (errno, path); the client sees the catalogue message.
       if (storage) request.log.error({ err }, kodo.message);
       else if (kodo.status >= 500) request.log.warn({ err }, kodo.message);
-      return sendJson(reply, kodo.status, { error: kodo.message });
+      return sendError(reply, kodo);
     }
     request.log.error({ err }, 'unexpected error');
-    return sendJson(reply, 599, { error: Errors.internal().message });
+    return sendError(reply, Errors.internal());
   });
-  app.setNotFoundHandler((_request, reply) => sendJson(reply, 404, { error: Errors.noSuchRoute().message }));
+  app.setNotFoundHandler((_request, reply) => sendError(reply, Errors.noSuchRoute()));
 
   registerHealth(app, g);
   registerRegionQuery(app, g);

@@ -47,7 +47,7 @@ async function imageMark(m: ImageMark, W: number, H: number, budget: number, ctx
   try {
     buf = await ctx.fetchResource(m.url, ctx.limits.maxResourceBytes);
   } catch (err) {
-    if (isKodoError(err) && err.kind === 'originTooLarge') {
+    if (isKodoError(err, 'originTooLarge')) {
       throw Errors.imageTooLarge(`${CMD}: the watermark image is larger than ${ctx.limits.maxResourceBytes} bytes (GRANARY_FOP_MAX_RESOURCE)`);
     }
     throw err;

@@ -76,7 +76,7 @@ async function runCommand(
         return doneItem(c.cmd, key, put.record.hash, false);
       } catch (err) {
         // Insert semantics: an output that appeared meanwhile is kept, as if it had been there before.
-        if (isKodoError(err) && err.kind === 'fileExists') {
+        if (isKodoError(err, 'fileExists')) {
           const old = await live(g, bucket, key);
           if (old) return doneItem(c.cmd, key, old.hash, true);
         }

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { verifyManagement, type Caller, type SignedRequest } from '../auth/management.js';
 import type { Granary } from '../context.js';
-import { Errors } from '../errors.js';
+import { Errors, type KodoError } from '../errors.js';
 
 /**
  * Methods of read-only management routes: the specs say GET, the Node SDK often POSTs (protocol.md §14 item 12).
@@ -85,6 +85,15 @@ export function sendJson(reply: FastifyReply, status: number, body: unknown): Fa
     .header('cache-control', 'no-store')
     .type('application/json')
     .send(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+/**
+ * Answers a catalogue error: its status (Kodo's code, 400–701), its headers (e.g. a 416's `Content-Range`) and the
+ * JSON body `{"error": "<message>"}`, with `Cache-Control: no-store`. The one way an error reaches the client.
+ */
+export function sendError(reply: FastifyReply, err: KodoError): FastifyReply {
+  if (err.headers) reply.headers(err.headers);
+  return sendJson(reply, err.status, { error: err.message });
 }
 
 /** Answers 200 with an empty body (management operations without a result). */

@@ -183,6 +183,15 @@ describe('common headers', () => {
     expect(JSON.parse(res.body.toString())).toEqual({ error: expect.any(String) });
   });
 
+  it('answers an over-long path parameter with 414 JSON and X-Reqid', async () => {
+    // Injected: over the socket, Node's 16 KiB header limit refuses such a request line (431) before fastify.
+    const res = await s.running.app.inject({ method: 'POST', url: `/bput/${'c'.repeat(16 * 1024 + 1)}/0` });
+    expect(res.statusCode).toBe(414);
+    expect(res.headers['x-reqid']).toMatch(/^\S{8,}$/);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual({ error: expect.stringMatching(/^request URI too long: /) });
+  });
+
   it('answers a bare OPTIONS (no Origin) with an empty body, not plain text', async () => {
     const res = await rawRequest({ port: s.running.port, method: 'OPTIONS', path: '/' });
     expect(res.status).toBeLessThan(300);

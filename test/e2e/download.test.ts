@@ -1,6 +1,7 @@
 /**
  * Downloads (protocol.md §11, §2.5): public and private buckets, Range, HEAD, conditional requests, attname,
- * large streamed objects, bound download domains and awkward keys.
+ * large streamed objects, bound download domains and awkward keys; a GET/HEAD that is no download (no key, or a
+ * reserved first segment such as `/v2/…`) answers 404 `no such api`, a missing key 404 `Document not found`.
  */
 import { randomBytes } from 'node:crypto';
 import qiniu from 'qiniu';
@@ -63,12 +64,16 @@ describe('downloads', () => {
       expect(res.headers.get('content-length')).toBe(String(body.length));
     });
 
-    it('answers an unsatisfiable Range with 416 JSON', async () => {
+    it('answers an unsatisfiable Range with 416 JSON and Content-Range: bytes */<size>', async () => {
       const res = await fetch(url(PUB, 'hello.txt'), { headers: { Range: 'bytes=11-20' } });
       expect(res.status).toBe(416);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(res.headers.get('content-range')).toBe('bytes */11');
-      expect(await res.json()).toEqual({ error: expect.any(String) });
+      expect(await res.json()).toEqual({ error: 'requested range not satisfiable' });
+      const head = await rawRequest({ port: s.running.port, method: 'HEAD', path: `/${PUB}/hello.txt`, headers: { Range: 'bytes=99-' } });
+      expect(head.status).toBe(416);
+      expect(head.headers['content-range']).toBe('bytes */11');
+      expect(head.body.length).toBe(0);
     });
 
     it('answers HEAD with the headers and no body', async () => {
@@ -107,12 +112,12 @@ describe('downloads', () => {
       expect(await res.text()).toBe(BODY);
     });
 
-    it('answers 404 JSON for a missing key and a missing bucket', async () => {
-      for (const u of [url(PUB, 'nope.txt'), url('no-such-bucket', 'hello.txt')]) {
+    it('answers 404 JSON Document not found for a missing key and a missing bucket', async () => {
+      for (const u of [url(PUB, 'nope.txt'), url('no-such-bucket', 'hello.txt'), url(PUB, 'v2/nope')]) {
         const res = await fetch(u);
         expect(res.status, u).toBe(404);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-        expect(await res.json()).toEqual({ error: expect.any(String) });
+        expect(await res.json()).toEqual({ error: 'Document not found' });
       }
     });
 
@@ -201,6 +206,45 @@ describe('downloads', () => {
     expect(sha1(Buffer.from(await ranged.arrayBuffer()))).toBe(sha1(big.subarray(start, start + 1_000_000)));
   });
 
+  describe('unknown routes', () => {
+    const noSuchApi = async (method: string, path: string): Promise<void> => {
+      const res = await rawRequest({ port: s.running.port, method, path });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.headers['content-type'], path).toMatch(/^application\/json/);
+      expect(res.headers['x-reqid'], path).toMatch(/^\S{8,}$/);
+      if (method !== 'HEAD') expect(JSON.parse(res.body.toString()), path).toEqual({ error: 'no such api' });
+    };
+
+    it.each(['/', '/nope', '/favicon.ico', `/${PUB}`])('GET %s names no key → 404 no such api', async (path) => {
+      await noSuchApi('GET', path);
+    });
+
+    it.each(['/v2/nope', '/v4/nope', '/STAT/x', '/Buckets/x/y', '/delete/x', '/list/'])(
+      'GET %s starts with a reserved bucket name → 404 no such api',
+      async (path) => {
+        await noSuchApi('GET', path);
+      },
+    );
+
+    it('HEAD /v2/nope and POST /nope answer 404 too', async () => {
+      await noSuchApi('HEAD', '/v2/nope');
+      await noSuchApi('HEAD', '/nope');
+      await noSuchApi('POST', '/nope/x');
+    });
+
+    it('leaves the GET API routes under reserved words alone', async () => {
+      const query = await fetch(`${s.url}/v4/query?ak=x&bucket=${PUB}`);
+      expect(query.status).toBe(200);
+      await query.arrayBuffer();
+      // Unsigned: the route answers 401, not the catch-all's 404.
+      for (const path of ['/v2/list?bucket=x', '/list?bucket=x', '/buckets', `/stat/${qiniu.util.encodedEntry(PUB, 'hello.txt')}`]) {
+        const res = await fetch(`${s.url}${path}`);
+        expect(res.status, path).toBe(401);
+        await res.arrayBuffer();
+      }
+    });
+  });
+
   describe('bound domain', () => {
     const DOMAIN = 'dl.example.test';
     beforeAll(async () => {
@@ -243,7 +287,11 @@ describe('downloads', () => {
     });
 
     it('answers 404 for a missing key and leaves other hosts alone', async () => {
-      expect((await get('/missing')).status).toBe(404);
+      for (const path of ['/missing', '/v2/nope', '/', '/STAT/x']) {
+        const missing = await get(path);
+        expect(missing.status, path).toBe(404);
+        expect(JSON.parse(missing.body.toString()), path).toEqual({ error: 'Document not found' });
+      }
       // On an unbound host the same path is path-style: /<bucket>/<key>.
       const other = await get(`/${PUB}/hello.txt`, `127.0.0.1:${s.running.port}`);
       expect(other.body.toString()).toBe(BODY);

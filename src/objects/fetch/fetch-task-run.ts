@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
-import { Errors, KodoError } from '../../errors.js';
+import { Errors, isKodoError, KodoError } from '../../errors.js';
 import { renderFormTemplate, renderJsonTemplate, type UploadVars } from '../../policy/template.js';
 import { nowSeconds } from '../../ports/clock.js';
 import type { ObjectRecord } from '../../store/meta.js';
@@ -79,7 +79,7 @@ export async function attemptFetchTask(g: Granary, task: FetchTaskRecord, req: A
     await authorizeBucket(g, accessKey, req.bucket);
   } catch (err) {
     const e = asKodoError(err);
-    return failure(e, e.kind === 'internal');
+    return failure(e, isKodoError(e, 'internal'));
   }
   const insertOnly = req.ignore_same_key === true && req.key !== undefined;
   if (insertOnly) {
@@ -107,7 +107,7 @@ export async function attemptFetchTask(g: Granary, task: FetchTaskRecord, req: A
       return { ok: true, result: entryFields(put.record), vars: uploadVars(put) };
     } catch (err) {
       const e = asKodoError(err);
-      if (insertOnly && e.kind === 'fileExists') {
+      if (insertOnly && isKodoError(e, 'fileExists')) {
         const existing = await liveEntry(g, req.bucket, req.key as string).catch(() => undefined);
         if (existing) return ignored(existing, accessKey);
       }

@@ -13,7 +13,7 @@
 import { basename } from 'node:path';
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
-import { Errors, KodoError } from '../../errors.js';
+import { Errors, isKodoError, type KodoError } from '../../errors.js';
 import { isOutboundError, outboundStream, type OutboundStreamResponse } from '../../outbound/client.js';
 import { parsePutPolicy } from '../../policy/put-policy.js';
 import type { Digests } from '../etag.js';
@@ -46,10 +46,9 @@ const SIZE_SETTING = '(GRANARY_FETCH_MAX_SIZE)';
 
 /** Maps an outbound failure to its catalogue error. */
 export function outboundFailure(err: unknown, url: string): KodoError {
-  if (err instanceof KodoError) {
-    // The digesting stream enforces the same GRANARY_FETCH_MAX_SIZE as the outbound client: answer alike.
-    return err.kind === 'objectTooLarge' ? Errors.originTooLarge(`${url}: ${err.message} ${SIZE_SETTING}`) : err;
-  }
+  // The digesting stream enforces the same GRANARY_FETCH_MAX_SIZE as the outbound client: answer alike.
+  if (isKodoError(err, 'objectTooLarge')) return Errors.originTooLarge(`${url}: ${err.message} ${SIZE_SETTING}`);
+  if (isKodoError(err)) return err;
   if (!isOutboundError(err)) return Errors.originFailed(`${url}: ${(err as Error).message}`);
   switch (err.reason) {
     case 'forbidden-address':

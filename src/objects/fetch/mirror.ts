@@ -80,7 +80,7 @@ async function pullMissing(g: Granary, bucket: BucketRecord & { source: string }
     g.log.debug({ bucket: bucket.name, key, url: src.url }, 'mirror: pulled a missing key');
     return result.record;
   } catch (err) {
-    if (isKodoError(err) && err.kind === 'fileExists') {
+    if (isKodoError(err, 'fileExists')) {
       // Someone stored the key while the pull ran: serve their entry.
       const rec = await findLiveObject(g, bucket.name, key);
       if (rec) return rec;
@@ -119,7 +119,7 @@ export async function prefetchEntry(g: Granary, accessKey: string, bucketName: s
   try {
     return (await fetchToEntry(g, accessKey, src, { bucket: bucket.name, key })).record;
   } catch (err) {
-    if (isKodoError(err) && ['originNotFound', 'originTimeout', 'originTooLarge', 'badFetchUrl'].includes(err.kind)) {
+    if (isKodoError(err, 'originNotFound', 'originTimeout', 'originTooLarge', 'badFetchUrl')) {
       throw Errors.originFailed(err.message);
     }
     throw err;

@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import { authorizeBucket } from '../../auth/authorize.js';
 import { urlsafeB64Decode, urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
-import { Errors } from '../../errors.js';
+import { Errors, isKodoError } from '../../errors.js';
 import { nowSeconds } from '../../ports/clock.js';
 import type { BlobSums } from '../../store/blob.js';
 import type { BlockRecord } from '../../store/meta.js';
@@ -82,7 +82,7 @@ async function receiveChunk(
   try {
     received = await receiveBody(g, body, { maxBytes, ...(declaredBytes !== undefined ? { expectedBytes: declaredBytes } : {}) });
   } catch (err) {
-    if ((err as { kind?: string }).kind === 'objectTooLarge') throw Errors.badBlock('the chunk is larger than the rest of its block');
+    if (isKodoError(err, 'objectTooLarge')) throw Errors.badBlock('the chunk is larger than the rest of its block');
     throw err;
   }
   if (received.digests.size === 0) {

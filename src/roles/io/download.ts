@@ -1,7 +1,9 @@
 /**
  * Downloads (protocol.md §11): `GET|HEAD /<bucket>/<key>` path-style on any host, and `GET|HEAD /<key>` on a
  * domain bound to a bucket (server.ts rewrites such requests to DOMAIN_PREFIX + path so API routes never
- * shadow a key). Private buckets need `e`/`token` (§2.5). Range (206/416), conditional requests (304), ETag,
+ * shadow a key). Any other GET/HEAD no API route took — no key (`/`, `/foo`) or a reserved first segment
+ * (`/v2/nope`) — is an unknown route: 404 `{"error":"no such api"}`, not the 404 `Document not found` of a
+ * missing key. Private buckets need `e`/`token` (§2.5). Range (206/416), conditional requests (304), ETag,
  * Last-Modified, metadata headers, `attname`. Bodies are streamed from the blob store (small ones sent whole).
  * A missing key in a bucket with a mirror source is pulled from the origin first (objects/fetch/mirror.ts:
  * 404 origin 404, 403 outbound guard, 478 other origin failures). A query starting with a fop pipeline
@@ -17,6 +19,7 @@ import { Errors } from '../../errors.js';
 import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';
 import { readObject, readObjectSmall } from '../../objects/verified-read.js';
+import { isReservedBucketName } from '../../buckets/names.js';
 import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
 import type { ObjectRecord } from '../../store/meta.js';
 import { rawUrlOf } from '../http.js';
@@ -38,7 +41,11 @@ function decodeKey(text: string): string {
   }
 }
 
-/** Bucket and key addressed by a download request; undefined when the path names no key. */
+/**
+ * Bucket and key addressed by a download request. On a bound domain every path is a key; path-style, undefined
+ * when the request is not a download: the path names no key (`/`, `/foo`) or its first segment is a reserved
+ * bucket name (`/v2/nope`, `/STAT/x`: an API route with a typo or the wrong method — no bucket has that name).
+ */
 function target(g: Granary, request: FastifyRequest): { bucket: string; key: string; query: string } | undefined {
   const raw = rawUrlOf(request);
   const q = raw.indexOf('?');
@@ -48,7 +55,9 @@ function target(g: Granary, request: FastifyRequest): { bucket: string; key: str
   if (domainBucket !== undefined) return { bucket: domainBucket, key: decodeKey(path.slice(1)), query };
   const slash = path.indexOf('/', 1);
   if (slash < 0) return undefined;
-  return { bucket: decodeKey(path.slice(1, slash)), key: decodeKey(path.slice(slash + 1)), query };
+  const bucket = decodeKey(path.slice(1, slash));
+  if (isReservedBucketName(bucket)) return undefined;
+  return { bucket, key: decodeKey(path.slice(slash + 1)), query };
 }
 
 /**
@@ -99,7 +108,7 @@ function objectHeaders(rec: ObjectRecord, isPrivate: boolean, attname: string | 
 
 async function download(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const t = target(g, request);
-  if (!t) throw Errors.notFound();
+  if (!t) throw Errors.noSuchRoute();
   const { params, fop: query } = splitQuery(t.query);
   if (query !== undefined) reply.header('cache-control', 'no-store'); // errors of a fop are not cached
   const { bucket, object } = await lookupForDownload(g, t.bucket, t.key);
@@ -131,10 +140,7 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   const rangeHeader = typeof request.headers.range === 'string' ? request.headers.range : undefined;
   const ifRange = typeof request.headers['if-range'] === 'string' ? request.headers['if-range'] : undefined;
   const range = ifRangeMatches(ifRange, rec.hash, mtimeMs) ? parseRange(rangeHeader, rec.fsize) : undefined;
-  if (range === 'unsatisfiable') {
-    reply.header('content-range', `bytes */${rec.fsize}`);
-    throw Errors.rangeNotSatisfiable();
-  }
+  if (range === 'unsatisfiable') throw Errors.rangeNotSatisfiable().withHeaders({ 'content-range': `bytes */${rec.fsize}` });
   const isHead = request.method === 'HEAD';
   if (range) {
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${rec.fsize}`);
