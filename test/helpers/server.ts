@@ -43,9 +43,11 @@ export function staticZoneConfig(host: string): qiniu.conf.Config {
   return new qiniu.conf.Config({ zone, useHttpsDomain: false } as qiniu.conf.ConfigOptions);
 }
 
-/** Starts a server; `env` adds GRANARY_* settings. */
+/** Starts a server; `env` adds GRANARY_* settings (GRANARY_DATA_DIR: use that dir and leave it at stop). */
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'granary-test-'));
+  // A data dir given by the test (e.g. on a small tmpfs) is the test's to remove; a temp one is removed at stop.
+  const ownDir = env.GRANARY_DATA_DIR === undefined;
+  const dataDir = env.GRANARY_DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'granary-test-')));
   const clock = new AdjustableClock();
   const config = loadConfig({
     GRANARY_PORT: '0',
@@ -76,7 +78,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     uploadToken: (policy) => new qiniu.rs.PutPolicy(policy as unknown as qiniu.rs.PutPolicyOptions).uploadToken(mac),
     stop: async () => {
       await running.close();
-      await rm(dataDir, { recursive: true, force: true });
+      if (ownDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

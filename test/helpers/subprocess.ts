@@ -16,9 +16,14 @@ export interface ChildServer {
   exited: Promise<number | string>;
 }
 
-/** Spawns `granary serve` and resolves once it answers HTTP. */
-export async function spawnServer(env: Record<string, string>, port: number): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'serve'], {
+/**
+ * Spawns `granary serve` and resolves once it answers HTTP. `prefix` runs it through another command (e.g.
+ * `setpriv …` to drop capabilities).
+ */
+export async function spawnServer(env: Record<string, string>, port: number, prefix: string[] = []): Promise<ChildServer> {
+  const argv = [process.execPath, '--import', 'tsx', ENTRY, 'serve'];
+  const [cmd, ...args] = [...prefix, ...argv] as [string, ...string[]];
+  const child = spawn(cmd, args, {
     env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
