@@ -23,7 +23,7 @@ function mount(args: string[]): void {
     execFileSync('mount', args, { stdio: 'pipe' });
   } catch (err) {
     const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';
-    throw new Error(`mount ${args.join(' ')} failed (these tests need root with CAP_SYS_ADMIN): ${stderr}`);
+    throw new Error(`mount ${args.join(' ')} failed (these tests need root with CAP_SYS_ADMIN): ${stderr}`, { cause: err });
   }
 }
 
