@@ -92,6 +92,24 @@ describe('watermark', () => {
     await s?.stop();
   });
 
+  describe('a mark read from the same bucket gets the checks of a download', () => {
+    it('a disabled mark is refused (403), an expired one is missing (404)', async () => {
+      await upload(s, PUB, 'mark-disabled.png', await solid(20, 20, [255, 0, 0]));
+      expect((await sdk(bm.updateObjectStatus(PUB, 'mark-disabled.png', 1 as unknown as qiniu.rs.ObjectStatus))).status).toBe(200);
+      const disabled = await get(`${s.url}/${PUB}`, `white.png?watermark/1/image/${b64(`${s.url}/${PUB}/mark-disabled.png`)}`);
+      expect(disabled.status).toBe(403);
+      await upload(s, PUB, 'mark-expiring.png', await solid(20, 20, [255, 0, 0]));
+      expect((await sdk(bm.deleteAfterDays(PUB, 'mark-expiring.png', 1))).status).toBe(200);
+      s.clock.advance(2 * 86400);
+      try {
+        const expired = await get(`${s.url}/${PUB}`, `white.png?watermark/1/image/${b64(`${s.url}/${PUB}/mark-expiring.png`)}`);
+        expect(expired.status).toBe(404);
+      } finally {
+        s.clock.advance(-2 * 86400);
+      }
+    });
+  });
+
   describe('image marks', () => {
     // white.png is 200×160, the mark 20×20, default margins 10 px.
     const expectedAt: Record<string, [number, number]> = {

@@ -124,6 +124,38 @@ describe('restoreAr', () => {
     expect((await sdk<Stat>(bm.stat(BUCKET, 'archive'))).data).toMatchObject({ type: 2, restoreStatus: 2 });
     expect((await sdk(bm.restoreAr(`${BUCKET}:gone`, 1))).status).toBe(612);
   });
+
+  it('an Archive / Deep Archive object is refused (403) to downloads and fops until restored; the restore lapses', async () => {
+    // Signed without X-Qiniu-Date: the clock moves below.
+    const bm = new qiniu.rs.BucketManager(new qiniu.auth.digest.Mac(AK, SK, { disableQiniuTimestampSignature: true }), s.zoneConfig());
+    for (const type of [2, 3] as const) {
+      const key = `frozen-${type}`;
+      await put(s, BUCKET, key, BODY, { policy: LONG });
+      expect((await sdk(bm.changeType(BUCKET, key, type))).status).toBe(200);
+      const refused = await download(s, BUCKET, key);
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.body.toString()).error).toMatch(/archive.*restoreAr/);
+      expect((await fetch(`${s.url}/${BUCKET}/${key}?imageInfo`)).status).toBe(403);
+      expect((await sdk(bm.restoreAr(`${BUCKET}:${key}`, 2))).status).toBe(200);
+      await expectStored(s, BUCKET, key, BODY);
+    }
+    s.clock.advance(3 * 86400); // past freezeAfterDays 2: frozen again
+    for (const key of ['frozen-2', 'frozen-3']) {
+      expect((await download(s, BUCKET, key)).status).toBe(403);
+      expect((await sdk<Stat>(bm.stat(BUCKET, key))).data).not.toHaveProperty('restoreStatus');
+    }
+    expect((await sdk(bm.restoreAr(`${BUCKET}:frozen-2`, 1))).status).toBe(200);
+    await expectStored(s, BUCKET, 'frozen-2', BODY);
+    s.clock.advance(-3 * 86400);
+  });
+
+  it('Archive IR (4) and IA (1) read directly', async () => {
+    for (const type of [1, 4]) {
+      await put(s, BUCKET, `direct-${type}`, BODY);
+      expect((await sdk(s.bucketManager().changeType(BUCKET, `direct-${type}`, type))).status).toBe(200);
+      await expectStored(s, BUCKET, `direct-${type}`, BODY);
+    }
+  });
 });
 
 describe('lifetimes (server clock moved, no sleep)', () => {

@@ -4,10 +4,12 @@
  * left in `<dataDir>/tmp` — including when the client vanishes in the middle of the body.
  */
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { crc32 } from 'node:zlib';
 import qiniu from 'qiniu';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { qetag } from '../helpers/etag.js';
+import { RawUp, upToken } from '../helpers/resumable.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import {
   createBucket,
@@ -212,5 +214,67 @@ describe('a client that vanishes mid-body', () => {
     expect(a.status, a.text).toBe(200);
     expect(a.json).toEqual({ hash: qetag(big), key: 'after-cutoff.bin' });
     await expectStored(s, BUCKET, 'after-cutoff.bin', big);
+  });
+});
+
+describe('a part cut off inside a field other than the file (it used to end the process)', () => {
+  it.each([
+    ['a file part under another name', '--X\r\nContent-Disposition: form-data; name="other"; filename="a"\r\n\r\nabc'],
+    ['the file after a bad token', '--X\r\nContent-Disposition: form-data; name="token"\r\n\r\nbad:bad:bad\r\n--X\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc'],
+  ])('%s → a JSON 4xx, and the server keeps serving', async (_name, body) => {
+    const a = await postRoot(s, body, 'multipart/form-data; boundary=X');
+    expect(a.status).toBeGreaterThanOrEqual(400);
+    expect(a.status).toBeLessThan(500);
+    expect(a.json).toEqual({ error: expect.any(String) });
+    expect((await fetch(`${s.url}/health/live`)).status).toBe(200);
+  });
+});
+
+/** Sends a request head declaring `length` body bytes, and only a few of them; resolves with the early answer. */
+function declare(method: string, path: string, length: number, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: s.running.port, method, path, headers: { ...headers, 'content-length': String(length) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, text });
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    req.write('--X\r\n'); // a beginning, never the declared rest
+  });
+}
+
+describe('a declared size over the limits is refused before the body is read', () => {
+  it('form upload: Content-Length over GRANARY_MAX_OBJECT_SIZE (+ room for fields) → 413 at once', async () => {
+    const tooBig = s.running.g.config.maxObjectBytes + s.running.g.config.maxBodyBytes + 1;
+    const a = await declare('POST', '/', tooBig, { 'content-type': 'multipart/form-data; boundary=X' });
+    expect(a.status).toBe(413);
+    expect(JSON.parse(a.text).error).toMatch(/GRANARY_MAX_OBJECT_SIZE/);
+  });
+
+  it('v2 part: Content-Length over 1 GiB → 413 at once; mkblk: a chunk longer than its block → 400 at once', async () => {
+    const up = upToken({ scope: BUCKET });
+    const init = (await (await fetch(`${s.url}/buckets/${BUCKET}/objects/~/uploads`, { method: 'POST', headers: { authorization: `UpToken ${up}` } })).json()) as { uploadId: string };
+    const part = await declare('PUT', `/buckets/${BUCKET}/objects/~/uploads/${init.uploadId}/1`, 1024 ** 3 + 1, { authorization: `UpToken ${up}` });
+    expect(part.status).toBe(413);
+    const blk = await declare('POST', '/mkblk/1024', 4096, { authorization: `UpToken ${up}`, 'content-type': 'application/octet-stream' });
+    expect(blk.status).toBe(400);
+    expect(JSON.parse(blk.text).error).toMatch(/larger than the rest of its block/);
+  });
+});
+
+describe('mkblk and bput check the scope bucket at once', () => {
+  it('a token for a missing bucket → 631, for another account\'s bucket → 403; nothing is staged', async () => {
+    const missing = new RawUp(s.url, upToken({ scope: 'no-such-bucket' }));
+    expectError(await missing.mkblk(3, Buffer.from('abc')), 631);
+    const pair = await s.running.g.keyIndex.create(0);
+    const mallory = new RawUp(s.url, upToken({ scope: BUCKET }, new qiniu.auth.digest.Mac(pair.accessKey, pair.secretKey)));
+    expectError(await mallory.mkblk(3, Buffer.from('abc')), 403);
+    const root = new RawUp(s.url, upToken({ scope: BUCKET }));
+    const ctx = ((await root.mkblk(6, Buffer.from('abc'))).json as { ctx: string }).ctx;
+    expectError(await mallory.bput(ctx, 3, Buffer.from('def')), 403);
+    expect(await stagingFiles(s)).toEqual([]);
   });
 });
