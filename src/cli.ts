@@ -105,6 +105,12 @@ async function serve(opts: Record<string, string | undefined>): Promise<void> {
         process.exit(1);
       });
   };
+  // No input may reach here (every stream Granary pipes has its errors handled; the test suite fails on any
+  // uncaught error). Should a bug do it anyway, it is logged as one JSON line before the process ends.
+  process.once('uncaughtException', (err) => {
+    g.log.fatal({ err }, 'uncaught exception: the process ends (this is a bug; please report it)');
+    process.exit(1);
+  });
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 }
