@@ -181,3 +181,16 @@ export function storageError(err: unknown, detail?: string): KodoError | undefin
 export function isKodoError<K extends ErrorKind = ErrorKind>(err: unknown, ...kinds: K[]): err is KodoError<K> {
   return err instanceof KodoError && (kinds.length === 0 || (kinds as ErrorKind[]).includes(err.kind));
 }
+
+/**
+ * The catalogue error to report for any failure (job items, async-fetch results): a KodoError as it is, a storage
+ * failure as its 599 entry, anything else as 599 `internal` — with the error's message only when it is not a
+ * system error (errno messages name server paths).
+ */
+export function toKodoError(err: unknown): KodoError {
+  if (isKodoError(err)) return err;
+  const storage = storageError(err);
+  if (storage) return storage;
+  const isSystem = typeof (err as { code?: unknown } | null)?.code === 'string';
+  return Errors.internal(isSystem || !(err instanceof Error) ? undefined : err.message);
+}

@@ -19,7 +19,7 @@
  * exactly there runs that command once more (its output is then reported as `returnOld`, or rewritten with force).
  */
 import type { Granary } from '../context.js';
-import { Errors, isKodoError } from '../errors.js';
+import { Errors, isKodoError, toKodoError } from '../errors.js';
 import { executeFops, resultStream } from '../fops/execute.js';
 import { failedStageOf } from '../fops/run.js';
 import { putObject } from '../objects/put-object.js';
@@ -37,8 +37,9 @@ const NO_DEADLINE = 0xffffffff;
 /** What a run ended with: every item final, or interrupted by `signal` (the job is to be released). */
 export type JobRunOutcome = { aborted: false; items: JobItem[] } | { aborted: true };
 
+/** The text of a failed item: the catalogue message (a storage failure names the problem, never a path). */
 function message(err: unknown): string {
-  return isKodoError(err) || err instanceof Error ? err.message : String(err);
+  return toKodoError(err).message;
 }
 
 /** The live object (expired counts as absent). */

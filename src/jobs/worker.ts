@@ -17,6 +17,7 @@
  * not counted) and resume at the next start.
  */
 import type { Granary } from '../context.js';
+import { toKodoError } from '../errors.js';
 import { notifyJob } from './notify.js';
 import type { JobQueue, JobRecord } from './queue.js';
 import { failedItem, finalCode, itemsOf, prefopRecord, type JobItem } from './record.js';
@@ -130,7 +131,7 @@ export class JobWorker {
     } catch (err) {
       // An unexpected failure (e.g. the store) ends the job as failed rather than leaving it processing.
       log.error({ err }, 'pfop: job failed unexpectedly');
-      const error = err instanceof Error ? err.message : String(err);
+      const error = toKodoError(err).message;
       outcome = { aborted: false, items: commandTexts(job.fops).map((cmd) => failedItem(cmd, error, 0)) };
     }
     if (outcome.aborted) {

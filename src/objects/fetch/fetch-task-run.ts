@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
-import { Errors, isKodoError, KodoError } from '../../errors.js';
+import { Errors, isKodoError, toKodoError, type KodoError } from '../../errors.js';
 import { renderFormTemplate, renderJsonTemplate, type UploadVars } from '../../policy/template.js';
 import { nowSeconds } from '../../ports/clock.js';
 import type { ObjectRecord } from '../../store/meta.js';
@@ -48,7 +48,7 @@ export function isRetryable(err: KodoError): boolean {
 }
 
 function asKodoError(err: unknown): KodoError {
-  return err instanceof KodoError ? err : Errors.internal(err instanceof Error ? err.message : String(err));
+  return toKodoError(err);
 }
 
 function entryFields(rec: ObjectRecord): AsyncFetchResult {
