@@ -106,6 +106,14 @@ describe('mkblk and bput', () => {
     expect(changed, `positions whose alteration was accepted in ${ctx1}`).toEqual([]);
   });
 
+  it('refuses with 701 a ctx whose signature has a character added, or its spare last bits changed', async () => {
+    const [body, sig] = ctx1.split('.') as [string, string];
+    const spare = B64[B64.indexOf(sig[sig.length - 1] as string) ^ 1] as string; // 16 bytes: the last 4 bits are spare
+    const variants = [`${ctx1}=`, `${ctx1}!`, `${ctx1}\u0000`, `${body}.!${sig}`, `${body}.${sig.slice(0, 5)}*${sig.slice(5)}`, `${body}.${sig.slice(0, -1)}${spare}`];
+    for (const v of variants) expectError(await up.bput(encodeURIComponent(v), 2 * MiB, chunk(2)), 701);
+    expectError(await up.mkfile(4 * MiB, [`${ctx1}\u0000`]), 701);
+  });
+
   it('a ctx is bound to its access key: another account\'s token gets 701 with it', async () => {
     const pair = await s.running.g.keyIndex.create(0);
     const alice = new qiniu.auth.digest.Mac(pair.accessKey, pair.secretKey);
