@@ -164,6 +164,15 @@ describe('parts', () => {
     for (const n of [0, 10001]) expectError(await up.part(BUCKET, 'numbers.bin', id, n, Buffer.from('x')), 400);
     ok(await up.part(BUCKET, 'numbers.bin', id, 10000, Buffer.from('x')));
   });
+
+  it('refuses part numbers that are not plain decimal digits (400), nothing stored', async () => {
+    const id = await init('number-forms.bin');
+    for (const n of ['0x10', '1e3', '+5', '5.0', '%205', '-1', 'abc', '%EF%BC%91']) {
+      expectError(await up.part(BUCKET, 'number-forms.bin', id, n, Buffer.from('x')), 400);
+    }
+    expect((ok<PartsJson>(await up.list(BUCKET, 'number-forms.bin', id))).parts).toEqual([]);
+    expect(ok<PartJson>(await up.part(BUCKET, 'number-forms.bin', id, '007', Buffer.from('x'))).md5).toBe(md5Hex(Buffer.from('x')));
+  });
 });
 
 describe('unknown, foreign and aborted uploads → 612', () => {

@@ -39,6 +39,12 @@ function targetOf(request: FastifyRequest): UploadTarget {
   return { bucket: p.bucket, key: p.objectName === '~' ? undefined : decodeParam(p.objectName, 'object name') };
 }
 
+/** The part number of the URL: plain decimal digits, else NaN (refused with 400; `0x10`, `1e3`, `+5`, `5.0` are not). */
+function partNumberOf(request: FastifyRequest): number {
+  const text = (request.params as Params).partNumber ?? '';
+  return /^\d+$/.test(text) ? Number(text) : Number.NaN;
+}
+
 function uploadIdOf(request: FastifyRequest): string {
   const id = (request.params as Params).uploadId;
   if (!id) throw Errors.badRequest('uploadId is required');
@@ -77,13 +83,12 @@ export function registerPartRoute(app: FastifyInstance, g: Granary): void {
   app.put(`${BASE}/:uploadId/:partNumber`, async (request, reply) => {
     const { accessKey } = requireUpToken(g, request);
     const md5 = request.headers['content-md5'];
-    const partNumber = Number((request.params as Params).partNumber);
     const answer = await uploadPart(
       g,
       accessKey,
       targetOf(request),
       uploadIdOf(request),
-      partNumber,
+      partNumberOf(request),
       typeof md5 === 'string' && md5 !== '' ? md5 : undefined,
       request.raw,
       declaredLength(request),
