@@ -236,6 +236,9 @@ describe('complete', () => {
     { name: 'parts that is not an array', body: () => ({ parts: 'all' }) },
     { name: 'a part without an etag', body: () => ({ parts: [{ partNumber: 1 }] }) },
     { name: 'a body that is not JSON', body: () => '{"parts":[' },
+    { name: 'an fname that is a number', body: () => ({ parts: [{ partNumber: 1, etag: e1 }], fname: 123 }) },
+    { name: 'an fname that is an object', body: () => ({ parts: [{ partNumber: 1, etag: e1 }], fname: {} }) },
+    { name: 'a mimeType that is an array', body: () => ({ parts: [{ partNumber: 1, etag: e1 }], mimeType: ['text/plain'] }) },
   ])('refuses $name with 400 and stores nothing', async ({ body }) => {
     expectError(await up.complete(BUCKET, key, id, body()), 400);
     await expectAbsent(s, BUCKET, key);

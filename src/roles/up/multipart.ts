@@ -51,7 +51,10 @@ function uploadIdOf(request: FastifyRequest): string {
   return id;
 }
 
-/** The complete body: `{"parts":[{partNumber, etag}], fname?, mimeType?, customVars?, metadata?}`; 400 otherwise. */
+/**
+ * The complete body: `{"parts":[{partNumber, etag}], fname?, mimeType?, customVars?, metadata?}`; 400 otherwise
+ * (also for an `fname` or `mimeType` that is present but not a string).
+ */
 function completeBody(request: FastifyRequest): CompleteRequest {
   const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
   let body: unknown;
@@ -66,6 +69,9 @@ function completeBody(request: FastifyRequest): CompleteRequest {
     if (!p || typeof p.partNumber !== 'number' || typeof p.etag !== 'string') {
       throw Errors.badPartList('each part needs a partNumber and an etag');
     }
+  }
+  for (const field of ['fname', 'mimeType'] as const) {
+    if (b[field] !== undefined && b[field] !== null && typeof b[field] !== 'string') throw Errors.badRequest(`${field} must be a string`);
   }
   return b as CompleteRequest;
 }
