@@ -13,6 +13,7 @@ import qiniu from 'qiniu';
 import { createBucket as createOwnedBucket } from '../../src/buckets/buckets.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { qetag } from '../helpers/etag.js';
+import { rawRequest } from '../helpers/http.js';
 import { seededBytes } from '../helpers/files.js';
 import { RawUp, ok, upToken, type BlockJson } from '../helpers/resumable.js';
 import { countBlobs } from '../helpers/rs.js';
@@ -221,6 +222,15 @@ describe('limits and authentication', () => {
     const j = ok<BlockJson>(await up.mkblk(10, Buffer.alloc(6)));
     expectError(await up.bput(j.ctx, 6, Buffer.alloc(5)), 400);
     expect(ok<BlockJson>(await up.bput(j.ctx, 6, Buffer.alloc(4))).offset).toBe(10);
+  });
+
+  it('mkfile refuses a Content-Length over the ctx-list limit (413) before the body arrives', { timeout: 15_000 }, async () => {
+    const head = { authorization: `UpToken ${up.token ?? ''}`, 'content-length': String(64 * MiB) };
+    for (const type of ['text/plain', 'application/octet-stream']) {
+      const r = await rawRequest({ port: s.running.port, method: 'POST', path: '/mkfile/10', headers: { ...head, 'content-type': type }, body: 'a,b' });
+      expect(r.status, r.body.toString()).toBe(413);
+      expect(JSON.parse(r.body.toString())).toEqual({ error: expect.stringMatching(/Content-Length/) });
+    }
   });
 
   it('answers 401 without an UpToken, with a bad signature, or with another scheme', async () => {
