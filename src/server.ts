@@ -6,9 +6,9 @@
  */
 import cors from '@fastify/cors';
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Granary } from './context.js';
-import { Errors, isKodoError, storageError } from './errors.js';
+import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
@@ -42,6 +42,15 @@ function frameworkError(err: { statusCode?: number; code?: string; message: stri
     return Errors.badRequest(err.message);
   }
   return undefined;
+}
+
+/**
+ * The error of a body the client stopped sending (it closed the connection mid-body: Node fails the request stream
+ * with ECONNRESET "aborted") as a 400 — not a server failure, and nobody hears the answer.
+ */
+function clientGone(err: unknown, request: FastifyRequest): KodoError | undefined {
+  if (request.raw.complete || (err as { code?: unknown } | null)?.code !== 'ECONNRESET') return undefined;
+  return Errors.badRequest('the client closed the connection before the body ended');
 }
 
 /** Builds the app (not listening). */
@@ -110,7 +119,9 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     // A body left unread (refused or failed before its end) is not drained: the connection closes after the answer.
     if (!request.raw.complete) reply.header('connection', 'close');
     const storage = isKodoError(err) ? undefined : storageError(err);
-    const kodo = isKodoError(err) ? err : (storage ?? frameworkError(err as { statusCode?: number; code?: string; message: string }));
+    const kodo = isKodoError(err)
+      ? err
+      : (storage ?? clientGone(err, request) ?? frameworkError(err as { statusCode?: number; code?: string; message: string }));
     if (kodo) {
       // A storage failure is logged with the original error (errno, path); the client sees the catalogue message.
       if (storage) request.log.error({ err }, kodo.message);

@@ -43,8 +43,8 @@ export function staticZoneConfig(host: string): qiniu.conf.Config {
   return new qiniu.conf.Config({ zone, useHttpsDomain: false } as qiniu.conf.ConfigOptions);
 }
 
-/** Starts a server; `env` adds GRANARY_* settings. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/** Starts a server; `env` adds GRANARY_* settings; `logger` replaces the silent one (to look at what is logged). */
+export async function startTestServer(env: Record<string, string> = {}, logger?: pino.Logger): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'granary-test-'));
   const clock = new AdjustableClock();
   const config = loadConfig({
@@ -55,7 +55,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     GRANARY_SECRET_KEY: SK,
     ...env,
   });
-  const running = await startGranary(config, { clock, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const running = await startGranary(config, { clock, logger: logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const host = `127.0.0.1:${running.port}`;
   const mac = new qiniu.auth.digest.Mac(AK, SK);
   const zoneConfig = (): qiniu.conf.Config => staticZoneConfig(host);
