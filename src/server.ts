@@ -6,6 +6,7 @@
  */
 import cors from '@fastify/cors';
 import { randomBytes } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Granary } from './context.js';
 import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
@@ -53,6 +54,26 @@ function clientGone(err: unknown, request: FastifyRequest): KodoError | undefine
   return Errors.badRequest('the client closed the connection before the body ended');
 }
 
+/**
+ * Answers what Node's HTTP parser refuses before any route runs (a request head over 16 KiB, malformed framing, a
+ * request that took too long): 400 with a JSON error like every other refusal, and `Connection: close`, as the
+ * socket closes right after. (fastify's default answered a long head with 431 and omitted the header, so a
+ * keep-alive client sent its next request into the closed socket.)
+ */
+function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const why =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'the request head exceeds 16 KiB'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'the request took too long'
+        : `malformed HTTP request (${err.code ?? err.message})`;
+  const body = JSON.stringify({ error: `${Errors.badRequest().message}: ${why}` });
+  const head = `HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  if (socket.writable) socket.end(head + body, () => socket.destroy());
+  else socket.destroy();
+}
+
 /** Builds the app (not listening). */
 export async function buildServer(g: Granary): Promise<FastifyInstance> {
   const app = Fastify({
@@ -62,6 +83,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     bodyLimit: g.config.maxBodyBytes,
     routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
+    clientErrorHandler: clientError,
     // Errors raised by the router before any hook runs (malformed percent-encoding in the path, over-long path
     // parameter): answered like every other error, with X-Reqid and a `{"error": …}` body.
     frameworkErrors(err, request, reply) {
