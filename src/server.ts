@@ -8,9 +8,10 @@
  */
 import cors from '@fastify/cors';
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Duplex } from 'node:stream';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Granary } from './context.js';
-import { Errors, isKodoError, storageError } from './errors.js';
+import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
@@ -47,6 +48,36 @@ function frameworkError(err: { statusCode?: number; code?: string; message: stri
   return undefined;
 }
 
+/**
+ * The error of a body the client stopped sending (it closed the connection mid-body: Node fails the request stream
+ * with ECONNRESET "aborted") as a 400 — not a server failure, and nobody hears the answer.
+ */
+function clientGone(err: unknown, request: FastifyRequest): KodoError | undefined {
+  if (request.raw.complete || (err as { code?: unknown } | null)?.code !== 'ECONNRESET') return undefined;
+  return Errors.badRequest('the client closed the connection before the body ended');
+}
+
+/**
+ * Answers what Node's HTTP parser refuses before any route runs (a request head over 16 KiB, malformed framing, a
+ * request that took too long): 400 with a JSON error like every other refusal, and `Connection: close`, as the
+ * socket closes right after. (fastify's default answered a long head with 431 and omitted the header, so a
+ * keep-alive client sent its next request into the closed socket.)
+ */
+function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const why =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'the request head exceeds 16 KiB'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'the request took too long'
+        : `malformed HTTP request (${err.code ?? err.message})`;
+  const e = Errors.badRequest(why);
+  const body = JSON.stringify({ error: e.message });
+  const head = `HTTP/1.1 ${e.status} Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  if (socket.writable) socket.end(head + body, () => socket.destroy());
+  else socket.destroy();
+}
+
 /** Builds the app (not listening). */
 export async function buildServer(g: Granary): Promise<FastifyInstance> {
   const app = Fastify({
@@ -56,6 +87,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     bodyLimit: g.config.maxBodyBytes,
     routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
+    clientErrorHandler: clientError,
     // Errors raised by the router before any hook runs (malformed percent-encoding in the path → 400, over-long
     // path parameter → 414): answered like every other error, with X-Reqid and a `{"error": …}` body.
     frameworkErrors(err, request, reply) {
@@ -112,7 +144,9 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     // A body left unread (refused or failed before its end) is not drained: the connection closes after the answer.
     if (!request.raw.complete) reply.header('connection', 'close');
     const storage = isKodoError(err) ? undefined : storageError(err);
-    const kodo = isKodoError(err) ? err : (storage ?? frameworkError(err as { statusCode?: number; code?: string; message: string }));
+    const kodo = isKodoError(err)
+      ? err
+      : (storage ?? clientGone(err, request) ?? frameworkError(err as { statusCode?: number; code?: string; message: string }));
     if (kodo) {
       // A storage failure is logged with the original error (errno, path); the client sees the catalogue message.
       if (storage) request.log.error({ err }, kodo.message);

@@ -57,16 +57,31 @@ export function checkDownloadable(g: Granary, rec: ObjectRecord | undefined): Ob
   return rec;
 }
 
+/** The characters of a header name (an HTTP token, RFC 9110 §5.6.2). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * A metadata value as header content: printable ASCII as it is; anything else (non-ASCII text, CR, LF and other
+ * controls) as one RFC 2047 encoded-word `=?UTF-8?B?<base64>?=`, as S3 does (Node refuses such header content).
+ */
+function headerValue(value: string): string {
+  return /^[\x20-\x7e\t]*$/.test(value) ? value : `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
 /**
  * Response headers that metadata sets: `x-qn-meta-<name>` → `X-Qn-Meta-<Name>`, and `!<Header>` metadata
- * (set by `changeHeaders`) overriding that response header (e.g. `!Content-Type`).
+ * (set by `changeHeaders`) overriding that response header (e.g. `!Content-Type`). Metadata is stored as given
+ * (stat shows it unchanged); values that cannot be header content are encoded (see headerValue), and names that
+ * cannot be header names are left out of the headers.
  */
 export function metaHeaders(meta: Record<string, string>): { overrides: Record<string, string>; meta: Record<string, string> } {
   const overrides: Record<string, string> = {};
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(meta)) {
-    if (name.startsWith('!')) overrides[name.slice(1).toLowerCase()] = value;
-    else out[`x-qn-meta-${name.toLowerCase()}`] = value;
+    const header = name.startsWith('!') ? name.slice(1) : `x-qn-meta-${name}`;
+    if (!HEADER_NAME.test(header)) continue;
+    if (name.startsWith('!')) overrides[header.toLowerCase()] = headerValue(value);
+    else out[header.toLowerCase()] = headerValue(value);
   }
   return { overrides, meta: out };
 }

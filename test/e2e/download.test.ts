@@ -138,6 +138,25 @@ describe('downloads', () => {
       expect(res.headers.get('x-qn-meta-color')).toBe('red');
       expect(await res.text()).toBe('m');
     });
+
+    it('metadata that cannot be header content still downloads: non-ASCII and CR LF values RFC 2047-encoded, bad names left out', async () => {
+      const up = new qiniu.form_up.FormUploader(s.zoneConfig());
+      const meta = { 'x-qn-meta-author': '张三 😀', 'x-qn-meta-note': 'one\r\nX-Injected: 1', 'x-qn-meta-bad name': 'v', 'x-qn-meta-ok': 'plain' };
+      const extra = new qiniu.form_up.PutExtra(undefined, undefined, undefined, undefined, undefined, meta);
+      const r = await sdk(up.put(s.uploadToken({ scope: PUB }), 'meta-odd.txt', Buffer.from('m'), extra));
+      expect(r.status).toBe(200);
+      const res = await fetch(url(PUB, 'meta-odd.txt'));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('m');
+      const word = (v: string): string => `=?UTF-8?B?${Buffer.from(v).toString('base64')}?=`;
+      expect(res.headers.get('x-qn-meta-author')).toBe(word('张三 😀'));
+      expect(res.headers.get('x-qn-meta-note')).toBe(word('one\r\nX-Injected: 1'));
+      expect(res.headers.get('x-injected')).toBeNull();
+      expect(res.headers.get('x-qn-meta-ok')).toBe('plain');
+      expect([...res.headers.keys()].filter((k) => k.startsWith('x-qn-meta-'))).toEqual(['x-qn-meta-author', 'x-qn-meta-note', 'x-qn-meta-ok']);
+      const stat = await sdk<{ 'x-qn-meta': Record<string, string> }>(s.bucketManager().stat(PUB, 'meta-odd.txt'));
+      expect(stat.data['x-qn-meta']).toEqual({ author: '张三 😀', note: 'one\r\nX-Injected: 1', 'bad name': 'v', ok: 'plain' });
+    });
   });
 
   describe('private bucket', () => {

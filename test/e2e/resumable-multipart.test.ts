@@ -164,6 +164,15 @@ describe('parts', () => {
     for (const n of [0, 10001]) expectError(await up.part(BUCKET, 'numbers.bin', id, n, Buffer.from('x')), 400);
     ok(await up.part(BUCKET, 'numbers.bin', id, 10000, Buffer.from('x')));
   });
+
+  it('refuses part numbers that are not plain decimal digits (400), nothing stored', async () => {
+    const id = await init('number-forms.bin');
+    for (const n of ['0x10', '1e3', '+5', '5.0', '%205', '-1', 'abc', '%EF%BC%91']) {
+      expectError(await up.part(BUCKET, 'number-forms.bin', id, n, Buffer.from('x')), 400);
+    }
+    expect((ok<PartsJson>(await up.list(BUCKET, 'number-forms.bin', id))).parts).toEqual([]);
+    expect(ok<PartJson>(await up.part(BUCKET, 'number-forms.bin', id, '007', Buffer.from('x'))).md5).toBe(md5Hex(Buffer.from('x')));
+  });
 });
 
 describe('unknown, foreign and aborted uploads → 612', () => {
@@ -227,6 +236,9 @@ describe('complete', () => {
     { name: 'parts that is not an array', body: () => ({ parts: 'all' }) },
     { name: 'a part without an etag', body: () => ({ parts: [{ partNumber: 1 }] }) },
     { name: 'a body that is not JSON', body: () => '{"parts":[' },
+    { name: 'an fname that is a number', body: () => ({ parts: [{ partNumber: 1, etag: e1 }], fname: 123 }) },
+    { name: 'an fname that is an object', body: () => ({ parts: [{ partNumber: 1, etag: e1 }], fname: {} }) },
+    { name: 'a mimeType that is an array', body: () => ({ parts: [{ partNumber: 1, etag: e1 }], mimeType: ['text/plain'] }) },
   ])('refuses $name with 400 and stores nothing', async ({ body }) => {
     expectError(await up.complete(BUCKET, key, id, body()), 400);
     await expectAbsent(s, BUCKET, key);

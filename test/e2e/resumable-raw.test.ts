@@ -13,6 +13,7 @@ import qiniu from 'qiniu';
 import { createBucket as createOwnedBucket } from '../../src/buckets/buckets.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { qetag } from '../helpers/etag.js';
+import { rawRequest } from '../helpers/http.js';
 import { seededBytes } from '../helpers/files.js';
 import { RawUp, ok, upToken, type BlockJson } from '../helpers/resumable.js';
 import { countBlobs } from '../helpers/rs.js';
@@ -104,6 +105,14 @@ describe('mkblk and bput', () => {
       if (a.status !== 701) changed.push(i);
     }
     expect(changed, `positions whose alteration was accepted in ${ctx1}`).toEqual([]);
+  });
+
+  it('refuses with 701 a ctx whose signature has a character added, or its spare last bits changed', async () => {
+    const [body, sig] = ctx1.split('.') as [string, string];
+    const spare = B64[B64.indexOf(sig[sig.length - 1] as string) ^ 1] as string; // 16 bytes: the last 4 bits are spare
+    const variants = [`${ctx1}=`, `${ctx1}!`, `${ctx1}\u0000`, `${body}.!${sig}`, `${body}.${sig.slice(0, 5)}*${sig.slice(5)}`, `${body}.${sig.slice(0, -1)}${spare}`];
+    for (const v of variants) expectError(await up.bput(encodeURIComponent(v), 2 * MiB, chunk(2)), 701);
+    expectError(await up.mkfile(4 * MiB, [`${ctx1}\u0000`]), 701);
   });
 
   it('a ctx is bound to its access key: another account\'s token gets 701 with it', async () => {
@@ -213,6 +222,15 @@ describe('limits and authentication', () => {
     const j = ok<BlockJson>(await up.mkblk(10, Buffer.alloc(6)));
     expectError(await up.bput(j.ctx, 6, Buffer.alloc(5)), 400);
     expect(ok<BlockJson>(await up.bput(j.ctx, 6, Buffer.alloc(4))).offset).toBe(10);
+  });
+
+  it('mkfile refuses a Content-Length over the ctx-list limit (413) before the body arrives', { timeout: 15_000 }, async () => {
+    const head = { authorization: `UpToken ${up.token ?? ''}`, 'content-length': String(64 * MiB) };
+    for (const type of ['text/plain', 'application/octet-stream']) {
+      const r = await rawRequest({ port: s.running.port, method: 'POST', path: '/mkfile/10', headers: { ...head, 'content-type': type }, body: 'a,b' });
+      expect(r.status, r.body.toString()).toBe(413);
+      expect(JSON.parse(r.body.toString())).toEqual({ error: expect.stringMatching(/Content-Length/) });
+    }
   });
 
   it('answers 401 without an UpToken, with a bad signature, or with another scheme', async () => {

@@ -4,7 +4,7 @@
  * left in `<dataDir>/tmp` — including when the client vanishes in the middle of the body.
  */
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
+import * as http from 'node:http';
 import { crc32 } from 'node:zlib';
 import qiniu from 'qiniu';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -90,6 +90,29 @@ describe('malformed requests → 400', () => {
     [undefined, ''],
   ])('non-multipart POST / (content type %s)', async (ct, body) => {
     expectError(await postRoot(s, body, ct), 400, /multipart/);
+  });
+
+  it('a request head over 16 KiB → 400 JSON with Connection: close; a keep-alive client goes on on a new socket', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (path: string): Promise<{ status: number; connection: string | undefined; text: string }> =>
+      new Promise((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: s.running.port, method: 'POST', path, agent, headers: { 'content-length': 0 } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, text }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const long = await get(`/mkfile/1/key/${'a'.repeat(20 * 1024)}`);
+      expect(long.status, long.text).toBe(400);
+      expect(long.connection).toBe('close');
+      expect(JSON.parse(long.text)).toEqual({ error: expect.stringMatching(/16 KiB/) });
+      expect((await get('/')).status).toBe(400); // the next request on the same agent is answered
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('no file part', async () => {
@@ -233,7 +256,7 @@ describe('a part cut off inside a field other than the file (it used to end the 
 /** Sends a request head declaring `length` body bytes, and only a few of them; resolves with the early answer. */
 function declare(method: string, path: string, length: number, headers: Record<string, string>): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: s.running.port, method, path, headers: { ...headers, 'content-length': String(length) } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port: s.running.port, method, path, headers: { ...headers, 'content-length': String(length) } }, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (c: string) => (text += c));
       res.on('end', () => {

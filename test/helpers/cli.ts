@@ -10,6 +10,8 @@ import { setUcHost } from './server.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../bin/granary.js', import.meta.url));
+/** The CLI run from TypeScript sources (with `node --import tsx`). */
+const CLI_ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 /** The test process environment without any GRANARY_* setting (so keys get generated). */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -50,13 +52,19 @@ export class ServeProcess {
   private waiters: Array<{ re: RegExp; resolve: (m: RegExpMatchArray) => void }> = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
+  /**
+   * `options.env`: GRANARY_* settings added to the child's environment (e.g. a fixed key pair, limits);
+   * `options.fromSource`: run src/ through tsx (test/helpers/cli-entry.ts) instead of the built bin/granary.js.
+   */
   constructor(
     readonly dataDir: string,
     readonly port: number,
+    options: { env?: Record<string, string>; fromSource?: boolean } = {},
   ) {
-    this.child = spawn(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1'], {
+    const entry = options.fromSource ? ['--import', 'tsx', CLI_ENTRY] : [BIN];
+    this.child = spawn(process.execPath, [...entry, 'serve', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1'], {
       cwd: REPO_ROOT,
-      env: cleanEnv({ GRANARY_LOG_LEVEL: 'info' }),
+      env: cleanEnv({ GRANARY_LOG_LEVEL: 'info', ...options.env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));

@@ -106,8 +106,11 @@ export class RawUp {
     return this.call('POST', this.uploadsPath(bucket, key), '', { 'content-type': 'application/json' });
   }
 
-  /** Upload part (§6.2); `md5` true sends the right hex Content-MD5, a string sends that, false none. */
-  part(bucket: string, key: string | undefined, id: string, n: number, data: Buffer, md5: boolean | string = true): Promise<RawAnswer> {
+  /**
+   * Upload part (§6.2); `md5` true sends the right hex Content-MD5, a string sends that, false none. `n` may be any
+   * text for the path (to send malformed part numbers).
+   */
+  part(bucket: string, key: string | undefined, id: string, n: number | string, data: Buffer, md5: boolean | string = true): Promise<RawAnswer> {
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
     if (md5 !== false) headers['content-md5'] = md5 === true ? md5Hex(data) : md5;
     return this.call('PUT', `${this.uploadsPath(bucket, key)}/${id}/${n}`, data, headers);

@@ -43,8 +43,11 @@ export function staticZoneConfig(host: string): qiniu.conf.Config {
   return new qiniu.conf.Config({ zone, useHttpsDomain: false } as qiniu.conf.ConfigOptions);
 }
 
-/** Starts a server; `env` adds GRANARY_* settings (GRANARY_DATA_DIR: use that dir and leave it at stop). */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * Starts a server; `env` adds GRANARY_* settings (GRANARY_DATA_DIR: use that dir and leave it at stop); `logger`
+ * replaces the silent one (to look at what is logged).
+ */
+export async function startTestServer(env: Record<string, string> = {}, logger?: pino.Logger): Promise<TestServer> {
   // A data dir given by the test (e.g. on a small tmpfs) is the test's to remove; a temp one is removed at stop.
   const ownDir = env.GRANARY_DATA_DIR === undefined;
   const dataDir = env.GRANARY_DATA_DIR ?? (await mkdtemp(join(tmpdir(), 'granary-test-')));
@@ -57,7 +60,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     GRANARY_SECRET_KEY: SK,
     ...env,
   });
-  const running = await startGranary(config, { clock, logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const running = await startGranary(config, { clock, logger: logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const host = `127.0.0.1:${running.port}`;
   const mac = new qiniu.auth.digest.Mac(AK, SK);
   const zoneConfig = (): qiniu.conf.Config => staticZoneConfig(host);

@@ -35,7 +35,11 @@ export async function decodeCtx(meta: MetaStore, text: string, nowSec: number): 
   if (!body || !sig || extra !== undefined) throw Errors.invalidCtx();
   const expected = mac(await serverSecret(meta, SECRET_NAME), body);
   const given = Buffer.from(sig, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw Errors.invalidCtx();
+  // Node's decoder skips characters outside the alphabet and ignores the spare low bits of the last one: only the
+  // canonical spelling of the signature is ours, so no altered ctx (`sig!`, `sig=`, a NUL…) passes for the original.
+  if (given.length !== expected.length || given.toString('base64url') !== sig || !timingSafeEqual(given, expected)) {
+    throw Errors.invalidCtx();
+  }
   let json: { b?: unknown; o?: unknown; e?: unknown };
   try {
     json = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof json;

@@ -22,10 +22,17 @@ function intParam(text: string | undefined, what: string): number {
   return Number(text);
 }
 
-/** The mkfile body: buffered by a parser (text/plain) or read here from the stream (octet-stream). */
+/**
+ * The mkfile body: buffered by a parser (text/plain) or read here from the stream (octet-stream). 413 past
+ * MAX_CTX_LIST_BYTES; a larger declared Content-Length is refused before any byte is read.
+ */
 async function ctxListOf(request: FastifyRequest): Promise<string> {
   const buffered = bodyBuffer(request);
   if (buffered) return buffered.toString('utf8');
+  const declared = declaredLength(request);
+  if (declared !== undefined && declared > MAX_CTX_LIST_BYTES) {
+    throw Errors.bodyTooLarge(`Content-Length ${declared} exceeds the ${MAX_CTX_LIST_BYTES}-byte limit of a ctx list`);
+  }
   let size = 0;
   const parts: Buffer[] = [];
   for await (const chunk of request.raw) {

@@ -39,13 +39,22 @@ function targetOf(request: FastifyRequest): UploadTarget {
   return { bucket: p.bucket, key: p.objectName === '~' ? undefined : decodeParam(p.objectName, 'object name') };
 }
 
+/** The part number of the URL: plain decimal digits, else NaN (refused with 400; `0x10`, `1e3`, `+5`, `5.0` are not). */
+function partNumberOf(request: FastifyRequest): number {
+  const text = (request.params as Params).partNumber ?? '';
+  return /^\d+$/.test(text) ? Number(text) : Number.NaN;
+}
+
 function uploadIdOf(request: FastifyRequest): string {
   const id = (request.params as Params).uploadId;
   if (!id) throw Errors.badRequest('uploadId is required');
   return id;
 }
 
-/** The complete body: `{"parts":[{partNumber, etag}], fname?, mimeType?, customVars?, metadata?}`; 400 otherwise. */
+/**
+ * The complete body: `{"parts":[{partNumber, etag}], fname?, mimeType?, customVars?, metadata?}`; 400 otherwise
+ * (also for an `fname` or `mimeType` that is present but not a string).
+ */
 function completeBody(request: FastifyRequest): CompleteRequest {
   const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
   let body: unknown;
@@ -60,6 +69,9 @@ function completeBody(request: FastifyRequest): CompleteRequest {
     if (!p || typeof p.partNumber !== 'number' || typeof p.etag !== 'string') {
       throw Errors.badPartList('each part needs a partNumber and an etag');
     }
+  }
+  for (const field of ['fname', 'mimeType'] as const) {
+    if (b[field] !== undefined && b[field] !== null && typeof b[field] !== 'string') throw Errors.badRequest(`${field} must be a string`);
   }
   return b as CompleteRequest;
 }
@@ -77,13 +89,12 @@ export function registerPartRoute(app: FastifyInstance, g: Granary): void {
   app.put(`${BASE}/:uploadId/:partNumber`, async (request, reply) => {
     const { accessKey } = requireUpToken(g, request);
     const md5 = request.headers['content-md5'];
-    const partNumber = Number((request.params as Params).partNumber);
     const answer = await uploadPart(
       g,
       accessKey,
       targetOf(request),
       uploadIdOf(request),
-      partNumber,
+      partNumberOf(request),
       typeof md5 === 'string' && md5 !== '' ? md5 : undefined,
       request.raw,
       declaredLength(request),
