@@ -12,8 +12,7 @@
  *   recorded (upgrade in place). Range reads of legacy blobs are served unverified until the scrubber or a whole
  *   read upgraded them.
  */
-import type { Readable } from 'node:stream';
-import { Transform, Writable, type TransformCallback } from 'node:stream';
+import { Readable, Transform, Writable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError, storageError } from '../errors.js';
@@ -158,24 +157,19 @@ export async function localObjectFile(g: Granary, rec: ObjectRecord): Promise<{ 
  * before checksums existed are passed unverified). Errors as `readObject`.
  */
 export function readPieces(g: Granary, pieces: Array<{ blobId: string; size?: number; sums?: BlobSums }>): Readable {
-  const out = new Transform({ transform: (chunk: Buffer, _e, cb) => cb(null, chunk) });
-  void (async () => {
+  async function* bytes(): AsyncGenerator<Buffer> {
     for (const p of pieces) {
       const piece =
-        p.sums && p.size !== undefined
-          ? verifiedStream(g, { blobId: p.blobId }, p.size, p.sums)
-          : g.blobs.read(p.blobId);
+        p.sums && p.size !== undefined ? verifiedStream(g, { blobId: p.blobId }, p.size, p.sums) : g.blobs.read(p.blobId);
       try {
-        for await (const chunk of piece) if (!out.write(chunk)) await new Promise((r) => out.once('drain', r));
+        for await (const chunk of piece) yield chunk as Buffer;
       } catch (err) {
-        out.destroy(readFailure(g, { blobId: p.blobId }, err));
-        return;
+        throw readFailure(g, { blobId: p.blobId }, err);
       }
-      if (out.destroyed) return;
     }
-    out.end();
-  })();
-  return out;
+  }
+  // Readable.from keeps backpressure, and a consumer that stops early ends the generator (closing the piece).
+  return Readable.from(bytes(), { objectMode: false });
 }
 
 // ---- blobs without checksums (stored by an earlier version) ----

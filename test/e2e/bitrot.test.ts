@@ -6,7 +6,7 @@
  * the blocks they touch; re-uploading the content heals the entry; blobs stored before checksums existed are
  * checked against their MD5 and given checksums.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobPath, fetchWhole, flipByte } from '../helpers/bitrot.js';
 import { runCli } from '../helpers/cli.js';
 import { seededBytes, writeSeededFile } from '../helpers/files.js';
+import { RawUp, upToken } from '../helpers/resumable.js';
 import { put } from '../helpers/rs.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket, FIXTURE_IMAGES } from '../helpers/upload.js';
@@ -133,6 +134,28 @@ describe('a flipped byte in a blob', () => {
     expect(await stat(key)).not.toHaveProperty('corrupt');
   });
 });
+
+describe('resumable pieces', () => {
+  it('a v1 chunk that rots before mkfile fails the assembly with 599; nothing is stored under the key', async () => {
+    const before = new Set(await blobFiles());
+    const up = new RawUp(s.url, upToken({ scope: BUCKET }));
+    const chunk = seededBytes('piece', 300 * 1024);
+    const blk = (await up.mkblk(chunk.length, chunk)).json as { ctx: string };
+    const added = (await blobFiles()).filter((f) => !before.has(f));
+    expect(added).toHaveLength(1);
+    await flipByte(added[0] as string, 1000);
+    const made = await up.mkfile(chunk.length, [blk.ctx], { key: 'pieces/rotten' });
+    expect(made.status, made.text).toBe(599);
+    expect(made.text).toMatch(/corrupt/);
+    expect((await fetchWhole(url('pieces/rotten'))).status).toBe(404);
+  });
+});
+
+/** Every blob file under the data dir. */
+async function blobFiles(): Promise<string[]> {
+  const entries = await readdir(join(s.dataDir, 'blobs'), { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
 
 describe('fops on a corrupt source', () => {
   it('imageView2 and imageInfo refuse it with 599; the entry is marked', async () => {
