@@ -8,7 +8,8 @@
  *    against their MD5/etag; a match records the checksums (upgrade in place), a mismatch marks the blob corrupt.
  * 2. `blobs`: every blob with checksums, in id order, read whole and verified block by block. Blobs already
  *    marked corrupt are reported without being read again.
- * Reads are paced to `bytesPerSecond` (unlimited when absent). Findings are reported by entry (`bucket:key`);
+ * Reads are paced to `bytesPerSecond` (unlimited when absent), each blob counting SCRUB_COST_PER_BLOB more than its
+ * bytes. Findings are reported by entry (`bucket:key`);
  * a corrupt blob no entry references is a piece of an unfinished resumable upload.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -61,6 +62,11 @@ export interface ScrubResult extends ScrubProgress {
 }
 
 const PAGE = 200;
+/**
+ * What checking one blob costs against the rate besides its bytes (an open, a metadata read): a pass over a
+ * million tiny blobs stays a background job (at 16 MiB/s, at most 256 blobs per second).
+ */
+export const SCRUB_COST_PER_BLOB = 64 * 1024;
 
 /** Runs (or resumes) one pass over everything stored; see the module comment. */
 export async function scrubPass(g: Granary, opts: ScrubOptions = {}): Promise<ScrubResult> {
@@ -69,16 +75,20 @@ export async function scrubPass(g: Granary, opts: ScrubOptions = {}): Promise<Sc
   const reasons = new Map<string, string>();
   const pacer = opts.bytesPerSecond ? new Pacer(opts.bytesPerSecond) : undefined;
   const signal = opts.signal;
+  const delay = async (bytes: number): Promise<void> => {
+    const wait = pacer?.delayMs(bytes) ?? 0;
+    if (wait > 1) await sleep(wait, undefined, signal ? { signal } : {});
+  };
   const pace = async (chunk: Buffer): Promise<void> => {
     progress.bytes += chunk.length;
-    const wait = pacer?.delayMs(chunk.length) ?? 0;
-    if (wait > 1) await sleep(wait, undefined, signal ? { signal } : {});
+    await delay(chunk.length);
   };
   let cursor: ScrubCursor = opts.cursor ?? { phase: 'legacy' };
   const stopped = (): ScrubResult => ({ ...progress, complete: false, cursor, corrupt: [] });
   /** Runs one check; a corrupt result becomes a finding, an abort ends the pass, other failures are findings too. */
   const check = async (run: () => Promise<void>, onCorrupt: (reason: string) => void): Promise<'ok' | 'stop'> => {
     try {
+      await delay(SCRUB_COST_PER_BLOB);
       await run();
       return 'ok';
     } catch (err) {
