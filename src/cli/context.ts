@@ -1,0 +1,91 @@
+/**
+ * What every offline command shares: configuration from the environment and the flags, a Granary context over the
+ * data dir (stores, keys; no server), and the data-dir flags.
+ */
+import type { Command } from 'commander';
+import pino from 'pino';
+import { KeyIndex } from '../auth/key-index.js';
+import { loadRootKeys } from '../auth/keys.js';
+import { DomainIndex } from '../buckets/domain-index.js';
+import { loadConfig, type Config } from '../config.js';
+import type { Granary } from '../context.js';
+import { FopPools } from '../fops/run.js';
+import { openStores } from '../main.js';
+import type { EntryRef } from '../objects/manage/ref.js';
+import { systemClock } from '../ports/clock.js';
+import { FreeSpace } from '../store/fs/free-space.js';
+
+/** Options of a command as commander gives them (flags by camel-case name). */
+export type Opts = Record<string, string | undefined>;
+
+/** Flag → environment variable it mirrors. */
+const FLAG_ENV: Record<string, string> = {
+  port: 'GRANARY_PORT',
+  host: 'GRANARY_HOST',
+  dataDir: 'GRANARY_DATA_DIR',
+  publicUrl: 'GRANARY_PUBLIC_URL',
+  accessKey: 'GRANARY_ACCESS_KEY',
+  secretKey: 'GRANARY_SECRET_KEY',
+  logLevel: 'GRANARY_LOG_LEVEL',
+  outboundAllow: 'GRANARY_OUTBOUND_ALLOW',
+};
+
+/** Config from the environment, overridden by the flags given. */
+export function configFrom(opts: Opts): Config {
+  const env: Opts = { ...process.env };
+  for (const [flag, name] of Object.entries(FLAG_ENV)) if (opts[flag] !== undefined) env[name] = opts[flag];
+  return loadConfig(env);
+}
+
+/** A context for offline commands: the stores of the data dir, no server. */
+export async function offlineContext(config: Config): Promise<Granary> {
+  const { meta, blobs } = await openStores(config.dataDir);
+  const { keys } = await loadRootKeys(config.dataDir, {
+    ...(config.accessKey ? { accessKey: config.accessKey } : {}),
+    ...(config.secretKey ? { secretKey: config.secretKey } : {}),
+  });
+  const keyIndex = new KeyIndex(meta, keys);
+  await keyIndex.reload();
+  return {
+    config,
+    meta,
+    blobs,
+    space: new FreeSpace(config.dataDir, config.minFree),
+    clock: systemClock,
+    log: pino({ level: 'silent' }),
+    keys,
+    keyIndex,
+    secretOf: keyIndex.secretOf,
+    jobs: meta.jobs,
+    outbound: { allow: [] },
+    domains: new DomainIndex(meta),
+    fopPools: new FopPools({ image: 1, video: 1 }),
+    fopTools: {},
+    publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,
+  };
+}
+
+/** Runs an offline command against the data dir and closes it. */
+export async function offline(opts: Opts, fn: (g: Granary) => Promise<void>): Promise<void> {
+  const g = await offlineContext(configFrom(opts));
+  try {
+    await fn(g);
+  } finally {
+    await g.meta.close();
+  }
+}
+
+/** Adds the data-dir flags shared by every command. */
+export function withDataDir(cmd: Command): Command {
+  return cmd
+    .option('--data-dir <dir>', 'data directory (GRANARY_DATA_DIR, default ./data)')
+    .option('--access-key <ak>', 'root AccessKey (GRANARY_ACCESS_KEY)')
+    .option('--secret-key <sk>', 'root SecretKey (GRANARY_SECRET_KEY)');
+}
+
+/** `<bucket>:<key>` (the bucket is the text before the first `:`). */
+export function entryArg(text: string): EntryRef {
+  const colon = text.indexOf(':');
+  if (colon <= 0) throw new Error(`${JSON.stringify(text)} is not <bucket>:<key>`);
+  return { bucket: text.slice(0, colon), key: text.slice(colon + 1) };
+}
