@@ -22,6 +22,7 @@ export async function createBucket(g: Granary, name: string, owner: string, regi
     private: false,
     ctime: nowSeconds(g.clock),
     owner,
+    settings: {},
   };
   if (!(await g.meta.createBucket(rec))) throw Errors.bucketExists(name);
   return rec;

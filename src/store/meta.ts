@@ -24,6 +24,87 @@ export interface BucketRecord {
   nrop?: boolean;
   /** Image styles (protocol.md §10.1); absent when never set (separator `-`, no styles). */
   styles?: BucketStyles;
+  /** The bucket's configuration (protocol.md §8.6): `{}` when nothing was ever set. */
+  settings: BucketSettings;
+}
+
+/**
+ * Per-bucket configuration set through the uc host (protocol.md §8.6, §13.2) or the CLI, kept as one JSON document
+ * with the bucket. Every field is absent until set.
+ */
+export interface BucketSettings {
+  /** `maxAge`: `Cache-Control: max-age` of downloads, seconds (absent = 31536000). */
+  maxAge?: number;
+  /** `referAntiLeech`: referer white/black list. */
+  referer?: RefererSettings;
+  /** `corsRules`: CORS rules replacing the global `*` for this bucket (an empty list means: no cross-origin access). */
+  cors?: CorsRule[];
+  /** `setbucketquota`: limits (-1 = none). */
+  quota?: BucketQuota;
+  /** `accessMode` 1: original protection (the original and raw fops are refused; styles and signed URLs served). */
+  protected?: boolean;
+  /** `rules/add`: lifecycle rules by prefix. */
+  lifecycleRules?: LifecycleRule[];
+  /** `events/add`: event notification rules. */
+  eventRules?: EventRule[];
+}
+
+/**
+ * Referer anti-leech (`referAntiLeech`): `mode` 0 off, 1 white list, 2 black list of `patterns` (`*`, `*.domain`,
+ * `domain`); `allowEmpty` (`norefer`) whether requests without a Referer pass; `sourceEnabled` (`source_enabled`).
+ */
+export interface RefererSettings {
+  mode: 0 | 1 | 2;
+  patterns: string[];
+  allowEmpty: boolean;
+  sourceEnabled: boolean;
+}
+
+/** A CORS rule (`corsRules/set`; Kodo's wire names: allowed_origin, allowed_method, allowed_header, exposed_header, max_age in seconds). */
+export interface CorsRule {
+  allowedOrigin: string[];
+  allowedMethod: string[];
+  allowedHeader: string[];
+  exposedHeader: string[];
+  maxAge: number;
+}
+
+/** A bucket quota: `size` bytes and `count` objects; -1 = no limit. */
+export interface BucketQuota {
+  size: number;
+  count: number;
+}
+
+/**
+ * A lifecycle rule (`rules/add`): applies to keys starting with `prefix` ('' = all); days counted from each
+ * object's upload, 0 = not set. `ctime` Unix seconds.
+ */
+export interface LifecycleRule {
+  name: string;
+  prefix: string;
+  deleteAfterDays: number;
+  toIAAfterDays: number;
+  toArchiveIRAfterDays: number;
+  toArchiveAfterDays: number;
+  toDeepArchiveAfterDays: number;
+  ctime: number;
+}
+
+/**
+ * An event notification rule (`events/add`): events of keys with `prefix` and `suffix` are POSTed to
+ * `callbackUrls`. `events` are Kodo's event names (put, mkfile, delete, copy, move, …). `ctime` Unix seconds.
+ */
+export interface EventRule {
+  name: string;
+  prefix: string;
+  suffix: string;
+  events: string[];
+  callbackUrls: string[];
+  /** AccessKey whose pair signs the notifications (default: the bucket owner's). */
+  accessKey?: string;
+  /** Host header sent to the callback URLs. */
+  host?: string;
+  ctime: number;
 }
 
 /**
@@ -202,6 +283,12 @@ export interface MetaStore {
   setBucketSource(name: string, source: { url: string; host?: string } | undefined): Promise<boolean>;
   /** Enables or disables the `nrop` fop for the bucket; false when the bucket is missing. */
   setBucketNrop(name: string, enabled: boolean): Promise<boolean>;
+  /**
+   * Changes a bucket's settings in one transaction: `mutate` gets the current ones (`{}` when never set) and returns
+   * the new ones (it may throw to abort, nothing changes then). Undefined when the bucket is missing, else the
+   * updated record.
+   */
+  updateBucketSettings(name: string, mutate: (current: BucketSettings) => BucketSettings): Promise<BucketRecord | undefined>;
   /**
    * Changes a bucket's styles in one transaction: `mutate` gets the current ones (defaults when never set) and
    * returns the new ones (it may throw to abort). False when the bucket is missing.

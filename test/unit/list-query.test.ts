@@ -88,7 +88,7 @@ function rec(bucket: string, key: string, extra: Partial<ObjectRecord> = {}): Ob
 }
 
 async function fill(bucket: string, keys: string[], extra: Partial<ObjectRecord> = {}): Promise<void> {
-  await store.createBucket({ name: bucket, region: 'z0', private: false, ctime: NOW, owner: 'ak' });
+  await store.createBucket({ name: bucket, region: 'z0', private: false, ctime: NOW, owner: 'ak', settings: {} });
   for (const key of keys) await store.commitPut(rec(bucket, key, extra), { insertOnly: false, nowSec: NOW });
 }
 

@@ -19,7 +19,8 @@ CREATE TABLE IF NOT EXISTS buckets (
   source  TEXT,
   source_host TEXT,
   nrop    INTEGER NOT NULL DEFAULT 0,
-  styles  TEXT
+  styles  TEXT,
+  settings TEXT
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS access_keys (
@@ -146,6 +147,7 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['buckets', 'source_host', 'TEXT'],
   ['buckets', 'nrop', 'INTEGER NOT NULL DEFAULT 0'],
   ['buckets', 'styles', 'TEXT'],
+  ['buckets', 'settings', 'TEXT'],
   ['objects', 'transitions', 'TEXT'],
   ['objects', 'restore_status', 'INTEGER'],
   ['objects', 'parts', 'TEXT'],

@@ -12,6 +12,7 @@ import type { BlobState, BlobSums } from '../blob.js';
 import type {
   AccessKeyRecord,
   BucketRecord,
+  BucketSettings,
   BucketStyles,
   DomainRecord,
   ListPage,
@@ -28,13 +29,26 @@ import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from '
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
 
-/** Adds the mirror source columns (NULL = none) and the styles (JSON, NULL = never set) to a bucket record. */
-function withSource(b: BucketRecord, source: string | null, host: string | null, styles: string | null = null): BucketRecord {
+/**
+ * Adds the mirror source columns (NULL = none), the styles (JSON, NULL = never set) and the settings (JSON, NULL =
+ * none) to a bucket record.
+ */
+function withSource(
+  b: BucketRecord,
+  source: string | null,
+  host: string | null,
+  styles: string | null = null,
+  settings: string | null = null,
+): BucketRecord {
+  if (settings !== null) b.settings = JSON.parse(settings) as BucketSettings;
   if (source !== null) b.source = source;
   if (host !== null) b.sourceHost = host;
   if (styles !== null) b.styles = JSON.parse(styles) as BucketStyles;
   return b;
 }
+
+/** The columns of a bucket record. */
+const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host, nrop, styles, settings';
 
 /** Styles of a bucket that never set any: separator `-`, no styles. */
 const DEFAULT_STYLES: BucketStyles = { separator: '-', styles: {} };
@@ -64,9 +78,10 @@ export class SqliteMetaStore implements MetaStore {
     this.fetchTasks = new SqliteFetchTasks(db);
     this.jobs = new SqliteJobQueue(db);
     this.st = {
-      getBucket: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop, styles FROM buckets WHERE name = ?'),
-      listBuckets: db.prepare('SELECT name, region, private, ctime, owner, source, source_host, nrop, styles FROM buckets ORDER BY name'),
+      getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
+      listBuckets: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets ORDER BY name`),
       setStyles: db.prepare('UPDATE buckets SET styles = ? WHERE name = ?'),
+      setSettings: db.prepare('UPDATE buckets SET settings = ? WHERE name = ?'),
       insertBucket: db.prepare(
         'INSERT OR IGNORE INTO buckets (name, region, private, ctime, owner) VALUES (?, ?, ?, ?, ?)',
       ),
@@ -95,7 +110,7 @@ export class SqliteMetaStore implements MetaStore {
         .prepare(
           `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
                   b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
-                  b.nrop AS b_nrop, b.styles AS b_styles, o.*,
+                  b.nrop AS b_nrop, b.styles AS b_styles, b.settings AS b_settings, o.*,
                   bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt
            FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ?
              LEFT JOIN blobs bl ON bl.id = o.blob_id
@@ -158,6 +173,7 @@ export class SqliteMetaStore implements MetaStore {
       source_host: string | null;
       nrop: number;
       styles: string | null;
+      settings: string | null;
     };
     const b: BucketRecord = {
       name: r.name,
@@ -166,8 +182,9 @@ export class SqliteMetaStore implements MetaStore {
       ctime: r.ctime,
       owner: r.owner,
       nrop: r.nrop === 1,
+      settings: {},
     };
-    return withSource(b, r.source, r.source_host, r.styles);
+    return withSource(b, r.source, r.source_host, r.styles, r.settings);
   }
 
   async createBucket(b: BucketRecord): Promise<boolean> {
@@ -202,6 +219,16 @@ export class SqliteMetaStore implements MetaStore {
 
   async setBucketNrop(name: string, enabled: boolean): Promise<boolean> {
     return this.st.setNrop.run(enabled ? 1 : 0, name).changes === 1;
+  }
+
+  async updateBucketSettings(name: string, mutate: (current: BucketSettings) => BucketSettings): Promise<BucketRecord | undefined> {
+    return this.db.transaction((): BucketRecord | undefined => {
+      const b = this.bucketRow(this.st.getBucket.get(name));
+      if (!b) return undefined;
+      const settings = mutate(b.settings);
+      this.st.setSettings.run(Object.keys(settings).length > 0 ? JSON.stringify(settings) : null, name);
+      return { ...b, settings };
+    })();
   }
 
   async updateBucketStyles(name: string, mutate: (current: BucketStyles) => BucketStyles): Promise<boolean> {
@@ -253,6 +280,7 @@ export class SqliteMetaStore implements MetaStore {
           b_source_host: string | null;
           b_nrop: bigint;
           b_styles: string | null;
+          b_settings: string | null;
         })
       | undefined;
     if (!row) return {};
@@ -264,10 +292,12 @@ export class SqliteMetaStore implements MetaStore {
         ctime: Number(row.b_ctime),
         owner: row.b_owner,
         nrop: row.b_nrop === 1n,
+        settings: {},
       },
       row.b_source,
       row.b_source_host,
       row.b_styles,
+      row.b_settings,
     );
     return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
   }
