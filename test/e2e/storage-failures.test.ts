@@ -6,12 +6,12 @@
  * says why, and the server recovers by itself once the cause is gone.
  */
 import { chmod, mkdtemp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seededBytes } from '../helpers/files.js';
+import { sendHead } from '../helpers/http.js';
 import { RawUp, upToken } from '../helpers/resumable.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import { freePort, spawnServer, type ChildServer } from '../helpers/subprocess.js';
@@ -122,7 +122,7 @@ describe('the free-space reserve (GRANARY_MIN_FREE_BYTES)', () => {
     const up = new RawUp(s.url, upToken({ scope: BUCKET }));
     const { uploadId } = (await up.init(BUCKET, 'big')).json as { uploadId: string };
     const declared = (await fs.free()) - 4 * MiB; // leaves 4 MiB: under the 8 MiB reserve
-    const a = await sendHeadersOnly(s.running.port, 'PUT', `/buckets/${BUCKET}/objects/${Buffer.from('big').toString('base64url')}/uploads/${uploadId}/1`, {
+    const a = await sendHead(s.running.port, 'PUT', `/buckets/${BUCKET}/objects/${Buffer.from('big').toString('base64url')}/uploads/${uploadId}/1`, {
       authorization: `UpToken ${upToken({ scope: BUCKET })}`,
       'content-length': String(declared),
     });
@@ -130,23 +130,6 @@ describe('the free-space reserve (GRANARY_MIN_FREE_BYTES)', () => {
     expect(a.text).toMatch(/incoming, the reserve is 8\.0 MiB/);
   });
 });
-
-/** Sends only the request head (a large declared body never follows) and resolves with the early answer. */
-function sendHeadersOnly(port: number, method: string, path: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers, timeout: BOUNDED_MS }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, text });
-        req.destroy();
-      });
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('no early answer')));
-    req.flushHeaders();
-  });
-}
 
 describe('a read-only staging area (EROFS)', () => {
   let s: TestServer;

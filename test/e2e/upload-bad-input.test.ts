@@ -9,6 +9,7 @@ import { crc32 } from 'node:zlib';
 import qiniu from 'qiniu';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { qetag } from '../helpers/etag.js';
+import { sendHead } from '../helpers/http.js';
 import { RawUp, upToken } from '../helpers/resumable.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import {
@@ -253,21 +254,9 @@ describe('a part cut off inside a field other than the file (it used to end the 
   });
 });
 
-/** Sends a request head declaring `length` body bytes, and only a few of them; resolves with the early answer. */
-function declare(method: string, path: string, length: number, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: s.running.port, method, path, headers: { ...headers, 'content-length': String(length) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, text });
-        req.destroy();
-      });
-    });
-    req.on('error', reject);
-    req.write('--X\r\n'); // a beginning, never the declared rest
-  });
-}
+/** Sends a request head declaring `length` body bytes and only the beginning of them; resolves with the early answer. */
+const declare = (method: string, path: string, length: number, headers: Record<string, string>): Promise<{ status: number; text: string }> =>
+  sendHead(s.running.port, method, path, { ...headers, 'content-length': String(length) }, '--X\r\n');
 
 describe('a declared size over the limits is refused before the body is read', () => {
   it('form upload: Content-Length over GRANARY_MAX_OBJECT_SIZE (+ room for fields) → 413 at once', async () => {

@@ -102,3 +102,30 @@ export async function sha1OfStream(res: Response): Promise<{ sha1: string; lengt
   }
   return { sha1: h.digest('hex'), length };
 }
+
+/**
+ * Sends a request head (with `headers`, e.g. a large `content-length`) and at most `firstBytes` of a body that never
+ * ends, and resolves with the server's early answer (a refusal before it reads the body).
+ */
+export function sendHead(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  firstBytes = '',
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, timeout: 10_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, text });
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('no early answer')));
+    if (firstBytes) req.write(firstBytes);
+    else req.flushHeaders();
+  });
+}
