@@ -7,7 +7,8 @@
  * phase as it goes and a summary table; writes bench/results.json. See bench/README.md.
  *
  * Options: --quick (short phases, to try the harness),
- * --only=upload,small,large,memory,resumable,resumable-memory,list,rs,fetch,images,nrop,jobs,video (phases to run),
+ * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,images,nrop,jobs,video
+ * (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client).
  */
@@ -42,7 +43,7 @@ const EXTENSIONS: Record<string, () => Promise<{ run: BenchRun }>> = {
   nrop: () => import('./nrop.js'),
   video: () => import('./video.js'),
 };
-const CORE_PHASES = ['upload', 'small', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch'];
+const CORE_PHASES = ['upload', 'small', 'medium', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch'];
 const PHASES = [...CORE_PHASES, ...Object.keys(EXTENSIONS)];
 for (const p of only ?? []) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
 const enabled = (phase: string): boolean => !only || only.has(phase);
@@ -60,6 +61,12 @@ const P = {
   /** Per server: rounds alternating between the two servers, so drift and background load hit both. */
   smallRounds: 4,
   smallRoundMs: 2500 * S,
+  /** Phase `medium`: like `small` (raw-socket client, rounds alternating), for a 1 MiB object. */
+  mediumSize: MiB,
+  mediumConnections: 8,
+  mediumWarmupMs: 2000 * S,
+  mediumRounds: 4,
+  mediumRoundMs: 2500 * S,
   largeSize: 64 * MiB,
   largeRounds: 3,
   /** Per round and server. */
@@ -101,6 +108,7 @@ const AK = 'bench-access-key';
 const SK = 'bench-secret-key';
 const BUCKET = 'bench';
 const SMALL_KEY = 'small.bin';
+const MEDIUM_KEY = 'medium.bin';
 const LARGE_KEY = 'large.bin';
 const HUGE_KEY = 'huge.bin';
 const LIST_BUCKET = 'bench-list';
@@ -109,6 +117,11 @@ const RSS_TARGET_MB = 200;
 const RATIO_TARGET = 0.8;
 const SERVERS = ['granary', 'baseline'] as const;
 type ServerName = (typeof SERVERS)[number];
+/**
+ * What the download phases compare: Granary, the same Granary process serving without verification (its bench-only
+ * second listener, bench/granary-server.ts), and the baseline.
+ */
+type Variant = ServerName | 'unverified';
 /** Ways to put one file in the resumable phases: `fs` is the raw disk floor (no Granary), the others upload to it. */
 type UploadMode = 'fs' | 'form' | 'v1' | 'v1-seq' | 'v2';
 
@@ -184,15 +197,19 @@ function combine(rounds: Measured[]): Measured {
   return out;
 }
 
-/** Both servers must answer GET `path` with the same status, length and type before they are compared. */
-async function checkSame(paths: Record<ServerName, string>, ports: Record<ServerName, number>): Promise<void> {
+/** The servers compared (name → URL of the same content) must answer the same status, length and type. */
+async function checkSame(urls: Partial<Record<Variant, string>>): Promise<void> {
   const heads = await Promise.all(
-    SERVERS.map(async (s) => {
-      const res = await fetch(`http://127.0.0.1:${ports[s]}${paths[s]}`, { method: 'HEAD' });
-      return `${res.status} ${res.headers.get('content-length')} ${res.headers.get('content-type')}`;
+    Object.entries(urls).map(async ([name, url]) => {
+      // The unverified route is checked with a GET (body dropped unread): it is only meant for GET.
+      const res = await fetch(url, { method: name === 'unverified' ? 'GET' : 'HEAD' });
+      await res.body?.cancel();
+      return { name, head: `${res.status} ${res.headers.get('content-length')} ${res.headers.get('content-type')}` };
     }),
   );
-  if (heads[0] !== heads[1]) throw new Error(`servers differ for ${paths.granary}: granary ${heads[0]}, baseline ${heads[1]}`);
+  if (new Set(heads.map((h) => h.head)).size > 1) {
+    throw new Error(`servers differ for ${Object.values(urls)[0] ?? '?'}: ${heads.map((h) => `${h.name} ${h.head}`).join(', ')}`);
+  }
 }
 
 interface SummaryRow {
@@ -236,6 +253,7 @@ async function main(): Promise<void> {
     log(`Setup: transpiling src/ and bench/ for the child processes, writing the baseline's files…`);
     await transpileForBench(root, buildDir);
     await writeContentFile(join(baselineDir, SMALL_KEY), P.smallSize);
+    await writeContentFile(join(baselineDir, MEDIUM_KEY), P.mediumSize);
     await writeContentFile(join(baselineDir, LARGE_KEY), P.largeSize);
     if (enabled('memory')) await writeContentFile(join(baselineDir, HUGE_KEY), P.hugeSize);
     if (enabled('list') || enabled('rs')) {
@@ -284,20 +302,40 @@ async function main(): Promise<void> {
     const granaryPids = [granary.pid];
 
     const token = new qiniu.rs.PutPolicy({ scope: BUCKET }).uploadToken(new qiniu.auth.digest.Mac(AK, SK));
-    const path = (s: ServerName, key: string): string => (s === 'granary' ? `/${BUCKET}/${key}` : `/${key}`);
-    const paths = (key: string): Record<ServerName, string> => ({ granary: path('granary', key), baseline: path('baseline', key) });
+    const path = (s: Variant, key: string): string =>
+      s === 'granary' ? `/${BUCKET}/${key}` : s === 'unverified' ? `/.bench-unverified/${BUCKET}/${key}` : `/${key}`;
+    const urls = (key: string): Record<ServerName, string> => ({
+      granary: `http://127.0.0.1:${granary.port}${path('granary', key)}`,
+      baseline: `http://127.0.0.1:${baseline.port}${path('baseline', key)}`,
+    });
     // The download phases need these objects; the upload and list phases do not.
-    const downloads = enabled('small') || enabled('large') || enabled('memory');
+    const downloads = enabled('small') || enabled('medium') || enabled('large') || enabled('memory');
     for (const [key, size] of downloads
       ? ([
           [SMALL_KEY, P.smallSize],
+          [MEDIUM_KEY, P.mediumSize],
           [LARGE_KEY, P.largeSize],
         ] as const)
       : []) {
       const r = await client.run({ kind: 'upload-stream', port: granary.port, token, bucket: BUCKET, key, size });
       if (r.ok !== 1) throw new Error(`upload of ${key} failed: ${r.firstError ?? '?'}`);
-      await checkSame(paths(key), ports());
+      await checkSame(urls(key));
     }
+    /**
+     * Granary's bench-only second listener (no verification; bench/granary-server.ts) for the `medium` and `large`
+     * phases: started in the Granary process under test, so its CPU is measured the same way; closed after.
+     */
+    let unverifiedPort = 0;
+    const setUnverified = async (on: boolean): Promise<void> => {
+      const r = await granary.ask<{ type: 'unverified'; port: number; error?: string }>({ type: 'unverified', on });
+      if (r.error) throw new Error(`the unverified listener: ${r.error}`);
+      unverifiedPort = r.port;
+    };
+    const variantPort = (v: Variant): number => (v === 'unverified' ? unverifiedPort : ports()[v]);
+    const variantServer = (v: Variant): ServerChild => (v === 'baseline' ? baseline : granary);
+    const variantUrl = (v: Variant, key: string): string => `http://127.0.0.1:${variantPort(v)}${path(v, key)}`;
+    /** Server CPU seconds per GB (10^9 bytes) of body served, over a combined measurement. */
+    const cpuPerGB = (m: Measured): number => (m.serverCores * (m.result.elapsedMs / 1000)) / (m.result.bytes / 1e9);
 
     if (enabled('upload')) {
       log();
@@ -347,29 +385,93 @@ async function main(): Promise<void> {
       row('  server CPU (cores)', fmt(g.serverCores, 2), fmt(b.serverCores, 2));
     }
 
+    /** The variants of the medium and large phases, in the order each round runs them. */
+    const VARIANTS: Variant[] = ['granary', 'unverified', 'baseline'];
+    /** Figures of one combined variant of a download phase, for results.json. */
+    const downloadFigures = (m: Measured, rounds: Measured[]): Record<string, unknown> => ({
+      ...m,
+      requestsPerSecond: perSecond(m.result),
+      mbPerSecond: mbPerSecond(m.result),
+      serverCpuSecondsPerGB: cpuPerGB(m),
+      rounds,
+    });
+
+    if (enabled('medium')) {
+      const label = `${P.mediumSize / MiB} MiB`;
+      log();
+      log(`[2b] Download ${label} over ${P.mediumConnections} keep-alive connections (${httpClient ? 'node:http' : 'raw-socket'} client): ${P.mediumRounds} rounds × ${P.mediumRoundMs / 1000} s per server, alternating granary / granary without verification (bench-only listener) / baseline, after a ${P.mediumWarmupMs / 1000} s warm-up each`);
+      await setUnverified(true);
+      await checkSame(Object.fromEntries(VARIANTS.map((v) => [v, variantUrl(v, MEDIUM_KEY)])));
+      const job = (v: Variant, durationMs: number): Job => ({
+        kind: 'get-rate',
+        port: variantPort(v),
+        path: path(v, MEDIUM_KEY),
+        concurrency: P.mediumConnections,
+        durationMs,
+        expectBytes: P.mediumSize,
+        client: httpClient ? 'http' : 'raw',
+      });
+      for (const v of VARIANTS) await measure(client, variantServer(v), job(v, P.mediumWarmupMs));
+      const rounds: Record<Variant, Measured[]> = { granary: [], unverified: [], baseline: [] };
+      for (let i = 1; i <= P.mediumRounds; i++) {
+        for (const v of VARIANTS) {
+          const m = await measure(client, variantServer(v), job(v, P.mediumRoundMs));
+          rounds[v].push(m);
+          const r = m.result;
+          log(`  round ${i} ${v.padEnd(10)}: ${fmt(perSecond(r)).padStart(5)} req/s = ${fmt(mbPerSecond(r)).padStart(5)} MB/s, p50 ${ms(r.latency?.p50, 2)} ms, p99 ${ms(r.latency?.p99, 2)} ms; ${loadNote(m)}; server ${fmt(m.serverCores * 1e6 / perSecond(r))} µs CPU per request`);
+        }
+      }
+      await setUnverified(false);
+      const c = Object.fromEntries(VARIANTS.map((v) => [v, combine(rounds[v])])) as Record<Variant, Measured>;
+      const rate = (v: Variant): number => perSecond(c[v].result);
+      results.download1MiB = {
+        size: P.mediumSize,
+        ...Object.fromEntries(VARIANTS.map((v) => [v, downloadFigures(c[v], rounds[v])])),
+        ratio: rate('granary') / rate('baseline'),
+        ratioUnverified: rate('unverified') / rate('baseline'),
+        verifiedOverUnverified: rate('granary') / rate('unverified'),
+      };
+      row(`download ${label}, ${P.mediumConnections} conns (req/s)`, fmt(rate('granary')), fmt(rate('baseline')), ratioCell(rate('granary'), rate('baseline'), true), `≥ ${RATIO_TARGET}×`);
+      row('  MB/s', fmt(mbPerSecond(c.granary.result)), fmt(mbPerSecond(c.baseline.result)));
+      row('  latency p50 / p99 (ms)', `${ms(c.granary.result.latency?.p50, 2)} / ${ms(c.granary.result.latency?.p99, 2)}`, `${ms(c.baseline.result.latency?.p50, 2)} / ${ms(c.baseline.result.latency?.p99, 2)}`);
+      row(`  verification off (req/s; ratio: verified / off)`, fmt(rate('unverified')), fmt(rate('baseline')), `${fmt(rate('granary') / rate('unverified'), 2)}×`);
+      row('  server CPU (cores)', fmt(c.granary.serverCores, 2), fmt(c.baseline.serverCores, 2));
+      row('  server CPU per GB served (core-s): verified / off', `${fmt(cpuPerGB(c.granary), 2)} / ${fmt(cpuPerGB(c.unverified), 2)}`, fmt(cpuPerGB(c.baseline), 2));
+    }
+
     if (enabled('large')) {
       log();
-      log(`[3] Download ${P.largeSize / MiB} MiB: per round and server ${P.largeSequential} one after another, then ${P.largeParallelCount} with ${P.largeParallel} in parallel; ${P.largeRounds} rounds alternating`);
-      const out: Record<string, Record<ServerName, Measured>> = {};
+      log(`[3] Download ${P.largeSize / MiB} MiB: per round and server ${P.largeSequential} one after another, then ${P.largeParallelCount} with ${P.largeParallel} in parallel; ${P.largeRounds} rounds alternating granary / granary without verification (bench-only listener) / baseline`);
+      await setUnverified(true);
+      await checkSame(Object.fromEntries(VARIANTS.map((v) => [v, variantUrl(v, LARGE_KEY)])));
+      const out: Record<string, unknown> = { size: P.largeSize };
       for (const [mode, count, parallel] of [
         ['sequential', P.largeSequential, 1],
         ['parallel', P.largeParallelCount, P.largeParallel],
       ] as const) {
-        const rounds: Record<ServerName, Measured[]> = { granary: [], baseline: [] };
+        const rounds: Record<Variant, Measured[]> = { granary: [], unverified: [], baseline: [] };
         for (let i = 1; i <= P.largeRounds; i++) {
-          for (const s of SERVERS) {
-            const job: Job = { kind: 'get-bulk', port: ports()[s], path: path(s, LARGE_KEY), count, parallel, expectBytes: P.largeSize };
-            const m = await measure(client, servers()[s], job, true);
-            rounds[s].push(m);
-            log(`  ${mode.padEnd(10)} round ${i} ${s.padEnd(8)}: ${fmt(mbPerSecond(m.result)).padStart(5)} MB/s (${m.result.ok} × ${P.largeSize / MiB} MiB in ${fmt(m.result.elapsedMs / 1000, 2)} s); ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
+          for (const v of VARIANTS) {
+            const job: Job = { kind: 'get-bulk', port: variantPort(v), path: path(v, LARGE_KEY), count, parallel, expectBytes: P.largeSize };
+            const m = await measure(client, variantServer(v), job, true);
+            rounds[v].push(m);
+            log(`  ${mode.padEnd(10)} round ${i} ${v.padEnd(10)}: ${fmt(mbPerSecond(m.result)).padStart(5)} MB/s (${m.result.ok} × ${P.largeSize / MiB} MiB in ${fmt(m.result.elapsedMs / 1000, 2)} s); ${loadNote(m)}; ${fmt(cpuPerGB(m), 2)} server core-s per GB; peak RSS ${mb(m.peakRssBytes)} MB`);
           }
         }
-        const g = combine(rounds.granary);
-        const b = combine(rounds.baseline);
-        out[mode] = { granary: g, baseline: b };
+        const c = Object.fromEntries(VARIANTS.map((v) => [v, combine(rounds[v])])) as Record<Variant, Measured>;
+        const rate = (v: Variant): number => mbPerSecond(c[v].result);
+        out[mode] = {
+          ...Object.fromEntries(VARIANTS.map((v) => [v, downloadFigures(c[v], rounds[v])])),
+          ratio: rate('granary') / rate('baseline'),
+          ratioUnverified: rate('unverified') / rate('baseline'),
+          verifiedOverUnverified: rate('granary') / rate('unverified'),
+        };
         const label = mode === 'sequential' ? 'one at a time' : `${P.largeParallel} in parallel`;
-        row(`download ${P.largeSize / MiB} MiB, ${label} (MB/s)`, fmt(mbPerSecond(g.result)), fmt(mbPerSecond(b.result)), ratioCell(mbPerSecond(g.result), mbPerSecond(b.result), true), `≥ ${RATIO_TARGET}×`);
+        row(`download ${P.largeSize / MiB} MiB, ${label} (MB/s)`, fmt(rate('granary')), fmt(rate('baseline')), ratioCell(rate('granary'), rate('baseline'), true), `≥ ${RATIO_TARGET}×`);
+        row(`  verification off (MB/s; ratio: verified / off)`, fmt(rate('unverified')), fmt(rate('baseline')), `${fmt(rate('granary') / rate('unverified'), 2)}×`);
+        row('  server CPU per GB served (core-s): verified / off', `${fmt(cpuPerGB(c.granary), 2)} / ${fmt(cpuPerGB(c.unverified), 2)}`, fmt(cpuPerGB(c.baseline), 2));
       }
+      await setUnverified(false);
       results.download64MiB = out;
     }
 
@@ -393,7 +495,7 @@ async function main(): Promise<void> {
       if (up.result.ok !== 1) throw new Error(`upload of ${HUGE_KEY} failed: ${up.result.firstError ?? '?'}`);
       log(`  upload   granary : ${fmt(mbPerSecond(up.result)).padStart(5)} MB/s (${fmt(up.result.elapsedMs / 1000, 2)} s); ${loadNote(up)}; peak RSS ${mb(up.peakRssBytes)} MB`);
       log(`  granary memory after the upload: ${await memoryNote(granary)}`);
-      await checkSame(paths(HUGE_KEY), ports());
+      await checkSame(urls(HUGE_KEY));
       const down = {} as Record<ServerName, Measured>;
       for (const s of SERVERS) {
         const job: Job = { kind: 'get-bulk', port: ports()[s], path: path(s, HUGE_KEY), count: 1, parallel: 1, expectBytes: P.hugeSize };

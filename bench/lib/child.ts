@@ -17,6 +17,8 @@ export interface ServerChild extends Child {
   port: number;
   /** The server's own `process.memoryUsage()`. */
   memory(): Promise<NodeJS.MemoryUsage>;
+  /** Sends `msg` over IPC and resolves with the first reply of the same `type`. */
+  ask<T extends { type: string }>(msg: { type: string } & Record<string, unknown>): Promise<T>;
 }
 
 /** Forks `<buildDir>/bench/<script>.js` with `env` added and waits for its `{ready}` message. */
@@ -63,17 +65,18 @@ export async function startServer(
   execArgv: string[] = [],
 ): Promise<ServerChild> {
   const { child, ready } = await forkChild(buildDir, script, env, execArgv);
-  const memory = (): Promise<NodeJS.MemoryUsage> =>
+  const ask = <T extends { type: string }>(msg: { type: string } & Record<string, unknown>): Promise<T> =>
     new Promise((resolve) => {
-      const onMessage = (msg: { type?: string; usage?: NodeJS.MemoryUsage }): void => {
-        if (msg.type !== 'memory' || !msg.usage) return;
+      const onMessage = (reply: { type?: string }): void => {
+        if (reply.type !== msg.type) return;
         child.proc.off('message', onMessage);
-        resolve(msg.usage);
+        resolve(reply as T);
       };
       child.proc.on('message', onMessage);
-      child.proc.send({ type: 'memory' });
+      child.proc.send(msg);
     });
-  return { ...child, port: Number(ready.port), memory };
+  const memory = async (): Promise<NodeJS.MemoryUsage> => (await ask<{ type: 'memory'; usage: NodeJS.MemoryUsage }>({ type: 'memory' })).usage;
+  return { ...child, port: Number(ready.port), memory, ask };
 }
 
 /** The load generator: runs one job at a time. */
