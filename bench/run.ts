@@ -3,11 +3,12 @@
  *
  * Three child processes: Granary (bench/granary-server.ts), the baseline (bench/baseline-server.ts) and the
  * load generator (bench/client.ts), all plain `node` running a transpiled copy of src/ and bench/. This process
- * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Prints each
- * phase as it goes and a summary table; writes bench/results.json. See bench/README.md.
+ * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Phase `scrub`
+ * adds one-shot children (bench/scrub-child.ts). Prints each phase as it goes and a summary table; writes
+ * bench/results.json. See bench/README.md.
  *
  * Options: --quick (short phases, to try the harness),
- * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,images,nrop,jobs,video
+ * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video
  * (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client).
@@ -18,13 +19,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { transpileForBench } from './lib/build.js';
-import { startClient, startServer, type ClientChild, type ServerChild } from './lib/child.js';
+import { runOneShot, startClient, startServer, type ClientChild, type OneShotResult, type ServerChild } from './lib/child.js';
 import { writeContentFile } from './lib/data.js';
 import type { Job, JobResult } from './lib/jobs.js';
 import { hotFunctions } from './lib/profile.js';
 import type { BenchRun } from './lib/standalone.js';
 import { layoutSize, seedListBucket, type ListLayout } from './lib/seed.js';
-import { CpuMeter, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
+import { CpuMeter, dropPageCache, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
 import { fmt, GiB, KiB, MB, MiB, table } from './lib/table.js';
 
 const argv = process.argv.slice(2);
@@ -43,7 +44,7 @@ const EXTENSIONS: Record<string, () => Promise<{ run: BenchRun }>> = {
   nrop: () => import('./nrop.js'),
   video: () => import('./video.js'),
 };
-const CORE_PHASES = ['upload', 'small', 'medium', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch'];
+const CORE_PHASES = ['upload', 'small', 'medium', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch', 'scrub'];
 const PHASES = [...CORE_PHASES, ...Object.keys(EXTENSIONS)];
 for (const p of only ?? []) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
 const enabled = (phase: string): boolean => !only || only.has(phase);
@@ -102,6 +103,19 @@ const P = {
   /** Phase `fetch`: rounds alternating Granary's sync fetch and the client's own download (of largeSize bytes). */
   fetchRounds: quick ? 1 : 3,
   fetchPerRound: quick ? 1 : 3,
+  /** Phase `scrub`: objects uploaded to a data dir of their own ([count, size] groups), then read whole. */
+  scrubObjects: (quick
+    ? [
+        [20, MiB],
+        [1, 64 * MiB],
+      ]
+    : [
+        [200, MiB],
+        [4, 64 * MiB],
+      ]) as Array<[number, number]>,
+  scrubUploadParallel: 4,
+  /** Rounds of: raw read and scrub (order alternating), each cold (page cache dropped) then warm. */
+  scrubRounds: quick ? 1 : 3,
 };
 
 const AK = 'bench-access-key';
@@ -231,11 +245,13 @@ async function main(): Promise<void> {
   const fsWriteDir = await tmp('fswrite');
   // The fetch phase's baseline (the client's own download + fsync) writes here: the same disk again.
   const fetchDir = await tmp('fetchdl');
+  // Phase `scrub`: a Granary data dir of its own (the main one holds the listing seed and the other phases' objects).
+  const scrubDir = await tmp('scrub');
   const profDir = cpuProf ? await tmp('prof') : undefined;
   const children = new Set<{ stop(): Promise<void> }>();
   const cleanup = async (): Promise<void> => {
     await Promise.all([...children].map((c) => c.stop().catch(() => undefined)));
-    for (const dir of [buildDir, granaryDir, baselineDir, fsWriteDir, fetchDir]) await rm(dir, { recursive: true, force: true });
+    for (const dir of [buildDir, granaryDir, baselineDir, fsWriteDir, fetchDir, scrubDir]) await rm(dir, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 
@@ -272,7 +288,7 @@ async function main(): Promise<void> {
       GRANARY_LOG_LEVEL: 'warn',
       // The background scrubber starts a pass at once on a new data dir (16 MiB/s by default): it would read the
       // objects under test while they are measured and, over the 1,000,000 seeded listing entries (blobs without
-      // checksums), keep about one core busy for minutes. The bench measures the foreground.
+      // checksums), keep about one core busy for minutes. The bench measures the foreground; `scrub` times a pass.
       GRANARY_SCRUB_BYTES_PER_SEC: '0',
       BENCH_BUCKET: BUCKET,
     });
@@ -751,6 +767,94 @@ async function main(): Promise<void> {
       row('  peak server RSS (MB)', mb(g.peakRssBytes), '', '', rssCell((g.peakRssBytes ?? 0) / MB));
     }
 
+    if (enabled('scrub')) {
+      const objects = P.scrubObjects.flatMap(([count, size]) => Array.from({ length: count }, (_, i) => ({ key: `scrub/${size}/${i}`, size })));
+      const total = objects.reduce((sum, o) => sum + o.size, 0);
+      const what = P.scrubObjects.map(([count, size]) => `${count} × ${sizeLabel(size)}`).join(' + ');
+      log();
+      log(`[10] Scrub: ${what} (${sizeLabel(total)}) uploaded to a data dir of their own, then \`granary scrub\` (CLI, own process) against a raw read of the same blob files (own process, fs.createReadStream, 512 KiB chunks, one file after another); ${P.scrubRounds} rounds, the order alternating, each cold (page cache dropped) then warm`);
+      // Uploaded through the HTTP API like any object, so every blob has its checksums (lib/seed.ts writes none).
+      const seeder = await startServer(buildDir, 'granary-server', granaryEnv(scrubDir));
+      children.add(seeder);
+      const upStart = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: P.scrubUploadParallel }, async () => {
+          while (next < objects.length) {
+            const o = objects[next++] as { key: string; size: number };
+            const r = await client.run({ kind: 'upload-stream', port: seeder.port, token, bucket: BUCKET, key: o.key, size: o.size });
+            if (r.ok !== 1) throw new Error(`upload of ${o.key} failed: ${r.firstError ?? '?'}`);
+          }
+        }),
+      );
+      const upSeconds = (performance.now() - upStart) / 1000;
+      await seeder.stop();
+      children.delete(seeder);
+      log(`  uploaded ${objects.length} objects (${mb(total)} MB) in ${fmt(upSeconds, 1)} s (${P.scrubUploadParallel} at a time); Granary stopped`);
+
+      type ScrubMode = 'raw' | 'scrub';
+      type Cache = 'cold' | 'warm';
+      interface ScrubRun {
+        mode: ScrubMode;
+        cache: Cache;
+        bytes: number;
+        files: number;
+        ms: number;
+        cpuSeconds: number;
+        otherCores: number;
+        report?: unknown;
+      }
+      const coldOk = dropPageCache();
+      if (!coldOk) log('  ! the page cache cannot be dropped here (needs root): every figure below is warm-cache');
+      const caches: Cache[] = coldOk ? ['cold', 'warm'] : ['warm'];
+      // The core servers and the load generator sit idle meanwhile: their CPU is not counted as other load.
+      const idlePids = [granary.pid, baseline.pid, client.pid];
+      const runs: ScrubRun[] = [];
+      for (let i = 1; i <= P.scrubRounds; i++) {
+        const order: ScrubMode[] = i % 2 === 1 ? ['raw', 'scrub'] : ['scrub', 'raw'];
+        for (const mode of order) {
+          for (const cache of caches) {
+            if (cache === 'cold') dropPageCache();
+            let other: OtherLoadMeter | undefined;
+            let otherCores = 0;
+            const r: OneShotResult = await runOneShot(
+              buildDir,
+              'scrub-child',
+              [mode, scrubDir],
+              () => void (otherCores = other?.cores() ?? 0),
+              (pid) => void (other = new OtherLoadMeter([pid, process.pid, ...idlePids])),
+            );
+            const run: ScrubRun = { mode, cache, bytes: Number(r.bytes), files: Number(r.files), ms: Number(r.ms), cpuSeconds: Number(r.cpuSeconds), otherCores };
+            if (r.report !== undefined) run.report = r.report;
+            runs.push(run);
+            background.coreSeconds += otherCores * (run.ms / 1000);
+            background.seconds += run.ms / 1000;
+            background.max = Math.max(background.max, otherCores);
+            log(`  round ${i} ${mode.padEnd(5)} ${cache}: ${fmt(run.bytes / MB / (run.ms / 1000)).padStart(5)} MB/s (${run.files} files, ${mb(run.bytes)} MB in ${fmt(run.ms / 1000, 2)} s); ${fmt(run.cpuSeconds / (run.ms / 1000), 2)} cores = ${fmt(run.cpuSeconds / (run.bytes / 1e9), 2)} core-s per GB; other ${fmt(otherCores, 2)} cores`);
+          }
+        }
+      }
+      const raws = runs.filter((r) => r.mode === 'raw');
+      const scrubs = runs.filter((r) => r.mode === 'scrub');
+      if (new Set(runs.map((r) => r.bytes)).size > 1) log(`  ! the runs read different byte counts: ${[...new Set(runs.map((r) => r.bytes))].join(', ')}`);
+      if (scrubs.some((r) => r.files !== objects.length)) log(`  ! granary scrub checked ${scrubs[0]?.files} blobs, expected ${objects.length}`);
+      const agg = (rs: ScrubRun[]): { mbPerSecond: number; cpuSecondsPerGB: number; cores: number; runs: number } => {
+        const bytes = rs.reduce((sum, r) => sum + r.bytes, 0);
+        const seconds = rs.reduce((sum, r) => sum + r.ms / 1000, 0);
+        const cpu = rs.reduce((sum, r) => sum + r.cpuSeconds, 0);
+        return { mbPerSecond: bytes / MB / seconds, cpuSecondsPerGB: cpu / (bytes / 1e9), cores: cpu / seconds, runs: rs.length };
+      };
+      const out: Record<string, unknown> = { objects: P.scrubObjects, bytes: total, uploadSeconds: upSeconds, pageCacheDropped: coldOk, runs };
+      for (const cache of caches) {
+        const sc = agg(scrubs.filter((r) => r.cache === cache));
+        const raw = agg(raws.filter((r) => r.cache === cache));
+        out[cache] = { scrub: sc, raw, ratio: sc.mbPerSecond / raw.mbPerSecond };
+        row(`granary scrub ${sizeLabel(total)} (${what}), ${cache} cache (MB/s; baseline: raw read)`, fmt(sc.mbPerSecond), fmt(raw.mbPerSecond), `${fmt(sc.mbPerSecond / raw.mbPerSecond, 2)}×`);
+        row(`  CPU (cores) / per GB read (core-s), ${cache}`, `${fmt(sc.cores, 2)} / ${fmt(sc.cpuSecondsPerGB, 2)}`, `${fmt(raw.cores, 2)} / ${fmt(raw.cpuSecondsPerGB, 2)}`);
+      }
+      results.scrub = out;
+    }
+
     runPeakBytes = Math.max(runPeakBytes, runPeak.stop().peakBytes, ...granaryPids.map((pid) => peakByPid.get(pid) ?? 0));
     results.granaryPeakRssMB = runPeakBytes / MB;
     row('Granary peak RSS, whole run (MB)', mb(runPeakBytes));
@@ -758,7 +862,7 @@ async function main(): Promise<void> {
     const meanOther = background.seconds ? background.coreSeconds / background.seconds : 0;
     results.backgroundLoadCores = { mean: meanOther, max: background.max };
     log();
-    log('Summary (MB = 10^6 bytes; ratio = granary / baseline; for the resumable uploads the baseline is the raw fs write; for fetch, the client downloading to a file + fsync)');
+    log('Summary (MB = 10^6 bytes; ratio = granary / baseline; for the resumable uploads the baseline is the raw fs write; for fetch, the client downloading to a file + fsync; for scrub, a raw read of the same files)');
     if (meanOther > 0.25) {
       log(`! Other processes kept ${fmt(meanOther, 2)} cores busy on average (max ${fmt(background.max, 2)}) while this ran: absolute figures are low and noisy; ratios are fairer (rounds alternate) but not exact.`);
     }

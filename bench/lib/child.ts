@@ -109,3 +109,41 @@ export async function startClient(buildDir: string): Promise<ClientChild> {
       }),
   };
 }
+
+/** What a one-shot child (bench/scrub-child.ts) reports: its own figures, in a `{type: 'result'}` message. */
+export interface OneShotResult {
+  type: 'result';
+  error?: string;
+  [figure: string]: unknown;
+}
+
+/**
+ * Forks `<buildDir>/bench/<script>.js` with `args`, waits for its `{type: 'result'}` message, lets `whileAlive`
+ * read /proc about it (the child waits for the disconnect before it exits), then disconnects and waits for the exit.
+ */
+export async function runOneShot(
+  buildDir: string,
+  script: string,
+  args: string[],
+  whileAlive: (pid: number) => void = () => undefined,
+  onStart: (pid: number) => void = () => undefined,
+): Promise<OneShotResult> {
+  const proc = fork(join(buildDir, 'bench', `${script}.js`), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  onStart(proc.pid ?? 0);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const result = await new Promise<OneShotResult>((resolve, reject) => {
+    const onExit = (code: number | null): void => reject(new Error(`${script} ${args.join(' ')} exited (code ${code}) without a result`));
+    proc.once('exit', onExit);
+    proc.once('error', reject);
+    proc.on('message', (msg: { type?: string }) => {
+      if (msg.type !== 'result') return;
+      proc.off('exit', onExit);
+      resolve(msg as OneShotResult);
+    });
+  });
+  whileAlive(proc.pid ?? 0);
+  proc.disconnect();
+  await exited;
+  if (result.error) throw new Error(`${script} ${args.join(' ')}: ${result.error}`);
+  return result;
+}
