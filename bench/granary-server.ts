@@ -4,13 +4,20 @@
  * stops on SIGTERM or disconnect. IPC requests: `{type: 'memory'}` (V8's view of memory) and, for the figure of
  * processing alone (bench/video.ts), `{type: 'fop', bucket, key, fops}`, which runs a persistent pipeline through
  * executeFops (the entry point jobs use) and answers `{type: 'fop', ms, size, contentType}` or `{type: 'fop', error}`.
+ *
+ * `{type: 'unverified', on: true}` starts a second listener in this process for the cost of verification alone
+ * (bench/README.md, "Verification off"); it answers `{type: 'unverified', port}`. `{type: 'unverified', on: false}`
+ * closes it and answers `{type: 'unverified', port: 0}`.
  */
 import { stat } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
 import { createBucket } from '../src/buckets/buckets.js';
 import { loadConfig } from '../src/config.js';
 import { executeFops } from '../src/fops/execute.js';
 import { parsePipeline } from '../src/fops/registry.js';
 import { startGranary } from '../src/main.js';
+import { checkDownloadable, lookupForDownload } from '../src/objects/read.js';
+import { buildServer } from '../src/server.js';
 
 const running = await startGranary(loadConfig(process.env));
 const bucket = process.env.BENCH_BUCKET;
@@ -38,16 +45,71 @@ async function runFop(req: FopRequest): Promise<Record<string, unknown>> {
   }
 }
 
+/** Path prefix of the unverified route: `/.bench-unverified/<bucket>/<key>`. */
+const UNVERIFIED_PREFIX = '/.bench-unverified/';
+let unverified: FastifyInstance | undefined;
+
+/**
+ * Granary's own app (buildServer: the same fastify options, hooks and error handler, on the same Granary context
+ * and stores) with one extra route, `GET /.bench-unverified/<bucket>/<key>`, that answers a whole, public object
+ * the way the download route does — same lookup and checks, same headers — but streams `g.blobs.read` straight
+ * into the reply instead of `readObject` (no VerifyingStream). It exists only in this bench child; nothing in src/
+ * changes. Only whole GETs of public buckets: the bench needs nothing else.
+ */
+async function startUnverified(): Promise<number> {
+  const { g } = running;
+  const app = await buildServer(g);
+  app.get(`${UNVERIFIED_PREFIX}*`, async (request, reply) => {
+    const rest = decodeURIComponent((request.params as { '*': string })['*']);
+    const slash = rest.indexOf('/');
+    const { bucket, object } = await lookupForDownload(g, rest.slice(0, slash), rest.slice(slash + 1));
+    if (bucket.private) return reply.code(403).send();
+    const rec = checkDownloadable(g, object);
+    reply.headers({
+      'content-type': rec.mimeType,
+      etag: `"${rec.hash}"`,
+      'last-modified': new Date(Number(rec.putTime / 10000n)).toUTCString(),
+      'accept-ranges': 'bytes',
+      'cache-control': 'public, max-age=31536000',
+      'content-length': String(rec.fsize),
+    });
+    return reply.code(200).send(g.blobs.read(rec.blobId));
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  unverified = app;
+  const address = app.server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+async function stopUnverified(): Promise<number> {
+  const app = unverified;
+  unverified = undefined;
+  if (app) {
+    const closed = app.close();
+    app.server.closeAllConnections();
+    await closed;
+  }
+  return 0;
+}
+
 let stopping = false;
 const stop = (): void => {
   if (stopping) return;
   stopping = true;
-  running.close().finally(() => process.exit(0));
+  stopUnverified()
+    .then(() => running.close())
+    .finally(() => process.exit(0));
 };
 process.on('SIGTERM', stop);
 process.on('disconnect', stop);
 // The bench asks for V8's view of memory (heap vs. external buffers) to explain an RSS figure.
-process.on('message', (msg: FopRequest) => {
+process.on('message', (msg: FopRequest & { on?: boolean }) => {
+  if (msg.type === 'unverified') {
+    (msg.on ? startUnverified() : stopUnverified()).then(
+      (port) => process.send?.({ type: 'unverified', port }),
+      (err: unknown) => process.send?.({ type: 'unverified', port: 0, error: err instanceof Error ? err.message : String(err) }),
+    );
+  }
   if (msg.type === 'memory') process.send?.({ type: 'memory', usage: process.memoryUsage() });
   if (msg.type === 'fop') {
     runFop(msg).then(

@@ -3,11 +3,13 @@
  *
  * Three child processes: Granary (bench/granary-server.ts), the baseline (bench/baseline-server.ts) and the
  * load generator (bench/client.ts), all plain `node` running a transpiled copy of src/ and bench/. This process
- * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Prints each
- * phase as it goes and a summary table; writes bench/results.json. See bench/README.md.
+ * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Phase `scrub`
+ * adds one-shot children (bench/scrub-child.ts). Prints each phase as it goes and a summary table; writes
+ * bench/results.json. See bench/README.md.
  *
  * Options: --quick (short phases, to try the harness),
- * --only=upload,small,large,memory,resumable,resumable-memory,list,rs,fetch,images,nrop,jobs,video (phases to run),
+ * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video
+ * (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client).
  */
@@ -17,13 +19,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { transpileForBench } from './lib/build.js';
-import { startClient, startServer, type ClientChild, type ServerChild } from './lib/child.js';
+import { runOneShot, startClient, startServer, type ClientChild, type OneShotResult, type ServerChild } from './lib/child.js';
 import { writeContentFile } from './lib/data.js';
 import type { Job, JobResult } from './lib/jobs.js';
 import { hotFunctions } from './lib/profile.js';
 import type { BenchRun } from './lib/standalone.js';
 import { layoutSize, seedListBucket, type ListLayout } from './lib/seed.js';
-import { CpuMeter, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
+import { CpuMeter, dropPageCache, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
 import { fmt, GiB, KiB, MB, MiB, table } from './lib/table.js';
 
 const argv = process.argv.slice(2);
@@ -42,7 +44,7 @@ const EXTENSIONS: Record<string, () => Promise<{ run: BenchRun }>> = {
   nrop: () => import('./nrop.js'),
   video: () => import('./video.js'),
 };
-const CORE_PHASES = ['upload', 'small', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch'];
+const CORE_PHASES = ['upload', 'small', 'medium', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch', 'scrub'];
 const PHASES = [...CORE_PHASES, ...Object.keys(EXTENSIONS)];
 for (const p of only ?? []) if (!PHASES.includes(p)) throw new Error(`--only: unknown phase ${p} (phases: ${PHASES.join(', ')})`);
 const enabled = (phase: string): boolean => !only || only.has(phase);
@@ -60,6 +62,12 @@ const P = {
   /** Per server: rounds alternating between the two servers, so drift and background load hit both. */
   smallRounds: 4,
   smallRoundMs: 2500 * S,
+  /** Phase `medium`: like `small` (raw-socket client, rounds alternating), for a 1 MiB object. */
+  mediumSize: MiB,
+  mediumConnections: 8,
+  mediumWarmupMs: 2000 * S,
+  mediumRounds: 4,
+  mediumRoundMs: 2500 * S,
   largeSize: 64 * MiB,
   largeRounds: 3,
   /** Per round and server. */
@@ -95,12 +103,26 @@ const P = {
   /** Phase `fetch`: rounds alternating Granary's sync fetch and the client's own download (of largeSize bytes). */
   fetchRounds: quick ? 1 : 3,
   fetchPerRound: quick ? 1 : 3,
+  /** Phase `scrub`: objects uploaded to a data dir of their own ([count, size] groups), then read whole. */
+  scrubObjects: (quick
+    ? [
+        [20, MiB],
+        [1, 64 * MiB],
+      ]
+    : [
+        [200, MiB],
+        [4, 64 * MiB],
+      ]) as Array<[number, number]>,
+  scrubUploadParallel: 4,
+  /** Rounds of: raw read and scrub (order alternating), each cold (page cache dropped) then warm. */
+  scrubRounds: quick ? 1 : 3,
 };
 
 const AK = 'bench-access-key';
 const SK = 'bench-secret-key';
 const BUCKET = 'bench';
 const SMALL_KEY = 'small.bin';
+const MEDIUM_KEY = 'medium.bin';
 const LARGE_KEY = 'large.bin';
 const HUGE_KEY = 'huge.bin';
 const LIST_BUCKET = 'bench-list';
@@ -109,6 +131,11 @@ const RSS_TARGET_MB = 200;
 const RATIO_TARGET = 0.8;
 const SERVERS = ['granary', 'baseline'] as const;
 type ServerName = (typeof SERVERS)[number];
+/**
+ * What the download phases compare: Granary, the same Granary process serving without verification (its bench-only
+ * second listener, bench/granary-server.ts), and the baseline.
+ */
+type Variant = ServerName | 'unverified';
 /** Ways to put one file in the resumable phases: `fs` is the raw disk floor (no Granary), the others upload to it. */
 type UploadMode = 'fs' | 'form' | 'v1' | 'v1-seq' | 'v2';
 
@@ -184,15 +211,19 @@ function combine(rounds: Measured[]): Measured {
   return out;
 }
 
-/** Both servers must answer GET `path` with the same status, length and type before they are compared. */
-async function checkSame(paths: Record<ServerName, string>, ports: Record<ServerName, number>): Promise<void> {
+/** The servers compared (name → URL of the same content) must answer the same status, length and type. */
+async function checkSame(urls: Partial<Record<Variant, string>>): Promise<void> {
   const heads = await Promise.all(
-    SERVERS.map(async (s) => {
-      const res = await fetch(`http://127.0.0.1:${ports[s]}${paths[s]}`, { method: 'HEAD' });
-      return `${res.status} ${res.headers.get('content-length')} ${res.headers.get('content-type')}`;
+    Object.entries(urls).map(async ([name, url]) => {
+      // The unverified route is checked with a GET (body dropped unread): it is only meant for GET.
+      const res = await fetch(url, { method: name === 'unverified' ? 'GET' : 'HEAD' });
+      await res.body?.cancel();
+      return { name, head: `${res.status} ${res.headers.get('content-length')} ${res.headers.get('content-type')}` };
     }),
   );
-  if (heads[0] !== heads[1]) throw new Error(`servers differ for ${paths.granary}: granary ${heads[0]}, baseline ${heads[1]}`);
+  if (new Set(heads.map((h) => h.head)).size > 1) {
+    throw new Error(`servers differ for ${Object.values(urls)[0] ?? '?'}: ${heads.map((h) => `${h.name} ${h.head}`).join(', ')}`);
+  }
 }
 
 interface SummaryRow {
@@ -214,11 +245,13 @@ async function main(): Promise<void> {
   const fsWriteDir = await tmp('fswrite');
   // The fetch phase's baseline (the client's own download + fsync) writes here: the same disk again.
   const fetchDir = await tmp('fetchdl');
+  // Phase `scrub`: a Granary data dir of its own (the main one holds the listing seed and the other phases' objects).
+  const scrubDir = await tmp('scrub');
   const profDir = cpuProf ? await tmp('prof') : undefined;
   const children = new Set<{ stop(): Promise<void> }>();
   const cleanup = async (): Promise<void> => {
     await Promise.all([...children].map((c) => c.stop().catch(() => undefined)));
-    for (const dir of [buildDir, granaryDir, baselineDir, fsWriteDir, fetchDir]) await rm(dir, { recursive: true, force: true });
+    for (const dir of [buildDir, granaryDir, baselineDir, fsWriteDir, fetchDir, scrubDir]) await rm(dir, { recursive: true, force: true });
   };
   process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 
@@ -236,6 +269,7 @@ async function main(): Promise<void> {
     log(`Setup: transpiling src/ and bench/ for the child processes, writing the baseline's files…`);
     await transpileForBench(root, buildDir);
     await writeContentFile(join(baselineDir, SMALL_KEY), P.smallSize);
+    await writeContentFile(join(baselineDir, MEDIUM_KEY), P.mediumSize);
     await writeContentFile(join(baselineDir, LARGE_KEY), P.largeSize);
     if (enabled('memory')) await writeContentFile(join(baselineDir, HUGE_KEY), P.hugeSize);
     if (enabled('list') || enabled('rs')) {
@@ -245,15 +279,22 @@ async function main(): Promise<void> {
       results.listSeed = seeded;
     }
 
+    const granaryEnv = (dataDir: string): Record<string, string> => ({
+      GRANARY_PORT: '0',
+      GRANARY_HOST: '127.0.0.1',
+      GRANARY_DATA_DIR: dataDir,
+      GRANARY_ACCESS_KEY: AK,
+      GRANARY_SECRET_KEY: SK,
+      GRANARY_LOG_LEVEL: 'warn',
+      // The background scrubber starts a pass at once on a new data dir (16 MiB/s by default): it would read the
+      // objects under test while they are measured and, over the 1,000,000 seeded listing entries (blobs without
+      // checksums), keep about one core busy for minutes. The bench measures the foreground; `scrub` times a pass.
+      GRANARY_SCRUB_BYTES_PER_SEC: '0',
+      BENCH_BUCKET: BUCKET,
+    });
     const startGranary = async (): Promise<ServerChild> => {
       const env = {
-        GRANARY_PORT: '0',
-        GRANARY_HOST: '127.0.0.1',
-        GRANARY_DATA_DIR: granaryDir,
-        GRANARY_ACCESS_KEY: AK,
-        GRANARY_SECRET_KEY: SK,
-        GRANARY_LOG_LEVEL: 'warn',
-        BENCH_BUCKET: BUCKET,
+        ...granaryEnv(granaryDir),
         // The fetch phase's origin is the baseline server on 127.0.0.1, which the outbound guard refuses by default.
         ...(enabled('fetch') ? { GRANARY_OUTBOUND_ALLOW: '127.0.0.1/32' } : {}),
       };
@@ -277,20 +318,40 @@ async function main(): Promise<void> {
     const granaryPids = [granary.pid];
 
     const token = new qiniu.rs.PutPolicy({ scope: BUCKET }).uploadToken(new qiniu.auth.digest.Mac(AK, SK));
-    const path = (s: ServerName, key: string): string => (s === 'granary' ? `/${BUCKET}/${key}` : `/${key}`);
-    const paths = (key: string): Record<ServerName, string> => ({ granary: path('granary', key), baseline: path('baseline', key) });
+    const path = (s: Variant, key: string): string =>
+      s === 'granary' ? `/${BUCKET}/${key}` : s === 'unverified' ? `/.bench-unverified/${BUCKET}/${key}` : `/${key}`;
+    const urls = (key: string): Record<ServerName, string> => ({
+      granary: `http://127.0.0.1:${granary.port}${path('granary', key)}`,
+      baseline: `http://127.0.0.1:${baseline.port}${path('baseline', key)}`,
+    });
     // The download phases need these objects; the upload and list phases do not.
-    const downloads = enabled('small') || enabled('large') || enabled('memory');
+    const downloads = enabled('small') || enabled('medium') || enabled('large') || enabled('memory');
     for (const [key, size] of downloads
       ? ([
           [SMALL_KEY, P.smallSize],
+          [MEDIUM_KEY, P.mediumSize],
           [LARGE_KEY, P.largeSize],
         ] as const)
       : []) {
       const r = await client.run({ kind: 'upload-stream', port: granary.port, token, bucket: BUCKET, key, size });
       if (r.ok !== 1) throw new Error(`upload of ${key} failed: ${r.firstError ?? '?'}`);
-      await checkSame(paths(key), ports());
+      await checkSame(urls(key));
     }
+    /**
+     * Granary's bench-only second listener (no verification; bench/granary-server.ts) for the `medium` and `large`
+     * phases: started in the Granary process under test, so its CPU is measured the same way; closed after.
+     */
+    let unverifiedPort = 0;
+    const setUnverified = async (on: boolean): Promise<void> => {
+      const r = await granary.ask<{ type: 'unverified'; port: number; error?: string }>({ type: 'unverified', on });
+      if (r.error) throw new Error(`the unverified listener: ${r.error}`);
+      unverifiedPort = r.port;
+    };
+    const variantPort = (v: Variant): number => (v === 'unverified' ? unverifiedPort : ports()[v]);
+    const variantServer = (v: Variant): ServerChild => (v === 'baseline' ? baseline : granary);
+    const variantUrl = (v: Variant, key: string): string => `http://127.0.0.1:${variantPort(v)}${path(v, key)}`;
+    /** Server CPU seconds per GB (10^9 bytes) of body served, over a combined measurement. */
+    const cpuPerGB = (m: Measured): number => (m.serverCores * (m.result.elapsedMs / 1000)) / (m.result.bytes / 1e9);
 
     if (enabled('upload')) {
       log();
@@ -340,29 +401,93 @@ async function main(): Promise<void> {
       row('  server CPU (cores)', fmt(g.serverCores, 2), fmt(b.serverCores, 2));
     }
 
+    /** The variants of the medium and large phases, in the order each round runs them. */
+    const VARIANTS: Variant[] = ['granary', 'unverified', 'baseline'];
+    /** Figures of one combined variant of a download phase, for results.json. */
+    const downloadFigures = (m: Measured, rounds: Measured[]): Record<string, unknown> => ({
+      ...m,
+      requestsPerSecond: perSecond(m.result),
+      mbPerSecond: mbPerSecond(m.result),
+      serverCpuSecondsPerGB: cpuPerGB(m),
+      rounds,
+    });
+
+    if (enabled('medium')) {
+      const label = `${P.mediumSize / MiB} MiB`;
+      log();
+      log(`[2b] Download ${label} over ${P.mediumConnections} keep-alive connections (${httpClient ? 'node:http' : 'raw-socket'} client): ${P.mediumRounds} rounds × ${P.mediumRoundMs / 1000} s per server, alternating granary / granary without verification (bench-only listener) / baseline, after a ${P.mediumWarmupMs / 1000} s warm-up each`);
+      await setUnverified(true);
+      await checkSame(Object.fromEntries(VARIANTS.map((v) => [v, variantUrl(v, MEDIUM_KEY)])));
+      const job = (v: Variant, durationMs: number): Job => ({
+        kind: 'get-rate',
+        port: variantPort(v),
+        path: path(v, MEDIUM_KEY),
+        concurrency: P.mediumConnections,
+        durationMs,
+        expectBytes: P.mediumSize,
+        client: httpClient ? 'http' : 'raw',
+      });
+      for (const v of VARIANTS) await measure(client, variantServer(v), job(v, P.mediumWarmupMs));
+      const rounds: Record<Variant, Measured[]> = { granary: [], unverified: [], baseline: [] };
+      for (let i = 1; i <= P.mediumRounds; i++) {
+        for (const v of VARIANTS) {
+          const m = await measure(client, variantServer(v), job(v, P.mediumRoundMs));
+          rounds[v].push(m);
+          const r = m.result;
+          log(`  round ${i} ${v.padEnd(10)}: ${fmt(perSecond(r)).padStart(5)} req/s = ${fmt(mbPerSecond(r)).padStart(5)} MB/s, p50 ${ms(r.latency?.p50, 2)} ms, p99 ${ms(r.latency?.p99, 2)} ms; ${loadNote(m)}; server ${fmt(m.serverCores * 1e6 / perSecond(r))} µs CPU per request`);
+        }
+      }
+      await setUnverified(false);
+      const c = Object.fromEntries(VARIANTS.map((v) => [v, combine(rounds[v])])) as Record<Variant, Measured>;
+      const rate = (v: Variant): number => perSecond(c[v].result);
+      results.download1MiB = {
+        size: P.mediumSize,
+        ...Object.fromEntries(VARIANTS.map((v) => [v, downloadFigures(c[v], rounds[v])])),
+        ratio: rate('granary') / rate('baseline'),
+        ratioUnverified: rate('unverified') / rate('baseline'),
+        verifiedOverUnverified: rate('granary') / rate('unverified'),
+      };
+      row(`download ${label}, ${P.mediumConnections} conns (req/s)`, fmt(rate('granary')), fmt(rate('baseline')), ratioCell(rate('granary'), rate('baseline'), true), `≥ ${RATIO_TARGET}×`);
+      row('  MB/s', fmt(mbPerSecond(c.granary.result)), fmt(mbPerSecond(c.baseline.result)));
+      row('  latency p50 / p99 (ms)', `${ms(c.granary.result.latency?.p50, 2)} / ${ms(c.granary.result.latency?.p99, 2)}`, `${ms(c.baseline.result.latency?.p50, 2)} / ${ms(c.baseline.result.latency?.p99, 2)}`);
+      row(`  verification off (req/s; ratio: verified / off)`, fmt(rate('unverified')), fmt(rate('baseline')), `${fmt(rate('granary') / rate('unverified'), 2)}×`);
+      row('  server CPU (cores)', fmt(c.granary.serverCores, 2), fmt(c.baseline.serverCores, 2));
+      row('  server CPU per GB served (core-s): verified / off', `${fmt(cpuPerGB(c.granary), 2)} / ${fmt(cpuPerGB(c.unverified), 2)}`, fmt(cpuPerGB(c.baseline), 2));
+    }
+
     if (enabled('large')) {
       log();
-      log(`[3] Download ${P.largeSize / MiB} MiB: per round and server ${P.largeSequential} one after another, then ${P.largeParallelCount} with ${P.largeParallel} in parallel; ${P.largeRounds} rounds alternating`);
-      const out: Record<string, Record<ServerName, Measured>> = {};
+      log(`[3] Download ${P.largeSize / MiB} MiB: per round and server ${P.largeSequential} one after another, then ${P.largeParallelCount} with ${P.largeParallel} in parallel; ${P.largeRounds} rounds alternating granary / granary without verification (bench-only listener) / baseline`);
+      await setUnverified(true);
+      await checkSame(Object.fromEntries(VARIANTS.map((v) => [v, variantUrl(v, LARGE_KEY)])));
+      const out: Record<string, unknown> = { size: P.largeSize };
       for (const [mode, count, parallel] of [
         ['sequential', P.largeSequential, 1],
         ['parallel', P.largeParallelCount, P.largeParallel],
       ] as const) {
-        const rounds: Record<ServerName, Measured[]> = { granary: [], baseline: [] };
+        const rounds: Record<Variant, Measured[]> = { granary: [], unverified: [], baseline: [] };
         for (let i = 1; i <= P.largeRounds; i++) {
-          for (const s of SERVERS) {
-            const job: Job = { kind: 'get-bulk', port: ports()[s], path: path(s, LARGE_KEY), count, parallel, expectBytes: P.largeSize };
-            const m = await measure(client, servers()[s], job, true);
-            rounds[s].push(m);
-            log(`  ${mode.padEnd(10)} round ${i} ${s.padEnd(8)}: ${fmt(mbPerSecond(m.result)).padStart(5)} MB/s (${m.result.ok} × ${P.largeSize / MiB} MiB in ${fmt(m.result.elapsedMs / 1000, 2)} s); ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
+          for (const v of VARIANTS) {
+            const job: Job = { kind: 'get-bulk', port: variantPort(v), path: path(v, LARGE_KEY), count, parallel, expectBytes: P.largeSize };
+            const m = await measure(client, variantServer(v), job, true);
+            rounds[v].push(m);
+            log(`  ${mode.padEnd(10)} round ${i} ${v.padEnd(10)}: ${fmt(mbPerSecond(m.result)).padStart(5)} MB/s (${m.result.ok} × ${P.largeSize / MiB} MiB in ${fmt(m.result.elapsedMs / 1000, 2)} s); ${loadNote(m)}; ${fmt(cpuPerGB(m), 2)} server core-s per GB; peak RSS ${mb(m.peakRssBytes)} MB`);
           }
         }
-        const g = combine(rounds.granary);
-        const b = combine(rounds.baseline);
-        out[mode] = { granary: g, baseline: b };
+        const c = Object.fromEntries(VARIANTS.map((v) => [v, combine(rounds[v])])) as Record<Variant, Measured>;
+        const rate = (v: Variant): number => mbPerSecond(c[v].result);
+        out[mode] = {
+          ...Object.fromEntries(VARIANTS.map((v) => [v, downloadFigures(c[v], rounds[v])])),
+          ratio: rate('granary') / rate('baseline'),
+          ratioUnverified: rate('unverified') / rate('baseline'),
+          verifiedOverUnverified: rate('granary') / rate('unverified'),
+        };
         const label = mode === 'sequential' ? 'one at a time' : `${P.largeParallel} in parallel`;
-        row(`download ${P.largeSize / MiB} MiB, ${label} (MB/s)`, fmt(mbPerSecond(g.result)), fmt(mbPerSecond(b.result)), ratioCell(mbPerSecond(g.result), mbPerSecond(b.result), true), `≥ ${RATIO_TARGET}×`);
+        row(`download ${P.largeSize / MiB} MiB, ${label} (MB/s)`, fmt(rate('granary')), fmt(rate('baseline')), ratioCell(rate('granary'), rate('baseline'), true), `≥ ${RATIO_TARGET}×`);
+        row(`  verification off (MB/s; ratio: verified / off)`, fmt(rate('unverified')), fmt(rate('baseline')), `${fmt(rate('granary') / rate('unverified'), 2)}×`);
+        row('  server CPU per GB served (core-s): verified / off', `${fmt(cpuPerGB(c.granary), 2)} / ${fmt(cpuPerGB(c.unverified), 2)}`, fmt(cpuPerGB(c.baseline), 2));
       }
+      await setUnverified(false);
       results.download64MiB = out;
     }
 
@@ -386,7 +511,7 @@ async function main(): Promise<void> {
       if (up.result.ok !== 1) throw new Error(`upload of ${HUGE_KEY} failed: ${up.result.firstError ?? '?'}`);
       log(`  upload   granary : ${fmt(mbPerSecond(up.result)).padStart(5)} MB/s (${fmt(up.result.elapsedMs / 1000, 2)} s); ${loadNote(up)}; peak RSS ${mb(up.peakRssBytes)} MB`);
       log(`  granary memory after the upload: ${await memoryNote(granary)}`);
-      await checkSame(paths(HUGE_KEY), ports());
+      await checkSame(urls(HUGE_KEY));
       const down = {} as Record<ServerName, Measured>;
       for (const s of SERVERS) {
         const job: Job = { kind: 'get-bulk', port: ports()[s], path: path(s, HUGE_KEY), count: 1, parallel: 1, expectBytes: P.hugeSize };
@@ -642,6 +767,94 @@ async function main(): Promise<void> {
       row('  peak server RSS (MB)', mb(g.peakRssBytes), '', '', rssCell((g.peakRssBytes ?? 0) / MB));
     }
 
+    if (enabled('scrub')) {
+      const objects = P.scrubObjects.flatMap(([count, size]) => Array.from({ length: count }, (_, i) => ({ key: `scrub/${size}/${i}`, size })));
+      const total = objects.reduce((sum, o) => sum + o.size, 0);
+      const what = P.scrubObjects.map(([count, size]) => `${count} × ${sizeLabel(size)}`).join(' + ');
+      log();
+      log(`[10] Scrub: ${what} (${sizeLabel(total)}) uploaded to a data dir of their own, then \`granary scrub\` (CLI, own process) against a raw read of the same blob files (own process, fs.createReadStream, 512 KiB chunks, one file after another); ${P.scrubRounds} rounds, the order alternating, each cold (page cache dropped) then warm`);
+      // Uploaded through the HTTP API like any object, so every blob has its checksums (lib/seed.ts writes none).
+      const seeder = await startServer(buildDir, 'granary-server', granaryEnv(scrubDir));
+      children.add(seeder);
+      const upStart = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: P.scrubUploadParallel }, async () => {
+          while (next < objects.length) {
+            const o = objects[next++] as { key: string; size: number };
+            const r = await client.run({ kind: 'upload-stream', port: seeder.port, token, bucket: BUCKET, key: o.key, size: o.size });
+            if (r.ok !== 1) throw new Error(`upload of ${o.key} failed: ${r.firstError ?? '?'}`);
+          }
+        }),
+      );
+      const upSeconds = (performance.now() - upStart) / 1000;
+      await seeder.stop();
+      children.delete(seeder);
+      log(`  uploaded ${objects.length} objects (${mb(total)} MB) in ${fmt(upSeconds, 1)} s (${P.scrubUploadParallel} at a time); Granary stopped`);
+
+      type ScrubMode = 'raw' | 'scrub';
+      type Cache = 'cold' | 'warm';
+      interface ScrubRun {
+        mode: ScrubMode;
+        cache: Cache;
+        bytes: number;
+        files: number;
+        ms: number;
+        cpuSeconds: number;
+        otherCores: number;
+        report?: unknown;
+      }
+      const coldOk = dropPageCache();
+      if (!coldOk) log('  ! the page cache cannot be dropped here (needs root): every figure below is warm-cache');
+      const caches: Cache[] = coldOk ? ['cold', 'warm'] : ['warm'];
+      // The core servers and the load generator sit idle meanwhile: their CPU is not counted as other load.
+      const idlePids = [granary.pid, baseline.pid, client.pid];
+      const runs: ScrubRun[] = [];
+      for (let i = 1; i <= P.scrubRounds; i++) {
+        const order: ScrubMode[] = i % 2 === 1 ? ['raw', 'scrub'] : ['scrub', 'raw'];
+        for (const mode of order) {
+          for (const cache of caches) {
+            if (cache === 'cold') dropPageCache();
+            let other: OtherLoadMeter | undefined;
+            let otherCores = 0;
+            const r: OneShotResult = await runOneShot(
+              buildDir,
+              'scrub-child',
+              [mode, scrubDir],
+              () => void (otherCores = other?.cores() ?? 0),
+              (pid) => void (other = new OtherLoadMeter([pid, process.pid, ...idlePids])),
+            );
+            const run: ScrubRun = { mode, cache, bytes: Number(r.bytes), files: Number(r.files), ms: Number(r.ms), cpuSeconds: Number(r.cpuSeconds), otherCores };
+            if (r.report !== undefined) run.report = r.report;
+            runs.push(run);
+            background.coreSeconds += otherCores * (run.ms / 1000);
+            background.seconds += run.ms / 1000;
+            background.max = Math.max(background.max, otherCores);
+            log(`  round ${i} ${mode.padEnd(5)} ${cache}: ${fmt(run.bytes / MB / (run.ms / 1000)).padStart(5)} MB/s (${run.files} files, ${mb(run.bytes)} MB in ${fmt(run.ms / 1000, 2)} s); ${fmt(run.cpuSeconds / (run.ms / 1000), 2)} cores = ${fmt(run.cpuSeconds / (run.bytes / 1e9), 2)} core-s per GB; other ${fmt(otherCores, 2)} cores`);
+          }
+        }
+      }
+      const raws = runs.filter((r) => r.mode === 'raw');
+      const scrubs = runs.filter((r) => r.mode === 'scrub');
+      if (new Set(runs.map((r) => r.bytes)).size > 1) log(`  ! the runs read different byte counts: ${[...new Set(runs.map((r) => r.bytes))].join(', ')}`);
+      if (scrubs.some((r) => r.files !== objects.length)) log(`  ! granary scrub checked ${scrubs[0]?.files} blobs, expected ${objects.length}`);
+      const agg = (rs: ScrubRun[]): { mbPerSecond: number; cpuSecondsPerGB: number; cores: number; runs: number } => {
+        const bytes = rs.reduce((sum, r) => sum + r.bytes, 0);
+        const seconds = rs.reduce((sum, r) => sum + r.ms / 1000, 0);
+        const cpu = rs.reduce((sum, r) => sum + r.cpuSeconds, 0);
+        return { mbPerSecond: bytes / MB / seconds, cpuSecondsPerGB: cpu / (bytes / 1e9), cores: cpu / seconds, runs: rs.length };
+      };
+      const out: Record<string, unknown> = { objects: P.scrubObjects, bytes: total, uploadSeconds: upSeconds, pageCacheDropped: coldOk, runs };
+      for (const cache of caches) {
+        const sc = agg(scrubs.filter((r) => r.cache === cache));
+        const raw = agg(raws.filter((r) => r.cache === cache));
+        out[cache] = { scrub: sc, raw, ratio: sc.mbPerSecond / raw.mbPerSecond };
+        row(`granary scrub ${sizeLabel(total)} (${what}), ${cache} cache (MB/s; baseline: raw read)`, fmt(sc.mbPerSecond), fmt(raw.mbPerSecond), `${fmt(sc.mbPerSecond / raw.mbPerSecond, 2)}×`);
+        row(`  CPU (cores) / per GB read (core-s), ${cache}`, `${fmt(sc.cores, 2)} / ${fmt(sc.cpuSecondsPerGB, 2)}`, `${fmt(raw.cores, 2)} / ${fmt(raw.cpuSecondsPerGB, 2)}`);
+      }
+      results.scrub = out;
+    }
+
     runPeakBytes = Math.max(runPeakBytes, runPeak.stop().peakBytes, ...granaryPids.map((pid) => peakByPid.get(pid) ?? 0));
     results.granaryPeakRssMB = runPeakBytes / MB;
     row('Granary peak RSS, whole run (MB)', mb(runPeakBytes));
@@ -649,7 +862,7 @@ async function main(): Promise<void> {
     const meanOther = background.seconds ? background.coreSeconds / background.seconds : 0;
     results.backgroundLoadCores = { mean: meanOther, max: background.max };
     log();
-    log('Summary (MB = 10^6 bytes; ratio = granary / baseline; for the resumable uploads the baseline is the raw fs write; for fetch, the client downloading to a file + fsync)');
+    log('Summary (MB = 10^6 bytes; ratio = granary / baseline; for the resumable uploads the baseline is the raw fs write; for fetch, the client downloading to a file + fsync; for scrub, a raw read of the same files)');
     if (meanOther > 0.25) {
       log(`! Other processes kept ${fmt(meanOther, 2)} cores busy on average (max ${fmt(background.max, 2)}) while this ran: absolute figures are low and noisy; ratios are fairer (rounds alternate) but not exact.`);
     }

@@ -17,6 +17,8 @@ export interface ServerChild extends Child {
   port: number;
   /** The server's own `process.memoryUsage()`. */
   memory(): Promise<NodeJS.MemoryUsage>;
+  /** Sends `msg` over IPC and resolves with the first reply of the same `type`. */
+  ask<T extends { type: string }>(msg: { type: string } & Record<string, unknown>): Promise<T>;
 }
 
 /** Forks `<buildDir>/bench/<script>.js` with `env` added and waits for its `{ready}` message. */
@@ -63,17 +65,18 @@ export async function startServer(
   execArgv: string[] = [],
 ): Promise<ServerChild> {
   const { child, ready } = await forkChild(buildDir, script, env, execArgv);
-  const memory = (): Promise<NodeJS.MemoryUsage> =>
+  const ask = <T extends { type: string }>(msg: { type: string } & Record<string, unknown>): Promise<T> =>
     new Promise((resolve) => {
-      const onMessage = (msg: { type?: string; usage?: NodeJS.MemoryUsage }): void => {
-        if (msg.type !== 'memory' || !msg.usage) return;
+      const onMessage = (reply: { type?: string }): void => {
+        if (reply.type !== msg.type) return;
         child.proc.off('message', onMessage);
-        resolve(msg.usage);
+        resolve(reply as T);
       };
       child.proc.on('message', onMessage);
-      child.proc.send({ type: 'memory' });
+      child.proc.send(msg);
     });
-  return { ...child, port: Number(ready.port), memory };
+  const memory = async (): Promise<NodeJS.MemoryUsage> => (await ask<{ type: 'memory'; usage: NodeJS.MemoryUsage }>({ type: 'memory' })).usage;
+  return { ...child, port: Number(ready.port), memory, ask };
 }
 
 /** The load generator: runs one job at a time. */
@@ -105,4 +108,42 @@ export async function startClient(buildDir: string): Promise<ClientChild> {
         child.proc.send({ id, job });
       }),
   };
+}
+
+/** What a one-shot child (bench/scrub-child.ts) reports: its own figures, in a `{type: 'result'}` message. */
+export interface OneShotResult {
+  type: 'result';
+  error?: string;
+  [figure: string]: unknown;
+}
+
+/**
+ * Forks `<buildDir>/bench/<script>.js` with `args`, waits for its `{type: 'result'}` message, lets `whileAlive`
+ * read /proc about it (the child waits for the disconnect before it exits), then disconnects and waits for the exit.
+ */
+export async function runOneShot(
+  buildDir: string,
+  script: string,
+  args: string[],
+  whileAlive: (pid: number) => void = () => undefined,
+  onStart: (pid: number) => void = () => undefined,
+): Promise<OneShotResult> {
+  const proc = fork(join(buildDir, 'bench', `${script}.js`), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  onStart(proc.pid ?? 0);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const result = await new Promise<OneShotResult>((resolve, reject) => {
+    const onExit = (code: number | null): void => reject(new Error(`${script} ${args.join(' ')} exited (code ${code}) without a result`));
+    proc.once('exit', onExit);
+    proc.once('error', reject);
+    proc.on('message', (msg: { type?: string }) => {
+      if (msg.type !== 'result') return;
+      proc.off('exit', onExit);
+      resolve(msg as OneShotResult);
+    });
+  });
+  whileAlive(proc.pid ?? 0);
+  proc.disconnect();
+  await exited;
+  if (result.error) throw new Error(`${script} ${args.join(' ')}: ${result.error}`);
+  return result;
 }

@@ -1,8 +1,10 @@
 /**
  * Watching another process through /proc (Linux): resident memory (VmRSS) sampled on a timer, and CPU time
- * (user + system, all threads) to tell whether the server or the client was the busy side of a phase.
+ * (user + system, all threads) to tell whether the server or the client was the busy side of a phase; and
+ * dropping the page cache before a cold read.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 /** Clock ticks per second used by /proc/<pid>/stat (USER_HZ; 100 on every mainstream Linux build). */
 const TICKS_PER_SECOND = 100;
@@ -104,5 +106,20 @@ export class OtherLoadMeter {
     if (wall <= 0) return 0;
     const other = machineBusySeconds() - this.startMachine - (this.ours() - this.startOurs);
     return Math.max(0, other / wall);
+  }
+}
+
+/**
+ * Empties the kernel's page cache (`sync`, then `3` into /proc/sys/vm/drop_caches; needs root), so the next read
+ * of a file comes from the disk. False when that is not allowed here (then every read may be served from memory).
+ * The whole machine's cache goes: other processes read from disk again too.
+ */
+export function dropPageCache(): boolean {
+  try {
+    execFileSync('sync');
+    writeFileSync('/proc/sys/vm/drop_caches', '3');
+    return true;
+  } catch {
+    return false;
   }
 }
