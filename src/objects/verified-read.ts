@@ -13,7 +13,7 @@
  *   read upgraded them.
  */
 import { Readable, Transform, Writable, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError, storageError } from '../errors.js';
 import type { BlobSums, ByteRange } from '../store/blob.js';
@@ -113,12 +113,23 @@ export async function verifyLegacyEntry(g: Granary, rec: ObjectRecord, pace?: (c
   await drainTo(readLegacy(g, rec), pace, signal);
 }
 
-/** Consumes `stream`, awaiting `pace` after each chunk; stops (destroying it) when `signal` aborts. */
+/**
+ * Consumes `stream` through 'data' events (an async iterator's `read()` would copy buffered chunks together),
+ * pausing while `pace` runs after each chunk; stops (destroying it) when `signal` aborts.
+ */
 async function drainTo(stream: Readable, pace?: (chunk: Buffer) => Promise<void>, signal?: AbortSignal): Promise<void> {
   const onAbort = (): void => void stream.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
   signal?.addEventListener('abort', onAbort, { once: true });
+  stream.on('data', (chunk: Buffer) => {
+    if (!pace) return;
+    stream.pause();
+    pace(chunk).then(
+      () => stream.resume(),
+      (err: unknown) => stream.destroy(err instanceof Error ? err : new Error(String(err))),
+    );
+  });
   try {
-    for await (const chunk of stream) if (pace) await pace(chunk as Buffer);
+    await finished(stream);
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }

@@ -142,7 +142,7 @@ export class SqliteMetaStore implements MetaStore {
       withoutSums: db
         .prepare(
           `SELECT o.* FROM objects o JOIN blobs bl ON bl.id = o.blob_id
-           WHERE bl.sums IS NULL AND bl.corrupt = 0 AND (o.bucket > ? OR (o.bucket = ? AND o.key > ?))
+           WHERE (o.bucket, o.key) > (?, ?) AND bl.sums IS NULL AND bl.corrupt = 0
            ORDER BY o.bucket, o.key LIMIT ?`,
         )
         .safeIntegers(true),
@@ -460,10 +460,9 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   async entriesWithoutSums(after: { bucket: string; key: string } | undefined, limit: number): Promise<ObjectRecord[]> {
-    const b = after?.bucket ?? '';
-    const k = after?.key ?? '';
-    // '' sorts before every bucket name, so no `after` starts at the first entry of the first bucket.
-    return (this.st.withoutSums.all(b, b, after ? k : '\u0000', limit) as ObjectRow[]).map(toRecord);
+    // A row value keeps the walk on the (bucket, key) index: each page starts where the last one ended. ('', '')
+    // sorts before every entry (bucket names are never empty).
+    return (this.st.withoutSums.all(after?.bucket ?? '', after?.key ?? '', limit) as ObjectRow[]).map(toRecord);
   }
 
   async entriesOfBlobs(blobIds: string[]): Promise<Array<{ bucket: string; key: string; blobId: string }>> {
