@@ -1,11 +1,12 @@
 /**
- * Region discovery (protocol.md §1.2), management signatures (§2.2–2.3, §14 items 1 and 14), the common
- * response headers and JSON error bodies (§12, §14 item 4) and CORS.
+ * Region discovery (protocol.md §1.2; an AccessKey that does not exist → 612 as on Kodo), management signatures
+ * (§2.2–2.3, §14 items 1 and 14), the common response headers and JSON error bodies (§12, §14 item 4) and CORS.
  */
 import qiniu from 'qiniu';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { qiniuDate, rawRequest, signedFetch, upload } from '../helpers/http.js';
 import { AK, sdk, SK, startTestServer, type TestServer } from '../helpers/server.js';
+import { recordRequests } from '../helpers/upload.js';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -55,6 +56,55 @@ describe('region query', () => {
     expect(r.key).toBe('d.txt');
     const res = await fetch(`${s.url}/discovered/d.txt`);
     expect(await res.text()).toBe('found me');
+  });
+
+  it('refuses an AccessKey that does not exist like Kodo: 612 {"error":"app/accesskey is not found"} (v4, v3, v2)', async () => {
+    for (const path of ['/v4/query?ak=nobody&bucket=auth-bucket', '/v3/query?ak=nobody&bucket=auth-bucket', '/v2/query?ak=nobody&bucket=x', '/v4/query?bucket=auth-bucket', '/v4/query?ak=&bucket=auth-bucket']) {
+      const res = await fetch(`${s.url}${path}`);
+      expect(res.status, path).toBe(612);
+      expect(res.headers.get('content-type'), path).toMatch(/^application\/json/);
+      expect(await res.json(), path).toEqual({ error: 'app/accesskey is not found' });
+    }
+    const post = await fetch(`${s.url}/v4/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'ak=nobody&bucket=auth-bucket',
+    });
+    expect(post.status).toBe(612);
+  });
+
+  it("the SDK's region query rejects an unknown AccessKey at once (612 is not retried)", async () => {
+    const log = recordRequests(s);
+    try {
+      const ep = new qiniu.httpc.Endpoint(s.host, { defaultScheme: 'http' });
+      // Two query hosts: a retryable answer would be sent to the second one; 612 is final.
+      const provider = new qiniu.httpc.QueryRegionsProvider({
+        accessKey: 'nobody',
+        bucketName: 'auth-bucket',
+        endpointsProvider: new qiniu.httpc.StaticEndpointsProvider([ep, ep]),
+        preferredScheme: 'http',
+      });
+      await expect(provider.getRegions()).rejects.toThrow(/Query regions failed with HTTP Status Code 612.*app\/accesskey is not found/);
+      expect(log.seen.filter((l) => l.startsWith('GET /v4/query?'))).toHaveLength(1);
+    } finally {
+      log.stop();
+    }
+  });
+
+  it('an account key discovers the hosts too: bucket creation and upload through /v4/query', async () => {
+    const pair = await s.running.g.keyIndex.create(0);
+    const q = await fetch(`${s.url}/v4/query?ak=${pair.accessKey}&bucket=whatever`);
+    expect(q.status).toBe(200);
+    expect(((await q.json()) as { hosts: unknown[] }).hosts).toHaveLength(1);
+    const bm = new qiniu.rs.BucketManager(new qiniu.auth.digest.Mac(pair.accessKey, pair.secretKey), s.discoveryConfig());
+    expect((await sdk(bm.createBucket('acct-discovered', { regionId: 'z0' }))).status).toBe(200);
+    const token = new qiniu.rs.PutPolicy({ scope: 'acct-discovered' } as qiniu.rs.PutPolicyOptions).uploadToken(
+      new qiniu.auth.digest.Mac(pair.accessKey, pair.secretKey),
+    );
+    const r = await sdk<{ key: string }>(
+      new qiniu.form_up.FormUploader(s.discoveryConfig()).put(token, 'a.txt', Buffer.from('account data'), new qiniu.form_up.PutExtra()),
+    );
+    expect(r).toMatchObject({ status: 200, data: { key: 'a.txt' } });
   });
 });
 
