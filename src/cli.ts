@@ -13,6 +13,7 @@ import { addKeyCommands } from './cli/keys.js';
 import { addPipelineCommands } from './cli/pipelines.js';
 import { addScrubCommand } from './cli/scrub.js';
 import { addServeCommand } from './cli/serve.js';
+import { addWorkflowCommands } from './cli/workflow.js';
 
 /** Builds the command tree (one module per group under cli/). */
 export function buildCli(): Command {
@@ -23,6 +24,7 @@ export function buildCli(): Command {
   addScrubCommand(program);
   addPipelineCommands(program);
   addKeyCommands(program);
+  addWorkflowCommands(program);
   return program;
 }
 

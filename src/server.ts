@@ -14,6 +14,7 @@ import type { Granary } from './context.js';
 import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
+import { registerWorkflowTemplates } from './roles/api/workflow-templates.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
 import { registerFetch } from './roles/io/fetch.js';
 import { registerPrefetch } from './roles/io/prefetch.js';
@@ -177,6 +178,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerFetch(app, g);
   registerAsyncFetch(app, g);
   registerPfop(app, g);
+  registerWorkflowTemplates(app, g);
   registerPrefetch(app, g);
   registerDownloads(app, g);
   return app;

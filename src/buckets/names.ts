@@ -19,6 +19,7 @@ export const RESERVED_BUCKET_NAMES: ReadonlySet<string> = new Set([
   'mkbucket', 'mkbucketv2', 'mkbucketv3', 'drop', 'private', 'bucketinfo', 'domains', 'image', 'unimage',
   'corsrules', 'referantileech', 'accessmode', 'maxage', 'setbucketquota', 'getbucketquota', 'rules', 'events',
   'regions', 'query', 'nrop', 'pipelines', 'admin', 'health', 'healthz', 'metrics', 'api', 'uc', 'rs', 'rsf', 'io',
+  'workflowtemplates',
   'favicon.ico', 'robots.txt', 'v2', 'v3', 'v4',
 ]);
 

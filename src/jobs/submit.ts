@@ -54,7 +54,8 @@ export async function validateJob(g: Granary, accessKey: string, req: Omit<JobRe
   for (const b of buckets) await authorizeBucket(g, accessKey, b);
 }
 
-function checkNotifyUrl(url: string): void {
+/** 400 unless `url` is an http(s) URL (a job's notify URL). */
+export function checkNotifyUrl(url: string): void {
   let u: URL;
   try {
     u = new URL(url);

@@ -4,6 +4,7 @@
  * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
  */
 import type { JobQueue } from '../jobs/queue.js';
+import type { WorkflowTemplateStore } from '../ports/workflow-templates.js';
 import type { BlobState, BlobSums } from './blob.js';
 import type { FetchTaskStore } from './tasks.js';
 
@@ -384,6 +385,9 @@ export interface MetaStore {
 
   /** The persistent-processing job queue and its pipelines (jobs/queue.ts), kept in the same database. */
   readonly jobs: JobQueue;
+
+  /** Workflow templates (ports/workflow-templates.ts), kept in the same database. */
+  readonly workflowTemplates: WorkflowTemplateStore;
 
   // ---- account key pairs ----
   createAccessKey(rec: AccessKeyRecord): Promise<void>;

@@ -123,6 +123,18 @@ CREATE TABLE IF NOT EXISTS pipelines (
   created_ms  INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+-- Workflow templates (store/sqlite/workflow-templates.ts): named command lists, one namespace per owner AccessKey.
+CREATE TABLE IF NOT EXISTS workflow_templates (
+  owner      TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  fops       TEXT NOT NULL,
+  pipeline   TEXT,
+  notify_url TEXT,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  PRIMARY KEY (owner, name)
+) WITHOUT ROWID;
+
 -- Async fetch tasks (store/sqlite/fetch-tasks.ts): seq orders the queue; request/result are opaque JSON text.
 CREATE TABLE IF NOT EXISTS fetch_tasks (
   seq         INTEGER PRIMARY KEY,

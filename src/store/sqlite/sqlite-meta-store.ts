@@ -28,6 +28,7 @@ import { listPage } from './list-query.js';
 import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
+import { SqliteWorkflowTemplates } from './workflow-templates.js';
 
 /**
  * Adds the mirror source columns (NULL = none), the styles (JSON, NULL = never set) and the settings (JSON, NULL =
@@ -62,6 +63,8 @@ export class SqliteMetaStore implements MetaStore {
   readonly fetchTasks: SqliteFetchTasks;
   /** The persistent-processing job queue (jobs/queue.ts). */
   readonly jobs: SqliteJobQueue;
+  /** Workflow templates (ports/workflow-templates.ts). */
+  readonly workflowTemplates: SqliteWorkflowTemplates;
 
   /** Opens (and creates or migrates) the database file at `path`. */
   constructor(path: string) {
@@ -77,6 +80,7 @@ export class SqliteMetaStore implements MetaStore {
     this.sessions = new SqliteSessions(db, this.refs);
     this.fetchTasks = new SqliteFetchTasks(db);
     this.jobs = new SqliteJobQueue(db);
+    this.workflowTemplates = new SqliteWorkflowTemplates(db);
     this.st = {
       getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
       listBuckets: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets ORDER BY name`),
