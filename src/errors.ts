@@ -92,10 +92,10 @@ const CATALOGUE = {
   badFops: [400, 'invalid fops'],
   badPipelineName: [400, 'invalid pipeline name'],
   unknownPipeline: [400, 'no such pipeline'],
-  unsupportedWorkflow: [400, 'workflowTemplateID is not supported, send fops'],
   badWorkflowTemplateName: [400, 'invalid workflow template name'],
   unknownWorkflowTemplate: [400, 'no such workflow template'],
   noSuchWorkflowTemplate: [612, 'no such workflow template'],
+  fopsWithWorkflow: [400, 'fops and a workflow template exclude each other'],
   // The region query for an AccessKey that does not exist (Kodo's answer; the SDKs match its text).
   unknownQueryAccessKey: [612, 'app/accesskey is not found'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).

@@ -4,14 +4,15 @@
  * what the response renderer needs.
  *
  * Order: deadline (401) → bucket (631 missing, 403 another account's) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)
- * → persistentOps (400 bad commands or pipeline) → seal blob → atomic metadata commit (614 under insert semantics)
- * → free replaced blobs → queue the persistentOps job (jobs/submit.ts; the worker is woken).
+ * → persistentOps or workflow template (400 bad commands, unknown template or pipeline) → seal blob → atomic
+ * metadata commit (614 under insert semantics) → free replaced blobs → queue the job (jobs/upload-job.ts; the
+ * worker is woken).
  * Any failure before the commit discards the staged bytes: the entry already under the key is untouched.
  */
 import { authorizeBucket } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import { enqueueJob, validateJob } from '../jobs/submit.js';
+import { enqueueUploadJob, uploadJob } from '../jobs/upload-job.js';
 import { expiryFromDays } from '../policy/expiry.js';
 import { detectMimeType, checkMimeLimit } from '../policy/mime.js';
 import { checkDeadline, checkSizeLimits, type PutPolicy } from '../policy/put-policy.js';
@@ -90,8 +91,9 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
     });
     const key = resolved ?? digests.etag;
     checkKeyAllowed(policy, key);
-    // persistentOps are checked before the commit: bad commands or an unknown pipeline → 400, nothing stored.
-    if (policy.persistentOps) await validateJob(g, req.accessKey, jobRequest(policy));
+    // persistentOps or a workflow template are checked before the commit: bad commands, an unknown template or
+    // pipeline → 400, nothing stored.
+    const job = await uploadJob(g, req.accessKey, policy);
 
     sealedId = await body.staged.seal();
     const record: ObjectRecord = {
@@ -130,32 +132,11 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
     sealedId = undefined;
 
     const result: PutResult = { record: committed, accessKey: req.accessKey, fname, custom: req.custom };
-    if (policy.persistentOps) {
-      result.persistentId = await enqueueJob(g, req.accessKey, {
-        ...jobRequest(policy),
-        bucket: committed.bucket,
-        key: committed.key,
-        force: false,
-        reqId: req.reqId ?? '',
-        taskFrom: 'upload',
-      });
-    }
+    if (job) result.persistentId = await enqueueUploadJob(g, req.accessKey, job, committed, req.reqId ?? '');
     return result;
   } catch (err) {
     if (sealedId !== undefined) await g.blobs.remove(sealedId).catch(() => undefined);
     else await body.staged.discard();
     throw err;
   }
-}
-
-/** The job fields of a put policy (protocol.md §3.1 persistentOps, persistentNotifyUrl, persistentPipeline, persistentType). */
-function jobRequest(policy: PutPolicy): { bucket: string; fops: string; notifyUrl?: string; pipeline?: string; type: number; force: boolean } {
-  return {
-    bucket: policy.bucket,
-    fops: policy.persistentOps ?? '',
-    ...(policy.persistentNotifyUrl ? { notifyUrl: policy.persistentNotifyUrl } : {}),
-    ...(policy.persistentPipeline ? { pipeline: policy.persistentPipeline } : {}),
-    type: policy.persistentType,
-    force: false,
-  };
 }

@@ -2,7 +2,9 @@
  * Persistent processing on the api role (protocol.md §9) and pipelines on the api/uc role:
  * - `POST /pfop/` and `POST /pfop` (both accepted; Qiniu answers the second with 301): form fields `bucket`,
  *   `key`, `fops`, `notifyURL`, `force` (`1`/`true`), `pipeline`, `type` (0/1); `QBox` or `Qiniu` credentials
- *   (the form body signed) → 200 `{"persistentId": "<id>"}`. `workflowTemplateID` without `fops` → 400.
+ *   (the form body signed) → 200 `{"persistentId": "<id>"}`. `workflowTemplateID` instead of `fops` runs one of
+ *   the signer's workflow templates (jobs/workflow-templates.ts: 400 unknown; the request's `pipeline` and
+ *   `notifyURL` win over the template's); both together → 400.
  * - `GET /status/get/prefop?id=` and `POST /status/get/prefop` (form `id`), credentials optional (ignored) →
  *   the record (jobs/record.ts); 400 malformed id, 612 unknown.
  * - `POST /pipelines/<name>[?concurrency=n]` (root key only; `concurrency` also as a form field) creates a
@@ -15,6 +17,7 @@ import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { listPipelines, parseConcurrency, putPipeline } from '../../jobs/pipelines.js';
 import { jobStatus, submitPfop } from '../../jobs/submit.js';
+import { templateJob, type TemplateJob } from '../../jobs/workflow-templates.js';
 import { params, requiredParam, requireManagement, sendJson } from '../http.js';
 
 function parseType(text: string | null): number {
@@ -30,20 +33,23 @@ async function pfop(g: Granary, request: FastifyRequest, reply: FastifyReply): P
   const key = p.get('key');
   if (key === null) throw Errors.badRequest('key is required');
   const fops = p.get('fops') ?? '';
-  if (fops === '' && p.get('workflowTemplateID')) throw Errors.unsupportedWorkflow();
-  if (fops === '') throw Errors.badFops('fops is required');
+  const templateId = p.get('workflowTemplateID') ?? '';
+  if (fops !== '' && templateId !== '') throw Errors.fopsWithWorkflow();
+  if (fops === '' && templateId === '') throw Errors.badFops('fops (or workflowTemplateID) is required');
   const force = p.get('force');
   const notifyUrl = p.get('notifyURL') ?? p.get('notifyUrl') ?? '';
+  const pipeline = p.get('pipeline') ?? '';
+  const job: TemplateJob =
+    templateId !== ''
+      ? await templateJob(g, caller.accessKey, templateId, { pipeline, notifyUrl })
+      : { fops, pipeline, ...(notifyUrl ? { notifyUrl } : {}), taskFrom: 'pfop' };
   const persistentId = await submitPfop(g, caller.accessKey, {
     bucket,
     key,
-    fops,
-    ...(notifyUrl ? { notifyUrl } : {}),
-    pipeline: p.get('pipeline') ?? '',
+    ...job,
     type: parseType(p.get('type')),
     force: force === '1' || force === 'true',
     reqId: request.id,
-    taskFrom: 'pfop',
   });
   return sendJson(reply, 200, { persistentId });
 }
