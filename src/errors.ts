@@ -93,6 +93,11 @@ const CATALOGUE = {
   badPipelineName: [400, 'invalid pipeline name'],
   unknownPipeline: [400, 'no such pipeline'],
   unsupportedWorkflow: [400, 'workflowTemplateID is not supported, send fops'],
+  // Bucket settings on downloads (buckets/referer.ts, cors.ts, protection.ts)
+  badRefererSettings: [400, 'invalid referer anti-leech setting'],
+  badCorsRules: [400, 'invalid CORS rules'],
+  refererRefused: [403, "forbidden by the bucket's referer anti-leech rules"],
+  originalProtected: [403, 'the bucket protects its originals: ask for a style (<key><sep><style> or ?style/<name>) or use a signed URL'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
   objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],
