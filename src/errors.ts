@@ -97,6 +97,7 @@ const CATALOGUE = {
   badRefererSettings: [400, 'invalid referer anti-leech setting'],
   badCorsRules: [400, 'invalid CORS rules'],
   refererRefused: [403, "forbidden by the bucket's referer anti-leech rules"],
+  corsRefused: [403, "CORS request not allowed by the bucket's CORS rules"],
   originalProtected: [403, 'the bucket protects its originals: ask for a style (<key><sep><style> or ?style/<name>) or use a signed URL'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],

@@ -15,6 +15,7 @@ import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
+import { registerBucketPreflight } from './roles/io/preflight.js';
 import { registerFetch } from './roles/io/fetch.js';
 import { registerPrefetch } from './roles/io/prefetch.js';
 import { registerBatch } from './roles/rs/batch.js';
@@ -124,6 +125,8 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     g.log.info('closing: refusing new requests, finishing in-flight ones');
   });
 
+  // Preflights of downloads of buckets with their own CORS rules are answered by those rules, before the global `*`.
+  registerBucketPreflight(app, g);
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
