@@ -1,5 +1,6 @@
 /**
  * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop|style|unstyle|separator|styles`,
+ * `bucket max-age|referer|cors|protect` (download settings),
  * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
  * `cp`, `mv`, `ls`, and `scrub` (check every blob against its checksums).
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
@@ -8,6 +9,7 @@
 import { Command } from 'commander';
 import { isKodoError } from './errors.js';
 import { addBucketCommands } from './cli/buckets.js';
+import { addBucketSettingsCommands } from './cli/bucket-settings.js';
 import { addEntryCommands } from './cli/entries.js';
 import { addKeyCommands } from './cli/keys.js';
 import { addPipelineCommands } from './cli/pipelines.js';
@@ -19,7 +21,7 @@ import { addWorkflowCommands } from './cli/workflow.js';
 export function buildCli(): Command {
   const program = new Command('granary').description('Self-hosted object storage speaking the Qiniu Kodo API');
   addServeCommand(program);
-  addBucketCommands(program);
+  addBucketSettingsCommands(addBucketCommands(program));
   addEntryCommands(program);
   addScrubCommand(program);
   addPipelineCommands(program);

@@ -98,6 +98,12 @@ const CATALOGUE = {
   fopsWithWorkflow: [400, 'fops and a workflow template exclude each other'],
   // The region query for an AccessKey that does not exist (Kodo's answer; the SDKs match its text).
   unknownQueryAccessKey: [612, 'app/accesskey is not found'],
+  // Bucket settings on downloads (buckets/referer.ts, cors.ts, protection.ts)
+  badRefererSettings: [400, 'invalid referer anti-leech setting'],
+  badCorsRules: [400, 'invalid CORS rules'],
+  refererRefused: [403, "forbidden by the bucket's referer anti-leech rules"],
+  corsRefused: [403, "CORS request not allowed by the bucket's CORS rules"],
+  originalProtected: [403, 'the bucket protects its originals: ask for a style (<key><sep><style> or ?style/<name>) or use a signed URL'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
   objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],

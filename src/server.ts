@@ -16,12 +16,14 @@ import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
 import { registerWorkflowTemplates } from './roles/api/workflow-templates.js';
 import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
+import { registerBucketPreflight } from './roles/io/preflight.js';
 import { registerFetch } from './roles/io/fetch.js';
 import { registerPrefetch } from './roles/io/prefetch.js';
 import { registerBatch } from './roles/rs/batch.js';
 import { registerRsOps } from './roles/rs/routes.js';
 import { registerList } from './roles/rsf/list.js';
 import { registerBuckets } from './roles/uc/buckets.js';
+import { registerBucketSettings } from './roles/uc/settings.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerStyles } from './roles/uc/styles.js';
 import { registerBlockRoutes } from './roles/up/blocks.js';
@@ -124,6 +126,8 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     g.log.info('closing: refusing new requests, finishing in-flight ones');
   });
 
+  // Preflights of downloads of buckets with their own CORS rules are answered by those rules, before the global `*`.
+  registerBucketPreflight(app, g);
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
@@ -163,6 +167,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerRegionQuery(app, g);
   registerBuckets(app, g);
   registerStyles(app, g);
+  registerBucketSettings(app, g);
   registerFormUpload(app, g);
   registerMultipartRoutes(app, g);
   // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.

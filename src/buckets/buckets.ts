@@ -8,6 +8,7 @@ import { checkSourceUrl } from '../objects/fetch/fetch-to-entry.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { BucketRecord, DomainRecord } from '../store/meta.js';
 import { checkBucketName, normaliseDomain } from './names.js';
+import { downloadSettingsInfo } from './settings-info.js';
 import { stylesOf } from './styles.js';
 
 /**
@@ -80,25 +81,27 @@ export async function bindDomain(g: Granary, domain: string, bucket: string): Pr
 
 /**
  * `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts): `source`/`host` the mirror source and its Host header
- * ('' when none), `source_enabled` whether a mirror source is set, `separator` and `styles` the image styles
- * (buckets/styles.ts; default `-` and none); `nrop` (Granary's) whether the `nrop` fop is enabled.
+ * ('' when none), `separator` and `styles` the image styles (buckets/styles.ts; default `-` and none); `protected`,
+ * `max_age`, `anti_leech_mode`, `refer_wl`, `refer_bl`, `no_refer`, `source_enabled` the download settings
+ * (buckets/settings-info.ts); `nrop` (Granary's) whether the `nrop` fop is enabled.
  */
 export function bucketInfo(b: BucketRecord): Record<string, unknown> {
+  const settings = downloadSettingsInfo(b.settings);
   return {
     source: b.source ?? '',
     host: b.sourceHost ?? '',
-    protected: 0,
+    protected: settings.protected,
     private: b.private ? 1 : 0,
     no_index_page: 0,
-    max_age: 0,
+    max_age: settings.max_age,
     separator: stylesOf(b).separator,
     styles: stylesOf(b).styles,
-    anti_leech_mode: 0,
+    anti_leech_mode: settings.anti_leech_mode,
     token_anti_leech: 0,
-    refer_wl: [],
-    refer_bl: [],
-    source_enabled: b.source !== undefined && b.source !== '',
-    no_refer: false,
+    refer_wl: settings.refer_wl,
+    refer_bl: settings.refer_bl,
+    source_enabled: settings.source_enabled,
+    no_refer: settings.no_refer,
     mac_key: '',
     mac_key2: '',
     remark: '',

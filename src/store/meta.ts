@@ -34,11 +34,17 @@ export interface BucketRecord {
  * with the bucket. Every field is absent until set.
  */
 export interface BucketSettings {
-  /** `maxAge`: `Cache-Control: max-age` of downloads, seconds (absent = 31536000). */
+  /**
+   * `maxAge`: `Cache-Control: max-age` of downloads and fop results, seconds, 1..2147483647 (absent = 31536000 on
+   * public buckets, `private, max-age=0` on private ones; buckets/max-age.ts).
+   */
   maxAge?: number;
-  /** `referAntiLeech`: referer white/black list. */
+  /** `referAntiLeech`: referer white/black list (absent = off; mode 0 removes it). */
   referer?: RefererSettings;
-  /** `corsRules`: CORS rules replacing the global `*` for this bucket (an empty list means: no cross-origin access). */
+  /**
+   * `corsRules`: 1..10 CORS rules replacing the global `*` on this bucket's downloads (absent = the global `*`;
+   * setting `[]` removes them, so it is never stored empty).
+   */
   cors?: CorsRule[];
   /** `setbucketquota`: limits (-1 = none). */
   quota?: BucketQuota;
@@ -51,17 +57,23 @@ export interface BucketSettings {
 }
 
 /**
- * Referer anti-leech (`referAntiLeech`): `mode` 0 off, 1 white list, 2 black list of `patterns` (`*`, `*.domain`,
- * `domain`); `allowEmpty` (`norefer`) whether requests without a Referer pass; `sourceEnabled` (`source_enabled`).
+ * Referer anti-leech (`referAntiLeech`, buckets/referer.ts): `mode` 1 white list, 2 black list of `patterns`
+ * (`*`, `*.domain`, `domain`, each optionally `:port`; lower case); `allowEmpty` (`norefer`) whether requests without
+ * a Referer pass; `sourceEnabled` (`source_enabled`) whether path-style downloads on Granary's own host are checked
+ * too (bound download domains always are).
  */
 export interface RefererSettings {
-  mode: 0 | 1 | 2;
+  mode: 1 | 2;
   patterns: string[];
   allowEmpty: boolean;
   sourceEnabled: boolean;
 }
 
-/** A CORS rule (`corsRules/set`; Kodo's wire names: allowed_origin, allowed_method, allowed_header, exposed_header, max_age in seconds). */
+/**
+ * A CORS rule (`corsRules/set`, buckets/cors.ts; Kodo's wire names: allowed_origin, allowed_method, allowed_header,
+ * exposed_header, max_age). Origins as given (case-sensitive, one `*` wildcard); methods upper case; header names
+ * as given, compared case-insensitively (`*` = any requested header); `maxAge` seconds, 0 = not cached.
+ */
 export interface CorsRule {
   allowedOrigin: string[];
   allowedMethod: string[];

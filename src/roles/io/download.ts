@@ -10,6 +10,9 @@
  * (`?imageView2/...`, §10) is served by fop.ts after the same checks; so is a bucket style, named by a key
  * suffix (`<key>-<style>`, when that key names no object) or by `?style/<name>` (buckets/styles.ts). A pipeline
  * ending in a signed `|saveas/<entry>/sign/<AK>:<sign>` also stores its result (saveas.ts, §10.7).
+ * The bucket's download settings apply to all of these (bucket-settings.ts): its CORS rules, its referer rules
+ * (403), original protection (403 for the original and raw fops unless signed; buckets/protection.ts; a public
+ * bucket's URL carrying a `token` is verified like a private one's) and its max-age (`Cache-Control`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
@@ -20,9 +23,11 @@ import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';
 import { readObject, readObjectSmall } from '../../objects/verified-read.js';
 import { isReservedBucketName } from '../../buckets/names.js';
+import { checkOriginalAccess, isStyleOnly } from '../../buckets/protection.js';
 import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
 import type { ObjectRecord } from '../../store/meta.js';
 import { rawUrlOf } from '../http.js';
+import { downloadCacheControl, guardDownload } from './bucket-settings.js';
 import { serveFop } from './fop.js';
 import { prepareSaveas, serveSaveas } from './saveas.js';
 import { ifRangeMatches, notModified, parseRange } from './range.js';
@@ -42,22 +47,26 @@ function decodeKey(text: string): string {
 }
 
 /**
- * Bucket and key addressed by a download request. On a bound domain every path is a key; path-style, undefined
- * when the request is not a download: the path names no key (`/`, `/foo`) or its first segment is a reserved
- * bucket name (`/v2/nope`, `/STAT/x`: an API route with a typo or the wrong method — no bucket has that name).
+ * Bucket and key addressed by a download request, and whether it came through a bound domain (`viaDomain`). On a
+ * bound domain every path is a key; path-style, undefined when the request is not a download: the path names no
+ * key (`/`, `/foo`) or its first segment is a reserved bucket name (`/v2/nope`, `/STAT/x`: an API route with a typo
+ * or the wrong method — no bucket has that name). 400 for malformed percent-encoding.
  */
-function target(g: Granary, request: FastifyRequest): { bucket: string; key: string; query: string } | undefined {
+export function downloadTarget(
+  g: Granary,
+  request: FastifyRequest,
+): { bucket: string; key: string; query: string; viaDomain: boolean } | undefined {
   const raw = rawUrlOf(request);
   const q = raw.indexOf('?');
   const path = q >= 0 ? raw.slice(0, q) : raw;
   const query = q >= 0 ? raw.slice(q + 1) : '';
   const domainBucket = g.domains.bucketOfHost(request.headers.host);
-  if (domainBucket !== undefined) return { bucket: domainBucket, key: decodeKey(path.slice(1)), query };
+  if (domainBucket !== undefined) return { bucket: domainBucket, key: decodeKey(path.slice(1)), query, viaDomain: true };
   const slash = path.indexOf('/', 1);
   if (slash < 0) return undefined;
   const bucket = decodeKey(path.slice(1, slash));
   if (isReservedBucketName(bucket)) return undefined;
-  return { bucket, key: decodeKey(path.slice(slash + 1)), query };
+  return { bucket, key: decodeKey(path.slice(slash + 1)), query, viaDomain: false };
 }
 
 /**
@@ -90,7 +99,7 @@ function contentDisposition(attname: string): string {
 }
 
 /** Headers common to 200/206/304 answers. */
-function objectHeaders(rec: ObjectRecord, isPrivate: boolean, attname: string | null): Record<string, string> {
+function objectHeaders(rec: ObjectRecord, cacheControl: string, attname: string | null): Record<string, string> {
   const { overrides, meta } = metaHeaders(rec.meta);
   const mtimeMs = Number(rec.putTime / 10000n);
   const h: Record<string, string> = {
@@ -98,7 +107,7 @@ function objectHeaders(rec: ObjectRecord, isPrivate: boolean, attname: string | 
     etag: `"${rec.hash}"`,
     'last-modified': new Date(mtimeMs).toUTCString(),
     'accept-ranges': 'bytes',
-    'cache-control': isPrivate ? 'private, max-age=0' : 'public, max-age=31536000',
+    'cache-control': cacheControl,
     ...meta,
     ...overrides,
   };
@@ -107,12 +116,15 @@ function objectHeaders(rec: ObjectRecord, isPrivate: boolean, attname: string | 
 }
 
 async function download(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const t = target(g, request);
+  const t = downloadTarget(g, request);
   if (!t) throw Errors.noSuchRoute();
   const { params, fop: query } = splitQuery(t.query);
   if (query !== undefined) reply.header('cache-control', 'no-store'); // errors of a fop are not cached
   const { bucket, object } = await lookupForDownload(g, t.bucket, t.key);
-  if (bucket.private) {
+  guardDownload(bucket, request, reply, t.viaDomain);
+  // A public bucket's URL with a token is verified too when it may lift original protection.
+  const signed = bucket.private || (bucket.settings.protected === true && params.has('token'));
+  if (signed) {
     const nowSec = Math.floor(g.clock.nowMs() / 1000);
     const { accessKey } = verifyPrivateDownload({ rawUrl: rawUrlOf(request), headers: request.headers }, g.secretOf, nowSec);
     // A valid signature by a key of another account does not open this bucket.
@@ -121,20 +133,24 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   // `…|saveas/<entry>/sign/<AK>:<sign>` (§10.7): verified here, then the pipeline runs and its result is stored.
   const saveas = query === undefined ? undefined : await prepareSaveas(g, request, query);
   const fop = saveas ? saveas.pipeline : query;
+  // Original protection is lifted by a verified signature: the URL's token, or a saveas signed by a key of the bucket.
+  const mayBypass = signed || (saveas !== undefined && mayAccess(g, saveas.target.accessKey, bucket));
   const serve = (on: ObjectRecord, pipeline: string): Promise<FastifyReply> =>
     saveas ? serveSaveas(g, bucket, on, { ...saveas, pipeline }, request, reply) : serveFop(g, bucket, on, pipeline, request, reply);
   // A key that names no object may name a style of another (`<key><sep><style>`, §10.1): its fop on that one.
   const styled = isLive(g, object) ? undefined : await findStyled(g, bucket, t.key);
   if (styled) {
+    checkOriginalAccess(bucket, { signed: mayBypass, styleOnly: fop === undefined });
     reply.header('cache-control', 'no-store'); // errors of a fop are not cached
     const pipeline = withStyle(styled.pipeline, fop === undefined ? undefined : expandStyleStage(bucket, fop));
     return serve(checkDownloadable(g, styled.object), pipeline);
   }
+  checkOriginalAccess(bucket, { signed: mayBypass, styleOnly: isStyleOnly(fop) });
   // A miss in a bucket with a mirror source is pulled from it (single-flight per key), then served (§8.6).
   const rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, t.key, object));
   if (fop !== undefined) return serve(rec, expandStyleStage(bucket, fop));
   const mtimeMs = Number(rec.putTime / 10000n);
-  reply.headers(objectHeaders(rec, bucket.private, params.get('attname')));
+  reply.headers(objectHeaders(rec, downloadCacheControl(g, bucket, request), params.get('attname')));
   if (notModified(request.headers, rec.hash, mtimeMs)) return reply.code(304).send();
 
   const rangeHeader = typeof request.headers.range === 'string' ? request.headers.range : undefined;

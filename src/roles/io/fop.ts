@@ -3,8 +3,8 @@
  * derived-result cache (fops/cache/cached-run.ts) and sends the result:
  * - JSON: `Cache-Control: no-store`, never cached;
  * - images and other bytes: the content type, `Content-Length`, a strong `ETag` (source hash + pipeline),
- *   `Cache-Control` like downloads (public or private bucket), `X-Granary-Cache: hit|miss` (`bypass` when the
- *   cache is off or the result does not fit it), streamed from the cache file; `If-None-Match` → 304;
+ *   `Cache-Control` like downloads (the bucket's max-age; bucket-settings.ts), `X-Granary-Cache: hit|miss`
+ *   (`bypass` when the cache is off or the result does not fit it), streamed from the cache file; `If-None-Match` → 304;
  * - a failure of a pipeline carrying `/ignore-error/1` (bad image, limits, decoding): the original object,
  *   `Cache-Control: no-store`, `X-Granary-Fop-Ignored-Error: <status>`.
  */
@@ -16,6 +16,7 @@ import { fopEtag, isCached, runCached } from '../../fops/cache/cached-run.js';
 import { ignoresErrors, parsePipeline } from '../../fops/registry.js';
 import { readObject } from '../../objects/verified-read.js';
 import type { BucketRecord, ObjectRecord } from '../../store/meta.js';
+import { downloadCacheControl } from './bucket-settings.js';
 import { notModified } from './range.js';
 
 const CACHE_HEADER = 'x-granary-cache';
@@ -35,7 +36,7 @@ export async function serveFop(
   const cacheHeaders = (cache: string): FastifyReply =>
     reply
       .header('etag', etag)
-      .header('cache-control', bucket.private ? 'private, max-age=0' : 'public, max-age=31536000')
+      .header('cache-control', downloadCacheControl(g, bucket, request))
       .header(CACHE_HEADER, cache);
   const imageHeaders = (contentType: string, cache: string): FastifyReply => cacheHeaders(cache).header('content-type', contentType);
   const unchanged = notModified({ 'if-none-match': request.headers['if-none-match'] }, etag.slice(1, -1), 0);
