@@ -93,6 +93,9 @@ const CATALOGUE = {
   badPipelineName: [400, 'invalid pipeline name'],
   unknownPipeline: [400, 'no such pipeline'],
   unsupportedWorkflow: [400, 'workflowTemplateID is not supported, send fops'],
+  // Bucket event notifications (events/rules.ts)
+  eventRuleExists: [400, 'an event rule of that name exists in the bucket'],
+  noSuchEventRule: [612, 'no such event rule'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
   objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],
