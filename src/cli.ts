@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { isKodoError } from './errors.js';
 import { addBucketCommands } from './cli/buckets.js';
 import { addEntryCommands } from './cli/entries.js';
+import { addEventCommands } from './cli/events.js';
 import { addKeyCommands } from './cli/keys.js';
 import { addPipelineCommands } from './cli/pipelines.js';
 import { addScrubCommand } from './cli/scrub.js';
@@ -19,6 +20,7 @@ export function buildCli(): Command {
   const program = new Command('granary').description('Self-hosted object storage speaking the Qiniu Kodo API');
   addServeCommand(program);
   addBucketCommands(program);
+  addEventCommands(program);
   addEntryCommands(program);
   addScrubCommand(program);
   addPipelineCommands(program);
