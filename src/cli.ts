@@ -11,6 +11,7 @@ import { isKodoError } from './errors.js';
 import { addBucketCommands } from './cli/buckets.js';
 import { addBucketSettingsCommands } from './cli/bucket-settings.js';
 import { addEntryCommands } from './cli/entries.js';
+import { addEventCommands } from './cli/events.js';
 import { addKeyCommands } from './cli/keys.js';
 import { addPipelineCommands } from './cli/pipelines.js';
 import { addScrubCommand } from './cli/scrub.js';
@@ -21,7 +22,9 @@ import { addWorkflowCommands } from './cli/workflow.js';
 export function buildCli(): Command {
   const program = new Command('granary').description('Self-hosted object storage speaking the Qiniu Kodo API');
   addServeCommand(program);
-  addBucketSettingsCommands(addBucketCommands(program));
+  const bucket = addBucketCommands(program);
+  addBucketSettingsCommands(bucket);
+  addEventCommands(bucket);
   addEntryCommands(program);
   addScrubCommand(program);
   addPipelineCommands(program);

@@ -75,6 +75,12 @@ export interface Config {
   notifyRetryMs: number;
   /** GRANARY_OUTBOUND_ALLOW: CIDRs and host names outbound requests (callbacks) may reach despite the guard. */
   outboundAllow: string;
+  /** GRANARY_EVENT_ATTEMPTS: delivery attempts of a bucket event notification before it is given up (default 10). */
+  eventAttempts: number;
+  /** GRANARY_EVENT_RETRY_MS: pause after the first failed event delivery, milliseconds, doubled after each further one, at most an hour (default 1000). */
+  eventRetryMs: number;
+  /** GRANARY_EVENT_CONCURRENCY: event notifications delivered at the same time (default 4). */
+  eventConcurrency: number;
   /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
   dateWindowSeconds: number;
   /** GRANARY_EXPIRY_INTERVAL: seconds between sweeps deleting expired objects (default 60). */
@@ -158,6 +164,9 @@ export function loadConfig(env: Env = process.env): Config {
     jobAttempts: intVar(env, 'GRANARY_JOB_ATTEMPTS', 3, 1, 100),
     notifyAttempts: intVar(env, 'GRANARY_NOTIFY_ATTEMPTS', 3, 1, 20),
     notifyRetryMs: intVar(env, 'GRANARY_NOTIFY_RETRY_MS', 1000, 1, 3_600_000),
+    eventAttempts: intVar(env, 'GRANARY_EVENT_ATTEMPTS', 10, 1, 100),
+    eventRetryMs: intVar(env, 'GRANARY_EVENT_RETRY_MS', 1000, 1, 3_600_000),
+    eventConcurrency: intVar(env, 'GRANARY_EVENT_CONCURRENCY', 4, 1, 64),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
     minFree: reserveVar(env),

@@ -104,6 +104,9 @@ const CATALOGUE = {
   refererRefused: [403, "forbidden by the bucket's referer anti-leech rules"],
   corsRefused: [403, "CORS request not allowed by the bucket's CORS rules"],
   originalProtected: [403, 'the bucket protects its originals: ask for a style (<key><sep><style> or ?style/<name>) or use a signed URL'],
+  // Bucket event notifications (events/rules.ts)
+  eventRuleExists: [400, 'an event rule of that name exists in the bucket'],
+  noSuchEventRule: [612, 'no such event rule'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
   objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],

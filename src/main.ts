@@ -4,7 +4,8 @@
  * Recovery at start: staging leftovers are removed (BlobStore.recover), blob deletions a crash interrupted are
  * finished, and orphaned blobs (sealed by an upload that never committed) are swept in the background; async
  * fetch tasks interrupted by a crash are queued again and the fetch worker starts; so do persistent jobs
- * (jobs/worker.ts: interrupted jobs resume at their first unfinished command). The background scrubber starts
+ * (jobs/worker.ts: interrupted jobs resume at their first unfinished command); bucket event notifications left
+ * undelivered are delivered (events/worker.ts: at least once). The background scrubber starts
  * (or resumes) its pass when one is due (objects/scrubber.ts).
  */
 import { mkdir } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import type { Granary } from './context.js';
 import { drainBlobDeletions, logDrain, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { JobWorker } from './jobs/worker.js';
+import { EventWorker } from './events/worker.js';
 import { FopCache } from './fops/cache/fop-cache.js';
 import { clearFopTemp } from './fops/execute.js';
 import { ModerationModel } from './fops/moderation-model.js';
@@ -44,7 +46,7 @@ export interface RunningGranary {
   generatedKeys: boolean;
   /**
    * Graceful stop: in-flight requests finish, timers stop, running fetch tasks finish or are re-queued, running
-   * jobs are aborted and re-queued, the moderation worker ends, the database closes.
+   * jobs and event deliveries are aborted and re-queued, the moderation worker ends, the database closes.
    */
   close(): Promise<void>;
 }
@@ -111,6 +113,12 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   await fetchWorker.start();
   const jobWorker = new JobWorker(g, g.jobs);
   await jobWorker.start();
+  const eventWorker = new EventWorker(g, g.meta.events, {
+    concurrency: config.eventConcurrency,
+    maxAttempts: config.eventAttempts,
+    retryMs: config.eventRetryMs,
+  });
+  await eventWorker.start();
   const scrubber = new Scrubber(g, { bytesPerSecond: config.scrubBytesPerSecond, intervalDays: config.scrubIntervalDays });
   g.scrubber = scrubber;
   await scrubber.start();
@@ -134,7 +142,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.
-        await Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), scrubber.stop()]);
+        await Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop(), scrubber.stop()]);
         await moderation.close();
         await meta.close();
       })()),

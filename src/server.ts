@@ -24,6 +24,7 @@ import { registerRsOps } from './roles/rs/routes.js';
 import { registerList } from './roles/rsf/list.js';
 import { registerBuckets } from './roles/uc/buckets.js';
 import { registerBucketSettings } from './roles/uc/settings.js';
+import { registerEventRules } from './roles/uc/events.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerStyles } from './roles/uc/styles.js';
 import { registerBlockRoutes } from './roles/up/blocks.js';
@@ -168,6 +169,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerBuckets(app, g);
   registerStyles(app, g);
   registerBucketSettings(app, g);
+  registerEventRules(app, g);
   registerFormUpload(app, g);
   registerMultipartRoutes(app, g);
   // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.

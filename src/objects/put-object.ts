@@ -5,13 +5,14 @@
  *
  * Order: deadline (401) → bucket (631 missing, 403 another account's) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)
  * → persistentOps or workflow template (400 bad commands, unknown template or pipeline) → seal blob → atomic
- * metadata commit (614 under insert semantics) → free replaced blobs → queue the job (jobs/upload-job.ts; the
- * worker is woken).
+ * metadata commit (614 under insert semantics; the bucket's event notifications of the new entry are written in the
+ * same transaction) → free replaced blobs → queue the job (jobs/upload-job.ts; the worker is woken).
  * Any failure before the commit discards the staged bytes: the entry already under the key is untouched.
  */
 import { authorizeBucket } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
+import { eventsFor } from '../events/outbox.js';
 import { enqueueUploadJob, uploadJob } from '../jobs/upload-job.js';
 import { expiryFromDays } from '../policy/expiry.js';
 import { detectMimeType, checkMimeLimit } from '../policy/mime.js';
@@ -41,6 +42,8 @@ export interface PutRequest {
   parts?: number[];
   /** X-Reqid of the upload request (recorded with a persistentOps job as its `reqid`). */
   reqId?: string;
+  /** The event notification it triggers: `mkfile` for resumable completions (v1 mkfile, v2 complete), else `put`. */
+  event?: 'put' | 'mkfile';
 }
 
 /** The committed entry and the request facts the response templates use. */
@@ -61,7 +64,7 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
   let sealedId: string | undefined;
   try {
     checkDeadline(policy, Math.floor(nowMs / 1000));
-    await authorizeBucket(g, req.accessKey, policy.bucket);
+    const bucket = await authorizeBucket(g, req.accessKey, policy.bucket);
     checkSizeLimits(policy, digests.size);
     if (req.crc32 !== undefined && req.crc32 !== digests.crc32) throw Errors.crc32Mismatch();
 
@@ -115,10 +118,16 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
       record.expireAt = expiryFromDays(nowMs, policy.deleteAfterDays);
     }
 
+    const events = await eventsFor(g, {
+      event: req.event ?? 'put',
+      at: { bucket, key },
+      actor: { accessKey: req.accessKey, ...(req.reqId ? { reqId: req.reqId } : {}) },
+    });
     const outcome = await g.meta.commitPut(record, {
       insertOnly: insertSemantics(policy),
       nowSec: nowSeconds(g.clock),
       sums: digests.sums,
+      events,
     });
     await releaseBlobs(g, outcome.freedBlobs);
     if (outcome.result === 'no-bucket') throw Errors.noSuchBucket(policy.bucket);

@@ -6,6 +6,7 @@
 import type { JobQueue } from '../jobs/queue.js';
 import type { WorkflowTemplateStore } from '../ports/workflow-templates.js';
 import type { BlobState, BlobSums } from './blob.js';
+import type { EventOutbox, OutboxRows } from './events.js';
 import type { FetchTaskStore } from './tasks.js';
 
 /**
@@ -282,6 +283,11 @@ export interface SessionStore {
 export interface MetaStore {
   /** The async-fetch task queue (store/tasks.ts), kept in the same database. */
   readonly fetchTasks: FetchTaskStore;
+  /**
+   * The outbox of bucket event notifications (store/events.ts). The entry changes below take an optional `events`
+   * builder: its events are written in the change's own transaction, only when the change commits.
+   */
+  readonly events: EventOutbox;
 
   // ---- buckets and domains ----
   /** Creates a bucket; false when it exists already. */
@@ -323,39 +329,47 @@ export interface MetaStore {
    * changes, the new blob is freed). Otherwise the entry is created or replaced and the old blob's reference
    * is dropped. Entries whose `expireAt` ≤ `nowSec` count as absent, and so does an existing entry with the same
    * hash whose blob is corrupt for 'identical' (the upload replaces it: re-uploading heals). `sums` are the new
-   * blob's checksums, stored with its first reference.
+   * blob's checksums, stored with its first reference. `events` get the entry when it is created or replaced.
    */
-  commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums }): Promise<PutOutcome>;
-  /** Deletes a live entry; 'missing' when absent or expired. */
-  deleteObject(bucket: string, key: string, nowSec: number): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }>;
+  commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows }): Promise<PutOutcome>;
+  /** Deletes a live entry; 'missing' when absent or expired. `events` get the deleted entry. */
+  deleteObject(
+    bucket: string,
+    key: string,
+    nowSec: number,
+    events?: OutboxRows,
+  ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }>;
   /**
    * Copies an entry: the target references the same blob (one more reference, no bytes copied) with the given
-   * `putTime` (100-ns units). With `force` a live target is replaced; without, 'exists'.
+   * `putTime` (100-ns units). With `force` a live target is replaced; without, 'exists'. `events` get the copy
+   * (not called when source and target are the same).
    */
   copyObject(
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
-    opts: { force: boolean; nowSec: number; putTime: bigint },
+    opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
   ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }>;
   /**
    * Changes a live entry in one transaction: `mutate` gets the current record and returns the new one (it may
    * throw to abort, nothing changes then). Only attributes change; the blob, bucket and key stay. 'missing' when
-   * the entry is absent or expired.
+   * the entry is absent or expired. `events` get the updated entry.
    */
   updateObject(
     bucket: string,
     key: string,
     nowSec: number,
     mutate: (rec: ObjectRecord) => ObjectRecord,
+    events?: OutboxRows,
   ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }>;
   /**
    * Renames an entry atomically (the blob is shared, no bytes move). With `force`, a live entry at the target is
    * replaced (its blob reference dropped); without, it answers 'exists'. Expired entries count as absent.
+   * `events` get the entry at its target (not called when source and target are the same).
    */
   moveObject(
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
-    opts: { force: boolean; nowSec: number },
+    opts: { force: boolean; nowSec: number; events?: OutboxRows },
   ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }>;
   /** Deletes up to `limit` entries whose expireAt ≤ nowSec; returns the blobs they freed. */
   deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }>;

@@ -1,10 +1,12 @@
 /**
  * copy and move (protocol.md §8.1). Neither moves bytes: a copy adds a reference to the same blob, a move renames
  * the entry. Errors: 612 source missing, 631 target bucket missing, 614 target exists without `force`
- * (including source == target), 400 target key over 750 bytes.
+ * (including source == target), 400 target key over 750 bytes. The `copy`/`move` event notifications of the
+ * source's and the target's buckets are written with the change.
  */
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
+import { eventsFor, type EventActor } from '../../events/outbox.js';
 import { MAX_KEY_BYTES } from '../../policy/scope.js';
 import { nowSeconds } from '../../ports/clock.js';
 import { releaseBlobs } from '../blobs.js';
@@ -21,22 +23,24 @@ function outcome(result: 'copied' | 'moved' | 'no-source' | 'no-bucket' | 'exist
 }
 
 /** Copies `from` to `to` (new putTime, same bytes, metadata and MIME). */
-export async function copyEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean): Promise<void> {
+export async function copyEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean, actor?: EventActor): Promise<void> {
   checkTargetKey(to);
   const out = await g.meta.copyObject(from, to, {
     force,
     nowSec: nowSeconds(g.clock),
     putTime: BigInt(g.clock.nowMs()) * 10000n,
+    events: await eventsFor(g, { event: 'copy', at: from, dest: to, actor }),
   });
   await releaseBlobs(g, out.freedBlobs);
   outcome(out.result, to);
 }
 
 /** Moves (renames) `from` to `to`; the entry keeps its putTime and attributes. */
-export async function moveEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean): Promise<void> {
+export async function moveEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean, actor?: EventActor): Promise<void> {
   checkTargetKey(to);
   const same = from.bucket === to.bucket && from.key === to.key;
-  const out = await g.meta.moveObject(from, to, { force, nowSec: nowSeconds(g.clock) });
+  const events = await eventsFor(g, { event: 'move', at: from, dest: to, actor });
+  const out = await g.meta.moveObject(from, to, { force, nowSec: nowSeconds(g.clock), events });
   await releaseBlobs(g, out.freedBlobs);
   outcome(same && out.result === 'moved' && !force ? 'exists' : out.result, to);
 }

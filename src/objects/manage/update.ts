@@ -1,10 +1,13 @@
 /**
  * Attribute changes of an entry (protocol.md §8.1): chgm (MIME and x-qn-meta, with cond), chtype, chstatus,
  * deleteAfterDays, lifecycle (with cond) and restoreAr. Each is one MetaStore transaction; 612 when the entry
- * is missing or expired, 608 when `cond` does not match, 400 for bad values.
+ * is missing or expired, 608 when `cond` does not match, 400 for bad values. chstatus (`disable`/`enable`) and
+ * restoreAr (`restore:completed`) write the bucket's event notifications in that transaction.
  */
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
+import { eventsFor, type EventActor } from '../../events/outbox.js';
+import type { EventName } from '../../events/names.js';
 import { expiryFromDays } from '../../policy/expiry.js';
 import { nowSeconds } from '../../ports/clock.js';
 import type { ObjectRecord, Transitions } from '../../store/meta.js';
@@ -30,10 +33,16 @@ function settleTransitions(rec: ObjectRecord, nowSec: number): ObjectRecord {
   return due ? { ...rec, type: effectiveType(rec, nowSec), transitions: pending } : rec;
 }
 
-/** Applies `mutate` to a live entry (its due transitions settled first); 612 when missing. */
-async function update(g: Granary, ref: EntryRef, mutate: (rec: ObjectRecord) => ObjectRecord): Promise<void> {
+/** Applies `mutate` to a live entry (its due transitions settled first); 612 when missing. `notify`: its event. */
+async function update(
+  g: Granary,
+  ref: EntryRef,
+  mutate: (rec: ObjectRecord) => ObjectRecord,
+  notify?: { event: EventName; actor: EventActor | undefined },
+): Promise<void> {
   const nowSec = nowSeconds(g.clock);
-  const out = await g.meta.updateObject(ref.bucket, ref.key, nowSec, (rec) => mutate(settleTransitions(rec, nowSec)));
+  const events = notify && (await eventsFor(g, { event: notify.event, at: ref, actor: notify.actor }));
+  const out = await g.meta.updateObject(ref.bucket, ref.key, nowSec, (rec) => mutate(settleTransitions(rec, nowSec)), events);
   await releaseBlobs(g, out.freedBlobs);
   if (out.result === 'missing') throw Errors.noSuchEntry();
 }
@@ -70,9 +79,9 @@ export async function changeType(g: Granary, ref: EntryRef, type: number): Promi
 }
 
 /** chstatus: 0 enabled, 1 disabled (a disabled entry answers 403 on download). */
-export async function changeStatus(g: Granary, ref: EntryRef, status: number): Promise<void> {
+export async function changeStatus(g: Granary, ref: EntryRef, status: number, actor?: EventActor): Promise<void> {
   if (status !== 0 && status !== 1) throw Errors.badRequest('status must be 0 or 1');
-  await update(g, ref, (rec) => ({ ...rec, status }));
+  await update(g, ref, (rec) => ({ ...rec, status }), { event: status === 1 ? 'disable' : 'enable', actor });
 }
 
 /** deleteAfterDays: the entry expires `days` after its upload (rounded up to CST midnight); 0 cancels. */
@@ -127,7 +136,7 @@ export async function setLifecycle(g: Granary, ref: EntryRef, days: LifecycleDay
  * completes at once (restoreStatus 2); downloads and fops refuse an Archive/Deep Archive entry before it and
  * after it lapses (403). 400 for a non-archive entry.
  */
-export async function restoreArchive(g: Granary, ref: EntryRef, freezeAfterDays: number): Promise<void> {
+export async function restoreArchive(g: Granary, ref: EntryRef, freezeAfterDays: number, actor?: EventActor): Promise<void> {
   if (!Number.isInteger(freezeAfterDays) || freezeAfterDays < 1 || freezeAfterDays > 7) {
     throw Errors.badRequest('freezeAfterDays must be 1..7');
   }
@@ -136,5 +145,5 @@ export async function restoreArchive(g: Granary, ref: EntryRef, freezeAfterDays:
     const type = effectiveType(rec, nowSec);
     if (type !== 2 && type !== 3) throw Errors.notArchived();
     return { ...rec, restoreStatus: 2, restoreUntil: nowSec + freezeAfterDays * 86400 };
-  });
+  }, { event: 'restore:completed', actor });
 }

@@ -185,7 +185,7 @@ export async function makeFile(
     for (const b of blocks) if (!(await g.meta.sessions.getBlock(b.id))) throw Errors.invalidCtx();
     throw err;
   }
-  const result = await putObject(g, body, req);
+  const result = await putObject(g, body, { ...req, event: 'mkfile' });
   const { freedBlobs } = await g.meta.sessions.deleteBlocks(blocks.map((b) => b.id));
   await releaseBlobs(g, freedBlobs);
   return result;

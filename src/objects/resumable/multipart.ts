@@ -167,7 +167,7 @@ export async function completeUpload(
     throw (await raceLoss(g, uploadId, chosen)) ?? err;
   }
   if (chosen.slice(0, -1).some((p) => p.size !== BLOCK_SIZE)) body.digests.etag = etagV2(chosen.map((p) => p.etag));
-  const result = await putObject(g, body, { ...req, parts: chosen.map((p) => p.size) });
+  const result = await putObject(g, body, { ...req, parts: chosen.map((p) => p.size), event: 'mkfile' });
   const { freedBlobs } = await g.meta.sessions.deleteUpload(uploadId);
   await releaseBlobs(g, freedBlobs);
   return result;

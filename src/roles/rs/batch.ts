@@ -35,7 +35,7 @@ export function registerBatch(app: FastifyInstance, g: Granary): void {
     const results: OpResult[] = [];
     for (const path of ops) {
       try {
-        const data = await runOp(g, caller.accessKey, parseOp(path));
+        const data = await runOp(g, caller.accessKey, parseOp(path), request.id);
         results.push(data === undefined ? { code: 200 } : { code: 200, data });
       } catch (err) {
         if (!isKodoError(err)) throw err;

@@ -7,6 +7,7 @@
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
+import type { EventActor } from '../../events/outbox.js';
 import { parseCond, type Cond } from '../../objects/manage/cond.js';
 import { copyEntry, moveEntry } from '../../objects/manage/copy.js';
 import { deleteEntry } from '../../objects/manage/delete.js';
@@ -22,10 +23,10 @@ import {
 } from '../../objects/manage/update.js';
 import { decodeEntry, decodeParam, pathSegments } from '../entry.js';
 
-/** A parsed op: the entries it touches and how to run it. */
+/** A parsed op: the entries it touches and how to run it (`by`: the caller, named in event notifications). */
 interface ParsedOp {
   entries: EntryRef[];
-  run(g: Granary): Promise<unknown>;
+  run(g: Granary, by: EventActor): Promise<unknown>;
 }
 
 type OpParser = (args: string[], query: URLSearchParams) => ParsedOp;
@@ -66,7 +67,7 @@ function copyLike(fn: typeof copyEntry): OpParser {
     const from = decodeEntry(args[0]);
     const to = decodeEntry(args[1]);
     const force = forceFlag(args, 2);
-    return { entries: [from, to], run: (g) => fn(g, from, to, force) };
+    return { entries: [from, to], run: (g, by) => fn(g, from, to, force, by) };
   };
 }
 
@@ -79,7 +80,7 @@ const OPS: Record<string, OpParser> = {
   delete: (args) => {
     const ref = decodeEntry(args[0]);
     noMoreArgs(args, 1);
-    return { entries: [ref], run: (g) => deleteEntry(g, ref) };
+    return { entries: [ref], run: (g, by) => deleteEntry(g, ref, by) };
   },
   copy: copyLike(copyEntry),
   move: copyLike(moveEntry),
@@ -107,7 +108,7 @@ const OPS: Record<string, OpParser> = {
     if (args[1] !== 'status') throw Errors.badRequest('expected /status/<0|1>');
     const status = intArg(args[2], 'status');
     noMoreArgs(args, 3);
-    return { entries: [ref], run: (g) => changeStatus(g, ref, status) };
+    return { entries: [ref], run: (g, by) => changeStatus(g, ref, status, by) };
   },
   deleteAfterDays: (args) => {
     const ref = decodeEntry(args[0]);
@@ -139,7 +140,7 @@ const OPS: Record<string, OpParser> = {
     if (args[1] !== 'freezeAfterDays') throw Errors.badRequest('expected /freezeAfterDays/<1..7>');
     const days = intArg(args[2], 'freezeAfterDays');
     noMoreArgs(args, 3);
-    return { entries: [ref], run: (g) => restoreArchive(g, ref, days) };
+    return { entries: [ref], run: (g, by) => restoreArchive(g, ref, days, by) };
   },
 };
 
@@ -155,9 +156,12 @@ export function parseOp(path: string, query: URLSearchParams = new URLSearchPara
   return parser(segments.slice(1), query);
 }
 
-/** Authorises every bucket the op touches for `accessKey`, then runs it. Returns the op's answer (stat) or undefined. */
-export async function runOp(g: Granary, accessKey: string, op: ParsedOp): Promise<unknown> {
+/**
+ * Authorises every bucket the op touches for `accessKey`, then runs it. Returns the op's answer (stat) or undefined.
+ * `reqId`: the request's X-Reqid (named in event notifications).
+ */
+export async function runOp(g: Granary, accessKey: string, op: ParsedOp, reqId?: string): Promise<unknown> {
   const buckets = new Set(op.entries.map((e) => e.bucket));
   for (const bucket of buckets) await authorizeBucket(g, accessKey, bucket);
-  return op.run(g);
+  return op.run(g, { accessKey, ...(reqId ? { reqId } : {}) });
 }

@@ -14,7 +14,7 @@ async function handle(g: Granary, request: FastifyRequest, reply: FastifyReply):
   const raw = rawUrlOf(request);
   const q = raw.indexOf('?');
   const op = parseOp(q >= 0 ? raw.slice(0, q) : raw, new URLSearchParams(q >= 0 ? raw.slice(q + 1) : ''));
-  const answer = await runOp(g, caller.accessKey, op);
+  const answer = await runOp(g, caller.accessKey, op, request.id);
   return answer === undefined ? sendEmpty(reply) : sendJson(reply, 200, toJson(answer));
 }
 

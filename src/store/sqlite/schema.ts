@@ -150,6 +150,22 @@ CREATE TABLE IF NOT EXISTS fetch_tasks (
 );
 CREATE INDEX IF NOT EXISTS fetch_tasks_updated ON fetch_tasks (updated_ms);
 CREATE INDEX IF NOT EXISTS fetch_tasks_queue ON fetch_tasks (state, next_run_ms, seq);
+
+-- Bucket event notifications (store/sqlite/event-outbox.ts): written in the transaction of the change they report;
+-- seq orders them; payload is opaque JSON text (events/outbox.ts).
+CREATE TABLE IF NOT EXISTS event_outbox (
+  seq         INTEGER PRIMARY KEY,
+  id          TEXT NOT NULL UNIQUE,
+  payload     TEXT NOT NULL,
+  state       TEXT NOT NULL,
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  result      TEXT,
+  created_ms  INTEGER NOT NULL,
+  updated_ms  INTEGER NOT NULL,
+  next_run_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS event_outbox_queue ON event_outbox (state, next_run_ms, seq);
+CREATE INDEX IF NOT EXISTS event_outbox_updated ON event_outbox (updated_ms);
 `;
 
 /** Columns added after a table was first created: (table, column, declaration). Applied by `migrate`. */

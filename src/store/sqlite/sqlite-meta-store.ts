@@ -9,6 +9,7 @@
  */
 import Database from 'better-sqlite3';
 import type { BlobState, BlobSums } from '../blob.js';
+import type { OutboxRows } from '../events.js';
 import type {
   AccessKeyRecord,
   BucketRecord,
@@ -22,6 +23,7 @@ import type {
   PutOutcome,
 } from '../meta.js';
 import { BlobRefs } from './blob-refs.js';
+import { SqliteEventOutbox } from './event-outbox.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
 import { listPage } from './list-query.js';
@@ -65,6 +67,8 @@ export class SqliteMetaStore implements MetaStore {
   readonly jobs: SqliteJobQueue;
   /** Workflow templates (ports/workflow-templates.ts). */
   readonly workflowTemplates: SqliteWorkflowTemplates;
+  /** The event notification outbox (store/events.ts), written inside the entry transactions below. */
+  readonly events: SqliteEventOutbox;
 
   /** Opens (and creates or migrates) the database file at `path`. */
   constructor(path: string) {
@@ -81,6 +85,7 @@ export class SqliteMetaStore implements MetaStore {
     this.fetchTasks = new SqliteFetchTasks(db);
     this.jobs = new SqliteJobQueue(db);
     this.workflowTemplates = new SqliteWorkflowTemplates(db);
+    this.events = new SqliteEventOutbox(db);
     this.st = {
       getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
       listBuckets: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets ORDER BY name`),
@@ -306,7 +311,10 @@ export class SqliteMetaStore implements MetaStore {
     return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
   }
 
-  async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums }): Promise<PutOutcome> {
+  async commitPut(
+    rec: ObjectRecord,
+    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows },
+  ): Promise<PutOutcome> {
     return this.db.transaction((): PutOutcome => {
       const freed: string[] = [];
       if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
@@ -319,6 +327,7 @@ export class SqliteMetaStore implements MetaStore {
       this.refs.add(rec.blobId, rec.fsize, opts.sums);
       this.st.upsertObject.run(rowParams(rec));
       if (existing) this.refs.release(existing.blobId, freed);
+      this.events.write(opts.events, rec);
       return existing
         ? { result: 'replaced', freedBlobs: freed, previous: existing }
         : { result: 'created', freedBlobs: freed };
@@ -338,13 +347,19 @@ export class SqliteMetaStore implements MetaStore {
     return rec;
   }
 
-  async deleteObject(bucket: string, key: string, nowSec: number): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
+  async deleteObject(
+    bucket: string,
+    key: string,
+    nowSec: number,
+    events?: OutboxRows,
+  ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
       const rec = this.liveRow(bucket, key, nowSec, freed);
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
       this.st.deleteObject.run(bucket, key);
       this.refs.release(rec.blobId, freed);
+      this.events.write(events, rec);
       return { result: 'deleted' as const, freedBlobs: freed };
     })();
   }
@@ -352,7 +367,7 @@ export class SqliteMetaStore implements MetaStore {
   async copyObject(
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
-    opts: { force: boolean; nowSec: number; putTime: bigint },
+    opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
   ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
@@ -365,8 +380,10 @@ export class SqliteMetaStore implements MetaStore {
       const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       this.refs.add(src.blobId);
-      this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime }));
+      const copy = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
+      this.st.upsertObject.run(rowParams(copy));
       if (dst) this.refs.release(dst.blobId, freed);
+      this.events.write(opts.events, copy);
       return { result: 'copied' as const, freedBlobs: freed };
     })();
   }
@@ -376,6 +393,7 @@ export class SqliteMetaStore implements MetaStore {
     key: string,
     nowSec: number,
     mutate: (rec: ObjectRecord) => ObjectRecord,
+    events?: OutboxRows,
   ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
@@ -383,6 +401,7 @@ export class SqliteMetaStore implements MetaStore {
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
       const next = mutate(rec);
       this.st.upsertObject.run(rowParams({ ...next, bucket, key, blobId: rec.blobId }));
+      this.events.write(events, { ...next, bucket, key, blobId: rec.blobId });
       return { result: 'updated' as const, record: next, freedBlobs: freed };
     })();
   }
@@ -390,7 +409,7 @@ export class SqliteMetaStore implements MetaStore {
   async moveObject(
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
-    opts: { force: boolean; nowSec: number },
+    opts: { force: boolean; nowSec: number; events?: OutboxRows },
   ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
@@ -405,7 +424,9 @@ export class SqliteMetaStore implements MetaStore {
         this.refs.release(dst.blobId, freed);
       }
       this.st.deleteObject.run(from.bucket, from.key);
-      this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key }));
+      const moved = { ...src, bucket: to.bucket, key: to.key };
+      this.st.upsertObject.run(rowParams(moved));
+      this.events.write(opts.events, moved);
       return { result: 'moved' as const, freedBlobs: freed };
     })();
   }

@@ -1,0 +1,107 @@
+/**
+ * What an entry change writes into the event outbox (store/events.ts). Before the change, `eventsFor` matches the
+ * bucket's rules (read as the change starts) against the event and key(s); when one fires, it returns the builder
+ * the MetaStore calls inside the change's transaction with the entry as committed, so the notification carries
+ * the committed attributes and is written atomically with the change. No rule fires → undefined: the store writes
+ * nothing and the change costs one bucket read more.
+ *
+ * One outbox event per (change, fired rule): its payload holds everything delivery needs — the callback URLs,
+ * the AccessKey whose pair signs it (the rule's, else the bucket owner's), the Host header and the body text —
+ * so retries send the same bytes and a rule changed or deleted later does not change what was promised.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Granary } from '../context.js';
+import type { NewOutboxEvent, OutboxRows } from '../store/events.js';
+import type { BucketRecord, EventRule } from '../store/meta.js';
+import { eventBody } from './body.js';
+import { matchingRules } from './match.js';
+import type { EventName } from './names.js';
+
+/** Who asked for a change: the request's AccessKey and X-Reqid (Kodo's `access_key`, `reqid`). */
+export interface EventActor {
+  accessKey: string;
+  reqId?: string;
+}
+
+/** One entry of a change: its bucket (name, or the record when the caller has it already) and key. */
+export interface EntrySide {
+  bucket: string | BucketRecord;
+  key: string;
+}
+
+/** A change of entries: put, delete, chstatus… on `at`; copy and move from `at` to `dest`. */
+export interface EntryChange {
+  event: EventName;
+  at: EntrySide;
+  dest?: EntrySide;
+  actor?: EventActor;
+}
+
+/** The outbox payload of one notification (JSON text in the store). */
+export interface EventPayload {
+  bucket: string;
+  rule: string;
+  /** Callback URLs, tried in order until one answers 2xx. */
+  urls: string[];
+  /** AccessKey whose pair signs the request. */
+  accessKey: string;
+  host?: string;
+  /** The POST body (Kodo's envelope, body.ts). */
+  body: string;
+}
+
+/** A fresh event id (URL-safe, 16 characters). */
+export function newEventId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+async function bucketOf(g: Granary, side: EntrySide): Promise<BucketRecord | undefined> {
+  return typeof side.bucket === 'string' ? g.meta.getBucket(side.bucket) : side.bucket;
+}
+
+/**
+ * The outbox builder of `change`, or undefined when no rule of the bucket(s) fires. A copy or move fires the
+ * source bucket's rules matching the source key and the target bucket's rules matching the target key (once each).
+ */
+export async function eventsFor(g: Granary, change: EntryChange): Promise<OutboxRows | undefined> {
+  const fired: Array<{ bucket: BucketRecord; rule: EventRule }> = [];
+  const sides = change.dest ? [change.at, change.dest] : [change.at];
+  for (const side of sides) {
+    const bucket = await bucketOf(g, side);
+    if (!bucket) continue;
+    for (const rule of matchingRules(bucket.settings.eventRules, change.event, side.key)) {
+      if (!fired.some((f) => f.bucket.name === bucket.name && f.rule.name === rule.name)) fired.push({ bucket, rule });
+    }
+  }
+  if (fired.length === 0) return undefined;
+  const atName = typeof change.at.bucket === 'string' ? change.at.bucket : change.at.bucket.name;
+  const dest = change.dest && {
+    bucket: typeof change.dest.bucket === 'string' ? change.dest.bucket : change.dest.bucket.name,
+    key: change.dest.key,
+  };
+  return (entry): NewOutboxEvent[] => {
+    const timeMs = g.clock.nowMs();
+    return fired.map(({ bucket, rule }) => {
+      const id = newEventId();
+      const payload: EventPayload = {
+        bucket: bucket.name,
+        rule: rule.name,
+        urls: rule.callbackUrls,
+        accessKey: rule.accessKey ?? (bucket.owner || g.keys.accessKey),
+        ...(rule.host ? { host: rule.host } : {}),
+        body: eventBody({
+          id,
+          event: change.event,
+          timeMs,
+          rule: rule.name,
+          bucket: atName,
+          key: change.at.key,
+          entry,
+          ...(dest ? { dest } : {}),
+          ...(change.actor ? { actor: change.actor } : {}),
+        }),
+      };
+      return { id, payload: JSON.stringify(payload), createdMs: timeMs };
+    });
+  };
+}
