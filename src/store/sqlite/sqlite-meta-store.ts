@@ -6,6 +6,8 @@
  * `put_time` holds 100-ns units as a 64-bit integer and is read back as a bigint (safeIntegers).
  * Blob references are counted in `blobs`; a blob whose count reaches zero is recorded in `blob_deletions` in the
  * same transaction, so a crash before its file is unlinked leaks nothing (drained at start).
+ * Per-bucket usage (bytes, entries) is counted by triggers and bucket quotas are enforced inside the commit
+ * transactions of commitPut, copyObject and moveObject (bucket-usage.ts).
  */
 import Database from 'better-sqlite3';
 import type { BlobState, BlobSums } from '../blob.js';
@@ -14,14 +16,17 @@ import type {
   BucketRecord,
   BucketSettings,
   BucketStyles,
+  BucketUsage,
   DomainRecord,
   ListPage,
   ListQuery,
   MetaStore,
   ObjectRecord,
   PutOutcome,
+  QuotaRefusal,
 } from '../meta.js';
 import { BlobRefs } from './blob-refs.js';
+import { OverQuota, QuotaGuard } from './bucket-usage.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
 import { listPage } from './list-query.js';
@@ -53,10 +58,24 @@ const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host
 /** Styles of a bucket that never set any: separator `-`, no styles. */
 const DEFAULT_STYLES: BucketStyles = { separator: '-', styles: {} };
 
+/**
+ * Runs a commit transaction; a change refused by the bucket's quota (OverQuota thrown inside, the transaction
+ * rolled back, so blobs it would have freed stay referenced) becomes the 'over-quota' outcome.
+ */
+function overQuota<T>(commit: () => T): T | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal } {
+  try {
+    return commit();
+  } catch (err) {
+    if (err instanceof OverQuota) return { result: 'over-quota', freedBlobs: [], refusal: err.refusal };
+    throw err;
+  }
+}
+
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
   private readonly st;
   private readonly refs: BlobRefs;
+  private readonly quota: QuotaGuard;
   readonly sessions: SqliteSessions;
   /** The async-fetch task queue (store/tasks.ts). */
   readonly fetchTasks: SqliteFetchTasks;
@@ -74,6 +93,7 @@ export class SqliteMetaStore implements MetaStore {
     migrate(this.db);
     const db = this.db;
     this.refs = new BlobRefs(db);
+    this.quota = new QuotaGuard(db, this.refs);
     this.sessions = new SqliteSessions(db, this.refs);
     this.fetchTasks = new SqliteFetchTasks(db);
     this.jobs = new SqliteJobQueue(db);
@@ -303,22 +323,26 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums }): Promise<PutOutcome> {
-    return this.db.transaction((): PutOutcome => {
-      const freed: string[] = [];
-      if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
-      const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed);
-      // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
-      if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.st.blobCorrupt.get(existing.blobId))) {
-        const result = existing.hash === rec.hash ? 'identical' : 'exists';
-        return { result, freedBlobs: freed, existing };
-      }
-      this.refs.add(rec.blobId, rec.fsize, opts.sums);
-      this.st.upsertObject.run(rowParams(rec));
-      if (existing) this.refs.release(existing.blobId, freed);
-      return existing
-        ? { result: 'replaced', freedBlobs: freed, previous: existing }
-        : { result: 'created', freedBlobs: freed };
-    })();
+    return overQuota(() =>
+      this.db.transaction((): PutOutcome => {
+        const freed: string[] = [];
+        if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
+        const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed);
+        // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
+        if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.st.blobCorrupt.get(existing.blobId))) {
+          const result = existing.hash === rec.hash ? 'identical' : 'exists';
+          return { result, freedBlobs: freed, existing };
+        }
+        this.quota.run(rec.bucket, opts.nowSec, freed, () => {
+          this.refs.add(rec.blobId, rec.fsize, opts.sums);
+          this.st.upsertObject.run(rowParams(rec));
+          if (existing) this.refs.release(existing.blobId, freed);
+        });
+        return existing
+          ? { result: 'replaced', freedBlobs: freed, previous: existing }
+          : { result: 'created', freedBlobs: freed };
+      })(),
+    );
   }
 
   /** The live entry at (bucket, key) inside a transaction; an expired one is deleted and its blob released. */
@@ -349,22 +373,26 @@ export class SqliteMetaStore implements MetaStore {
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; putTime: bigint },
-  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }> {
-    return this.db.transaction(() => {
-      const freed: string[] = [];
-      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
-      if (!src) return { result: 'no-source' as const, freedBlobs: freed };
-      if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
-      if (from.bucket === to.bucket && from.key === to.key) {
-        return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
-      }
-      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
-      if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      this.refs.add(src.blobId);
-      this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime }));
-      if (dst) this.refs.release(dst.blobId, freed);
-      return { result: 'copied' as const, freedBlobs: freed };
-    })();
+  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
+    return overQuota(() =>
+      this.db.transaction(() => {
+        const freed: string[] = [];
+        const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
+        if (!src) return { result: 'no-source' as const, freedBlobs: freed };
+        if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
+        if (from.bucket === to.bucket && from.key === to.key) {
+          return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
+        }
+        const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
+        if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
+        this.quota.run(to.bucket, opts.nowSec, freed, () => {
+          this.refs.add(src.blobId);
+          this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime }));
+          if (dst) this.refs.release(dst.blobId, freed);
+        });
+        return { result: 'copied' as const, freedBlobs: freed };
+      })(),
+    );
   }
 
   async updateObject(
@@ -387,23 +415,28 @@ export class SqliteMetaStore implements MetaStore {
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number },
-  ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }> {
-    return this.db.transaction(() => {
-      const freed: string[] = [];
-      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
-      if (!src) return { result: 'no-source' as const, freedBlobs: freed };
-      if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
-      if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
-      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
-      if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      if (dst) {
-        this.st.deleteObject.run(to.bucket, to.key);
-        this.refs.release(dst.blobId, freed);
-      }
-      this.st.deleteObject.run(from.bucket, from.key);
-      this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key }));
-      return { result: 'moved' as const, freedBlobs: freed };
-    })();
+  ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
+    return overQuota(() =>
+      this.db.transaction(() => {
+        const freed: string[] = [];
+        const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
+        if (!src) return { result: 'no-source' as const, freedBlobs: freed };
+        if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
+        if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
+        const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
+        if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
+        // Within one bucket a move never grows it; into another, the target bucket's quota applies.
+        this.quota.run(to.bucket, opts.nowSec, freed, () => {
+          if (dst) {
+            this.st.deleteObject.run(to.bucket, to.key);
+            this.refs.release(dst.blobId, freed);
+          }
+          this.st.deleteObject.run(from.bucket, from.key);
+          this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key }));
+        });
+        return { result: 'moved' as const, freedBlobs: freed };
+      })(),
+    );
   }
 
   async deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }> {
@@ -424,6 +457,10 @@ export class SqliteMetaStore implements MetaStore {
 
   async countObjects(bucket: string): Promise<number> {
     return (this.st.countObjects.get(bucket) as { n: number }).n;
+  }
+
+  async bucketUsage(bucket: string): Promise<BucketUsage | undefined> {
+    return this.st.getBucket.get(bucket) ? this.quota.usage(bucket) : undefined;
   }
 
   async blobReferenced(blobId: string): Promise<boolean> {
