@@ -23,6 +23,7 @@ import { registerList } from './roles/rsf/list.js';
 import { registerBuckets } from './roles/uc/buckets.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerStyles } from './roles/uc/styles.js';
+import { registerQuota } from './roles/uc/quota.js';
 import { registerBlockRoutes } from './roles/up/blocks.js';
 import { registerFormUpload } from './roles/up/form.js';
 import { registerMultipartRoutes, registerPartRoute } from './roles/up/multipart.js';
@@ -162,6 +163,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerRegionQuery(app, g);
   registerBuckets(app, g);
   registerStyles(app, g);
+  registerQuota(app, g);
   registerFormUpload(app, g);
   registerMultipartRoutes(app, g);
   // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.
