@@ -4,12 +4,14 @@
  * with a quota of 2 files, a third object is refused (403 `bucket quota exceeded`) on each path that stores one —
  * form upload, resumable v1 and v2, fetch, async fetch, copy and move, sync saveas and pfop outputs — storing
  * nothing; 20 parallel uploads against a quota of 1 leave exactly one object; a size quota counts an overwrite
- * by its difference; a delete frees room.
+ * by its difference; a delete frees room. The CLI shows and sets the quota and the usage.
  */
+import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -348,4 +350,33 @@ describe('concurrency and size', () => {
     expectRefused(await formPut(B, 'e', 'e'), 'size');
     expect((await formPut(B, 'd', 'd'.repeat(5))).status).toBe(200);
   });
+});
+
+describe('CLI', () => {
+  const entryTs = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
+  const cli = (...args: string[]) => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', entryTs, ...args, '--data-dir', s.dataDir, '--access-key', AK, '--secret-key', SK], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  it('granary bucket quota prints the quota and the usage, sets it with --size/--count, and bucket list shows the usage', async () => {
+    const B = 'quota-cli';
+    await createBucket(s, B);
+    expect((await formPut(B, 'one', '12345')).status).toBe(200);
+    expect(cli('bucket', 'quota', B)).toMatchObject({ status: 0, stdout: 'size\t-1\tused 5\ncount\t-1\tused 1\n' });
+    expect(cli('bucket', 'quota', B, '--count', '1', '--size', '1000')).toMatchObject({ status: 0, stdout: 'size\t1000\tused 5\ncount\t1\tused 1\n' });
+    // The running server enforces what the CLI set.
+    expect((await quota(B)).data).toEqual({ size: 1000, count: 1 });
+    expectRefused(await formPut(B, 'two', 'x'));
+    const bad = cli('bucket', 'quota', B, '--count', 'many');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/count must be -1 .*\(400\)/);
+    const missing = cli('bucket', 'quota', 'quota-none');
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/no such bucket.*\(631\)/);
+    expect(cli('bucket', 'list').stdout).toMatch(new RegExp(`^${B}\tz0\tpublic\troot\t1 files\t5 bytes$`, 'm'));
+  }, 120_000);
 });
