@@ -2,7 +2,7 @@
  * Bucket quotas (protocol.md §8.6, §13.2): `BucketManager.putBucketQuota`/`getBucketQuota` of the official SDK
  * (0 = unchanged, -1 = no limit), bad input (631, 403, 400 naming the field), and enforcement at every commit:
  * with a quota of 2 files, a third object is refused (403 `bucket quota exceeded`) on each path that stores one —
- * form upload, resumable v1 and v2, fetch, async fetch, copy and move, sync saveas and pfop outputs — storing
+ * form upload, resumable v1 and v2, fetch, mirror pulls, async fetch, copy and move, sync saveas and pfop outputs — storing
  * nothing; 20 parallel uploads against a quota of 1 leave exactly one object; a size quota counts an overwrite
  * by its difference; a delete frees room. The CLI shows and sets the quota and the usage.
  */
@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveBytes, startOrigin, type Origin } from '../helpers/fetch-origin.js';
 import { signedFetch } from '../helpers/http.js';
 import { saveas, sdkPfop, waitFinal } from '../helpers/pfop.js';
+import { ok, RawUp } from '../helpers/resumable.js';
 import { countBlobs, entry } from '../helpers/rs.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket, download, expectAbsent, expectStored, FIXTURE_IMAGES, readAnswer, stagingFiles, type RawAnswer } from '../helpers/upload.js';
@@ -215,6 +216,28 @@ describe('a quota of 2 files refuses the third object on every path, storing not
     expect(await countBlobs(s)).toBeLessThanOrEqual(blobs + 1);
   });
 
+  it('a refused mkfile (v1) or complete (v2) keeps the session: sent again after a delete, it stores the object', async () => {
+    const B = 'quota-resume-again';
+    await bucketWithQuota(B, 2);
+    await fill(B, 2);
+    const up = new RawUp(s.url, s.uploadToken({ scope: B }));
+    const content = Buffer.from('resumable content, refused then completed');
+    const ctx = await up.block(content);
+    const made = await up.mkfile(content.length, [ctx], { key: 'v1.bin' });
+    expectRefused({ status: made.status, data: made.json });
+    const id = ok<{ uploadId: string }>(await up.init(B, 'v2.bin')).uploadId;
+    const etag = ok<{ etag: string }>(await up.part(B, 'v2.bin', id, 1, content)).etag;
+    const done = await up.complete(B, 'v2.bin', id, { parts: [{ partNumber: 1, etag }] });
+    expectRefused({ status: done.status, data: done.json });
+
+    expect((await sdk(bm.delete(B, 'fill-0'))).status).toBe(200);
+    expect((await sdk(bm.delete(B, 'fill-1'))).status).toBe(200);
+    expect(ok<{ key: string }>(await up.mkfile(content.length, [ctx], { key: 'v1.bin' })).key).toBe('v1.bin');
+    expect(ok<{ key: string }>(await up.complete(B, 'v2.bin', id, { parts: [{ partNumber: 1, etag }] })).key).toBe('v2.bin');
+    await expectStored(s, B, 'v1.bin', content);
+    await expectStored(s, B, 'v2.bin', content);
+  });
+
   it('fetch from an origin', async () => {
     const B = 'quota-fetch';
     await bucketWithQuota(B, 2);
@@ -227,6 +250,19 @@ describe('a quota of 2 files refuses the third object on every path, storing not
     expect(await stagingFiles(s)).toEqual([]);
     expect(await sdk(bm.delete(B, 'fill-0'))).toMatchObject({ status: 200 });
     expect((await sdk(bm.fetch(`${origin.base}/quota/fetched.txt`, B, 'fetched.txt'))).status).toBe(200);
+  });
+
+  it('mirror pulls: a download miss and prefetch are refused, nothing stored', async () => {
+    const B = 'quota-mirror';
+    await bucketWithQuota(B, 2);
+    await fill(B, 2);
+    origin.route('/mirror/pulled.txt', serveBytes(Buffer.from('pulled content')));
+    expect((await sdk(bm.image(B, `${origin.base}/mirror`))).status).toBe(200);
+    const miss = await download(s, B, 'pulled.txt');
+    expectRefused({ status: miss.status, data: JSON.parse(miss.body.toString()) });
+    expectRefused(await sdk(bm.prefetch(B, 'pulled.txt')));
+    expect(await usage(B)).toMatchObject({ count: 2 });
+    expect(await stagingFiles(s)).toEqual([]);
   });
 
   it('async fetch: the task fails with code 403 and stores nothing', async () => {
