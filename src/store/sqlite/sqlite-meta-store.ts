@@ -58,19 +58,6 @@ const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host
 /** Styles of a bucket that never set any: separator `-`, no styles. */
 const DEFAULT_STYLES: BucketStyles = { separator: '-', styles: {} };
 
-/**
- * Runs a commit transaction; a change refused by the bucket's quota (OverQuota thrown inside, the transaction
- * rolled back, so blobs it would have freed stay referenced) becomes the 'over-quota' outcome.
- */
-function overQuota<T>(commit: () => T): T | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal } {
-  try {
-    return commit();
-  } catch (err) {
-    if (err instanceof OverQuota) return { result: 'over-quota', freedBlobs: [], refusal: err.refusal };
-    throw err;
-  }
-}
-
 export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
   private readonly st;
@@ -207,6 +194,19 @@ export class SqliteMetaStore implements MetaStore {
     return withSource(b, r.source, r.source_host, r.styles, r.settings);
   }
 
+  /**
+   * Runs a commit transaction; a change refused by a bucket quota (OverQuota thrown inside, the transaction rolled
+   * back, so the blobs it would have freed stay referenced) becomes the 'over-quota' outcome.
+   */
+  private commit<T>(fn: () => T): T | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal } {
+    try {
+      return this.db.transaction(fn)();
+    } catch (err) {
+      if (err instanceof OverQuota) return { result: 'over-quota', freedBlobs: [], refusal: err.refusal };
+      throw err;
+    }
+  }
+
   async createBucket(b: BucketRecord): Promise<boolean> {
     return this.st.insertBucket.run(b.name, b.region, b.private ? 1 : 0, b.ctime, b.owner).changes === 1;
   }
@@ -323,26 +323,24 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   async commitPut(rec: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums }): Promise<PutOutcome> {
-    return overQuota(() =>
-      this.db.transaction((): PutOutcome => {
-        const freed: string[] = [];
-        if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
-        const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed);
-        // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
-        if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.st.blobCorrupt.get(existing.blobId))) {
-          const result = existing.hash === rec.hash ? 'identical' : 'exists';
-          return { result, freedBlobs: freed, existing };
-        }
-        this.quota.run(rec.bucket, opts.nowSec, freed, () => {
-          this.refs.add(rec.blobId, rec.fsize, opts.sums);
-          this.st.upsertObject.run(rowParams(rec));
-          if (existing) this.refs.release(existing.blobId, freed);
-        });
-        return existing
-          ? { result: 'replaced', freedBlobs: freed, previous: existing }
-          : { result: 'created', freedBlobs: freed };
-      })(),
-    );
+    return this.commit((): PutOutcome => {
+      const freed: string[] = [];
+      if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
+      const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed);
+      // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
+      if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.st.blobCorrupt.get(existing.blobId))) {
+        const result = existing.hash === rec.hash ? 'identical' : 'exists';
+        return { result, freedBlobs: freed, existing };
+      }
+      this.quota.run(rec.bucket, opts.nowSec, freed, () => {
+        this.refs.add(rec.blobId, rec.fsize, opts.sums);
+        this.st.upsertObject.run(rowParams(rec));
+        if (existing) this.refs.release(existing.blobId, freed);
+      });
+      return existing
+        ? { result: 'replaced', freedBlobs: freed, previous: existing }
+        : { result: 'created', freedBlobs: freed };
+    });
   }
 
   /** The live entry at (bucket, key) inside a transaction; an expired one is deleted and its blob released. */
@@ -374,25 +372,23 @@ export class SqliteMetaStore implements MetaStore {
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; putTime: bigint },
   ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
-    return overQuota(() =>
-      this.db.transaction(() => {
-        const freed: string[] = [];
-        const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
-        if (!src) return { result: 'no-source' as const, freedBlobs: freed };
-        if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
-        if (from.bucket === to.bucket && from.key === to.key) {
-          return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
-        }
-        const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
-        if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-        this.quota.run(to.bucket, opts.nowSec, freed, () => {
-          this.refs.add(src.blobId);
-          this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime }));
-          if (dst) this.refs.release(dst.blobId, freed);
-        });
-        return { result: 'copied' as const, freedBlobs: freed };
-      })(),
-    );
+    return this.commit(() => {
+      const freed: string[] = [];
+      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
+      if (!src) return { result: 'no-source' as const, freedBlobs: freed };
+      if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
+      if (from.bucket === to.bucket && from.key === to.key) {
+        return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
+      }
+      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
+      if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
+      this.quota.run(to.bucket, opts.nowSec, freed, () => {
+        this.refs.add(src.blobId);
+        this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime }));
+        if (dst) this.refs.release(dst.blobId, freed);
+      });
+      return { result: 'copied' as const, freedBlobs: freed };
+    });
   }
 
   async updateObject(
@@ -416,27 +412,25 @@ export class SqliteMetaStore implements MetaStore {
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number },
   ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
-    return overQuota(() =>
-      this.db.transaction(() => {
-        const freed: string[] = [];
-        const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
-        if (!src) return { result: 'no-source' as const, freedBlobs: freed };
-        if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
-        if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
-        const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
-        if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-        // Within one bucket a move never grows it; into another, the target bucket's quota applies.
-        this.quota.run(to.bucket, opts.nowSec, freed, () => {
-          if (dst) {
-            this.st.deleteObject.run(to.bucket, to.key);
-            this.refs.release(dst.blobId, freed);
-          }
-          this.st.deleteObject.run(from.bucket, from.key);
-          this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key }));
-        });
-        return { result: 'moved' as const, freedBlobs: freed };
-      })(),
-    );
+    return this.commit(() => {
+      const freed: string[] = [];
+      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
+      if (!src) return { result: 'no-source' as const, freedBlobs: freed };
+      if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
+      if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
+      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
+      if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
+      // Within one bucket a move never grows it; into another, the target bucket's quota applies.
+      this.quota.run(to.bucket, opts.nowSec, freed, () => {
+        if (dst) {
+          this.st.deleteObject.run(to.bucket, to.key);
+          this.refs.release(dst.blobId, freed);
+        }
+        this.st.deleteObject.run(from.bucket, from.key);
+        this.st.upsertObject.run(rowParams({ ...src, bucket: to.bucket, key: to.key }));
+      });
+      return { result: 'moved' as const, freedBlobs: freed };
+    });
   }
 
   async deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }> {
