@@ -1,5 +1,5 @@
 /**
- * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop|style|unstyle|separator|styles`,
+ * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop|style|unstyle|separator|styles|quota`,
  * `bucket max-age|referer|cors|protect` (download settings),
  * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
  * `cp`, `mv`, `ls`, and `scrub` (check every blob against its checksums).
@@ -14,6 +14,7 @@ import { addEntryCommands } from './cli/entries.js';
 import { addEventCommands } from './cli/events.js';
 import { addKeyCommands } from './cli/keys.js';
 import { addPipelineCommands } from './cli/pipelines.js';
+import { addQuotaCommand } from './cli/quota.js';
 import { addScrubCommand } from './cli/scrub.js';
 import { addServeCommand } from './cli/serve.js';
 import { addWorkflowCommands } from './cli/workflow.js';
@@ -25,6 +26,7 @@ export function buildCli(): Command {
   const bucket = addBucketCommands(program);
   addBucketSettingsCommands(bucket);
   addEventCommands(bucket);
+  addQuotaCommand(bucket);
   addEntryCommands(program);
   addScrubCommand(program);
   addPipelineCommands(program);

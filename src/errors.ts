@@ -42,6 +42,8 @@ const CATALOGUE = {
   keyNotAllowed: [403, 'key is not in keylimit'],
   forbidden: [403, 'forbidden'],
   objectDisabled: [403, 'the object is disabled'],
+  // A commit that would take a bucket past its setbucketquota limits (buckets/quota.ts): refused, nothing stored.
+  quotaExceeded: [403, 'bucket quota exceeded'],
   // 404, 406, 413, 414, 416
   notFound: [404, 'Document not found'],
   noSuchRoute: [404, 'no such api'],

@@ -27,6 +27,7 @@ import { registerBucketSettings } from './roles/uc/settings.js';
 import { registerEventRules } from './roles/uc/events.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerStyles } from './roles/uc/styles.js';
+import { registerQuota } from './roles/uc/quota.js';
 import { registerBlockRoutes } from './roles/up/blocks.js';
 import { registerFormUpload } from './roles/up/form.js';
 import { registerMultipartRoutes, registerPartRoute } from './roles/up/multipart.js';
@@ -170,6 +171,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerStyles(app, g);
   registerBucketSettings(app, g);
   registerEventRules(app, g);
+  registerQuota(app, g);
   registerFormUpload(app, g);
   registerMultipartRoutes(app, g);
   // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.

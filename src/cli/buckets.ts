@@ -21,11 +21,14 @@ export function addBucketCommands(program: Command): Command {
         process.stdout.write(`created bucket ${name}${opts.private ? ' (private)' : ''}\n`);
       }),
     );
-  withDataDir(bucket.command('list').description('list buckets')).action((opts: Opts) =>
+  withDataDir(bucket.command('list').description('list buckets: name, region, access, owner, files, bytes')).action((opts: Opts) =>
     offline(opts, async (g) => {
       for (const b of await g.meta.listBuckets()) {
         const owner = b.owner === g.keys.accessKey ? 'root' : b.owner;
-        process.stdout.write(`${b.name}\t${b.region}\t${b.private ? 'private' : 'public'}\t${owner}\n`);
+        const usage = (await g.meta.bucketUsage(b.name)) ?? { bytes: 0, count: 0 };
+        process.stdout.write(
+          `${b.name}\t${b.region}\t${b.private ? 'private' : 'public'}\t${owner}\t${usage.count} files\t${usage.bytes} bytes\n`,
+        );
       }
     }),
   );

@@ -5,11 +5,13 @@
  *
  * Order: deadline (401) → bucket (631 missing, 403 another account's) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)
  * → persistentOps or workflow template (400 bad commands, unknown template or pipeline) → seal blob → atomic
- * metadata commit (614 under insert semantics; the bucket's event notifications of the new entry are written in the
- * same transaction) → free replaced blobs → queue the job (jobs/upload-job.ts; the worker is woken).
+ * metadata commit (614 under insert semantics; 403 when the bucket's quota would be passed, checked inside the
+ * commit transaction: buckets/quota.ts; the bucket's event notifications of the new entry are written in the same
+ * transaction) → free replaced blobs → queue the job (jobs/upload-job.ts; the worker is woken).
  * Any failure before the commit discards the staged bytes: the entry already under the key is untouched.
  */
 import { authorizeBucket } from '../auth/authorize.js';
+import { quotaExceeded } from '../buckets/quota.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { eventsFor } from '../events/outbox.js';
@@ -132,6 +134,7 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
     await releaseBlobs(g, outcome.freedBlobs);
     if (outcome.result === 'no-bucket') throw Errors.noSuchBucket(policy.bucket);
     if (outcome.result === 'exists') throw Errors.fileExists();
+    if (outcome.result === 'over-quota') throw quotaExceeded(policy.bucket, outcome.refusal);
     let committed = record;
     if (outcome.result === 'identical') {
       // Same content already stored: the upload succeeds and the new copy is dropped.

@@ -90,6 +90,21 @@ export interface BucketQuota {
 }
 
 /**
+ * What a bucket holds: `bytes` the sum of its entries' `fsize` (an entry sharing its blob with a copy counts in
+ * full, as Kodo bills per entry) and `count` its entries. Entries past their expiry count until they are deleted.
+ */
+export interface BucketUsage {
+  bytes: number;
+  count: number;
+}
+
+/** A change refused because it would take a bucket past its quota: which limit, and the limit (bytes or entries). */
+export interface QuotaRefusal {
+  limit: 'size' | 'count';
+  max: number;
+}
+
+/**
  * A lifecycle rule (`rules/add`): applies to keys starting with `prefix` ('' = all); days counted from each
  * object's upload, 0 = not set. `ctime` Unix seconds.
  */
@@ -216,7 +231,8 @@ export type PutOutcome =
   | { result: 'created' | 'replaced'; freedBlobs: string[]; previous?: ObjectRecord }
   | { result: 'identical'; freedBlobs: string[]; existing: ObjectRecord }
   | { result: 'exists'; freedBlobs: string[]; existing: ObjectRecord }
-  | { result: 'no-bucket'; freedBlobs: string[] };
+  | { result: 'no-bucket'; freedBlobs: string[] }
+  | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal };
 
 /** A v1 block being uploaded (mkblk/bput). `size` declared bytes; `offset` bytes received; times Unix seconds. */
 export interface BlockRecord {
@@ -330,6 +346,9 @@ export interface MetaStore {
    * is dropped. Entries whose `expireAt` ≤ `nowSec` count as absent, and so does an existing entry with the same
    * hash whose blob is corrupt for 'identical' (the upload replaces it: re-uploading heals). `sums` are the new
    * blob's checksums, stored with its first reference. `events` get the entry when it is created or replaced.
+   * Quota: a commit that would take the bucket past its `settings.quota` (more entries than `count`, or more bytes
+   * than `size`; only a change that grows the dimension is refused) answers 'over-quota' and changes nothing. The
+   * check runs in the same transaction that makes the entry visible, so it holds under concurrent commits.
    */
   commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows }): Promise<PutOutcome>;
   /** Deletes a live entry; 'missing' when absent or expired. `events` get the deleted entry. */
@@ -341,14 +360,15 @@ export interface MetaStore {
   ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }>;
   /**
    * Copies an entry: the target references the same blob (one more reference, no bytes copied) with the given
-   * `putTime` (100-ns units). With `force` a live target is replaced; without, 'exists'. `events` get the copy
-   * (not called when source and target are the same).
+   * `putTime` (100-ns units). With `force` a live target is replaced; without, 'exists'. 'over-quota' (nothing
+   * changes) when the target bucket would pass its quota, as in commitPut. `events` get the copy (not called when
+   * source and target are the same).
    */
   copyObject(
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
-  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }>;
+  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }>;
   /**
    * Changes a live entry in one transaction: `mutate` gets the current record and returns the new one (it may
    * throw to abort, nothing changes then). Only attributes change; the blob, bucket and key stay. 'missing' when
@@ -364,19 +384,25 @@ export interface MetaStore {
   /**
    * Renames an entry atomically (the blob is shared, no bytes move). With `force`, a live entry at the target is
    * replaced (its blob reference dropped); without, it answers 'exists'. Expired entries count as absent.
-   * `events` get the entry at its target (not called when source and target are the same).
+   * 'over-quota' (nothing changes) when a move into another bucket would take it past its quota; a move within
+   * one bucket never grows it. `events` get the entry at its target (not called when source and target are the same).
    */
   moveObject(
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; events?: OutboxRows },
-  ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }>;
+  ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }>;
   /** Deletes up to `limit` entries whose expireAt ≤ nowSec; returns the blobs they freed. */
   deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }>;
   /** One page of a listing, served from the (bucket, key) index. */
   listObjects(query: ListQuery): Promise<ListPage>;
   /** Counts entries in a bucket (tests and CLI). */
   countObjects(bucket: string): Promise<number>;
+  /**
+   * A bucket's usage from counters kept in every transaction that adds, replaces or removes entries (no scan);
+   * undefined when the bucket is missing.
+   */
+  bucketUsage(bucket: string): Promise<BucketUsage | undefined>;
 
   // ---- blobs ----
   /** Whether any entry references the blob (used by the orphan sweep). */

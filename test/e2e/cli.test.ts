@@ -43,7 +43,7 @@ describe('offline commands', () => {
     const created = cli('bucket', 'create', 'b01');
     expect(created).toMatchObject({ status: 0, stdout: 'created bucket b01\n' });
     expect(cli('bucket', 'create', 'b02', '--private')).toMatchObject({ status: 0, stdout: 'created bucket b02 (private)\n' });
-    expect(cli('bucket', 'list')).toMatchObject({ status: 0, stdout: 'b01\tz0\tpublic\troot\nb02\tz0\tprivate\troot\n' });
+    expect(cli('bucket', 'list')).toMatchObject({ status: 0, stdout: 'b01\tz0\tpublic\troot\t0 files\t0 bytes\nb02\tz0\tprivate\troot\t0 files\t0 bytes\n' });
 
     const again = cli('bucket', 'create', 'b01');
     expect(again.status).toBe(1);
@@ -59,7 +59,7 @@ describe('offline commands', () => {
     expect(reserved.stderr).toMatch(/reserved.*\(400\)/);
 
     expect(cli('bucket', 'delete', 'b02')).toMatchObject({ status: 0, stdout: 'deleted bucket b02\n' });
-    expect(cli('bucket', 'list')).toMatchObject({ status: 0, stdout: 'b01\tz0\tpublic\troot\n' });
+    expect(cli('bucket', 'list')).toMatchObject({ status: 0, stdout: 'b01\tz0\tpublic\troot\t0 files\t0 bytes\n' });
     const missing = cli('bucket', 'delete', 'b02');
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/\(631\)/);

@@ -1,14 +1,17 @@
 /**
  * copy and move (protocol.md §8.1). Neither moves bytes: a copy adds a reference to the same blob, a move renames
  * the entry. Errors: 612 source missing, 631 target bucket missing, 614 target exists without `force`
- * (including source == target), 400 target key over 750 bytes. The `copy`/`move` event notifications of the
+ * (including source == target), 400 target key over 750 bytes, 403 the target bucket's quota (a copy, or a move
+ * into another bucket, that would pass it; buckets/quota.ts). The `copy`/`move` event notifications of the
  * source's and the target's buckets are written with the change.
  */
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { eventsFor, type EventActor } from '../../events/outbox.js';
 import { MAX_KEY_BYTES } from '../../policy/scope.js';
+import { quotaExceeded } from '../../buckets/quota.js';
 import { nowSeconds } from '../../ports/clock.js';
+import type { QuotaRefusal } from '../../store/meta.js';
 import { releaseBlobs } from '../blobs.js';
 import type { EntryRef } from './ref.js';
 
@@ -16,10 +19,14 @@ function checkTargetKey(to: EntryRef): void {
   if (Buffer.byteLength(to.key, 'utf8') > MAX_KEY_BYTES) throw Errors.keyTooLong();
 }
 
-function outcome(result: 'copied' | 'moved' | 'no-source' | 'no-bucket' | 'exists', to: EntryRef): void {
-  if (result === 'no-source') throw Errors.noSuchEntry();
-  if (result === 'no-bucket') throw Errors.noSuchBucket(to.bucket);
-  if (result === 'exists') throw Errors.fileExists();
+function outcome(
+  out: { result: 'copied' | 'moved' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; refusal?: QuotaRefusal },
+  to: EntryRef,
+): void {
+  if (out.result === 'no-source') throw Errors.noSuchEntry();
+  if (out.result === 'no-bucket') throw Errors.noSuchBucket(to.bucket);
+  if (out.result === 'exists') throw Errors.fileExists();
+  if (out.result === 'over-quota') throw quotaExceeded(to.bucket, out.refusal);
 }
 
 /** Copies `from` to `to` (new putTime, same bytes, metadata and MIME). */
@@ -32,7 +39,7 @@ export async function copyEntry(g: Granary, from: EntryRef, to: EntryRef, force:
     events: await eventsFor(g, { event: 'copy', at: from, dest: to, actor }),
   });
   await releaseBlobs(g, out.freedBlobs);
-  outcome(out.result, to);
+  outcome(out, to);
 }
 
 /** Moves (renames) `from` to `to`; the entry keeps its putTime and attributes. */
@@ -42,5 +49,5 @@ export async function moveEntry(g: Granary, from: EntryRef, to: EntryRef, force:
   const events = await eventsFor(g, { event: 'move', at: from, dest: to, actor });
   const out = await g.meta.moveObject(from, to, { force, nowSec: nowSeconds(g.clock), events });
   await releaseBlobs(g, out.freedBlobs);
-  outcome(same && out.result === 'moved' && !force ? 'exists' : out.result, to);
+  outcome(same && out.result === 'moved' && !force ? { result: 'exists' } : out, to);
 }

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { migrateBucketUsage } from './bucket-usage.js';
 
 /**
  * The SQLite schema of the embedded MetaStore. Idempotent (`IF NOT EXISTS`), applied at every open.
@@ -212,4 +213,6 @@ export function migrate(db: Database.Database): void {
     if (!cols.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
   }
   db.exec(AFTER_MIGRATION);
+  // Per-bucket usage counters kept by triggers, computed here for data dirs of earlier versions (bucket-usage.ts).
+  migrateBucketUsage(db);
 }

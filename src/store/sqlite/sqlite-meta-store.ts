@@ -6,6 +6,8 @@
  * `put_time` holds 100-ns units as a 64-bit integer and is read back as a bigint (safeIntegers).
  * Blob references are counted in `blobs`; a blob whose count reaches zero is recorded in `blob_deletions` in the
  * same transaction, so a crash before its file is unlinked leaks nothing (drained at start).
+ * Per-bucket usage (bytes, entries) is counted by triggers and bucket quotas are enforced inside the commit
+ * transactions of commitPut, copyObject and moveObject (bucket-usage.ts).
  */
 import Database from 'better-sqlite3';
 import type { BlobState, BlobSums } from '../blob.js';
@@ -15,15 +17,18 @@ import type {
   BucketRecord,
   BucketSettings,
   BucketStyles,
+  BucketUsage,
   DomainRecord,
   ListPage,
   ListQuery,
   MetaStore,
   ObjectRecord,
   PutOutcome,
+  QuotaRefusal,
 } from '../meta.js';
 import { BlobRefs } from './blob-refs.js';
 import { SqliteEventOutbox } from './event-outbox.js';
+import { OverQuota, QuotaGuard } from './bucket-usage.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
 import { listPage } from './list-query.js';
@@ -60,6 +65,7 @@ export class SqliteMetaStore implements MetaStore {
   private readonly db: Database.Database;
   private readonly st;
   private readonly refs: BlobRefs;
+  private readonly quota: QuotaGuard;
   readonly sessions: SqliteSessions;
   /** The async-fetch task queue (store/tasks.ts). */
   readonly fetchTasks: SqliteFetchTasks;
@@ -81,6 +87,7 @@ export class SqliteMetaStore implements MetaStore {
     migrate(this.db);
     const db = this.db;
     this.refs = new BlobRefs(db);
+    this.quota = new QuotaGuard(db, this.refs);
     this.sessions = new SqliteSessions(db, this.refs);
     this.fetchTasks = new SqliteFetchTasks(db);
     this.jobs = new SqliteJobQueue(db);
@@ -194,6 +201,19 @@ export class SqliteMetaStore implements MetaStore {
       settings: {},
     };
     return withSource(b, r.source, r.source_host, r.styles, r.settings);
+  }
+
+  /**
+   * Runs a commit transaction; a change refused by a bucket quota (OverQuota thrown inside, the transaction rolled
+   * back, so the blobs it would have freed stay referenced) becomes the 'over-quota' outcome.
+   */
+  private commit<T>(fn: () => T): T | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal } {
+    try {
+      return this.db.transaction(fn)();
+    } catch (err) {
+      if (err instanceof OverQuota) return { result: 'over-quota', freedBlobs: [], refusal: err.refusal };
+      throw err;
+    }
   }
 
   async createBucket(b: BucketRecord): Promise<boolean> {
@@ -315,7 +335,7 @@ export class SqliteMetaStore implements MetaStore {
     rec: ObjectRecord,
     opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows },
   ): Promise<PutOutcome> {
-    return this.db.transaction((): PutOutcome => {
+    return this.commit((): PutOutcome => {
       const freed: string[] = [];
       if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
       const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed);
@@ -324,14 +344,16 @@ export class SqliteMetaStore implements MetaStore {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
         return { result, freedBlobs: freed, existing };
       }
-      this.refs.add(rec.blobId, rec.fsize, opts.sums);
-      this.st.upsertObject.run(rowParams(rec));
-      if (existing) this.refs.release(existing.blobId, freed);
+      this.quota.run(rec.bucket, opts.nowSec, freed, () => {
+        this.refs.add(rec.blobId, rec.fsize, opts.sums);
+        this.st.upsertObject.run(rowParams(rec));
+        if (existing) this.refs.release(existing.blobId, freed);
+      });
       this.events.write(opts.events, rec);
       return existing
         ? { result: 'replaced', freedBlobs: freed, previous: existing }
         : { result: 'created', freedBlobs: freed };
-    })();
+    });
   }
 
   /** The live entry at (bucket, key) inside a transaction; an expired one is deleted and its blob released. */
@@ -368,8 +390,8 @@ export class SqliteMetaStore implements MetaStore {
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
-  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }> {
-    return this.db.transaction(() => {
+  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
+    return this.commit(() => {
       const freed: string[] = [];
       const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
@@ -379,13 +401,15 @@ export class SqliteMetaStore implements MetaStore {
       }
       const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      this.refs.add(src.blobId);
       const copy = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
-      this.st.upsertObject.run(rowParams(copy));
-      if (dst) this.refs.release(dst.blobId, freed);
+      this.quota.run(to.bucket, opts.nowSec, freed, () => {
+        this.refs.add(src.blobId);
+        this.st.upsertObject.run(rowParams(copy));
+        if (dst) this.refs.release(dst.blobId, freed);
+      });
       this.events.write(opts.events, copy);
       return { result: 'copied' as const, freedBlobs: freed };
-    })();
+    });
   }
 
   async updateObject(
@@ -410,8 +434,8 @@ export class SqliteMetaStore implements MetaStore {
     from: { bucket: string; key: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; events?: OutboxRows },
-  ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists'; freedBlobs: string[] }> {
-    return this.db.transaction(() => {
+  ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
+    return this.commit(() => {
       const freed: string[] = [];
       const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
@@ -419,16 +443,19 @@ export class SqliteMetaStore implements MetaStore {
       if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
       const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      if (dst) {
-        this.st.deleteObject.run(to.bucket, to.key);
-        this.refs.release(dst.blobId, freed);
-      }
-      this.st.deleteObject.run(from.bucket, from.key);
       const moved = { ...src, bucket: to.bucket, key: to.key };
-      this.st.upsertObject.run(rowParams(moved));
+      // Within one bucket a move never grows it; into another, the target bucket's quota applies.
+      this.quota.run(to.bucket, opts.nowSec, freed, () => {
+        if (dst) {
+          this.st.deleteObject.run(to.bucket, to.key);
+          this.refs.release(dst.blobId, freed);
+        }
+        this.st.deleteObject.run(from.bucket, from.key);
+        this.st.upsertObject.run(rowParams(moved));
+      });
       this.events.write(opts.events, moved);
       return { result: 'moved' as const, freedBlobs: freed };
-    })();
+    });
   }
 
   async deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }> {
@@ -449,6 +476,10 @@ export class SqliteMetaStore implements MetaStore {
 
   async countObjects(bucket: string): Promise<number> {
     return (this.st.countObjects.get(bucket) as { n: number }).n;
+  }
+
+  async bucketUsage(bucket: string): Promise<BucketUsage | undefined> {
+    return this.st.getBucket.get(bucket) ? this.quota.usage(bucket) : undefined;
   }
 
   async blobReferenced(blobId: string): Promise<boolean> {
