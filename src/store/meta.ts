@@ -76,8 +76,9 @@ export interface BucketQuota {
 }
 
 /**
- * A lifecycle rule (`rules/add`): applies to keys starting with `prefix` ('' = all); days counted from each
- * object's upload, 0 = not set. `ctime` Unix seconds.
+ * A lifecycle rule (`rules/add`): governs the keys whose longest rule prefix is `prefix` ('' = all); days counted
+ * from each object's upload, 0 = not set, a negative transition = at upload (buckets/lifecycle-rules.ts evaluates
+ * them). `ctime` Unix seconds. The `history*` days are kept and reported only (no object versions in Granary).
  */
 export interface LifecycleRule {
   name: string;
@@ -87,6 +88,8 @@ export interface LifecycleRule {
   toArchiveIRAfterDays: number;
   toArchiveAfterDays: number;
   toDeepArchiveAfterDays: number;
+  historyDeleteAfterDays?: number;
+  historyToIAAfterDays?: number;
   ctime: number;
 }
 
