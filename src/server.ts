@@ -21,6 +21,7 @@ import { registerBatch } from './roles/rs/batch.js';
 import { registerRsOps } from './roles/rs/routes.js';
 import { registerList } from './roles/rsf/list.js';
 import { registerBuckets } from './roles/uc/buckets.js';
+import { registerLifecycleRules } from './roles/uc/lifecycle-rules.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerStyles } from './roles/uc/styles.js';
 import { registerBlockRoutes } from './roles/up/blocks.js';
@@ -162,6 +163,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerRegionQuery(app, g);
   registerBuckets(app, g);
   registerStyles(app, g);
+  registerLifecycleRules(app, g);
   registerFormUpload(app, g);
   registerMultipartRoutes(app, g);
   // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.
