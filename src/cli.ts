@@ -1,5 +1,6 @@
 /**
  * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop|style|unstyle|separator|styles`,
+ * `bucket rule add|update|delete|list`,
  * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
  * `cp`, `mv`, `ls`, and `scrub` (check every blob against its checksums).
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
@@ -10,6 +11,7 @@ import { isKodoError } from './errors.js';
 import { addBucketCommands } from './cli/buckets.js';
 import { addEntryCommands } from './cli/entries.js';
 import { addKeyCommands } from './cli/keys.js';
+import { addLifecycleRuleCommands } from './cli/lifecycle-rules.js';
 import { addPipelineCommands } from './cli/pipelines.js';
 import { addScrubCommand } from './cli/scrub.js';
 import { addServeCommand } from './cli/serve.js';
@@ -18,7 +20,7 @@ import { addServeCommand } from './cli/serve.js';
 export function buildCli(): Command {
   const program = new Command('granary').description('Self-hosted object storage speaking the Qiniu Kodo API');
   addServeCommand(program);
-  addBucketCommands(program);
+  addLifecycleRuleCommands(addBucketCommands(program));
   addEntryCommands(program);
   addScrubCommand(program);
   addPipelineCommands(program);

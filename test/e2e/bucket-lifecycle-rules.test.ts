@@ -3,13 +3,18 @@
  * trips; a rule's dates in stat for objects uploaded after it and already there; the clock passing a rule's day
  * makes objects absent (stat 612, download 404, listings skip them) and the sweeper deletes them and frees their
  * blobs; transitions (stat `type`, archive refused until restoreAr); longest-prefix matching; a rule combined with
- * an object's own lifecycle; and bad input. Time moves with the server clock (no
+ * an object's own lifecycle; bad input; and the `granary bucket rule` CLI. Time moves with the server clock (no
  * sleeps); SDK calls are signed without X-Qiniu-Date so the moved clock does not make them stale.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildCli } from '../../src/cli.js';
+import { isKodoError } from '../../src/errors.js';
 import { sweepExpired } from '../../src/objects/expiry.js';
 import { expiryFromDays } from '../../src/policy/expiry.js';
+import { cleanEnv, REPO_ROOT } from '../helpers/cli.js';
 import { countBlobs, entry, expectJsonError, put, rawOp } from '../helpers/rs.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { download, expectAbsent, expectStored } from '../helpers/upload.js';
@@ -374,4 +379,62 @@ describe('bad input', () => {
     expectJsonError(over, 400);
     expect((over.json as { error: string }).error).toMatch(/at most 100/);
   });
+});
+
+describe('granary bucket rule (CLI on the data dir of the running server)', () => {
+  const B = 'rules-cli';
+  beforeAll(() => createBucket(s, B));
+  const flags = ['--data-dir', '', '--access-key', AK, '--secret-key', SK];
+  const withFlags = (args: string[]): string[] => [...args, ...flags.map((f) => f || s.dataDir)];
+
+  /** Runs `granary bucket rule …` in this process (the command tree of src/cli.ts); its stdout, or the error thrown. */
+  async function cli(...args: string[]): Promise<{ stdout: string; error?: Error }> {
+    let stdout = '';
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stdout += String(chunk);
+      return true;
+    });
+    try {
+      await buildCli().parseAsync(['node', 'granary', 'bucket', 'rule', ...withFlags(args)]);
+      return { stdout };
+    } catch (error) {
+      return { stdout, error: error as Error };
+    } finally {
+      write.mockRestore();
+    }
+  }
+
+  it('adds, lists, updates and deletes rules the server applies at once; errors carry the catalogue message', async () => {
+    const add = await cli('add', B, 'logs_cli', '--prefix', 'logs/', '--to-ia-after-days', '7', '--delete-after-days', '30');
+    expect(add).toEqual({ stdout: `added lifecycle rule logs_cli to bucket ${B}\n` });
+    expect((await rules(B)).map((r) => [r.name, r.prefix, r.to_line_after_days, r.delete_after_days])).toEqual([['logs_cli', 'logs/', 7, 30]]);
+    await put(s, B, 'logs/1', 'one', LONG);
+    expect((await stat(B, 'logs/1')).expiration).toBe(expiryFromDays(await putMs(B, 'logs/1'), 30));
+    expect((await cli('list', B)).stdout).toBe('logs_cli\tlogs/\tdelete-after-days=30 to-ia-after-days=7\n');
+
+    expect((await cli('update', B, 'logs_cli', '--prefix', 'logs/', '--to-archive-after-days', '5')).error).toBeUndefined();
+    expect((await cli('list', B)).stdout).toBe('logs_cli\tlogs/\tto-archive-after-days=5\n');
+
+    const disordered = await cli('add', B, 'bad', '--to-ia-after-days', '5', '--to-archive-after-days', '1');
+    expect(isKodoError(disordered.error, 'badLifecycleRule')).toBe(true);
+    expect(disordered.error?.message).toMatch(/to_archive_after_days \(1\) must be greater than to_line_after_days \(5\)/);
+    expect((await cli('add', B, 'bad', '--delete-after-days', 'x')).error?.message).toMatch(/--delete-after-days must be an integer/);
+    expect(isKodoError((await cli('list', 'no-such-bucket')).error, 'noSuchBucket')).toBe(true);
+
+    expect((await cli('delete', B, 'logs_cli')).stdout).toBe(`deleted lifecycle rule logs_cli of bucket ${B}\n`);
+    expect((await cli('list', B)).stdout).toBe('');
+    expect(await rules(B)).toEqual([]);
+  });
+
+  it('as a command: an error exits 1 with the message and its status on stderr', () => {
+    const entryPoint = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', entryPoint, 'bucket', 'rule', ...withFlags(['delete', B, 'nope'])], {
+      cwd: REPO_ROOT,
+      env: cleanEnv(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('granary: no such lifecycle rule: nope (612)\n');
+  }, 60_000);
 });
