@@ -1,6 +1,7 @@
 /**
  * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop|style|unstyle|separator|styles|quota`,
  * `bucket max-age|referer|cors|protect` (download settings),
+ * `bucket rule add|update|delete|list`,
  * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
  * `cp`, `mv`, `ls`, and `scrub` (check every blob against its checksums).
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
@@ -13,6 +14,7 @@ import { addBucketSettingsCommands } from './cli/bucket-settings.js';
 import { addEntryCommands } from './cli/entries.js';
 import { addEventCommands } from './cli/events.js';
 import { addKeyCommands } from './cli/keys.js';
+import { addLifecycleRuleCommands } from './cli/lifecycle-rules.js';
 import { addPipelineCommands } from './cli/pipelines.js';
 import { addQuotaCommand } from './cli/quota.js';
 import { addScrubCommand } from './cli/scrub.js';
@@ -27,6 +29,7 @@ export function buildCli(): Command {
   addBucketSettingsCommands(bucket);
   addEventCommands(bucket);
   addQuotaCommand(bucket);
+  addLifecycleRuleCommands(bucket);
   addEntryCommands(program);
   addScrubCommand(program);
   addPipelineCommands(program);

@@ -109,6 +109,12 @@ const CATALOGUE = {
   // Bucket event notifications (events/rules.ts)
   eventRuleExists: [400, 'an event rule of that name exists in the bucket'],
   noSuchEventRule: [612, 'no such event rule'],
+  // Bucket lifecycle rules (rules/add|update|delete): Kodo's "exists" (614) and "no such" (612) families.
+  badLifecycleRule: [400, 'invalid lifecycle rule'],
+  lifecyclePrefixTaken: [400, 'another lifecycle rule of the bucket has this prefix'],
+  tooManyLifecycleRules: [400, 'too many lifecycle rules in the bucket'],
+  lifecycleRuleExists: [614, 'lifecycle rule exists'],
+  noSuchLifecycleRule: [612, 'no such lifecycle rule'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
   objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],

@@ -25,6 +25,7 @@ import { registerList } from './roles/rsf/list.js';
 import { registerBuckets } from './roles/uc/buckets.js';
 import { registerBucketSettings } from './roles/uc/settings.js';
 import { registerEventRules } from './roles/uc/events.js';
+import { registerLifecycleRules } from './roles/uc/lifecycle-rules.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerStyles } from './roles/uc/styles.js';
 import { registerQuota } from './roles/uc/quota.js';
@@ -172,6 +173,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerBucketSettings(app, g);
   registerEventRules(app, g);
   registerQuota(app, g);
+  registerLifecycleRules(app, g);
   registerFormUpload(app, g);
   registerMultipartRoutes(app, g);
   // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.

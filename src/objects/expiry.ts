@@ -1,11 +1,12 @@
 /**
- * The expiry sweeper: entries whose deleteAfterDays deadline passed (expireAt ≤ now, Unix seconds) are deleted
- * for real and their blobs freed (reads already treat them as absent, so this only reclaims space); abandoned
- * resumable-upload sessions are dropped when they expire.
+ * The expiry sweeper: entries whose deleteAfterDays deadline passed (expireAt ≤ now, Unix seconds) or that a
+ * bucket lifecycle rule deleted (lifecycle-sweep.ts) are deleted for real and their blobs freed (reads already treat
+ * them as absent, so this only reclaims space); abandoned resumable-upload sessions are dropped when they expire.
  */
 import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
 import { drainBlobDeletions, logDrain, releaseBlobs } from './blobs.js';
+import { sweepRuleDeletions } from './lifecycle-sweep.js';
 
 /** Pending blob deletions that failed at the previous sweep, per server (logged again only when this changes). */
 const lastDrainFailures = new WeakMap<Granary, number>();
@@ -14,7 +15,8 @@ const lastDrainFailures = new WeakMap<Granary, number>();
 export const FETCH_TASK_RETENTION_SECONDS = 7 * 86400;
 
 /**
- * Deletes every expired entry now, in batches of 1000, and the resumable-upload sessions (v1 blocks, v2
+ * Deletes every expired entry now (past its own expireAt: in batches of 1000; deleted by a lifecycle rule: rule range
+ * by rule range, lifecycle-sweep.ts), and the resumable-upload sessions (v1 blocks, v2
  * uploads) past their lifetime with their staged bytes, and finished async-fetch tasks older than a week; retries
  * blob deletions left pending; returns how many entries were deleted.
  */
@@ -30,7 +32,7 @@ export async function sweepExpired(g: Granary): Promise<number> {
   }
   // Finished async-fetch tasks stay queryable for a week after they end.
   await g.meta.fetchTasks.prune(g.clock.nowMs() - FETCH_TASK_RETENTION_SECONDS * 1000);
-  let total = 0;
+  let total = await sweepRuleDeletions(g);
   for (;;) {
     const { deleted, freedBlobs } = await g.meta.deleteExpired(nowSeconds(g.clock), 1000);
     await releaseBlobs(g, freedBlobs);

@@ -105,8 +105,9 @@ export interface QuotaRefusal {
 }
 
 /**
- * A lifecycle rule (`rules/add`): applies to keys starting with `prefix` ('' = all); days counted from each
- * object's upload, 0 = not set. `ctime` Unix seconds.
+ * A lifecycle rule (`rules/add`): governs the keys whose longest rule prefix is `prefix` ('' = all); days counted
+ * from each object's upload, 0 = not set, a negative transition = at upload (buckets/lifecycle-rules.ts evaluates
+ * them). `ctime` Unix seconds. The `history*` days are kept and reported only (no object versions in Granary).
  */
 export interface LifecycleRule {
   name: string;
@@ -116,6 +117,8 @@ export interface LifecycleRule {
   toArchiveIRAfterDays: number;
   toArchiveAfterDays: number;
   toDeepArchiveAfterDays: number;
+  historyDeleteAfterDays?: number;
+  historyToIAAfterDays?: number;
   ctime: number;
 }
 
@@ -216,7 +219,7 @@ export interface ListQuery {
   after?: { key: string; isPrefix: boolean };
   /** Items plus common prefixes, 1..1000. */
   limit: number;
-  /** Entries expired at this time (Unix seconds) are skipped. */
+  /** Entries expired at this time (Unix seconds; own expireAt or the bucket's lifecycle rules) are skipped. */
   nowSec: number;
 }
 
@@ -336,8 +339,14 @@ export interface MetaStore {
   bucketOfDomain(domain: string): Promise<string | undefined>;
 
   // ---- entries ----
+  // Lifecycle rules: reads (getObject, getBucketAndObject, listObjects) answer an entry as its bucket's lifecycle
+  // rules make it — `expireAt` and `transitions` the earliest of its own and its rule's (buckets/lifecycle-rules.ts
+  // `applyRules`) — while writes keep the entry's own values. Every operation counts an entry a rule has deleted
+  // (`expiredByRules`) as absent, like one past its own expireAt.
+
+  /** The entry (lifecycle rules applied; expired entries included: callers check `expireAt`). */
   getObject(bucket: string, key: string): Promise<ObjectRecord | undefined>;
-  /** The bucket and the entry under `key` in one read (the download path). */
+  /** The bucket and the entry under `key` in one read (the download path); the entry as `getObject` answers it. */
   getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }>;
   /**
    * Commits an entry pointing at a new blob, atomically. With `insertOnly`, an existing entry with the same
@@ -370,7 +379,8 @@ export interface MetaStore {
     opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
   ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }>;
   /**
-   * Changes a live entry in one transaction: `mutate` gets the current record and returns the new one (it may
+   * Changes a live entry in one transaction: `mutate` gets the current record as stored (its own lifecycle) and the
+   * same entry as reads answer it (`effective`: lifecycle rules applied), and returns the new stored record (it may
    * throw to abort, nothing changes then). Only attributes change; the blob, bucket and key stay. 'missing' when
    * the entry is absent or expired. `events` get the updated entry.
    */
@@ -378,7 +388,7 @@ export interface MetaStore {
     bucket: string,
     key: string,
     nowSec: number,
-    mutate: (rec: ObjectRecord) => ObjectRecord,
+    mutate: (rec: ObjectRecord, effective: ObjectRecord) => ObjectRecord,
     events?: OutboxRows,
   ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }>;
   /**
@@ -394,6 +404,18 @@ export interface MetaStore {
   ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }>;
   /** Deletes up to `limit` entries whose expireAt ≤ nowSec; returns the blobs they freed. */
   deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }>;
+  /**
+   * One bounded step of deleting the entries of `bucket` whose key starts with `sel.prefix` but with none of
+   * `sel.exclude` and whose putTime (100-ns units) is below `sel.putTimeBefore` (a lifecycle rule's deletions):
+   * examines at most `scan` keys in key order after `after` (undefined = from the start of the prefix), in one
+   * transaction, through the (bucket, key) index. `next` is where the next step resumes, absent when done.
+   */
+  deleteUnderPrefix(
+    bucket: string,
+    sel: { prefix: string; exclude: readonly string[]; putTimeBefore: bigint },
+    after: string | undefined,
+    scan: number,
+  ): Promise<{ deleted: number; freedBlobs: string[]; next?: string }>;
   /** One page of a listing, served from the (bucket, key) index. */
   listObjects(query: ListQuery): Promise<ListPage>;
   /** Counts entries in a bucket (tests and CLI). */

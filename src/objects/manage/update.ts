@@ -17,20 +17,19 @@ import { checkCond, type Cond } from './cond.js';
 import type { EntryRef } from './ref.js';
 
 /**
- * The record with the lifecycle transitions due at `nowSec` carried out: `type` becomes the class they reached and
- * they are dropped, so a later chtype or a cancelled (-1) transition neither undoes nor redoes them.
+ * The stored record `rec` with the lifecycle transitions due at `nowSec` carried out: `type` becomes the class
+ * reached by the transitions of `effective` (the same entry with its bucket's lifecycle rules applied) and the
+ * entry's own due transitions are dropped, so a later chtype or a cancelled (-1) transition neither undoes nor
+ * redoes them. A rule's transitions stay with the rule: one that is due moves a lower class up again on reads.
  */
-function settleTransitions(rec: ObjectRecord, nowSec: number): ObjectRecord {
-  const t = rec.transitions;
-  if (!t) return rec;
+function settleTransitions(rec: ObjectRecord, effective: ObjectRecord, nowSec: number): ObjectRecord {
+  const t = effective.transitions;
+  if (!t || !Object.values(t).some((at) => at !== undefined && at <= nowSec)) return rec;
   const pending: Transitions = {};
-  let due = false;
-  for (const [name, at] of Object.entries(t) as Array<[keyof Transitions, number | undefined]>) {
-    if (at === undefined) continue;
-    if (at <= nowSec) due = true;
-    else pending[name] = at;
+  for (const [name, at] of Object.entries(rec.transitions ?? {}) as Array<[keyof Transitions, number | undefined]>) {
+    if (at !== undefined && at > nowSec) pending[name] = at;
   }
-  return due ? { ...rec, type: effectiveType(rec, nowSec), transitions: pending } : rec;
+  return { ...rec, type: effectiveType(effective, nowSec), transitions: pending };
 }
 
 /** Applies `mutate` to a live entry (its due transitions settled first); 612 when missing. `notify`: its event. */
@@ -42,7 +41,13 @@ async function update(
 ): Promise<void> {
   const nowSec = nowSeconds(g.clock);
   const events = notify && (await eventsFor(g, { event: notify.event, at: ref, actor: notify.actor }));
-  const out = await g.meta.updateObject(ref.bucket, ref.key, nowSec, (rec) => mutate(settleTransitions(rec, nowSec)), events);
+  const out = await g.meta.updateObject(
+    ref.bucket,
+    ref.key,
+    nowSec,
+    (rec, effective) => mutate(settleTransitions(rec, effective, nowSec)),
+    events,
+  );
   await releaseBlobs(g, out.freedBlobs);
   if (out.result === 'missing') throw Errors.noSuchEntry();
 }

@@ -14,10 +14,12 @@
  * follows). With one, the walk reads keys only (cheap rows), in batches that start at one key after each seek and
  * double while keys come back as items, so a seek never fetches keys of the directory it skips beyond what was
  * already read; each run of plain keys is then read whole with one `key BETWEEN first AND last` read.
- * Expired entries (expire_at ≤ nowSec) are skipped; the expiry sweeper deletes them for real.
+ * Expired entries (expire_at ≤ nowSec, or deleted by the bucket's lifecycle rules given their key and put_time) are
+ * skipped; the expiry sweeper deletes them for real. Items carry the rules' dates (`applyRules`).
  */
 import type Database from 'better-sqlite3';
-import type { ListPage, ListQuery } from '../meta.js';
+import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
+import type { LifecycleRule, ListPage, ListQuery, ObjectRecord } from '../meta.js';
 import { toRecord, type ObjectRow } from './rows.js';
 
 const MAX_CODE_POINT = 0x10ffff;
@@ -73,6 +75,7 @@ interface Bound {
 interface KeyRow {
   key: string;
   expire_at: bigint | null;
+  put_time: bigint;
 }
 
 /** Range reads over the (bucket, key) primary key: `key >= ?` or `key > ?`, with or without `key < upper`. */
@@ -86,7 +89,7 @@ interface RangeReads {
 interface Statements {
   /** Whole rows. */
   rows: RangeReads;
-  /** Keys and expiry only: cheap to step through while rolling up directories. */
+  /** Keys, expiry and put time only: cheap to step through while rolling up directories. */
   keys: RangeReads;
   /** Whole rows with `lo <= key <= hi` (a run of items found by the key walk). */
   between: Database.Statement;
@@ -110,7 +113,7 @@ function statements(db: Database.Database): Statements {
     };
     st = {
       rows: reads('*'),
-      keys: reads('key, expire_at'),
+      keys: reads('key, expire_at, put_time'),
       between: db
         .prepare('SELECT * FROM objects WHERE bucket = ? AND key >= ? AND key <= ? ORDER BY key')
         .safeIntegers(true),
@@ -155,10 +158,17 @@ interface Cursor {
   want: number;
   upper: string | undefined;
   nowBig: bigint;
+  /** The bucket's lifecycle rules (undefined = none). */
+  rules: readonly LifecycleRule[] | undefined;
   entries: ListPage['entries'];
 }
 
-const expired = (c: Cursor, expireAt: bigint | null): boolean => expireAt !== null && expireAt <= c.nowBig;
+/** Whether a row is expired: its own expire_at passed, or its lifecycle rule deleted it. */
+const expired = (c: Cursor, row: { key: string; expire_at: bigint | null; put_time: bigint }): boolean =>
+  (row.expire_at !== null && row.expire_at <= c.nowBig) || expiredByRules(c.rules, row.key, row.put_time, c.query.nowSec);
+
+/** A listed item: the row as a record with its lifecycle rule's dates. */
+const item = (c: Cursor, row: ObjectRow): { kind: 'item'; item: ObjectRecord } => ({ kind: 'item', item: applyRules(toRecord(row), c.rules) });
 
 /** Without a delimiter: whole rows, in batches of what the page still needs. */
 function listFlat(c: Cursor): void {
@@ -171,7 +181,7 @@ function listFlat(c: Cursor): void {
       // Only without an upper bound (a prefix made of U+10FFFF) can a row fall outside the prefix: the end.
       if (!row.key.startsWith(prefix)) return;
       from = { key: row.key, inclusive: false };
-      if (!expired(c, row.expire_at)) c.entries.push({ kind: 'item', item: toRecord(row) });
+      if (!expired(c, row)) c.entries.push(item(c, row));
     }
     if (rows.length < size) return; // the range holds nothing more
   }
@@ -192,7 +202,7 @@ function listRolledUp(c: Cursor): void {
   const flushRun = (): void => {
     if (run.length === 0) return;
     const rows = c.st.between.all(bucket, run[0], run[run.length - 1]) as ObjectRow[];
-    for (const row of rows) if (!expired(c, row.expire_at)) c.entries.push({ kind: 'item', item: toRecord(row) });
+    for (const row of rows) if (!expired(c, row)) c.entries.push(item(c, row));
     run.length = 0;
   };
   const full = (): boolean => c.entries.length + run.length >= c.want;
@@ -203,13 +213,14 @@ function listRolledUp(c: Cursor): void {
     let i = 0;
     let sought = false;
     while (i < keys.length && !full()) {
-      const { key, expire_at } = keys[i] as KeyRow;
+      const row = keys[i] as KeyRow;
+      const key = row.key;
       if (!key.startsWith(prefix)) {
         from = undefined; // past the prefix (only possible without an upper bound)
         break;
       }
       i++;
-      if (expired(c, expire_at)) {
+      if (expired(c, row)) {
         from = { key, inclusive: false };
         continue;
       }
@@ -239,11 +250,12 @@ function listRolledUp(c: Cursor): void {
  * One page of a listing (protocol.md §8.3): up to `query.limit` entries — items and common prefixes together,
  * in byte-lexicographic key order — starting after `query.after`, restricted to keys starting with `query.prefix`,
  * with keys rolled up at `query.delimiter` into common prefixes (each emitted once). Entries expired at
- * `query.nowSec` (Unix seconds) are skipped. `more` is true when at least one more entry follows the page.
+ * `query.nowSec` (Unix seconds) — by their own expire_at or by the bucket's lifecycle `rules` — are skipped; items
+ * carry the rules' dates. `more` is true when at least one more entry follows the page.
  * Cost: index range reads only, in one read transaction (a consistent snapshot); one seek per common prefix
  * whatever the number of keys under it.
  */
-export function listPage(db: Database.Database, query: ListQuery): ListPage {
+export function listPage(db: Database.Database, query: ListQuery, rules?: readonly LifecycleRule[]): ListPage {
   const st = statements(db);
   const limit = Math.max(1, Math.floor(query.limit));
   const c: Cursor = {
@@ -252,6 +264,7 @@ export function listPage(db: Database.Database, query: ListQuery): ListPage {
     want: limit + 1,
     upper: query.prefix === '' ? undefined : successor(query.prefix),
     nowBig: BigInt(Math.floor(query.nowSec)),
+    rules,
     entries: [],
   };
   st.inTransaction(() => {

@@ -8,8 +8,11 @@
  * same transaction, so a crash before its file is unlinked leaks nothing (drained at start).
  * Per-bucket usage (bytes, entries) is counted by triggers and bucket quotas are enforced inside the commit
  * transactions of commitPut, copyObject and moveObject (bucket-usage.ts).
+ * A bucket's lifecycle rules come from its settings column (lifecycle.ts): reads answer entries with their rule's
+ * dates, and every liveness check counts an entry its rule deleted as expired.
  */
 import Database from 'better-sqlite3';
+import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
 import type { BlobState, BlobSums } from '../blob.js';
 import type { OutboxRows } from '../events.js';
 import type {
@@ -19,6 +22,7 @@ import type {
   BucketStyles,
   BucketUsage,
   DomainRecord,
+  LifecycleRule,
   ListPage,
   ListQuery,
   MetaStore,
@@ -31,6 +35,7 @@ import { SqliteEventOutbox } from './event-outbox.js';
 import { OverQuota, QuotaGuard } from './bucket-usage.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
+import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
 import { listPage } from './list-query.js';
 import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
@@ -95,6 +100,7 @@ export class SqliteMetaStore implements MetaStore {
     this.events = new SqliteEventOutbox(db);
     this.st = {
       getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
+      bucketSettings: db.prepare('SELECT settings FROM buckets WHERE name = ?'),
       listBuckets: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets ORDER BY name`),
       setStyles: db.prepare('UPDATE buckets SET styles = ? WHERE name = ?'),
       setSettings: db.prepare('UPDATE buckets SET settings = ? WHERE name = ?'),
@@ -294,7 +300,7 @@ export class SqliteMetaStore implements MetaStore {
 
   async getObject(bucket: string, key: string): Promise<ObjectRecord | undefined> {
     const row = this.st.getObjectWithBlob.get(bucket, key) as ObjectRow | undefined;
-    return row ? toRecord(row) : undefined;
+    return row ? applyRules(toRecord(row), this.rulesOf(bucket)) : undefined;
   }
 
   async getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }> {
@@ -328,7 +334,7 @@ export class SqliteMetaStore implements MetaStore {
       row.b_styles,
       row.b_settings,
     );
-    return row.blob_id === null ? { bucket: b } : { bucket: b, object: toRecord(row) };
+    return row.blob_id === null ? { bucket: b } : { bucket: b, object: applyRules(toRecord(row), rulesFromSettings(row.b_settings)) };
   }
 
   async commitPut(
@@ -337,8 +343,9 @@ export class SqliteMetaStore implements MetaStore {
   ): Promise<PutOutcome> {
     return this.commit((): PutOutcome => {
       const freed: string[] = [];
-      if (!this.st.getBucket.get(rec.bucket)) return { result: 'no-bucket', freedBlobs: freed };
-      const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed);
+      const bucket = this.st.getBucket.get(rec.bucket) as { settings: string | null } | undefined;
+      if (!bucket) return { result: 'no-bucket', freedBlobs: freed };
+      const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
       // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
       if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.st.blobCorrupt.get(existing.blobId))) {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
@@ -356,12 +363,26 @@ export class SqliteMetaStore implements MetaStore {
     });
   }
 
-  /** The live entry at (bucket, key) inside a transaction; an expired one is deleted and its blob released. */
-  private liveRow(bucket: string, key: string, nowSec: number, freed: string[]): ObjectRecord | undefined {
+  /** The lifecycle rules of a bucket (undefined when none, or no such bucket). */
+  private rulesOf(bucket: string): LifecycleRule[] | undefined {
+    return rulesFromSettings((this.st.bucketSettings.get(bucket) as { settings: string | null } | undefined)?.settings);
+  }
+
+  /**
+   * The live entry at (bucket, key) inside a transaction, as stored (its own lifecycle); an expired one — past its
+   * own expireAt or deleted by the bucket's lifecycle `rules` — is deleted and its blob released.
+   */
+  private liveRow(
+    bucket: string,
+    key: string,
+    nowSec: number,
+    freed: string[],
+    rules: LifecycleRule[] | undefined = this.rulesOf(bucket),
+  ): ObjectRecord | undefined {
     const row = this.st.getObject.get(bucket, key) as ObjectRow | undefined;
     if (!row) return undefined;
     const rec = toRecord(row);
-    if (rec.expireAt !== undefined && rec.expireAt <= nowSec) {
+    if ((rec.expireAt !== undefined && rec.expireAt <= nowSec) || expiredByRules(rules, key, rec.putTime, nowSec)) {
       this.st.deleteObject.run(bucket, key);
       this.refs.release(rec.blobId, freed);
       return undefined;
@@ -416,14 +437,15 @@ export class SqliteMetaStore implements MetaStore {
     bucket: string,
     key: string,
     nowSec: number,
-    mutate: (rec: ObjectRecord) => ObjectRecord,
+    mutate: (rec: ObjectRecord, effective: ObjectRecord) => ObjectRecord,
     events?: OutboxRows,
   ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
-      const rec = this.liveRow(bucket, key, nowSec, freed);
+      const rules = this.rulesOf(bucket);
+      const rec = this.liveRow(bucket, key, nowSec, freed, rules);
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
-      const next = mutate(rec);
+      const next = mutate(rec, applyRules(rec, rules));
       this.st.upsertObject.run(rowParams({ ...next, bucket, key, blobId: rec.blobId }));
       this.events.write(events, { ...next, bucket, key, blobId: rec.blobId });
       return { result: 'updated' as const, record: next, freedBlobs: freed };
@@ -470,8 +492,17 @@ export class SqliteMetaStore implements MetaStore {
     })();
   }
 
+  async deleteUnderPrefix(
+    bucket: string,
+    sel: { prefix: string; exclude: readonly string[]; putTimeBefore: bigint },
+    after: string | undefined,
+    scan: number,
+  ): Promise<SweepStep> {
+    return deleteUnderPrefix(this.db, this.refs, bucket, sel, after, scan);
+  }
+
   async listObjects(query: ListQuery): Promise<ListPage> {
-    return listPage(this.db, query);
+    return listPage(this.db, query, this.rulesOf(query.bucket));
   }
 
   async countObjects(bucket: string): Promise<number> {
