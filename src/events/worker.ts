@@ -15,6 +15,7 @@
  * Delivered and failed events are deleted `retentionMs` after they ended (checked at start and hourly).
  */
 import type { Granary } from '../context.js';
+import { ClaimPump } from '../ports/claim-pump.js';
 import type { EventOutbox, OutboxEvent } from '../store/events.js';
 import { deliverEvent } from './deliver.js';
 import type { EventPayload } from './outbox.js';
@@ -35,30 +36,33 @@ export interface EventWorkerOptions {
 
 /** Longest pause between two attempts. */
 const MAX_RETRY_MS = 3600 * 1000;
-/** Longest timer delay Node accepts (about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Default retention of finished events. */
 export const EVENT_RETENTION_MS = 7 * 86400 * 1000;
 const PRUNE_EVERY_MS = 3600 * 1000;
 
 export class EventWorker {
-  private readonly active = new Map<string, Promise<void>>();
+  private readonly pump: ClaimPump<OutboxEvent>;
   private readonly abort = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
   private poller: NodeJS.Timeout | undefined;
   private pruner: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private started = false;
   private stopping = false;
-  private pumping = false;
-  private again = false;
 
   /** A worker over `outbox` (normally `g.meta.events`); call `start`. */
   constructor(
     private readonly g: Granary,
     private readonly outbox: EventOutbox,
     private readonly opts: EventWorkerOptions,
-  ) {}
+  ) {
+    this.pump = new ClaimPump({
+      source: outbox,
+      clock: g.clock,
+      concurrency: opts.concurrency,
+      run: (event) => this.run(event),
+      onError: (err, id) => g.log.error({ err, ...(id ? { event: id } : {}) }, id ? 'events: delivery error' : 'events: outbox error'),
+    });
+  }
 
   /** Queues again the events a dead process left running, prunes old ones, and starts delivering. */
   async start(): Promise<void> {
@@ -67,14 +71,14 @@ export class EventWorker {
     const requeued = await this.outbox.requeueRunning(this.g.clock.nowMs());
     if (requeued > 0) this.g.log.info({ events: requeued }, 'events: interrupted deliveries queued again');
     await this.prune();
-    this.unsubscribe = this.outbox.subscribe(() => this.wake());
+    this.unsubscribe = this.outbox.subscribe(() => this.pump.wake());
     this.poller = setInterval(() => this.poll(), this.opts.pollMs ?? 5000);
     this.poller.unref();
     this.pruner = setInterval(() => {
       this.prune().catch((err: unknown) => this.g.log.warn({ err }, 'events: prune failed'));
     }, PRUNE_EVERY_MS);
     this.pruner.unref();
-    this.wake();
+    this.pump.start();
   }
 
   /** Deletes delivered and failed events that ended more than the retention ago; returns how many. */
@@ -84,75 +88,18 @@ export class EventWorker {
 
   /** Number of deliveries running now. */
   get running(): number {
-    return this.active.size;
+    return this.pump.active.size;
   }
 
   /** Wakes when an event is due (a read; claims take the write lock). */
   private poll(): void {
-    if (this.stopping || this.pumping || this.active.size >= this.opts.concurrency) return;
+    if (this.stopping || this.pump.pumping || this.pump.active.size >= this.opts.concurrency) return;
     this.outbox
       .nextRunMs()
       .then((next) => {
-        if (next !== undefined && next <= this.g.clock.nowMs()) this.wake();
+        if (next !== undefined && next <= this.g.clock.nowMs()) this.pump.wake();
       })
       .catch((err: unknown) => this.g.log.warn({ err }, 'events: outbox poll failed'));
-  }
-
-  /** Looks for due events (called on everything that may have made one due). */
-  wake(): void {
-    if (!this.started || this.stopping) return;
-    this.pump().catch((err: unknown) => this.g.log.error({ err }, 'events: outbox error'));
-  }
-
-  /** Claims events while slots are free, then arms the retry timer; re-entrant calls make the loop run again. */
-  private async pump(): Promise<void> {
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        while (!this.stopping && this.active.size < this.opts.concurrency) {
-          const event = await this.outbox.claim(this.g.clock.nowMs());
-          if (!event) break;
-          if (this.stopping) {
-            await this.outbox.release(event.id, this.g.clock.nowMs()).catch(() => undefined);
-            break;
-          }
-          this.launch(event);
-        }
-        if (!this.stopping) await this.armTimer();
-      } while (this.again && !this.stopping);
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  /** One timer for the earliest waiting event that is not due yet (retries). */
-  private async armTimer(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.active.size >= this.opts.concurrency) return; // a finishing delivery wakes the worker
-    const next = await this.outbox.nextRunMs();
-    if (next === undefined || this.stopping) return;
-    const delay = Math.min(Math.max(next - this.g.clock.nowMs(), 1), MAX_TIMER_MS);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.wake();
-    }, delay);
-    this.timer.unref();
-  }
-
-  private launch(event: OutboxEvent): void {
-    const run = this.run(event)
-      .catch((err: unknown) => this.g.log.error({ err, event: event.id }, 'events: delivery error'))
-      .finally(() => {
-        this.active.delete(event.id);
-        this.wake();
-      });
-    this.active.set(event.id, run);
   }
 
   /** One attempt of a claimed event, then its final state or its retry. */
@@ -194,9 +141,10 @@ export class EventWorker {
     if (this.stopping) return;
     this.stopping = true;
     this.unsubscribe?.();
-    for (const t of [this.timer, this.poller, this.pruner]) if (t) clearTimeout(t);
-    this.timer = this.poller = this.pruner = undefined;
+    this.pump.stop();
+    for (const t of [this.poller, this.pruner]) if (t) clearTimeout(t);
+    this.poller = this.pruner = undefined;
     this.abort.abort();
-    await Promise.allSettled([...this.active.values()]);
+    await Promise.allSettled([...this.pump.active.values()]);
   }
 }

@@ -13,6 +13,7 @@
  * whatever they do afterwards is not recorded; the next start runs them again (storing is atomic).
  */
 import type { Granary } from '../../context.js';
+import { ClaimPump } from '../../ports/claim-pump.js';
 import type { FetchTaskRecord, FetchTaskStore } from '../../store/tasks.js';
 import type { AsyncFetchRequest } from './async-fetch.js';
 import { attemptFetchTask, sendFetchCallback } from './fetch-task-run.js';
@@ -29,21 +30,15 @@ export interface FetchWorkerOptions {
   graceMs?: number;
 }
 
-/** Longest timer delay Node accepts (about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 export class FetchWorker {
-  private readonly active = new Map<string, Promise<void>>();
+  private readonly pump: ClaimPump<FetchTaskRecord>;
   private readonly abandoned = new Set<string>();
   private readonly maxAttempts: number;
   private readonly retryDelayMs: (attempt: number) => number;
   private readonly graceMs: number;
-  private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private started = false;
   private stopping = false;
-  private pumping = false;
-  private again = false;
 
   /** A worker over `store` (normally `g.meta.fetchTasks`); call `start`. */
   constructor(
@@ -54,6 +49,14 @@ export class FetchWorker {
     this.maxAttempts = opts.maxAttempts ?? 3;
     this.retryDelayMs = opts.retryDelayMs ?? ((attempt) => 1000 * 2 ** (attempt - 1));
     this.graceMs = opts.graceMs ?? 5000;
+    this.pump = new ClaimPump({
+      source: store,
+      clock: g.clock,
+      concurrency: opts.concurrency,
+      run: (task) => this.run(task),
+      onError: (err, id) => g.log.error({ err, ...(id ? { task: id } : {}) }, id ? 'async fetch: task error' : 'async fetch: queue error'),
+      onSettled: (id) => this.abandoned.delete(id),
+    });
   }
 
   /** Queues again the tasks a dead process left running, subscribes to new tasks and starts taking them. */
@@ -62,75 +65,13 @@ export class FetchWorker {
     this.started = true;
     const requeued = await this.store.requeueRunning(this.g.clock.nowMs());
     if (requeued > 0) this.g.log.info({ tasks: requeued }, 'async fetch: interrupted tasks queued again');
-    this.unsubscribe = this.store.subscribe(() => this.wake());
-    this.wake();
+    this.unsubscribe = this.store.subscribe(() => this.pump.wake());
+    this.pump.start();
   }
 
   /** Number of tasks running now. */
   get running(): number {
-    return this.active.size;
-  }
-
-  /** Looks for runnable tasks (called on every event that may have made one runnable). */
-  wake(): void {
-    if (!this.started || this.stopping) return;
-    this.pump().catch((err: unknown) => this.g.log.error({ err }, 'async fetch: queue error'));
-  }
-
-  /**
-   * Claims tasks while slots are free, then arms the retry timer. Re-entrant calls only mark `again`, so the
-   * loop runs once more instead of racing for claims.
-   */
-  private async pump(): Promise<void> {
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        while (!this.stopping && this.active.size < this.opts.concurrency) {
-          const task = await this.store.claim(this.g.clock.nowMs());
-          if (!task) break;
-          if (this.stopping) {
-            // stop() began while the claim was in flight: hand the task back untouched.
-            await this.store.release(task.id, this.g.clock.nowMs()).catch(() => undefined);
-            break;
-          }
-          this.launch(task);
-        }
-        if (!this.stopping) await this.armTimer();
-      } while (this.again && !this.stopping);
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  /** Arms one timer for the earliest waiting task that is not runnable yet (retries). */
-  private async armTimer(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.active.size >= this.opts.concurrency) return; // a finishing task wakes the worker
-    const next = await this.store.nextRunMs();
-    if (next === undefined || this.stopping) return;
-    const delay = Math.min(Math.max(next - this.g.clock.nowMs(), 1), MAX_TIMER_MS);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.wake();
-    }, delay);
-    this.timer.unref();
-  }
-
-  private launch(task: FetchTaskRecord): void {
-    const run = this.run(task)
-      .catch((err: unknown) => this.g.log.error({ err, task: task.id }, 'async fetch: task error'))
-      .finally(() => {
-        this.active.delete(task.id);
-        this.abandoned.delete(task.id);
-        this.wake();
-      });
-    this.active.set(task.id, run);
+    return this.pump.active.size;
   }
 
   /** One attempt of a claimed task, then its retry, or its callback and final state. */
@@ -171,18 +112,18 @@ export class FetchWorker {
     if (this.stopping) return;
     this.stopping = true;
     this.unsubscribe?.();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.active.size === 0) return;
+    this.pump.stop();
+    const active = this.pump.active;
+    if (active.size === 0) return;
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<'timeout'>((resolve) => {
       graceTimer = setTimeout(() => resolve('timeout'), this.graceMs);
     });
-    const settled = Promise.allSettled([...this.active.values()]).then(() => 'settled' as const);
+    const settled = Promise.allSettled([...active.values()]).then(() => 'settled' as const);
     const how = await Promise.race([settled, grace]);
     clearTimeout(graceTimer);
     if (how === 'settled') return;
-    for (const id of [...this.active.keys()]) {
+    for (const id of [...active.keys()]) {
       this.abandoned.add(id);
       await this.store
         .release(id, this.g.clock.nowMs())
