@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import type { EventOutbox, NewOutboxEvent, OutboxEvent, OutboxRows, OutboxState } from '../events.js';
 import type { ObjectRecord } from '../meta.js';
+import { SqliteQueueTable } from './queue-table.js';
 
 interface EventRow {
   seq: number;
@@ -33,10 +34,11 @@ const toEvent = (r: EventRow): OutboxEvent => ({
 
 export class SqliteEventOutbox implements EventOutbox {
   private readonly st;
-  private readonly listeners = new Set<() => void>();
+  private readonly queue: SqliteQueueTable<EventRow, OutboxEvent>;
   private notifyScheduled = false;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
+    this.queue = new SqliteQueueTable(db, 'event_outbox', toEvent);
     this.st = {
       insert: db.prepare(
         `INSERT INTO event_outbox (id, payload, state, attempts, created_ms, updated_ms, next_run_ms)
@@ -44,22 +46,6 @@ export class SqliteEventOutbox implements EventOutbox {
       ),
       get: db.prepare('SELECT * FROM event_outbox WHERE id = ?'),
       recent: db.prepare('SELECT * FROM event_outbox ORDER BY seq DESC LIMIT ?'),
-      next: db.prepare(
-        "SELECT * FROM event_outbox WHERE state = 'waiting' AND next_run_ms <= ? ORDER BY next_run_ms, seq LIMIT 1",
-      ),
-      take: db.prepare("UPDATE event_outbox SET state = 'running', attempts = attempts + 1, updated_ms = ? WHERE seq = ?"),
-      nextRun: db.prepare("SELECT MIN(next_run_ms) AS t FROM event_outbox WHERE state = 'waiting'"),
-      finish: db.prepare("UPDATE event_outbox SET state = ?, result = ?, updated_ms = ? WHERE id = ? AND state = 'running'"),
-      retry: db.prepare(
-        `UPDATE event_outbox SET state = 'waiting', next_run_ms = ?, result = ?, updated_ms = ?
-         WHERE id = ? AND state = 'running'`,
-      ),
-      release: db.prepare(
-        `UPDATE event_outbox SET state = 'waiting', attempts = MAX(attempts - 1, 0), next_run_ms = ?, updated_ms = ?
-         WHERE id = ? AND state = 'running'`,
-      ),
-      requeue: db.prepare("UPDATE event_outbox SET state = 'waiting', next_run_ms = ?, updated_ms = ? WHERE state = 'running'"),
-      prune: db.prepare("DELETE FROM event_outbox WHERE state IN ('done', 'failed') AND updated_ms < ?"),
     };
   }
 
@@ -76,50 +62,37 @@ export class SqliteEventOutbox implements EventOutbox {
       this.notifyScheduled = true;
       setImmediate(() => {
         this.notifyScheduled = false;
-        for (const listener of this.listeners) {
-          try {
-            listener();
-          } catch {
-            // a listener's failure must not reach the committed change
-          }
-        }
+        this.queue.notify();
       });
     }
   }
 
   async claim(nowMs: number): Promise<OutboxEvent | undefined> {
-    return this.db
-      .transaction(() => {
-        const row = this.st.next.get(nowMs) as EventRow | undefined;
-        if (!row) return undefined;
-        this.st.take.run(nowMs, row.seq);
-        return toEvent({ ...row, state: 'running', attempts: row.attempts + 1, updated_ms: nowMs });
-      })
-      .immediate();
+    return this.queue.claim(nowMs);
   }
 
   async nextRunMs(): Promise<number | undefined> {
-    return (this.st.nextRun.get() as { t: number | null }).t ?? undefined;
+    return this.queue.nextRunMs();
   }
 
   async finish(id: string, state: 'done' | 'failed', result: string, nowMs: number): Promise<boolean> {
-    return this.st.finish.run(state, result, nowMs, id).changes === 1;
+    return this.queue.finish(id, state, result, nowMs);
   }
 
   async retryAt(id: string, nextRunMs: number, result: string, nowMs: number): Promise<boolean> {
-    return this.st.retry.run(nextRunMs, result, nowMs, id).changes === 1;
+    return this.queue.retryAt(id, nextRunMs, result, nowMs);
   }
 
   async release(id: string, nowMs: number): Promise<boolean> {
-    return this.st.release.run(nowMs, nowMs, id).changes === 1;
+    return this.queue.release(id, nowMs);
   }
 
   async requeueRunning(nowMs: number): Promise<number> {
-    return this.st.requeue.run(nowMs, nowMs).changes;
+    return this.queue.requeueRunning(nowMs);
   }
 
   async prune(beforeMs: number): Promise<number> {
-    return this.st.prune.run(beforeMs).changes;
+    return this.queue.prune(beforeMs);
   }
 
   async get(id: string): Promise<OutboxEvent | undefined> {
@@ -132,9 +105,6 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.queue.subscribe(listener);
   }
 }

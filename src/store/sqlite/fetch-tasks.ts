@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { FetchTaskRecord, FetchTaskState, FetchTaskStore, NewFetchTask } from '../tasks.js';
+import { SqliteQueueTable } from './queue-table.js';
 
 interface TaskRow {
   seq: number;
@@ -33,9 +34,10 @@ const toRecord = (r: TaskRow): FetchTaskRecord => ({
 
 export class SqliteFetchTasks implements FetchTaskStore {
   private readonly st;
-  private readonly listeners = new Set<() => void>();
+  private readonly queue: SqliteQueueTable<TaskRow, FetchTaskRecord>;
 
   constructor(private readonly db: Database.Database) {
+    this.queue = new SqliteQueueTable(db, 'fetch_tasks', toRecord);
     this.st = {
       insert: db.prepare(
         `INSERT INTO fetch_tasks (id, access_key, request, state, attempts, created_ms, updated_ms, next_run_ms)
@@ -46,28 +48,6 @@ export class SqliteFetchTasks implements FetchTaskStore {
       waitingBefore: db.prepare(
         `SELECT COUNT(*) AS n FROM fetch_tasks
          WHERE state = 'waiting' AND (next_run_ms < ? OR (next_run_ms = ? AND seq < ?))`,
-      ),
-      next: db.prepare(
-        `SELECT * FROM fetch_tasks WHERE state = 'waiting' AND next_run_ms <= ? ORDER BY next_run_ms, seq LIMIT 1`,
-      ),
-      take: db.prepare(
-        "UPDATE fetch_tasks SET state = 'running', attempts = attempts + 1, updated_ms = ? WHERE seq = ?",
-      ),
-      nextRun: db.prepare("SELECT MIN(next_run_ms) AS t FROM fetch_tasks WHERE state = 'waiting'"),
-      finish: db.prepare(
-        "UPDATE fetch_tasks SET state = ?, result = ?, updated_ms = ? WHERE id = ? AND state = 'running'",
-      ),
-      retry: db.prepare(
-        `UPDATE fetch_tasks SET state = 'waiting', next_run_ms = ?, result = ?, updated_ms = ?
-         WHERE id = ? AND state = 'running'`,
-      ),
-      release: db.prepare(
-        `UPDATE fetch_tasks SET state = 'waiting', attempts = MAX(attempts - 1, 0), next_run_ms = ?, updated_ms = ?
-         WHERE id = ? AND state = 'running'`,
-      ),
-      prune: db.prepare("DELETE FROM fetch_tasks WHERE state IN ('done', 'failed') AND updated_ms < ?"),
-      requeue: db.prepare(
-        "UPDATE fetch_tasks SET state = 'waiting', next_run_ms = ?, updated_ms = ? WHERE state = 'running'",
       ),
     };
   }
@@ -84,13 +64,7 @@ export class SqliteFetchTasks implements FetchTaskStore {
       this.st.insert.run(task.id, task.accessKey, task.request, task.createdMs, task.createdMs, task.createdMs);
       return this.aheadOf(this.st.get.get(task.id) as TaskRow);
     })();
-    for (const listener of this.listeners) {
-      try {
-        listener();
-      } catch {
-        // a listener's failure must not fail the submission (the task is queued durably)
-      }
-    }
+    this.queue.notify();
     return { ahead };
   }
 
@@ -102,44 +76,34 @@ export class SqliteFetchTasks implements FetchTaskStore {
   }
 
   async claim(nowMs: number): Promise<FetchTaskRecord | undefined> {
-    return this.db
-      .transaction(() => {
-        const row = this.st.next.get(nowMs) as TaskRow | undefined;
-        if (!row) return undefined;
-        this.st.take.run(nowMs, row.seq);
-        return toRecord({ ...row, state: 'running', attempts: row.attempts + 1, updated_ms: nowMs });
-      })
-      .immediate();
+    return this.queue.claim(nowMs);
   }
 
   async nextRunMs(): Promise<number | undefined> {
-    return (this.st.nextRun.get() as { t: number | null }).t ?? undefined;
+    return this.queue.nextRunMs();
   }
 
   async finish(id: string, state: 'done' | 'failed', result: string, nowMs: number): Promise<boolean> {
-    return this.st.finish.run(state, result, nowMs, id).changes === 1;
+    return this.queue.finish(id, state, result, nowMs);
   }
 
   async retryAt(id: string, nextRunMs: number, result: string, nowMs: number): Promise<boolean> {
-    return this.st.retry.run(nextRunMs, result, nowMs, id).changes === 1;
+    return this.queue.retryAt(id, nextRunMs, result, nowMs);
   }
 
   async release(id: string, nowMs: number): Promise<boolean> {
-    return this.st.release.run(nowMs, nowMs, id).changes === 1;
+    return this.queue.release(id, nowMs);
   }
 
   async prune(beforeMs: number): Promise<number> {
-    return this.st.prune.run(beforeMs).changes;
+    return this.queue.prune(beforeMs);
   }
 
   async requeueRunning(nowMs: number): Promise<number> {
-    return this.st.requeue.run(nowMs, nowMs).changes;
+    return this.queue.requeueRunning(nowMs);
   }
 
   subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.queue.subscribe(listener);
   }
 }
