@@ -66,6 +66,7 @@ export async function openStores(dataDir: string): Promise<{ meta: SqliteMetaSto
 export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
   const log = opts.logger ?? pino({ level: config.logLevel });
   const { meta, blobs } = await openStores(config.dataDir);
+  meta.startCheckpoints();
   await blobs.recover();
   const { keys, created } = await loadRootKeys(config.dataDir, {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),

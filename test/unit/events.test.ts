@@ -211,9 +211,12 @@ describe('the outbox on SQLite', () => {
   it('tells subscribers after the transaction, once per burst', async () => {
     let told = 0;
     const off = meta.events.subscribe(() => told++);
-    await meta.commitPut(entry(), { ...opts, events: builder([]) });
-    await meta.commitPut(entry({ key: 'k2' }), { ...opts, events: builder([], 'f') });
+    const burst = Promise.all([
+      meta.commitPut(entry(), { ...opts, events: builder([]) }),
+      meta.commitPut(entry({ key: 'k2' }), { ...opts, events: builder([], 'f') }),
+    ]);
     expect(told).toBe(0); // not inside the (synchronous) transactions
+    await burst;
     await new Promise((r) => setImmediate(r));
     expect(told).toBe(1);
     off();
