@@ -21,6 +21,11 @@ export interface Config {
   region: string;
   /** GRANARY_MAX_OBJECT_SIZE: largest object accepted by one upload, bytes (default 5 GiB). */
   maxObjectBytes: number;
+  /**
+   * GRANARY_INLINE_MAX: objects up to this many bytes are stored inline in the metadata database with their entry
+   * instead of as a file (default 64 KiB; 0 = never). See README "Small objects inline".
+   */
+  inlineMaxBytes: number;
   /** GRANARY_MAX_BODY_SIZE: largest buffered management/JSON body, bytes (default 16 MiB). */
   maxBodyBytes: number;
   /** GRANARY_CALLBACK_TIMEOUT: seconds allowed for one upload-callback request (default 10). */
@@ -142,6 +147,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(textVar(env, 'GRANARY_DATA_DIR') ?? './data'),
     region: textVar(env, 'GRANARY_REGION') ?? 'z0',
     maxObjectBytes: intVar(env, 'GRANARY_MAX_OBJECT_SIZE', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
+    inlineMaxBytes: intVar(env, 'GRANARY_INLINE_MAX', 64 * 1024, 0, 1024 * 1024),
     maxBodyBytes: intVar(env, 'GRANARY_MAX_BODY_SIZE', 16 * 1024 ** 2, 1024, 1024 ** 3),
     callbackTimeoutSeconds: intVar(env, 'GRANARY_CALLBACK_TIMEOUT', 10, 1, 600),
     outboundAllow: textVar(env, 'GRANARY_OUTBOUND_ALLOW') ?? '',

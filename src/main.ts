@@ -32,7 +32,9 @@ import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import { trackConnections } from './connections.js';
 import { buildServer } from './server.js';
+import type { BlobStore } from './store/blob.js';
 import { FsBlobStore } from './store/fs/fs-blob-store.js';
+import { InlineAwareBlobStore } from './store/inline-blob-store.js';
 import { FreeSpace } from './store/fs/free-space.js';
 import { SqliteMetaStore } from './store/sqlite/sqlite-meta-store.js';
 
@@ -57,9 +59,11 @@ export interface StartOptions {
 }
 
 /** Opens the stores under `dataDir` (shared by the server and the CLI's offline commands). */
-export async function openStores(dataDir: string): Promise<{ meta: SqliteMetaStore; blobs: FsBlobStore }> {
+export async function openStores(dataDir: string): Promise<{ meta: SqliteMetaStore; blobs: BlobStore }> {
   await mkdir(dataDir, { recursive: true });
-  return { meta: new SqliteMetaStore(join(dataDir, 'meta.db')), blobs: new FsBlobStore(dataDir) };
+  const meta = new SqliteMetaStore(join(dataDir, 'meta.db'));
+  // Small objects' bytes live in the metadata database (store/inline-blob-store.ts); the rest are files.
+  return { meta, blobs: new InlineAwareBlobStore(new FsBlobStore(dataDir), meta) };
 }
 
 /** Starts Granary with `config`; resolves once it listens. */

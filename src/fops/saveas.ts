@@ -53,7 +53,7 @@ export async function runAndStore(
       ...(target.deleteAfterDays !== undefined ? { deleteAfterDays: target.deleteAfterDays } : {}),
     });
     const { stream, contentType } = resultStream(run.result);
-    const body = await receiveBody(g, stream, { maxBytes: g.config.maxObjectBytes });
+    const body = await receiveBody(g, stream, { maxBytes: g.config.maxObjectBytes, inlineMax: g.config.inlineMaxBytes });
     const put = await putObject(g, body, { policy, accessKey: target.accessKey, clientKey: target.key, clientMime: contentType, fname: '', custom: {}, meta: {} });
     return { run, stored: put.record };
   } catch (err) {

@@ -70,7 +70,7 @@ async function runCommand(
     const run = await executeFops(g, source.bucket, source.object, stages, { timeoutSeconds: g.config.jobTimeoutSeconds, signal, countQueueWait: false });
     try {
       const { stream, contentType } = resultStream(run.result);
-      const body = await receiveBody(g, stream, { maxBytes: g.config.maxObjectBytes });
+      const body = await receiveBody(g, stream, { maxBytes: g.config.maxObjectBytes, inlineMax: g.config.inlineMaxBytes });
       const policy = parsePutPolicy({ scope: `${bucket}:${key}`, deadline: NO_DEADLINE, ...(job.force ? {} : { insertOnly: 1 }) });
       try {
         const put = await putObject(g, body, { policy, accessKey: job.accessKey, clientKey: key, clientMime: contentType, fname: '', custom: {}, meta: {} });

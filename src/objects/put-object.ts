@@ -130,6 +130,7 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
       nowSec: nowSeconds(g.clock),
       sums: digests.sums,
       events,
+      ...(body.staged.inline ? { inline: body.staged.inline } : {}),
     });
     await releaseBlobs(g, outcome.freedBlobs);
     if (outcome.result === 'no-bucket') throw Errors.noSuchBucket(policy.bucket);

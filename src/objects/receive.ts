@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
 import type { StagedBlob } from '../store/blob.js';
 import { DigestingStream, type Digests } from './etag.js';
+import { SpillingStage } from './spill-stage.js';
 import { ThrottleStream } from './throttle.js';
 
 /** Bytes received and staged (fsynced in the staging area, not yet visible), with their digests. */
@@ -24,6 +25,11 @@ export interface ReceiveLimits {
   maxBytes: number;
   bitsPerSecond?: number;
   expectedBytes?: number;
+  /**
+   * Content up to this many bytes is kept in memory and committed inline with its entry (GRANARY_INLINE_MAX;
+   * objects/spill-stage.ts). Only for bodies headed straight to putObject; absent or 0 = always a file.
+   */
+  inlineMax?: number;
 }
 
 /**
@@ -33,7 +39,7 @@ export interface ReceiveLimits {
  * error is rethrown (a file-system error keeps its errno code: the error handler maps it to the 599 family).
  */
 export async function receiveBody(g: Pick<Granary, 'blobs' | 'space'>, source: Readable, limits: ReceiveLimits): Promise<ReceivedBody> {
-  const staged = await g.blobs.stage();
+  const staged = limits.inlineMax ? new SpillingStage(() => g.blobs.stage(), limits.inlineMax) : await g.blobs.stage();
   // The reserve is checked as the pipeline starts, so a refusal fails the pipeline like any other error: the
   // source is destroyed the way pipeline() does it (a server request keeps its socket for the answer).
   const digesting = new DigestingStream(limits.maxBytes, () => g.space.require(limits.expectedBytes ?? 0));

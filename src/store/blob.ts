@@ -12,6 +12,11 @@ import type { Readable, Writable } from 'node:stream';
 /** A blob being written. Write to `sink`, then `seal()` or `discard()`. */
 export interface StagedBlob {
   readonly sink: Writable;
+  /**
+   * Set by stagings that kept the content in memory (objects/spill-stage.ts) once the sink finished: the bytes to
+   * commit inline with the entry (MetaStore.commitPut `inline`; store/inline-blob-store.ts). Undefined for files.
+   */
+  readonly inline?: Buffer;
   /** Flushes and fsyncs the bytes, moves them into place; resolves with the blob id once durable. */
   seal(): Promise<string>;
   /** Drops the staged bytes (idempotent, never throws). */

@@ -358,8 +358,13 @@ export interface MetaStore {
    * Quota: a commit that would take the bucket past its `settings.quota` (more entries than `count`, or more bytes
    * than `size`; only a change that grows the dimension is refused) answers 'over-quota' and changes nothing. The
    * check runs in the same transaction that makes the entry visible, so it holds under concurrent commits.
+   * `inline`: the content itself, stored with the blob's row (an inline blob id, store/inline-blob-store.ts) in the
+   * same transaction instead of a file.
    */
-  commitPut(record: ObjectRecord, opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows }): Promise<PutOutcome>;
+  commitPut(
+    record: ObjectRecord,
+    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; inline?: Buffer },
+  ): Promise<PutOutcome>;
   /** Deletes a live entry; 'missing' when absent or expired. `events` get the deleted entry. */
   deleteObject(
     bucket: string,
@@ -427,6 +432,8 @@ export interface MetaStore {
   bucketUsage(bucket: string): Promise<BucketUsage | undefined>;
 
   // ---- blobs ----
+  /** The bytes of an inline blob (store/inline-blob-store.ts), undefined when there is no such blob. */
+  inlineBlob(blobId: string): Promise<Buffer | undefined>;
   /** Whether any entry references the blob (used by the orphan sweep). */
   blobReferenced(blobId: string): Promise<boolean>;
   /**

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobPath, fetchWhole, flipByte } from '../helpers/bitrot.js';
+import { fetchWhole, flipByte, flipStoredByte } from '../helpers/bitrot.js';
 import { runCli } from '../helpers/cli.js';
 import { seededBytes, writeSeededFile } from '../helpers/files.js';
 import { RawUp, upToken } from '../helpers/resumable.js';
@@ -85,7 +85,7 @@ describe('a flipped byte in a blob', () => {
     // Every entry reads back intact before anything is flipped.
     for (const [key, content] of contents) expect((await fetchWhole(url(key))).body?.equals(content)).toBe(true);
     for (const c of CASES) {
-      for (const set of ['read', 'cold']) await flipByte(await blobPath(s, BUCKET, `${set}/${c.name}`), c.offset);
+      for (const set of ['read', 'cold']) await flipStoredByte(s, BUCKET, `${set}/${c.name}`, c.offset);
     }
   });
 
@@ -161,7 +161,7 @@ describe('fops on a corrupt source', () => {
   it('imageView2 and imageInfo refuse it with 599; the entry is marked', async () => {
     const jpeg = await readFile(join(FIXTURE_IMAGES, (await import('node:fs')).readdirSync(FIXTURE_IMAGES).find((f) => /\.jpe?g$/i.test(f)) as string));
     await put(s, BUCKET, 'photo.jpg', jpeg, { mimeType: 'image/jpeg' });
-    await flipByte(await blobPath(s, BUCKET, 'photo.jpg'), Math.floor(jpeg.length / 2));
+    await flipStoredByte(s, BUCKET, 'photo.jpg', Math.floor(jpeg.length / 2));
     const r = await fetchWhole(`${url('photo.jpg')}?imageView2/2/w/100`);
     expect(r.status).toBe(599);
     expect((await fetchWhole(`${url('photo.jpg')}?imageInfo`)).status).toBe(599);
@@ -173,7 +173,7 @@ describe('the background scrubber', () => {
   it('finds corruption in data nobody reads once a pass is due', async () => {
     const content = seededBytes('cold-scrubber', 2 * MiB + 5);
     await put(s, BUCKET, 'scrubber/cold', content);
-    await flipByte(await blobPath(s, BUCKET, 'scrubber/cold'), MiB);
+    await flipStoredByte(s, BUCKET, 'scrubber/cold', MiB);
     const scrubber = s.running.g.scrubber;
     if (!scrubber) throw new Error('no scrubber');
     expect(scrubber.status()).toMatchObject({ enabled: true, lastPass: expect.any(Object) });
@@ -222,7 +222,7 @@ describe('blobs stored before checksums existed', () => {
   it('a corrupt one fails its whole read (the last chunk is held back) and is marked', async () => {
     const content = seededBytes('legacy-bad', 3 * MiB);
     await legacy('legacy/bad', content);
-    await flipByte(await blobPath(s, BUCKET, 'legacy/bad'), 100);
+    await flipStoredByte(s, BUCKET, 'legacy/bad', 100);
     const whole = await fetchWhole(url('legacy/bad'));
     expect(whole.body).toBeUndefined();
     expect(await stat('legacy/bad')).toMatchObject({ corrupt: true });

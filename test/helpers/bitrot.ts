@@ -4,6 +4,8 @@
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { isInlineBlobId } from '../../src/store/inline-blob-store.js';
 import type { TestServer } from './server.js';
 
 /** Path of the blob file holding `<bucket>:<key>` (FsBlobStore layout `blobs/<aa>/<bb>/<id>`). */
@@ -11,6 +13,26 @@ export async function blobPath(s: TestServer, bucket: string, key: string): Prom
   const rec = await s.running.g.meta.getObject(bucket, key);
   if (!rec) throw new Error(`no entry ${bucket}:${key}`);
   return join(s.dataDir, 'blobs', rec.blobId.slice(0, 2), rec.blobId.slice(2, 4), rec.blobId);
+}
+
+/**
+ * Inverts every bit of the byte at `offset` of the bytes stored for `<bucket>:<key>`, where they are: in its blob
+ * file, or — for a small object stored inline — in its `inline_blobs` row (through a second connection, as a
+ * failing page would).
+ */
+export async function flipStoredByte(s: TestServer, bucket: string, key: string, offset: number): Promise<void> {
+  const rec = await s.running.g.meta.getObject(bucket, key);
+  if (!rec) throw new Error(`no entry ${bucket}:${key}`);
+  if (!isInlineBlobId(rec.blobId)) return flipByte(await blobPath(s, bucket, key), offset);
+  const db = new Database(join(s.dataDir, 'meta.db'));
+  try {
+    const row = db.prepare('SELECT data FROM inline_blobs WHERE id = ?').get(rec.blobId) as { data: Buffer };
+    const data = Buffer.from(row.data);
+    data[offset] = (data[offset] as number) ^ 0xff;
+    db.prepare('UPDATE inline_blobs SET data = ? WHERE id = ?').run(data, rec.blobId);
+  } finally {
+    db.close();
+  }
 }
 
 /** Inverts every bit of the byte at `offset` of the file at `path`, in place. */

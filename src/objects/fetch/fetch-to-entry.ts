@@ -137,7 +137,7 @@ export async function fetchToEntry(
   const res = await openOrigin(g, src);
   let body;
   try {
-    body = await receiveBody(g, res.stream, { maxBytes: g.config.fetchMaxBytes });
+    body = await receiveBody(g, res.stream, { maxBytes: g.config.fetchMaxBytes, inlineMax: g.config.inlineMaxBytes });
   } catch (err) {
     throw outboundFailure(err, src.url);
   }

@@ -103,6 +103,7 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
       const expectedBytes = declaredLength(request);
       const limits = {
         maxBytes: g.config.maxObjectBytes,
+        inlineMax: g.config.inlineMaxBytes,
         ...(bitsPerSecond ? { bitsPerSecond } : {}),
         ...(expectedBytes !== undefined ? { expectedBytes } : {}),
       };

@@ -5,12 +5,15 @@
  */
 import type Database from 'better-sqlite3';
 import type { BlobSums } from '../blob.js';
+import { isInlineBlobId } from '../inline-blob-store.js';
 
 export class BlobRefs {
   private readonly add_;
   private readonly dec;
   private readonly drop;
   private readonly queue;
+  private readonly addInline;
+  private readonly dropInline;
 
   constructor(db: Database.Database) {
     this.add_ = db.prepare(
@@ -19,21 +22,32 @@ export class BlobRefs {
     this.dec = db.prepare('UPDATE blobs SET refs = refs - 1 WHERE id = ? RETURNING refs');
     this.drop = db.prepare('DELETE FROM blobs WHERE id = ?');
     this.queue = db.prepare('INSERT OR IGNORE INTO blob_deletions (id) VALUES (?)');
+    this.addInline = db.prepare('INSERT INTO inline_blobs (id, data) VALUES (?, ?)');
+    this.dropInline = db.prepare('DELETE FROM inline_blobs WHERE id = ?');
   }
 
   /**
    * One more reference to `blobId` (call inside a transaction). A new blob's `size` (bytes) and checksums are
-   * recorded with its first reference; later references leave them as they are.
+   * recorded with its first reference; later references leave them as they are. `inline`: the bytes of a new
+   * inline blob (store/inline-blob-store.ts), kept in `inline_blobs`.
    */
-  add(blobId: string, size?: number, sums?: BlobSums): void {
+  add(blobId: string, size?: number, sums?: BlobSums, inline?: Buffer): void {
     this.add_.run(blobId, size ?? null, sums?.blockBytes ?? null, sums?.crc32 ?? null);
+    if (inline) this.addInline.run(blobId, inline);
   }
 
-  /** One reference fewer; at zero the blob is queued for deletion and pushed to `freed`. */
+  /**
+   * One reference fewer; at zero a file blob is queued for deletion and pushed to `freed`, an inline blob's bytes
+   * are deleted right here (no file).
+   */
   release(blobId: string, freed: string[]): void {
     const row = this.dec.get(blobId) as { refs: number } | undefined;
     if (row && row.refs <= 0) {
       this.drop.run(blobId);
+      if (isInlineBlobId(blobId)) {
+        this.dropInline.run(blobId);
+        return;
+      }
       this.queue.run(blobId);
       freed.push(blobId);
     }

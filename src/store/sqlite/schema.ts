@@ -70,6 +70,13 @@ CREATE TABLE IF NOT EXISTS blobs (
   corrupt     INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
+-- Bytes of inline blobs (small objects stored with their entry, store/inline-blob-store.ts): a rowid table, so the
+-- large values stay out of the WITHOUT ROWID blobs tree; the row lives as long as its blobs row.
+CREATE TABLE IF NOT EXISTS inline_blobs (
+  id   TEXT PRIMARY KEY,
+  data BLOB NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS blob_deletions (
   id TEXT PRIMARY KEY
 ) WITHOUT ROWID;

@@ -164,6 +164,7 @@ export class SqliteMetaStore implements MetaStore {
       ),
       deleteObject: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
       blobExists: db.prepare('SELECT 1 FROM blobs WHERE id = ?'),
+      inlineBlob: db.prepare('SELECT data FROM inline_blobs WHERE id = ?'),
       pendingDeletions: db.prepare('SELECT id FROM blob_deletions WHERE id > ? ORDER BY id LIMIT ?'),
       blobState: db.prepare('SELECT id, size, block_bytes, sums, corrupt FROM blobs WHERE id = ?').safeIntegers(true),
       blobStates: db
@@ -353,7 +354,7 @@ export class SqliteMetaStore implements MetaStore {
 
   async commitPut(
     rec: ObjectRecord,
-    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows },
+    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; inline?: Buffer },
   ): Promise<PutOutcome> {
     return this.commit((): PutOutcome => {
       const freed: string[] = [];
@@ -366,7 +367,7 @@ export class SqliteMetaStore implements MetaStore {
         return { result, freedBlobs: freed, existing };
       }
       this.quota.run(rec.bucket, opts.nowSec, freed, () => {
-        this.refs.add(rec.blobId, rec.fsize, opts.sums);
+        this.refs.add(rec.blobId, rec.fsize, opts.sums, opts.inline);
         this.st.upsertObject.run(rowParams(rec));
         if (existing) this.refs.release(existing.blobId, freed);
       });
@@ -525,6 +526,10 @@ export class SqliteMetaStore implements MetaStore {
 
   async bucketUsage(bucket: string): Promise<BucketUsage | undefined> {
     return this.st.getBucket.get(bucket) ? this.quota.usage(bucket) : undefined;
+  }
+
+  async inlineBlob(blobId: string): Promise<Buffer | undefined> {
+    return (this.st.inlineBlob.get(blobId) as { data: Buffer } | undefined)?.data;
   }
 
   async blobReferenced(blobId: string): Promise<boolean> {

@@ -1,0 +1,96 @@
+/**
+ * Staging that keeps small content in memory (issue 13, small objects inline): bytes are buffered until they pass
+ * `inlineMax`; then a staged blob of the BlobStore is opened, the buffer written to it, and the rest streamed
+ * there as before. Content that stays within `inlineMax` never touches the file system: it is committed into the
+ * metadata database with its entry (one group-committed WAL write instead of a file, its fsync, a rename and a
+ * directory fsync; store/inline-blob-store.ts reads it back). Memory per upload stays bounded by `inlineMax`.
+ */
+import { Writable } from 'node:stream';
+import type { StagedBlob } from '../store/blob.js';
+import { newInlineBlobId } from '../store/inline-blob-store.js';
+
+/** A StagedBlob that stays in memory up to `inlineMax` bytes; see the module comment. */
+export class SpillingStage implements StagedBlob {
+  readonly sink: Writable;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private file: StagedBlob | undefined;
+  private sealedInline: Buffer | undefined;
+
+  /** `open`: opens the staged file blob when the content outgrows `inlineMax` bytes. */
+  constructor(
+    private readonly open: () => Promise<StagedBlob>,
+    private readonly inlineMax: number,
+  ) {
+    this.sink = new Writable({
+      write: (chunk: Buffer, _enc, cb) => {
+        if (!this.file && this.size + chunk.length <= this.inlineMax) {
+          this.chunks.push(chunk);
+          this.size += chunk.length;
+          cb();
+          return;
+        }
+        this.toFile().then(
+          (file) => write(file.sink, chunk, cb),
+          (err: unknown) => cb(err as Error),
+        );
+      },
+      final: (cb) => {
+        const file = this.file;
+        if (!file) {
+          cb();
+          return;
+        }
+        file.sink.once('error', cb);
+        file.sink.end(() => cb());
+      },
+      destroy: (err, cb) => {
+        this.file?.sink.destroy();
+        cb(err);
+      },
+    });
+  }
+
+  /**
+   * The content when it stayed in memory (after the sink finished), else undefined: the caller commits these
+   * bytes with the entry (MetaStore.commitPut `inline`).
+   */
+  get inline(): Buffer | undefined {
+    return this.file ? undefined : (this.sealedInline ??= Buffer.concat(this.chunks, this.size));
+  }
+
+  async seal(): Promise<string> {
+    if (this.file) return this.file.seal();
+    return newInlineBlobId();
+  }
+
+  async discard(): Promise<void> {
+    this.chunks = [];
+    await this.file?.discard();
+  }
+
+  /** Opens the file blob and writes what was buffered so far into it. */
+  private async toFile(): Promise<StagedBlob> {
+    if (this.file) return this.file;
+    const file = await this.open();
+    this.file = file;
+    const buffered = this.chunks;
+    this.chunks = [];
+    for (const c of buffered) await new Promise<void>((resolve, reject) => write(file.sink, c, (e) => (e ? reject(e) : resolve())));
+    return file;
+  }
+}
+
+/** Writes `chunk` to `sink`, calling back once it may take more (backpressure) or failed. */
+function write(sink: Writable, chunk: Buffer, cb: (err?: Error | null) => void): void {
+  let done = false;
+  const finish = (err?: Error | null): void => {
+    if (done) return;
+    done = true;
+    sink.off('error', finish);
+    cb(err);
+  };
+  sink.once('error', finish);
+  if (sink.write(chunk)) finish();
+  else sink.once('drain', () => finish());
+}

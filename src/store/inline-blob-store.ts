@@ -1,0 +1,97 @@
+/**
+ * Small objects inline (issue 13): blobs whose bytes live in the metadata database, in their `blobs` row, instead
+ * of a file — the way Ceph keeps small data in the head object. Written by MetaStore.commitPut (`inline`) in the
+ * same transaction as the entry (objects/spill-stage.ts decides at upload time), counted by references like every
+ * blob (copy/move share the row, the last release deletes it: no file to unlink), checksummed like every blob.
+ *
+ * `InlineAwareBlobStore` is the BlobStore the rest of the server uses: ids of inline blobs ('i' + 32 hex
+ * characters, never a file blob id) are read from the database; every other id goes to the file store unchanged.
+ * So downloads, Range, fops and their cache, the scrubber and copy/move need no special case.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import type { BlobStore, ByteRange, StagedBlob } from './blob.js';
+
+const INLINE_ID_RE = /^i[0-9a-f]{32}$/;
+
+/** A fresh inline blob id. */
+export function newInlineBlobId(): string {
+  return `i${randomBytes(16).toString('hex')}`;
+}
+
+/** Whether `blobId` names an inline blob (bytes in the metadata database). */
+export function isInlineBlobId(blobId: string): boolean {
+  return INLINE_ID_RE.test(blobId);
+}
+
+/** Where inline bytes are read from: the metadata store (`MetaStore.inlineBlob`). */
+export interface InlineSource {
+  /** The bytes of an inline blob, undefined when no such blob exists. */
+  inlineBlob(blobId: string): Promise<Buffer | undefined>;
+}
+
+/** A missing blob, as the file store reports it (callers test `code === 'ENOENT'`). */
+function missing(blobId: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`blob ${blobId} not found`), { code: 'ENOENT' });
+}
+
+/** The file store plus inline blobs; see the module comment. */
+export class InlineAwareBlobStore implements BlobStore {
+  constructor(
+    private readonly files: BlobStore,
+    private readonly inline: InlineSource,
+  ) {}
+
+  recover(): Promise<void> {
+    return this.files.recover();
+  }
+
+  stage(): Promise<StagedBlob> {
+    return this.files.stage();
+  }
+
+  read(blobId: string, range?: ByteRange): Readable {
+    if (!isInlineBlobId(blobId)) return this.files.read(blobId, range);
+    const load = async function* (this: InlineAwareBlobStore): AsyncGenerator<Buffer> {
+      const bytes = await this.bytes(blobId);
+      yield range ? bytes.subarray(range.start, range.end + 1) : bytes;
+    };
+    return Readable.from(load.call(this), { objectMode: false });
+  }
+
+  async readSmall(blobId: string, size: number): Promise<Buffer> {
+    if (!isInlineBlobId(blobId)) return this.files.readSmall(blobId, size);
+    const bytes = await this.bytes(blobId);
+    if (bytes.length !== size) throw new Error(`blob ${blobId}: read ${bytes.length} of ${size} bytes`);
+    return bytes;
+  }
+
+  /** Inline bytes are written to a private temp file for the subprocess; release removes it. */
+  async localFile(blobId: string): Promise<{ path: string; release(): Promise<void> }> {
+    if (!isInlineBlobId(blobId)) return this.files.localFile(blobId);
+    const bytes = await this.bytes(blobId);
+    const dir = await mkdtemp(join(tmpdir(), 'granary-inline-'));
+    const path = join(dir, 'blob');
+    await writeFile(path, bytes, { mode: 0o600 });
+    return { path, release: () => rm(dir, { recursive: true, force: true }) };
+  }
+
+  /** Inline rows are deleted by the transaction that drops their last reference: nothing to do here. */
+  async remove(blobId: string): Promise<void> {
+    if (!isInlineBlobId(blobId)) await this.files.remove(blobId);
+  }
+
+  /** File blobs only (the orphan sweep): an inline blob cannot be orphaned, it is written with its entry. */
+  list(): AsyncIterable<{ id: string; mtimeMs: number }> {
+    return this.files.list();
+  }
+
+  private async bytes(blobId: string): Promise<Buffer> {
+    const bytes = await this.inline.inlineBlob(blobId);
+    if (!bytes) throw missing(blobId);
+    return bytes;
+  }
+}
