@@ -53,6 +53,8 @@ const S = quick ? 0.2 : 1;
 /** Every knob of the run (also written to results.json). */
 const P = {
   uploadSize: 4 * KiB,
+  /** Phase `upload` also measures form uploads of this size (the issue 13 target: ≥ 0.8× the durable baseline). */
+  uploadLargeSize: 1 * MiB,
   uploadConcurrency: 16,
   uploadWarmupMs: 2000 * S,
   uploadMs: 10_000 * S,
@@ -355,16 +357,32 @@ async function main(): Promise<void> {
 
     if (enabled('upload')) {
       log();
-      log(`[1] Form upload of ${P.uploadSize / KiB} KiB objects (distinct keys), ${P.uploadConcurrency} concurrent clients, ${P.uploadMs / 1000} s after a ${P.uploadWarmupMs / 1000} s warm-up`);
-      const job = { kind: 'upload', port: granary.port, token, size: P.uploadSize, concurrency: P.uploadConcurrency } as const;
-      await measure(client, granary, { ...job, keyPrefix: 'warm-up/', durationMs: P.uploadWarmupMs });
-      const m = await measure(client, granary, { ...job, keyPrefix: 'up/', durationMs: P.uploadMs }, true);
-      const r = m.result;
-      log(`  granary : ${fmt(r.ok)} uploads in ${fmt(r.elapsedMs / 1000, 1)} s = ${fmt(perSecond(r))} ops/s, p50 ${ms(r.latency?.p50)} ms, p99 ${ms(r.latency?.p99)} ms; ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
-      log(`  granary memory after the phase: ${await memoryNote(granary)}`);
-      results.upload4KiB = { ...m, opsPerSecond: perSecond(r) };
-      row(`form upload ${P.uploadSize / KiB} KiB, ${P.uploadConcurrency} clients (ops/s)`, fmt(perSecond(r)));
-      row('  latency p50 / p99 (ms)', `${ms(r.latency?.p50)} / ${ms(r.latency?.p99)}`);
+      for (const size of [P.uploadSize, P.uploadLargeSize]) {
+        const label = size >= MiB ? `${size / MiB} MiB` : `${size / KiB} KiB`;
+        log(`[1] Form upload of ${label} objects (distinct keys), ${P.uploadConcurrency} concurrent clients, ${P.uploadMs / 1000} s after a ${P.uploadWarmupMs / 1000} s warm-up; baseline: node:http + busboy, temp file, fsync, rename, fsync dir`);
+        const measured: Partial<Record<ServerName, Measured>> = {};
+        for (const s of ['granary', 'baseline'] as const) {
+          const job = { kind: 'upload', port: ports()[s], token, size, concurrency: P.uploadConcurrency } as const;
+          await measure(client, servers()[s], { ...job, keyPrefix: `warm-up-${label}/`, durationMs: P.uploadWarmupMs });
+          const m = await measure(client, servers()[s], { ...job, keyPrefix: `up-${label}/`, durationMs: P.uploadMs }, true);
+          const r = m.result;
+          log(`  ${s.padEnd(8)}: ${fmt(r.ok)} uploads in ${fmt(r.elapsedMs / 1000, 1)} s = ${fmt(perSecond(r))} ops/s, p50 ${ms(r.latency?.p50)} ms, p99 ${ms(r.latency?.p99)} ms; ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
+          measured[s] = m;
+        }
+        const g = measured.granary as Measured;
+        const b = measured.baseline as Measured;
+        if (size === P.uploadSize) log(`  granary memory after the phase: ${await memoryNote(granary)}`);
+        results[size === P.uploadSize ? 'upload4KiB' : 'upload1MiB'] = {
+          ...g,
+          opsPerSecond: perSecond(g.result),
+          baselineOpsPerSecond: perSecond(b.result),
+          baselineLatency: b.result.latency,
+        };
+        const target = size === P.uploadSize ? '≥ 1.0×, ≥ 3,000 ops/s' : '≥ 0.8×';
+        row(`form upload ${label}, ${P.uploadConcurrency} clients (ops/s)`, fmt(perSecond(g.result)), fmt(perSecond(b.result)), `${fmt(perSecond(g.result) / perSecond(b.result), 2)}×`, target);
+        row('  latency p50 / p99 (ms)', `${ms(g.result.latency?.p50)} / ${ms(g.result.latency?.p99)}`, `${ms(b.result.latency?.p50)} / ${ms(b.result.latency?.p99)}`);
+        row('  server CPU (cores)', fmt(g.serverCores, 2), fmt(b.serverCores, 2));
+      }
     }
 
     if (enabled('small')) {
