@@ -74,8 +74,9 @@ const P = {
   largeRounds: 3,
   /** Per round and server. */
   largeSequential: quick ? 1 : 6,
-  largeParallel: 4,
-  largeParallelCount: quick ? 4 : 8,
+  /** The issue 13 target: 16 connections. */
+  largeParallel: 16,
+  largeParallelCount: quick ? 16 : 32,
   hugeSize: quick ? 256 * MiB : GiB,
   rssSampleMs: 100,
   /** Phase `resumable`: one file of this size per mode and round, rounds alternating the modes. */
