@@ -1,9 +1,10 @@
 /**
  * Helpers for the rs (object management) e2e tests: uploads with a chosen put policy and metadata, raw signed op
- * requests (the response text kept, for exact `putTime` checks), and a count of the blob files on disk.
+ * requests (the response text kept, for exact `putTime` checks), and a count of the stored blobs.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import qiniu from 'qiniu';
 import { expect } from 'vitest';
 import { signedFetch } from './http.js';
@@ -53,8 +54,17 @@ export function expectJsonError(a: OpAnswer, status: number): void {
   expect(a.json).toEqual({ error: expect.any(String) });
 }
 
-/** Number of sealed blob files under `<dataDir>/blobs` (recursive; directories not counted). */
+/**
+ * Number of stored blobs: sealed blob files under `<dataDir>/blobs` (recursive; directories not counted) plus the
+ * inline blobs kept in the metadata database (small objects, store/inline-blob-store.ts).
+ */
 export async function countBlobs(s: TestServer): Promise<number> {
   const entries = await readdir(join(s.dataDir, 'blobs'), { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).length;
+  const db = new Database(join(s.dataDir, 'meta.db'), { readonly: true });
+  try {
+    const inline = db.prepare('SELECT COUNT(*) AS n FROM inline_blobs').get() as { n: number };
+    return entries.filter((e) => e.isFile()).length + inline.n;
+  } finally {
+    db.close();
+  }
 }
