@@ -12,6 +12,14 @@ NEEDS=(
   "/usr/bin/ffmpeg|ffmpeg"
   "/usr/bin/ffprobe|ffmpeg"
   "/usr/bin/heif-convert|libheif-examples"
+  # A throw-away Ceph cluster with radosgw: the S3 server of the S3 BlobStore tests (test/helpers/s3-server.ts).
+  "/usr/bin/ceph-mon|ceph-mon"
+  "/usr/bin/ceph-osd|ceph-osd"
+  "/usr/bin/radosgw|radosgw"
+  "/usr/bin/radosgw-admin|ceph-common"
+  "/usr/bin/ceph|ceph-common"
+  "/usr/bin/ceph-authtool|ceph-common"
+  "/usr/bin/monmaptool|ceph-base"
 )
 
 missing_pkgs=()

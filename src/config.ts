@@ -5,6 +5,35 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
+/** Blob bytes on the local disk, under the data dir (the default). */
+export interface FsBlobsConfig {
+  kind: 'fs';
+}
+
+/** Blob bytes in an S3 bucket (GRANARY_BLOBS=s3://…); see store/s3/s3-blob-store.ts. */
+export interface S3BlobsConfig {
+  kind: 's3';
+  bucket: string;
+  /** Key prefix of every blob: '' or ending in '/'. */
+  prefix: string;
+  /** `http(s)://host[:port]` of an S3-compatible server; absent for AWS S3 itself. */
+  endpoint?: string;
+  /** Signing region (default us-east-1). */
+  region: string;
+  /** Path-style addressing (default true when an endpoint is given). */
+  forcePathStyle: boolean;
+  /** AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN); absent: the AWS SDK's default chain. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** GRANARY_S3_CACHE_SIZE: bytes of local blob copies kept for ffmpeg/heif-convert (default 1 GiB). */
+  cacheBytes: number;
+  /** GRANARY_S3_PART_SIZE: multipart part size and threshold, bytes (default 8 MiB; 5 MiB..5 GiB). */
+  partBytes: number;
+  /** GRANARY_S3_STALE_UPLOAD_HOURS: multipart uploads older than this are aborted at start, hours (default 24). */
+  staleUploadHours: number;
+}
+
+export type BlobsConfig = FsBlobsConfig | S3BlobsConfig;
+
 export interface Config {
   /** GRANARY_PORT: TCP port of the one HTTP listener (default 9000; 0 = any free port). */
   port: number;
@@ -101,6 +130,11 @@ export interface Config {
   scrubIntervalDays: number;
   /** GRANARY_LOG_LEVEL: pino level (default info). */
   logLevel: string;
+  /**
+   * GRANARY_BLOBS: where blob bytes live. Unset: the data dir. `s3://<bucket>[/<prefix>]?endpoint=http://host:port
+   * &region=…&forcePathStyle=true`: an S3 bucket (metadata stays in the data dir's SQLite).
+   */
+  blobs: BlobsConfig;
 }
 
 type Env = Record<string, string | undefined>;
@@ -123,6 +157,57 @@ function reserveVar(env: Env): Config['minFree'] {
   const m = /^(\d+(?:\.\d+)?)%$/.exec(raw);
   if (m && Number(m[1]) <= 100) return { percent: Number(m[1]) };
   throw new Error(`GRANARY_MIN_FREE_BYTES must be a byte count or a percentage such as 5%, got ${JSON.stringify(raw)}`);
+}
+
+const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** GRANARY_BLOBS (+ GRANARY_S3_* and the AWS_* credentials): see Config.blobs. */
+function blobsVar(env: Env): BlobsConfig {
+  const raw = textVar(env, 'GRANARY_BLOBS');
+  if (raw === undefined) return { kind: 'fs' };
+  const bad = (why: string): Error =>
+    new Error(`GRANARY_BLOBS must look like s3://<bucket>[/<prefix>]?endpoint=http://host:port&region=…&forcePathStyle=true: ${why}`);
+  const m = /^s3:\/\/([^/?#]+)(\/[^?#]*)?(?:\?([^#]*))?$/.exec(raw);
+  if (!m) throw bad(`got ${JSON.stringify(raw)}`);
+  const bucket = m[1] ?? '';
+  if (!BUCKET_RE.test(bucket)) throw bad(`${JSON.stringify(bucket)} is not an S3 bucket name`);
+  let path: string;
+  try {
+    path = decodeURIComponent((m[2] ?? '').replace(/^\/+|\/+$/g, ''));
+  } catch {
+    throw bad('the prefix is not valid percent-encoding');
+  }
+  const params = new URLSearchParams(m[3] ?? '');
+  for (const name of params.keys()) {
+    if (!['endpoint', 'region', 'forcePathStyle'].includes(name)) throw bad(`unknown parameter ${JSON.stringify(name)}`);
+  }
+  const endpoint = params.get('endpoint') ?? undefined;
+  if (endpoint !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(endpoint)) {
+    throw bad(`endpoint must be http(s)://host[:port], got ${JSON.stringify(endpoint)}`);
+  }
+  const pathStyle = params.get('forcePathStyle');
+  if (pathStyle !== null && pathStyle !== 'true' && pathStyle !== 'false') throw bad('forcePathStyle must be true or false');
+  const cfg: S3BlobsConfig = {
+    kind: 's3',
+    bucket,
+    prefix: path === '' ? '' : `${path}/`,
+    region: params.get('region') || 'us-east-1',
+    forcePathStyle: pathStyle === null ? endpoint !== undefined : pathStyle === 'true',
+    cacheBytes: intVar(env, 'GRANARY_S3_CACHE_SIZE', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+    partBytes: intVar(env, 'GRANARY_S3_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
+    staleUploadHours: intVar(env, 'GRANARY_S3_STALE_UPLOAD_HOURS', 24, 0, 24 * 365),
+  };
+  if (endpoint !== undefined) cfg.endpoint = endpoint.replace(/\/$/, '');
+  const accessKeyId = textVar(env, 'AWS_ACCESS_KEY_ID');
+  const secretAccessKey = textVar(env, 'AWS_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new Error('AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together');
+  }
+  if (accessKeyId !== undefined && secretAccessKey !== undefined) {
+    const sessionToken = textVar(env, 'AWS_SESSION_TOKEN');
+    cfg.credentials = { accessKeyId, secretAccessKey, ...(sessionToken !== undefined ? { sessionToken } : {}) };
+  }
+  return cfg;
 }
 
 function textVar(env: Env, name: string): string | undefined {
@@ -179,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC', 16 * 1024 ** 2, 0, Number.MAX_SAFE_INTEGER),
     scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
+    blobs: blobsVar(env),
   };
   if (accessKey !== undefined && secretKey !== undefined) {
     cfg.accessKey = accessKey;

@@ -122,6 +122,7 @@ const CATALOGUE = {
   storageReadOnly: [599, 'storage is read-only'],
   storageDenied: [599, 'storage permission denied: the data directory is not writable by the server'],
   storageIo: [599, 'storage I/O error'],
+  storageRemote: [599, 'the object store (S3) failed or did not answer'],
 } as const satisfies Record<string, Entry>;
 
 /** A detail appended to an entry's message after `: ` (what failed, which parameter, …). */
@@ -174,14 +175,17 @@ function buildFactories(): Factories {
 }
 
 /**
- * Errors of the file system (errno codes) and of SQLite (result codes) that mean the storage itself failed,
- * mapped to the storage entries of the catalogue. Anything else is not a storage failure (undefined).
+ * Errors of the file system (errno codes), of SQLite (result codes) and of the S3 BlobStore (`S3_…` codes) that
+ * mean the storage itself failed, mapped to the storage entries of the catalogue. Anything else is not a storage
+ * failure (undefined).
  */
 const STORAGE_CODES: ReadonlyArray<[RegExp, ErrorFactory<ErrorKind>]> = [
-  [/^(ENOSPC|EDQUOT|SQLITE_FULL)$/, Errors.storageFull],
+  [/^(ENOSPC|EDQUOT|SQLITE_FULL|S3_QuotaExceeded)$/, Errors.storageFull],
   [/^(EROFS|SQLITE_READONLY(_\w+)?)$/, Errors.storageReadOnly],
   [/^(EACCES|EPERM|SQLITE_PERM|SQLITE_AUTH|SQLITE_CANTOPEN(_\w+)?)$/, Errors.storageDenied],
   [/^(EIO|ENXIO|EUCLEAN|EBADMSG|SQLITE_IOERR(_\w+)?|SQLITE_CORRUPT(_\w+)?|SQLITE_NOTADB)$/, Errors.storageIo],
+  // Any other failure of the S3 BlobStore (store/s3/s3-errors.ts: `S3_<S3 error code or errno>`).
+  [/^S3_\w+$/, Errors.storageRemote],
 ];
 
 /**

@@ -15,7 +15,7 @@ import pino, { type Logger } from 'pino';
 import { KeyIndex } from './auth/key-index.js';
 import { loadRootKeys } from './auth/keys.js';
 import { DomainIndex } from './buckets/domain-index.js';
-import type { Config } from './config.js';
+import type { BlobsConfig, Config } from './config.js';
 import type { Granary } from './context.js';
 import { drainBlobDeletions, logDrain, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
@@ -35,6 +35,7 @@ import { buildServer } from './server.js';
 import type { BlobStore } from './store/blob.js';
 import { FsBlobStore } from './store/fs/fs-blob-store.js';
 import { InlineAwareBlobStore } from './store/inline-blob-store.js';
+import { S3BlobStore } from './store/s3/s3-blob-store.js';
 import { FreeSpace } from './store/fs/free-space.js';
 import { SqliteMetaStore } from './store/sqlite/sqlite-meta-store.js';
 
@@ -58,18 +59,30 @@ export interface StartOptions {
   logger?: Logger;
 }
 
-/** Opens the stores under `dataDir` (shared by the server and the CLI's offline commands). */
-export async function openStores(dataDir: string): Promise<{ meta: SqliteMetaStore; blobs: BlobStore }> {
+/**
+ * Opens the stores (shared by the server and the CLI's offline commands): metadata in `dataDir`, blobs in
+ * `dataDir` or in the S3 bucket of GRANARY_BLOBS (local copies for ffmpeg under `<dataDir>/blob-cache/`). Small
+ * objects' bytes live in the metadata database either way (store/inline-blob-store.ts).
+ */
+export async function openStores(
+  dataDir: string,
+  blobsConfig: BlobsConfig = { kind: 'fs' },
+): Promise<{ meta: SqliteMetaStore; blobs: BlobStore }> {
   await mkdir(dataDir, { recursive: true });
   const meta = new SqliteMetaStore(join(dataDir, 'meta.db'));
-  // Small objects' bytes live in the metadata database (store/inline-blob-store.ts); the rest are files.
-  return { meta, blobs: new InlineAwareBlobStore(new FsBlobStore(dataDir), meta) };
+  const files = (): BlobStore => {
+    if (blobsConfig.kind === 'fs') return new FsBlobStore(dataDir);
+    const { cacheBytes, partBytes, staleUploadHours, ...location } = blobsConfig;
+    const options = { cacheDir: join(dataDir, 'blob-cache'), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 };
+    return new S3BlobStore(location, options);
+  };
+  return { meta, blobs: new InlineAwareBlobStore(files(), meta) };
 }
 
 /** Starts Granary with `config`; resolves once it listens. */
 export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
   const log = opts.logger ?? pino({ level: config.logLevel });
-  const { meta, blobs } = await openStores(config.dataDir);
+  const { meta, blobs } = await openStores(config.dataDir, config.blobs);
   meta.startCheckpoints();
   await blobs.recover();
   const { keys, created } = await loadRootKeys(config.dataDir, {
@@ -150,6 +163,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         await Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop(), scrubber.stop()]);
         await moderation.close();
         await meta.close();
+        await blobs.close?.();
       })()),
   };
 }

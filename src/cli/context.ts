@@ -39,7 +39,7 @@ export function configFrom(opts: Opts): Config {
 
 /** A context for offline commands: the stores of the data dir, no server. */
 export async function offlineContext(config: Config): Promise<Granary> {
-  const { meta, blobs } = await openStores(config.dataDir);
+  const { meta, blobs } = await openStores(config.dataDir, config.blobs);
   const { keys } = await loadRootKeys(config.dataDir, {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
@@ -72,6 +72,7 @@ export async function offline(opts: Opts, fn: (g: Granary) => Promise<void>): Pr
     await fn(g);
   } finally {
     await g.meta.close();
+    await g.blobs.close?.();
   }
 }
 

@@ -65,4 +65,6 @@ export interface BlobStore {
   remove(blobId: string): Promise<void>;
   /** Lists every blob id with its modification time in ms (the orphan sweep). */
   list(): AsyncIterable<{ id: string; mtimeMs: number }>;
+  /** Releases connections and timers (remote stores); the store is not used afterwards. */
+  close?(): Promise<void>;
 }

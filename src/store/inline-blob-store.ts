@@ -89,6 +89,10 @@ export class InlineAwareBlobStore implements BlobStore {
     return this.files.list();
   }
 
+  async close(): Promise<void> {
+    await this.files.close?.();
+  }
+
   private async bytes(blobId: string): Promise<Buffer> {
     const bytes = await this.inline.inlineBlob(blobId);
     if (!bytes) throw missing(blobId);

@@ -36,6 +36,9 @@ const STORAGE_CASES: [string, ErrorKind][] = [
   ['EACCES', 'storageDenied'],
   ['EIO', 'storageIo'],
   ['SQLITE_IOERR_WRITE', 'storageIo'],
+  ['S3_QuotaExceeded', 'storageFull'],
+  ['S3_AccessDenied', 'storageRemote'],
+  ['S3_ECONNREFUSED', 'storageRemote'],
 ];
 
 /** Text of every .ts file under src/ but errors.ts. */

@@ -1,0 +1,16 @@
+/** The BlobStore contract on the local disk (FsBlobStore, the embedded default) in a temp dir. */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FsBlobStore } from '../../src/store/fs/fs-blob-store.js';
+import { blobStoreContract } from './blob-store.contract.js';
+
+blobStoreContract('local disk (FsBlobStore)', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'granary-blobs-'));
+  return {
+    open: async () => new FsBlobStore(root),
+    stagingLeftovers: async () => (await readdir(join(root, 'tmp')).catch(() => [])).length,
+    partBytes: 1024 * 1024,
+    close: () => rm(root, { recursive: true, force: true }),
+  };
+});
