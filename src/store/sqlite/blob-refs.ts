@@ -2,15 +2,21 @@
  * Blob reference counting inside SQLite transactions, shared by entries and upload sessions. A blob whose count
  * reaches zero is recorded in `blob_deletions` in the same transaction and reported as freed: the caller deletes
  * its bytes after the commit (a crash in between is finished at start).
+ * Manifests (manifests.ts) are counted the same way; one whose count reaches zero has no file: its row and its
+ * piece rows are deleted and each piece is released in turn (pieces reaching zero are freed as above).
  */
 import type Database from 'better-sqlite3';
 import type { BlobSums } from '../blob.js';
+import { isManifestId, type ManifestPiece } from '../manifest.js';
 
 export class BlobRefs {
   private readonly add_;
   private readonly dec;
   private readonly drop;
   private readonly queue;
+  private readonly insertPiece;
+  private readonly piecesOf;
+  private readonly dropPieces;
 
   constructor(db: Database.Database) {
     this.add_ = db.prepare(
@@ -19,6 +25,9 @@ export class BlobRefs {
     this.dec = db.prepare('UPDATE blobs SET refs = refs - 1 WHERE id = ? RETURNING refs');
     this.drop = db.prepare('DELETE FROM blobs WHERE id = ?');
     this.queue = db.prepare('INSERT OR IGNORE INTO blob_deletions (id) VALUES (?)');
+    this.insertPiece = db.prepare('INSERT INTO manifest_pieces (manifest_id, seq, piece_id, size) VALUES (?, ?, ?, ?)');
+    this.piecesOf = db.prepare('SELECT piece_id FROM manifest_pieces WHERE manifest_id = ? ORDER BY seq');
+    this.dropPieces = db.prepare('DELETE FROM manifest_pieces WHERE manifest_id = ?');
   }
 
   /**
@@ -29,13 +38,33 @@ export class BlobRefs {
     this.add_.run(blobId, size ?? null, sums?.blockBytes ?? null, sums?.crc32 ?? null);
   }
 
-  /** One reference fewer; at zero the blob is queued for deletion and pushed to `freed`. */
+  /**
+   * Records a new manifest `id` of `size` bytes with its first reference, its pieces in order, and one reference
+   * on each piece (inside a transaction).
+   */
+  addManifest(id: string, size: number, pieces: ManifestPiece[]): void {
+    this.add(id, size);
+    pieces.forEach((p, seq) => {
+      this.insertPiece.run(id, seq, p.blobId, p.size);
+      this.add(p.blobId, p.size);
+    });
+  }
+
+  /**
+   * One reference fewer; at zero a blob is queued for deletion and pushed to `freed`, a manifest is dropped and
+   * its pieces released.
+   */
   release(blobId: string, freed: string[]): void {
     const row = this.dec.get(blobId) as { refs: number } | undefined;
-    if (row && row.refs <= 0) {
-      this.drop.run(blobId);
-      this.queue.run(blobId);
-      freed.push(blobId);
+    if (!row || row.refs > 0) return;
+    this.drop.run(blobId);
+    if (isManifestId(blobId)) {
+      const pieces = this.piecesOf.all(blobId) as { piece_id: string }[];
+      this.dropPieces.run(blobId);
+      for (const p of pieces) this.release(p.piece_id, freed);
+      return;
     }
+    this.queue.run(blobId);
+    freed.push(blobId);
   }
 }
