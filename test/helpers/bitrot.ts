@@ -13,6 +13,29 @@ export async function blobPath(s: TestServer, bucket: string, key: string): Prom
   return join(s.dataDir, 'blobs', rec.blobId.slice(0, 2), rec.blobId.slice(2, 4), rec.blobId);
 }
 
+/**
+ * The blob file and offset in it holding byte `offset` of `<bucket>:<key>`: the entry's blob, or for an object
+ * assembled from resumable pieces (a manifest) the piece holding that byte.
+ */
+export async function storedByte(s: TestServer, bucket: string, key: string, offset: number): Promise<{ path: string; offset: number }> {
+  const rec = await s.running.g.meta.getObject(bucket, key);
+  if (!rec) throw new Error(`no entry ${bucket}:${key}`);
+  let id = rec.blobId;
+  let at = offset;
+  for (const p of rec.pieces ?? []) {
+    id = p.blobId;
+    if (at < p.size) break;
+    at -= p.size;
+  }
+  return { path: join(s.dataDir, 'blobs', id.slice(0, 2), id.slice(2, 4), id), offset: at };
+}
+
+/** Inverts every bit of byte `offset` of the object `<bucket>:<key>` where it is stored (storedByte). */
+export async function flipStoredByte(s: TestServer, bucket: string, key: string, offset: number): Promise<void> {
+  const at = await storedByte(s, bucket, key, offset);
+  await flipByte(at.path, at.offset);
+}
+
 /** Inverts every bit of the byte at `offset` of the file at `path`, in place. */
 export async function flipByte(path: string, offset: number): Promise<void> {
   const fh = await open(path, 'r+');

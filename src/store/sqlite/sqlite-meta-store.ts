@@ -178,11 +178,11 @@ export class SqliteMetaStore implements MetaStore {
       // No index on blob_id (it would cost every commit): one scan of the entries for a whole list of blobs, and
       // one for the manifests holding them as pieces.
       entriesOfBlobs: db.prepare(
-        `SELECT bucket, key, blob_id FROM objects WHERE blob_id IN (SELECT value FROM json_each(?1))
+        `SELECT bucket, key, blob_id FROM objects WHERE blob_id IN (SELECT value FROM json_each(@ids))
          UNION ALL
          SELECT o.bucket, o.key, mp.piece_id AS blob_id FROM objects o
            JOIN manifest_pieces mp ON mp.manifest_id = o.blob_id
-         WHERE o.blob_id GLOB 'm*' AND mp.piece_id IN (SELECT value FROM json_each(?1))`,
+         WHERE o.blob_id GLOB 'm*' AND mp.piece_id IN (SELECT value FROM json_each(@ids))`,
       ),
       forgetDeletion: db.prepare('DELETE FROM blob_deletions WHERE id = ?'),
       expired: db
@@ -591,7 +591,7 @@ export class SqliteMetaStore implements MetaStore {
 
   async entriesOfBlobs(blobIds: string[]): Promise<Array<{ bucket: string; key: string; blobId: string }>> {
     if (blobIds.length === 0) return [];
-    const rows = this.st.entriesOfBlobs.all(JSON.stringify(blobIds)) as { bucket: string; key: string; blob_id: string }[];
+    const rows = this.st.entriesOfBlobs.all({ ids: JSON.stringify(blobIds) }) as { bucket: string; key: string; blob_id: string }[];
     return rows.map((r) => ({ bucket: r.bucket, key: r.key, blobId: r.blob_id }));
   }
 
