@@ -36,6 +36,8 @@ export interface Digests {
   head: Buffer;
   /** Per-block CRC-32s, stored with the blob and checked on every read (integrity.ts). */
   sums: BlobSums;
+  /** SHA-1 of every 4 MiB block in order (one, of nothing, for empty content): the etag's inputs. */
+  blockSha1s: Buffer[];
 }
 
 /**
@@ -107,6 +109,7 @@ export class DigestingStream extends Transform {
       crc32: this.crc >>> 0,
       head: Buffer.concat(this.headParts),
       sums: this.sums.finish(),
+      blockSha1s: this.blockDigests,
     };
     cb();
   }

@@ -9,6 +9,8 @@
  * commit transaction: buckets/quota.ts; the bucket's event notifications of the new entry are written in the same
  * transaction) → free replaced blobs → queue the job (jobs/upload-job.ts; the worker is woken).
  * Any failure before the commit discards the staged bytes: the entry already under the key is untouched.
+ * An assembled body (v1 mkfile, v2 complete) commits a manifest of its pieces instead of a blob, in the same
+ * transaction, consuming its resumable session there (objects/resumable/assemble.ts): nothing is copied.
  */
 import { authorizeBucket } from '../auth/authorize.js';
 import { quotaExceeded } from '../buckets/quota.js';
@@ -22,7 +24,7 @@ import { checkDeadline, checkSizeLimits, type PutPolicy } from '../policy/put-po
 import { checkKeyAllowed, insertSemantics, resolveKey } from '../policy/scope.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { ObjectRecord } from '../store/meta.js';
-import type { ReceivedBody } from './receive.js';
+import type { PutBody } from './receive.js';
 import { releaseBlobs } from './blobs.js';
 
 /** What the client sent besides the bytes. Custom variables keep their `x:` prefix; meta names have none. */
@@ -59,9 +61,11 @@ export interface PutResult {
 }
 
 /** Commits `body` under the policy; see the module comment for the order of checks and their status codes. */
-export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest): Promise<PutResult> {
+export async function putObject(g: Granary, body: PutBody, req: PutRequest): Promise<PutResult> {
   const { policy } = req;
   const { digests } = body;
+  // A sealed blob no entry came to reference is removed; a manifest id is only a name until its commit.
+  const dropSealed = (id: string): Promise<void> => (body.manifest ? Promise.resolve() : g.blobs.remove(id));
   const nowMs = g.clock.nowMs();
   let sealedId: string | undefined;
   try {
@@ -107,7 +111,7 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
       blobId: sealedId,
       fsize: digests.size,
       hash: digests.etag,
-      md5: digests.md5,
+      md5: digests.md5 ?? '',
       mimeType,
       putTime: BigInt(nowMs) * 10000n,
       type: policy.fileType,
@@ -131,15 +135,17 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
       sums: digests.sums,
       events,
       ...(body.staged.inline ? { inline: body.staged.inline } : {}),
+      ...(body.manifest ? { manifest: { id: sealedId, pieces: body.manifest.pieces, claim: body.manifest.claim } } : {}),
     });
     await releaseBlobs(g, outcome.freedBlobs);
     if (outcome.result === 'no-bucket') throw Errors.noSuchBucket(policy.bucket);
     if (outcome.result === 'exists') throw Errors.fileExists();
     if (outcome.result === 'over-quota') throw quotaExceeded(policy.bucket, outcome.refusal);
+    if (outcome.result === 'session-lost') throw body.manifest?.lost(outcome.reason) ?? Errors.badRequest('the upload session is gone');
     let committed = record;
     if (outcome.result === 'identical') {
       // Same content already stored: the upload succeeds and the new copy is dropped.
-      await g.blobs.remove(sealedId);
+      await dropSealed(sealedId);
       committed = outcome.existing;
     }
     sealedId = undefined;
@@ -148,7 +154,7 @@ export async function putObject(g: Granary, body: ReceivedBody, req: PutRequest)
     if (job) result.persistentId = await enqueueUploadJob(g, req.accessKey, job, committed, req.reqId ?? '');
     return result;
   } catch (err) {
-    if (sealedId !== undefined) await g.blobs.remove(sealedId).catch(() => undefined);
+    if (sealedId !== undefined) await dropSealed(sealedId).catch(() => undefined);
     else await body.staged.discard();
     throw err;
   }

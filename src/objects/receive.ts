@@ -7,6 +7,8 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
 import type { StagedBlob } from '../store/blob.js';
+import type { ManifestPiece } from '../store/manifest.js';
+import type { SessionClaim } from '../store/meta.js';
 import { DigestingStream, type Digests } from './etag.js';
 import { SpillingStage } from './spill-stage.js';
 import { ThrottleStream } from './throttle.js';
@@ -15,6 +17,25 @@ import { ThrottleStream } from './throttle.js';
 export interface ReceivedBody {
   staged: StagedBlob;
   digests: Digests;
+}
+
+/**
+ * What putObject commits: bytes received into a staged blob (a ReceivedBody), or an upload assembled from pieces
+ * already stored (v1 mkfile, v2 complete: objects/resumable/assemble.ts) whose digests come from what was recorded
+ * when the pieces arrived. `staged.seal()` makes the body addressable and answers its id: the sealed blob's, or a
+ * new manifest id. `md5`, `crc32` and `sums` are absent for an assembled body (they cannot be composed from the
+ * pieces': protocol.md §8.2 guarantees md5 only for direct uploads; each piece keeps its own checksums).
+ */
+export interface PutBody {
+  staged: Pick<StagedBlob, 'seal' | 'discard' | 'inline'>;
+  digests: Pick<Digests, 'size' | 'etag' | 'head'> & Partial<Pick<Digests, 'md5' | 'crc32' | 'sums'>>;
+  /** Set for an assembled body: its pieces in order, the session they come from, and the error when it is lost. */
+  manifest?: {
+    pieces: ManifestPiece[];
+    claim: SessionClaim;
+    /** The error to answer when the commit found the session gone or a piece replaced meanwhile. */
+    lost(reason: 'gone' | 'replaced'): Error;
+  };
 }
 
 /**

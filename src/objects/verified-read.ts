@@ -20,6 +20,7 @@ import type { BlobSums, ByteRange } from '../store/blob.js';
 import type { ObjectRecord } from '../store/meta.js';
 import { DigestingStream } from './etag.js';
 import { alignedRange, ChecksumMismatch, checkBuffer, VerifyingStream } from './integrity.js';
+import { localManifestFile, readManifest, readManifestSmall } from './manifest-read.js';
 
 /** What a corrupt blob is reported with: the blob and, when known, the entry that was being read. */
 export interface CorruptTarget {
@@ -43,7 +44,7 @@ export async function markCorrupt(g: Pick<Granary, 'meta' | 'log'>, target: Corr
  * The catalogue error for a failed read: `objectCorrupt` (599) for a checksum mismatch or a missing blob file —
  * the blob is marked corrupt in the background — else the storage error (599 family) or `err` itself.
  */
-function readFailure(g: Pick<Granary, 'meta' | 'log'>, target: CorruptTarget, err: unknown): Error {
+export function readFailure(g: Pick<Granary, 'meta' | 'log'>, target: CorruptTarget, err: unknown): Error {
   if (isKodoError(err)) return err;
   if (err instanceof ChecksumMismatch || (err as { code?: string } | null)?.code === 'ENOENT') {
     const detail = err instanceof ChecksumMismatch ? err.message : 'the blob file is missing';
@@ -79,11 +80,12 @@ function pipeRead(g: Granary, source: Readable, out: Transform, target: CorruptT
  * objectCorrupt (marked), 599 storage errors.
  */
 export function readObject(g: Granary, rec: ObjectRecord, range?: ByteRange): Readable {
+  if (rec.pieces) return readManifest(g, { ...rec, pieces: rec.pieces }, range);
   return rec.sums ? verifiedStream(g, targetOf(rec), rec.fsize, rec.sums, range) : readLegacy(g, rec, range);
 }
 
 /** The verified bytes of a blob of `size` bytes (or of `range`), reading whole blocks around the range. */
-function verifiedStream(g: Granary, target: CorruptTarget, size: number, sums: BlobSums, range?: ByteRange): Readable {
+export function verifiedStream(g: Granary, target: CorruptTarget, size: number, sums: BlobSums, range?: ByteRange): Readable {
   const window = range ?? { start: 0, end: size - 1 };
   const aligned = alignedRange(window, size, sums.blockBytes);
   const source = g.blobs.read(target.blobId, range ? aligned : undefined);
@@ -137,6 +139,7 @@ async function drainTo(stream: Readable, pace?: (chunk: Buffer) => Promise<void>
 
 /** The whole entry in memory (small entries only: callers check the size), verified. */
 export async function readObjectSmall(g: Granary, rec: ObjectRecord): Promise<Buffer> {
+  if (rec.pieces) return readManifestSmall(g, { ...rec, pieces: rec.pieces });
   checkNotCorrupt(rec);
   let bytes: Buffer;
   try {
@@ -154,6 +157,7 @@ export async function readObjectSmall(g: Granary, rec: ObjectRecord): Promise<Bu
  * Release it when done.
  */
 export async function localObjectFile(g: Granary, rec: ObjectRecord): Promise<{ path: string; release(): Promise<void> }> {
+  if (rec.pieces) return localManifestFile(g, { ...rec, pieces: rec.pieces });
   checkNotCorrupt(rec);
   await pipeline(readObject(g, rec), new Writable({ write: (_c, _e, cb) => cb() }));
   try {

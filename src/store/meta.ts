@@ -7,6 +7,7 @@ import type { JobQueue } from '../jobs/queue.js';
 import type { WorkflowTemplateStore } from '../ports/workflow-templates.js';
 import type { BlobState, BlobSums } from './blob.js';
 import type { EventOutbox, OutboxRows } from './events.js';
+import type { ManifestPiece, StoredPiece } from './manifest.js';
 import type { FetchTaskStore } from './tasks.js';
 
 /**
@@ -169,7 +170,8 @@ export interface DomainRecord {
  * - `type` storage class 0..4; `status` 0 enabled / 1 disabled.
  * - `meta` user metadata without the `x-qn-meta-` prefix.
  * - `expireAt` Unix seconds when deleteAfterDays makes it expire, or undefined.
- * - `blobId` the stored bytes (BlobStore id); several entries may share one blob.
+ * - `blobId` the stored bytes (BlobStore id), or a manifest id (store/manifest.ts) for an object assembled from
+ *   resumable pieces; several entries may share one blob or manifest.
  */
 export interface ObjectRecord {
   bucket: string;
@@ -199,6 +201,11 @@ export interface ObjectRecord {
    */
   sums?: BlobSums;
   corrupt?: boolean;
+  /**
+   * The pieces, in order, of an entry whose `blobId` is a manifest (filled by the same single-entry reads; absent
+   * for plain blobs). `corrupt` is then true when any piece was found corrupt.
+   */
+  pieces?: StoredPiece[];
 }
 
 /** Lifecycle transition times in Unix seconds (absent = none scheduled). */
@@ -229,13 +236,34 @@ export interface ListPage {
   more: boolean;
 }
 
-/** Outcome of `commitPut`. `freedBlobs` are blob ids no entry references any more: delete them after the commit. */
+/**
+ * The resumable session an assembled object is made from (v1 blocks, or a v2 upload with the parts chosen by
+ * complete): `commitPut` checks it is still there as it was and deletes it in the commit transaction, its
+ * references moving to the manifest.
+ */
+export type SessionClaim =
+  | { kind: 'blocks'; ids: string[] }
+  | { kind: 'upload'; id: string; parts: Array<{ partNumber: number; blobId: string }> };
+
+/** A manifest committed with its entry (commitPut): the new manifest id, its pieces in order, and their session. */
+export interface ManifestCommit {
+  id: string;
+  pieces: ManifestPiece[];
+  claim: SessionClaim;
+}
+
+/**
+ * Outcome of `commitPut`. `freedBlobs` are blob ids no entry references any more: delete them after the commit.
+ * 'session-lost': the claimed session of a manifest is gone (`gone`: a block or the upload was deleted) or a chosen
+ * part was replaced (`replaced`) since the caller read it; nothing changed.
+ */
 export type PutOutcome =
   | { result: 'created' | 'replaced'; freedBlobs: string[]; previous?: ObjectRecord }
   | { result: 'identical'; freedBlobs: string[]; existing: ObjectRecord }
   | { result: 'exists'; freedBlobs: string[]; existing: ObjectRecord }
   | { result: 'no-bucket'; freedBlobs: string[] }
-  | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal };
+  | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal }
+  | { result: 'session-lost'; freedBlobs: string[]; reason: 'gone' | 'replaced' };
 
 /** A v1 block being uploaded (mkblk/bput). `size` declared bytes; `offset` bytes received; times Unix seconds. */
 export interface BlockRecord {
@@ -246,6 +274,8 @@ export interface BlockRecord {
   /** Blob ids of the chunks, in order. */
   chunks: string[];
   expiresAt: number;
+  /** SHA-1 of the complete block, URL-safe base64, when recorded (a block sent as one chunk: at mkblk). */
+  sha1?: string;
 }
 
 /** A v2 multipart upload. `key` undefined when the object name was `~`. Times Unix seconds. */
@@ -266,6 +296,11 @@ export interface PartRecord {
   md5: string;
   etag: string;
   putTime: number;
+  /**
+   * SHA-1s (20 bytes each, concatenated) of the part's 4 MiB blocks, recorded for parts over 4 MiB (a part up to
+   * 4 MiB has its one block's SHA-1 in its etag): complete composes the object's etag from them.
+   */
+  blockSha1s?: Buffer;
 }
 
 /**
@@ -360,10 +395,14 @@ export interface MetaStore {
    * check runs in the same transaction that makes the entry visible, so it holds under concurrent commits.
    * `inline`: the content itself, stored with the blob's row (an inline blob id, store/inline-blob-store.ts) in the
    * same transaction instead of a file.
+   * `manifest` (an object assembled from resumable pieces; `record.blobId` is then `manifest.id`): the manifest
+   * and one reference on each piece are recorded in the same transaction, and the claimed session is deleted there
+   * (its references on the pieces dropped: they move to the manifest); 'session-lost' when the session changed.
+   * 'identical' consumes the session too (its pieces are freed); 'exists', 'over-quota' and 'no-bucket' leave it.
    */
   commitPut(
     record: ObjectRecord,
-    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; inline?: Buffer },
+    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; manifest?: ManifestCommit; inline?: Buffer },
   ): Promise<PutOutcome>;
   /** Deletes a live entry; 'missing' when absent or expired. `events` get the deleted entry. */
   deleteObject(
@@ -456,7 +495,10 @@ export interface MetaStore {
    * at most `limit`: the scrubber verifies them against their etag and records checksums.
    */
   entriesWithoutSums(after: { bucket: string; key: string } | undefined, limit: number): Promise<ObjectRecord[]>;
-  /** Every entry referencing one of `blobIds`, as bucket/key/blob (reports of corrupt blobs; scans the entries). */
+  /**
+   * Every entry referencing one of `blobIds`, directly or through a manifest holding it as a piece, as bucket/key/
+   * blob (the blob of `blobIds` it holds; reports of corrupt blobs; scans the entries).
+   */
   entriesOfBlobs(blobIds: string[]): Promise<Array<{ bucket: string; key: string; blobId: string }>>;
   /** Marks blob deletions done. */
   forgetBlobDeletions(blobIds: string[]): Promise<void>;

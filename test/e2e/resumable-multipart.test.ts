@@ -285,7 +285,7 @@ describe('complete', () => {
     expect(r.hash).toBe(qetagV2([a, c]));
     expect(r.hash).toMatch(/^n/);
     await expectStored(s, BUCKET, k, Buffer.concat([a, c]));
-    expect(await countBlobs(s)).toBe(blobs + 1); // only the object's own blob remains
+    expect(await countBlobs(s)).toBe(blobs + 2); // the listed parts remain as the object's pieces, part 2 is freed
   });
 
   it('`~` (no key) stores under the hash', async () => {

@@ -16,14 +16,34 @@ export async function blobPath(s: TestServer, bucket: string, key: string): Prom
 }
 
 /**
- * Inverts every bit of the byte at `offset` of the bytes stored for `<bucket>:<key>`, where they are: in its blob
- * file, or — for a small object stored inline — in its `inline_blobs` row (through a second connection, as a
- * failing page would).
+ * The blob file and offset in it holding byte `offset` of `<bucket>:<key>`: the entry's blob, or for an object
+ * assembled from resumable pieces (a manifest) the piece holding that byte.
+ */
+export async function storedByte(s: TestServer, bucket: string, key: string, offset: number): Promise<{ path: string; offset: number }> {
+  const rec = await s.running.g.meta.getObject(bucket, key);
+  if (!rec) throw new Error(`no entry ${bucket}:${key}`);
+  let id = rec.blobId;
+  let at = offset;
+  for (const p of rec.pieces ?? []) {
+    id = p.blobId;
+    if (at < p.size) break;
+    at -= p.size;
+  }
+  return { path: join(s.dataDir, 'blobs', id.slice(0, 2), id.slice(2, 4), id), offset: at };
+}
+
+/**
+ * Inverts every bit of byte `offset` of the object `<bucket>:<key>` where it is stored: in its blob file or the
+ * piece holding it (storedByte), or — for a small object stored inline — in its `inline_blobs` row (through a
+ * second connection, as a failing page would).
  */
 export async function flipStoredByte(s: TestServer, bucket: string, key: string, offset: number): Promise<void> {
   const rec = await s.running.g.meta.getObject(bucket, key);
   if (!rec) throw new Error(`no entry ${bucket}:${key}`);
-  if (!isInlineBlobId(rec.blobId)) return flipByte(await blobPath(s, bucket, key), offset);
+  if (!isInlineBlobId(rec.blobId)) {
+    const at = await storedByte(s, bucket, key, offset);
+    return flipByte(at.path, at.offset);
+  }
   const db = new Database(join(s.dataDir, 'meta.db'));
   try {
     const row = db.prepare('SELECT data FROM inline_blobs WHERE id = ?').get(rec.blobId) as { data: Buffer };

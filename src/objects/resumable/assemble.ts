@@ -1,13 +1,24 @@
 /**
- * Streaming stored pieces (v1 chunks, v2 parts) back in order, one at a time: the assembled object goes through
- * the same receive → putObject path as every upload, with bounded memory. Every piece is checked against its own
- * checksums on the way (objects/verified-read.ts): a corrupt piece fails the assembly with 599 and is never
- * copied into an object.
+ * Assembling a resumable upload (v1 mkfile, v2 complete) without copying it (issue 13): the object becomes a
+ * manifest of the stored pieces (store/manifest.ts), committed through putObject like every upload. Its etag is
+ * composed from digests recorded when the pieces arrived (protocol.md §7), its MIME type sniffed from the first
+ * HEAD_BYTES of the first piece(s); no byte is copied and none is hashed again, except:
+ * - a v1 block sent as several bput chunks: its SHA-1 is computed at mkfile by reading that block (≤ 4 MiB);
+ * - a v2 part over 4 MiB stored before block SHA-1s were recorded, ending an upload whose other parts are 4 MiB:
+ *   read once to get its blocks' SHA-1s (≤ the part size, 1 GiB).
+ * Pieces read here are verified against their own checksums (objects/verified-read.ts): a corrupt one fails the
+ * assembly with 599 before anything is stored.
  */
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
+import { newManifestId, type StoredPiece } from '../../store/manifest.js';
+import type { SessionClaim } from '../../store/meta.js';
+import { DigestingStream, HEAD_BYTES } from '../etag.js';
+import { readPiecesHead } from '../manifest-read.js';
+import type { PutBody } from '../receive.js';
 import { readPieces } from '../verified-read.js';
 
 /** One stream of the pieces' bytes, in order, verified. A piece whose record vanished fails it (ENOENT). */
@@ -22,9 +33,50 @@ export async function streamPieces(g: Granary, ids: string[]): Promise<Readable>
   );
 }
 
-/** SHA-1 of the pieces' bytes (a v1 block so far: at most 4 MiB), URL-safe base64. */
+/** SHA-1 of the pieces' bytes (a v1 block: at most 4 MiB), URL-safe base64. */
 export async function sha1OfPieces(g: Granary, ids: string[]): Promise<string> {
   const h = createHash('sha1');
   for await (const chunk of await streamPieces(g, ids)) h.update(chunk as Buffer);
   return urlsafeB64Encode(h.digest());
+}
+
+/** The SHA-1s of the 4 MiB blocks of one stored piece, read back whole (verified). */
+export async function blockSha1sOfPiece(g: Granary, blobId: string): Promise<Buffer[]> {
+  const digesting = new DigestingStream();
+  await pipeline(await streamPieces(g, [blobId]), digesting, new Writable({ write: (_c, _e, cb) => cb() }));
+  return digesting.digests().blockSha1s;
+}
+
+/**
+ * The pieces `ids` with their sizes (bytes) and checksums as recorded; `fallbackSize` gives the size of a piece
+ * recorded without one (stored by an earlier version). Fails when a piece's record is gone (its session was
+ * dropped meanwhile: the caller tells that race from a genuine failure).
+ */
+export async function storedPieces(g: Granary, ids: string[], fallbackSize: (id: string, index: number) => number | undefined): Promise<StoredPiece[]> {
+  const states = await g.meta.blobStates(ids);
+  return ids.map((blobId, i) => {
+    const st = states.get(blobId);
+    const size = st?.size ?? fallbackSize(blobId, i);
+    if (!st || size === undefined) throw Object.assign(new Error('a piece of the upload is gone'), { code: 'ENOENT' });
+    return { blobId, size, ...(st.sums ? { sums: st.sums } : {}) };
+  });
+}
+
+/**
+ * The body putObject commits for an upload assembled from `pieces` (in order) with the composed `etag`: sealing it
+ * names a new manifest; the commit records the manifest and consumes `claim` in one transaction, answering
+ * `lost(reason)` when the session changed meanwhile. Reads the head bytes for MIME sniffing (599 when corrupt).
+ */
+export async function assembledBody(
+  g: Granary,
+  a: { pieces: StoredPiece[]; etag: string; claim: SessionClaim; lost: (reason: 'gone' | 'replaced') => Error },
+): Promise<PutBody> {
+  const size = a.pieces.reduce((n, p) => n + p.size, 0);
+  const head = await readPiecesHead(g, a.pieces, Math.min(size, HEAD_BYTES));
+  let id: string | undefined;
+  return {
+    staged: { seal: async () => (id ??= newManifestId()), discard: async () => undefined },
+    digests: { size, etag: a.etag, head },
+    manifest: { pieces: a.pieces.map((p) => ({ blobId: p.blobId, size: p.size })), claim: a.claim, lost: a.lost },
+  };
 }

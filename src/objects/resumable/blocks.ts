@@ -6,7 +6,9 @@
  * The ctx rule: a chunk is accepted only with the latest ctx of its block and the matching offset; anything else
  * (old/replayed ctx, wrong offset, other block, expired, forged, another key's block) → 701.
  * mkfile checks every block is complete, the sizes add up, and commits through putObject (the put policy applies
- * exactly as in form upload); the blocks are dropped once the file exists.
+ * exactly as in form upload) a manifest of the blocks' chunks (assemble.ts: no copy); the blocks are consumed in
+ * the commit transaction. The etag comes from the blocks' SHA-1s: recorded at mkblk for a block sent as one
+ * chunk, computed at mkfile (reading that block only, ≤ 4 MiB) for a block sent as several.
  */
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -17,11 +19,10 @@ import { Errors, isKodoError } from '../../errors.js';
 import { nowSeconds } from '../../ports/clock.js';
 import type { BlobSums } from '../../store/blob.js';
 import type { BlockRecord } from '../../store/meta.js';
-import { releaseBlobs } from '../blobs.js';
-import { BLOCK_SIZE } from '../etag.js';
+import { BLOCK_SIZE, etagFromBlockDigests } from '../etag.js';
 import { putObject, type PutRequest, type PutResult } from '../put-object.js';
 import { receiveBody } from '../receive.js';
-import { sha1OfPieces, streamPieces } from './assemble.js';
+import { assembledBody, sha1OfPieces, storedPieces } from './assemble.js';
 import { decodeCtx, encodeCtx } from './ctx.js';
 
 /** Lifetime of a block and its ctx, seconds. */
@@ -113,6 +114,8 @@ export async function makeBlock(g: Granary, sender: ChunkSender, blockSize: numb
     chunks: [chunk.blobId],
     expiresAt: nowSeconds(g.clock) + BLOCK_TTL_SECONDS,
   };
+  // A block sent whole: its SHA-1 is the chunk's, kept for the object's etag at mkfile.
+  if (chunk.size === blockSize) block.sha1 = chunk.sha1;
   try {
     await g.meta.sessions.createBlock(block, chunk.sums);
   } catch (err) {
@@ -178,15 +181,22 @@ export async function makeFile(
 
   let body;
   try {
-    body = await receiveBody(g, await streamPieces(g, blocks.flatMap((b) => b.chunks)), { maxBytes: total });
+    const sha1s: Buffer[] = [];
+    for (const b of blocks) sha1s.push(urlsafeB64Decode(b.sha1 ?? (await sha1OfPieces(g, b.chunks))));
+    // A chunk recorded without its size (an earlier version) is its block's only chunk: the block's size.
+    const single = new Map(blocks.filter((b) => b.chunks.length === 1).map((b) => [b.chunks[0] as string, b.size]));
+    body = await assembledBody(g, {
+      pieces: await storedPieces(g, blocks.flatMap((b) => b.chunks), (id) => single.get(id)),
+      etag: etagFromBlockDigests(sha1s),
+      claim: { kind: 'blocks', ids: blocks.map((b) => b.id) },
+      lost: () => Errors.invalidCtx(),
+    });
   } catch (err) {
     // A concurrent mkfile of the same blocks (or the expiry sweep) dropped them while they were read: their ctxs
     // are no longer valid, as if this call had come second.
     for (const b of blocks) if (!(await g.meta.sessions.getBlock(b.id))) throw Errors.invalidCtx();
     throw err;
   }
-  const result = await putObject(g, body, { ...req, event: 'mkfile' });
-  const { freedBlobs } = await g.meta.sessions.deleteBlocks(blocks.map((b) => b.id));
-  await releaseBlobs(g, freedBlobs);
-  return result;
+  // The commit consumes the blocks (701 when another mkfile took them first: `lost`).
+  return putObject(g, body, { ...req, event: 'mkfile' });
 }

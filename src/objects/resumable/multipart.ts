@@ -3,7 +3,9 @@
  * re-upload replaces), complete (parts in order, etags must match; fname, mimeType, customVars, metadata), abort,
  * list parts. Parts are sealed blobs recorded in the MetaStore: they survive a restart until the upload expires
  * (7 days) and are freed by complete, abort or the expiry sweep. Unknown, expired or foreign uploadId → 612.
- * The object's etag is the plain Kodo etag when every part but the last is 4 MiB, else the 0x9e form (§7).
+ * The object's etag is the plain Kodo etag when every part but the last is 4 MiB, else the 0x9e form (§7), both
+ * composed from the parts' digests recorded at upload (their etags, and the block SHA-1s of parts over 4 MiB);
+ * complete commits a manifest of the parts (assemble.ts: nothing copied) and consumes the upload in that commit.
  */
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -13,11 +15,12 @@ import { Errors } from '../../errors.js';
 import type { PutPolicy } from '../../policy/put-policy.js';
 import { nowSeconds } from '../../ports/clock.js';
 import type { PartRecord, UploadRecord } from '../../store/meta.js';
+import { urlsafeB64Decode } from '../../auth/base64.js';
 import { releaseBlobs } from '../blobs.js';
-import { BLOCK_SIZE, etagV2 } from '../etag.js';
+import { BLOCK_SIZE, etagFromBlockDigests, etagV2 } from '../etag.js';
 import { putObject, type PutRequest, type PutResult } from '../put-object.js';
 import { receiveBody } from '../receive.js';
-import { streamPieces } from './assemble.js';
+import { assembledBody, blockSha1sOfPiece, storedPieces } from './assemble.js';
 
 /** Lifetime of an upload, seconds. */
 export const UPLOAD_TTL_SECONDS = 7 * 86400;
@@ -107,6 +110,8 @@ export async function uploadPart(
     etag: digests.etag,
     putTime: nowSeconds(g.clock),
   };
+  // Over 4 MiB the etag no longer holds the block SHA-1s complete needs when this part ends the object.
+  if (digests.size > BLOCK_SIZE) part.blockSha1s = Buffer.concat(digests.blockSha1s);
   const out = await g.meta.sessions.putPart(uploadId, part, digests.sums);
   await releaseBlobs(g, out.freedBlobs);
   if (out.result === 'missing') {
@@ -136,10 +141,30 @@ async function allParts(g: Granary, uploadId: string): Promise<Map<number, PartR
   }
 }
 
+/** The SHA-1 in a part's etag (0x16‖sha1 for a part of at most 4 MiB). */
+const sha1OfEtag = (etag: string): Buffer => urlsafeB64Decode(etag).subarray(1);
+
+/**
+ * The etag of the object made of `parts` (§7), from their recorded digests: the 0x9e form unless every part but
+ * the last is 4 MiB; then the plain qetag, from the non-last parts' SHA-1s and the last part's block SHA-1s (its
+ * etag's when ≤ 4 MiB, recorded ones when larger, read back for a part stored before they were recorded).
+ */
+async function multipartEtag(g: Granary, parts: PartRecord[]): Promise<string> {
+  if (parts.slice(0, -1).some((p) => p.size !== BLOCK_SIZE)) return etagV2(parts.map((p) => p.etag));
+  const digests = parts.slice(0, -1).map((p) => sha1OfEtag(p.etag));
+  const last = parts[parts.length - 1];
+  // An empty last part after 4 MiB ones adds no block.
+  if (!last || (last.size === 0 && parts.length > 1)) return etagFromBlockDigests(digests);
+  if (last.size <= BLOCK_SIZE) digests.push(sha1OfEtag(last.etag));
+  else if (last.blockSha1s) for (let i = 0; i < last.blockSha1s.length; i += 20) digests.push(last.blockSha1s.subarray(i, i + 20));
+  else digests.push(...(await blockSha1sOfPiece(g, last.blobId)));
+  return etagFromBlockDigests(digests);
+}
+
 /**
  * `POST …/uploads/<id>`: joins the listed parts (ascending, each stored with that etag; 400 otherwise) and commits
- * through putObject with `req` (policy, key, fname, MIME, variables, metadata). The upload is dropped once the
- * object exists.
+ * through putObject with `req` (policy, key, fname, MIME, variables, metadata) a manifest of them; the upload is
+ * consumed in that commit (612 when it was aborted or swept meanwhile, 400 when a chosen part was replaced).
  */
 export async function completeUpload(
   g: Granary,
@@ -159,18 +184,19 @@ export async function completeUpload(
     chosen.push(p);
     last = item.partNumber;
   }
-  const total = chosen.reduce((n, p) => n + p.size, 0);
   let body;
   try {
-    body = await receiveBody(g, await streamPieces(g, chosen.map((p) => p.blobId)), { maxBytes: Math.max(total, 1) });
+    const sizes = new Map(chosen.map((p) => [p.blobId, p.size]));
+    body = await assembledBody(g, {
+      pieces: await storedPieces(g, chosen.map((p) => p.blobId), (id) => sizes.get(id)),
+      etag: await multipartEtag(g, chosen),
+      claim: { kind: 'upload', id: uploadId, parts: chosen.map((p) => ({ partNumber: p.partNumber, blobId: p.blobId })) },
+      lost: (reason) => (reason === 'gone' ? Errors.noSuchUpload() : Errors.badPartList('a part was replaced during complete')),
+    });
   } catch (err) {
     throw (await raceLoss(g, uploadId, chosen)) ?? err;
   }
-  if (chosen.slice(0, -1).some((p) => p.size !== BLOCK_SIZE)) body.digests.etag = etagV2(chosen.map((p) => p.etag));
-  const result = await putObject(g, body, { ...req, parts: chosen.map((p) => p.size), event: 'mkfile' });
-  const { freedBlobs } = await g.meta.sessions.deleteUpload(uploadId);
-  await releaseBlobs(g, freedBlobs);
-  return result;
+  return putObject(g, body, { ...req, parts: chosen.map((p) => p.size), event: 'mkfile' });
 }
 
 /**

@@ -2,10 +2,13 @@
  * Blob reference counting inside SQLite transactions, shared by entries and upload sessions. A blob whose count
  * reaches zero is recorded in `blob_deletions` in the same transaction and reported as freed: the caller deletes
  * its bytes after the commit (a crash in between is finished at start).
+ * Manifests (manifests.ts) are counted the same way; one whose count reaches zero has no file: its row and its
+ * piece rows are deleted and each piece is released in turn (pieces reaching zero are freed as above).
  */
 import type Database from 'better-sqlite3';
 import type { BlobSums } from '../blob.js';
 import { isInlineBlobId } from '../inline-blob-store.js';
+import { isManifestId, type ManifestPiece } from '../manifest.js';
 
 export class BlobRefs {
   private readonly add_;
@@ -14,6 +17,9 @@ export class BlobRefs {
   private readonly queue;
   private readonly addInline;
   private readonly dropInline;
+  private readonly insertPiece;
+  private readonly piecesOf;
+  private readonly dropPieces;
 
   constructor(db: Database.Database) {
     this.add_ = db.prepare(
@@ -24,6 +30,9 @@ export class BlobRefs {
     this.queue = db.prepare('INSERT OR IGNORE INTO blob_deletions (id) VALUES (?)');
     this.addInline = db.prepare('INSERT INTO inline_blobs (id, data) VALUES (?, ?)');
     this.dropInline = db.prepare('DELETE FROM inline_blobs WHERE id = ?');
+    this.insertPiece = db.prepare('INSERT INTO manifest_pieces (manifest_id, seq, piece_id, size) VALUES (?, ?, ?, ?)');
+    this.piecesOf = db.prepare('SELECT piece_id FROM manifest_pieces WHERE manifest_id = ? ORDER BY seq');
+    this.dropPieces = db.prepare('DELETE FROM manifest_pieces WHERE manifest_id = ?');
   }
 
   /**
@@ -37,19 +46,36 @@ export class BlobRefs {
   }
 
   /**
+   * Records a new manifest `id` of `size` bytes with its first reference, its pieces in order, and one reference
+   * on each piece (inside a transaction).
+   */
+  addManifest(id: string, size: number, pieces: ManifestPiece[]): void {
+    this.add(id, size);
+    pieces.forEach((p, seq) => {
+      this.insertPiece.run(id, seq, p.blobId, p.size);
+      this.add(p.blobId, p.size);
+    });
+  }
+
+  /**
    * One reference fewer; at zero a file blob is queued for deletion and pushed to `freed`, an inline blob's bytes
-   * are deleted right here (no file).
+   * are deleted right here (no file), a manifest is dropped and its pieces released.
    */
   release(blobId: string, freed: string[]): void {
     const row = this.dec.get(blobId) as { refs: number } | undefined;
-    if (row && row.refs <= 0) {
-      this.drop.run(blobId);
-      if (isInlineBlobId(blobId)) {
-        this.dropInline.run(blobId);
-        return;
-      }
-      this.queue.run(blobId);
-      freed.push(blobId);
+    if (!row || row.refs > 0) return;
+    this.drop.run(blobId);
+    if (isManifestId(blobId)) {
+      const pieces = this.piecesOf.all(blobId) as { piece_id: string }[];
+      this.dropPieces.run(blobId);
+      for (const p of pieces) this.release(p.piece_id, freed);
+      return;
     }
+    if (isInlineBlobId(blobId)) {
+      this.dropInline.run(blobId);
+      return;
+    }
+    this.queue.run(blobId);
+    freed.push(blobId);
   }
 }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { migrateBucketUsage } from './bucket-usage.js';
+import { migrateManifests } from './manifests.js';
 
 /**
  * The SQLite schema of the embedded MetaStore. Idempotent (`IF NOT EXISTS`), applied at every open.
@@ -203,6 +204,9 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['jobs', 'attempts', 'INTEGER NOT NULL DEFAULT 0'],
   ['jobs', 'items', 'TEXT'],
   ['jobs', 'updated_ms', 'INTEGER NOT NULL DEFAULT 0'],
+  // Zero-copy assembly (manifests.ts): block and part digests recorded as they arrive (NULL for older sessions).
+  ['blocks', 'sha1', 'TEXT'],
+  ['parts', 'block_sha1s', 'BLOB'],
 ];
 
 /** Statements run after the columns exist (indexes on added columns, back-filled values). Idempotent. */
@@ -222,4 +226,6 @@ export function migrate(db: Database.Database): void {
   db.exec(AFTER_MIGRATION);
   // Per-bucket usage counters kept by triggers, computed here for data dirs of earlier versions (bucket-usage.ts).
   migrateBucketUsage(db);
+  // Objects assembled from resumable pieces (manifests.ts).
+  migrateManifests(db);
 }

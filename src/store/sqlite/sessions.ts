@@ -1,10 +1,12 @@
 /**
  * Resumable-upload sessions of the SQLite MetaStore: v1 blocks (mkblk/bput) and v2 multipart uploads with their
- * parts. Chunk and part blobs hold one reference each (BlobRefs) until their session is deleted.
+ * parts. Chunk and part blobs hold one reference each (BlobRefs) until their session is deleted — by abort, the
+ * expiry sweep, or the commit of the object assembled from it (`claimLost` / `dropClaimed`, inside commitPut's
+ * transaction, after the manifest took its own references).
  */
 import type Database from 'better-sqlite3';
 import type { BlobSums } from '../blob.js';
-import type { BlockRecord, PartRecord, SessionStore, UploadRecord } from '../meta.js';
+import type { BlockRecord, PartRecord, SessionClaim, SessionStore, UploadRecord } from '../meta.js';
 import type { BlobRefs } from './blob-refs.js';
 
 interface BlockRow {
@@ -14,6 +16,7 @@ interface BlockRow {
   offset: number;
   chunks: string;
   expires_at: number;
+  sha1: string | null;
 }
 
 interface UploadRow {
@@ -32,6 +35,7 @@ interface PartRow {
   md5: string;
   etag: string;
   put_time: number;
+  block_sha1s: Buffer | null;
 }
 
 const toBlock = (r: BlockRow): BlockRecord => ({
@@ -41,6 +45,7 @@ const toBlock = (r: BlockRow): BlockRecord => ({
   offset: r.offset,
   chunks: JSON.parse(r.chunks) as string[],
   expiresAt: r.expires_at,
+  ...(r.sha1 !== null ? { sha1: r.sha1 } : {}),
 });
 
 const toPart = (r: PartRow): PartRecord => ({
@@ -50,6 +55,7 @@ const toPart = (r: PartRow): PartRecord => ({
   md5: r.md5,
   etag: r.etag,
   putTime: r.put_time,
+  ...(r.block_sha1s !== null ? { blockSha1s: r.block_sha1s } : {}),
 });
 
 export class SqliteSessions implements SessionStore {
@@ -61,7 +67,7 @@ export class SqliteSessions implements SessionStore {
   ) {
     this.st = {
       insertBlock: db.prepare(
-        'INSERT INTO blocks (id, access_key, size, offset, chunks, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO blocks (id, access_key, size, offset, chunks, expires_at, sha1) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       getBlock: db.prepare('SELECT * FROM blocks WHERE id = ?'),
       setBlock: db.prepare('UPDATE blocks SET offset = ?, chunks = ? WHERE id = ?'),
@@ -75,9 +81,10 @@ export class SqliteSessions implements SessionStore {
       expiredUploads: db.prepare('SELECT id FROM uploads WHERE expires_at <= ? LIMIT 500'),
       getPart: db.prepare('SELECT * FROM parts WHERE upload_id = ? AND part_number = ?'),
       upsertPart: db.prepare(
-        `INSERT INTO parts (upload_id, part_number, blob_id, size, md5, etag, put_time) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO parts (upload_id, part_number, blob_id, size, md5, etag, put_time, block_sha1s)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (upload_id, part_number) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size,
-           md5 = excluded.md5, etag = excluded.etag, put_time = excluded.put_time`,
+           md5 = excluded.md5, etag = excluded.etag, put_time = excluded.put_time, block_sha1s = excluded.block_sha1s`,
       ),
       listParts: db.prepare(
         'SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?',
@@ -89,7 +96,7 @@ export class SqliteSessions implements SessionStore {
 
   async createBlock(b: BlockRecord, sums?: BlobSums): Promise<void> {
     this.db.transaction(() => {
-      this.st.insertBlock.run(b.id, b.accessKey, b.size, b.offset, JSON.stringify(b.chunks), b.expiresAt);
+      this.st.insertBlock.run(b.id, b.accessKey, b.size, b.offset, JSON.stringify(b.chunks), b.expiresAt, b.sha1 ?? null);
       // The block's one chunk holds `offset` bytes.
       for (const id of b.chunks) this.refs.add(id, b.offset, sums);
     })();
@@ -157,7 +164,7 @@ export class SqliteSessions implements SessionStore {
       const freed: string[] = [];
       if (!this.st.getUpload.get(uploadId)) return { result: 'missing' as const, freedBlobs: freed };
       const old = this.st.getPart.get(uploadId, p.partNumber) as PartRow | undefined;
-      this.st.upsertPart.run(uploadId, p.partNumber, p.blobId, p.size, p.md5, p.etag, p.putTime);
+      this.st.upsertPart.run(uploadId, p.partNumber, p.blobId, p.size, p.md5, p.etag, p.putTime, p.blockSha1s ?? null);
       this.refs.add(p.blobId, p.size, sums);
       if (old) this.refs.release(old.blob_id, freed);
       return { result: 'ok' as const, freedBlobs: freed };
@@ -181,6 +188,31 @@ export class SqliteSessions implements SessionStore {
       const freed: string[] = [];
       return { deleted: this.dropUpload(id, freed), freedBlobs: freed };
     })();
+  }
+
+  /**
+   * Inside a transaction: whether the claimed session is no longer as its assembler read it — 'gone' when a block
+   * or the upload was deleted, 'replaced' when a chosen part now holds another blob — else undefined.
+   */
+  claimLost(claim: SessionClaim): 'gone' | 'replaced' | undefined {
+    if (claim.kind === 'blocks') return claim.ids.every((id) => this.st.getBlock.get(id)) ? undefined : 'gone';
+    if (!this.st.getUpload.get(claim.id)) return 'gone';
+    for (const p of claim.parts) {
+      if ((this.st.getPart.get(claim.id, p.partNumber) as PartRow | undefined)?.blob_id !== p.blobId) return 'replaced';
+    }
+    return undefined;
+  }
+
+  /** Inside a transaction, after `claimLost` said the claim holds: deletes the session, releasing its references. */
+  dropClaimed(claim: SessionClaim, freed: string[]): void {
+    if (claim.kind === 'upload') {
+      this.dropUpload(claim.id, freed);
+      return;
+    }
+    for (const id of claim.ids) {
+      const row = this.st.getBlock.get(id) as BlockRow | undefined;
+      if (row) this.dropBlock(row, freed);
+    }
   }
 
   async deleteExpired(nowSec: number): Promise<{ sessions: number; freedBlobs: string[] }> {

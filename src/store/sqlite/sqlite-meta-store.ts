@@ -13,11 +13,14 @@
  * transactions of commitPut, copyObject and moveObject (bucket-usage.ts).
  * A bucket's lifecycle rules come from its settings column (lifecycle.ts): reads answer entries with their rule's
  * dates, and every liveness check counts an entry its rule deleted as expired.
+ * Objects assembled from resumable pieces are manifests (manifests.ts): committed with their entry, counted like
+ * blobs, read with their pieces by the single-entry reads.
  */
 import Database from 'better-sqlite3';
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
 import type { BlobState, BlobSums } from '../blob.js';
 import type { OutboxRows } from '../events.js';
+import { isManifestId } from '../manifest.js';
 import type {
   AccessKeyRecord,
   BucketRecord,
@@ -27,6 +30,7 @@ import type {
   DomainRecord,
   LifecycleRule,
   ListPage,
+  ManifestCommit,
   ListQuery,
   MetaStore,
   ObjectRecord,
@@ -42,6 +46,7 @@ import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
 import { listPage } from './list-query.js';
+import { ManifestReads } from './manifests.js';
 import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
@@ -76,6 +81,7 @@ export class SqliteMetaStore implements MetaStore {
   private readonly st;
   private readonly refs: BlobRefs;
   private readonly quota: QuotaGuard;
+  private readonly manifests: ManifestReads;
   readonly sessions: SqliteSessions;
   /** The async-fetch task queue (store/tasks.ts). */
   readonly fetchTasks: SqliteFetchTasks;
@@ -105,6 +111,7 @@ export class SqliteMetaStore implements MetaStore {
     const changes = (): number => Number(totalChanges.get());
     this.wal = new WalSync(`${path}-wal`);
     const durable = <T extends object>(store: T): T => withGroupCommit(store, this.wal, changes);
+    this.manifests = new ManifestReads(db);
     this.sessions = durable(new SqliteSessions(db, this.refs));
     this.fetchTasks = durable(new SqliteFetchTasks(db));
     this.jobs = durable(new SqliteJobQueue(db));
@@ -177,12 +184,19 @@ export class SqliteMetaStore implements MetaStore {
       withoutSums: db
         .prepare(
           `SELECT o.* FROM objects o JOIN blobs bl ON bl.id = o.blob_id
-           WHERE (o.bucket, o.key) > (?, ?) AND bl.sums IS NULL AND bl.corrupt = 0
+           WHERE (o.bucket, o.key) > (?, ?) AND bl.sums IS NULL AND bl.corrupt = 0 AND o.blob_id NOT GLOB 'm*'
            ORDER BY o.bucket, o.key LIMIT ?`,
         )
         .safeIntegers(true),
-      // No index on blob_id (it would cost every commit): one scan of the entries for a whole list of blobs.
-      entriesOfBlobs: db.prepare('SELECT bucket, key, blob_id FROM objects WHERE blob_id IN (SELECT value FROM json_each(?))'),
+      // No index on blob_id (it would cost every commit): one scan of the entries for a whole list of blobs, and
+      // one for the manifests holding them as pieces.
+      entriesOfBlobs: db.prepare(
+        `SELECT bucket, key, blob_id FROM objects WHERE blob_id IN (SELECT value FROM json_each(@ids))
+         UNION ALL
+         SELECT o.bucket, o.key, mp.piece_id AS blob_id FROM objects o
+           JOIN manifest_pieces mp ON mp.manifest_id = o.blob_id
+         WHERE o.blob_id GLOB 'm*' AND mp.piece_id IN (SELECT value FROM json_each(@ids))`,
+      ),
       forgetDeletion: db.prepare('DELETE FROM blob_deletions WHERE id = ?'),
       expired: db
         .prepare('SELECT * FROM objects WHERE expire_at IS NOT NULL AND expire_at <= ? LIMIT ?')
@@ -315,7 +329,21 @@ export class SqliteMetaStore implements MetaStore {
 
   async getObject(bucket: string, key: string): Promise<ObjectRecord | undefined> {
     const row = this.st.getObjectWithBlob.get(bucket, key) as ObjectRow | undefined;
-    return row ? applyRules(toRecord(row), this.rulesOf(bucket)) : undefined;
+    return row ? applyRules(this.withPieces(toRecord(row)), this.rulesOf(bucket)) : undefined;
+  }
+
+  /** A single-entry read's record with its manifest's pieces (and `corrupt` when one of them is). */
+  private withPieces(rec: ObjectRecord): ObjectRecord {
+    if (!isManifestId(rec.blobId)) return rec;
+    const { pieces, corrupt } = this.manifests.piecesOf(rec.blobId);
+    rec.pieces = pieces;
+    if (corrupt) rec.corrupt = true;
+    return rec;
+  }
+
+  /** Whether the blob, or any piece of the manifest, is marked corrupt (inside a transaction). */
+  private isCorrupt(blobId: string): boolean {
+    return isManifestId(blobId) ? this.manifests.piecesOf(blobId).corrupt : this.st.blobCorrupt.get(blobId) !== undefined;
   }
 
   async getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }> {
@@ -349,27 +377,36 @@ export class SqliteMetaStore implements MetaStore {
       row.b_styles,
       row.b_settings,
     );
-    return row.blob_id === null ? { bucket: b } : { bucket: b, object: applyRules(toRecord(row), rulesFromSettings(row.b_settings)) };
+    if (row.blob_id === null) return { bucket: b };
+    return { bucket: b, object: applyRules(this.withPieces(toRecord(row)), rulesFromSettings(row.b_settings)) };
   }
 
   async commitPut(
     rec: ObjectRecord,
-    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; inline?: Buffer },
+    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; manifest?: ManifestCommit; inline?: Buffer },
   ): Promise<PutOutcome> {
     return this.commit((): PutOutcome => {
       const freed: string[] = [];
       const bucket = this.st.getBucket.get(rec.bucket) as { settings: string | null } | undefined;
       if (!bucket) return { result: 'no-bucket', freedBlobs: freed };
+      const manifest = opts.manifest;
+      const lost = manifest && this.sessions.claimLost(manifest.claim);
+      if (lost) return { result: 'session-lost', freedBlobs: freed, reason: lost };
       const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
       // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
-      if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.st.blobCorrupt.get(existing.blobId))) {
+      if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.isCorrupt(existing.blobId))) {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
+        // The upload of identical content succeeds: its session is consumed (its pieces freed).
+        if (manifest && result === 'identical') this.sessions.dropClaimed(manifest.claim, freed);
         return { result, freedBlobs: freed, existing };
       }
       this.quota.run(rec.bucket, opts.nowSec, freed, () => {
-        this.refs.add(rec.blobId, rec.fsize, opts.sums, opts.inline);
+        if (manifest) this.refs.addManifest(manifest.id, rec.fsize, manifest.pieces);
+        else this.refs.add(rec.blobId, rec.fsize, opts.sums, opts.inline);
         this.st.upsertObject.run(rowParams(rec));
         if (existing) this.refs.release(existing.blobId, freed);
+        // The pieces now hold the manifest's references: the session's go with it.
+        if (manifest) this.sessions.dropClaimed(manifest.claim, freed);
       });
       this.events.write(opts.events, rec);
       return existing
@@ -573,7 +610,7 @@ export class SqliteMetaStore implements MetaStore {
 
   async entriesOfBlobs(blobIds: string[]): Promise<Array<{ bucket: string; key: string; blobId: string }>> {
     if (blobIds.length === 0) return [];
-    const rows = this.st.entriesOfBlobs.all(JSON.stringify(blobIds)) as { bucket: string; key: string; blob_id: string }[];
+    const rows = this.st.entriesOfBlobs.all({ ids: JSON.stringify(blobIds) }) as { bucket: string; key: string; blob_id: string }[];
     return rows.map((r) => ({ bucket: r.bucket, key: r.key, blobId: r.blob_id }));
   }
 
