@@ -96,6 +96,13 @@ export interface Config {
   scrubIntervalDays: number;
   /** GRANARY_LOG_LEVEL: pino level (default info). */
   logLevel: string;
+  /**
+   * GRANARY_CONSOLE_PORT: TCP port of the console listener (web console and `/metrics`; default 9001).
+   * Absent when GRANARY_CONSOLE_PORT=0, which disables the listener; 0 set here in code means any free port (tests).
+   */
+  consolePort?: number;
+  /** GRANARY_CONSOLE_HOST: bind address of the console listener (default: GRANARY_HOST). */
+  consoleHost: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -173,7 +180,10 @@ export function loadConfig(env: Env = process.env): Config {
     scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC', 16 * 1024 ** 2, 0, Number.MAX_SAFE_INTEGER),
     scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
+    consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
   };
+  const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT', 9001, 0, 65535);
+  if (consolePort !== 0) cfg.consolePort = consolePort;
   if (accessKey !== undefined && secretKey !== undefined) {
     cfg.accessKey = accessKey;
     cfg.secretKey = secretKey;

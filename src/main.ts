@@ -31,6 +31,7 @@ import { Scrubber } from './objects/scrubber.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import { trackConnections } from './connections.js';
+import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
 import { FsBlobStore } from './store/fs/fs-blob-store.js';
 import { FreeSpace } from './store/fs/free-space.js';
@@ -42,6 +43,8 @@ export interface RunningGranary {
   g: Granary;
   url: string;
   port: number;
+  /** The console listener (web console, `/metrics`), unless disabled (GRANARY_CONSOLE_PORT=0). */
+  console?: { url: string; port: number };
   /** Key pair generated at this start (to print once), if one was. */
   generatedKeys: boolean;
   /**
@@ -54,6 +57,8 @@ export interface RunningGranary {
 export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
+  /** Adds the web console's routes and static files to the console listener (console/listener.ts). */
+  registerConsole?: ConsoleListenerOptions['register'];
 }
 
 /** Opens the stores under `dataDir` (shared by the server and the CLI's offline commands). */
@@ -106,6 +111,21 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   g.publicUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
+  let consoleListener: ConsoleListener | undefined;
+  try {
+    if (config.consolePort !== undefined) {
+      consoleListener = await startConsoleListener(g, {
+        port: config.consolePort,
+        host: config.consoleHost,
+        ...(opts.registerConsole ? { register: opts.registerConsole } : {}),
+      });
+    }
+  } catch (err) {
+    // The main listener is already up: release it and the database before failing the start.
+    await app.close();
+    await meta.close();
+    throw err;
+  }
 
   const stopSweeper = startExpirySweeper(g, config.expirySweepSeconds);
   configureImageWork();
@@ -132,13 +152,14 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     g,
     url: `http://127.0.0.1:${port}`,
     port,
+    ...(consoleListener ? { console: { url: consoleListener.url, port: consoleListener.port } } : {}),
     generatedKeys: created,
     close: () =>
       (closing ??= (async () => {
         stopSweeper();
         domains.stop();
         keyIndex.stop();
-        const closed = app.close();
+        const closed = Promise.all([app.close(), consoleListener?.close()]);
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.
