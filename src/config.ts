@@ -103,7 +103,15 @@ export interface Config {
   consolePort?: number;
   /** GRANARY_CONSOLE_HOST: bind address of the console listener (default: GRANARY_HOST). */
   consoleHost: string;
+  /** GRANARY_METRICS_TOKEN: when set, `GET /metrics` requires `Authorization: Bearer <token>` (else 401). */
+  metricsToken?: string;
+  /** GRANARY_LOG_FORMAT: `pretty` (pino-pretty), `json`, or `auto` (default: pretty when stdout is a TTY). */
+  logFormat: LogFormat;
 }
+
+/** GRANARY_LOG_FORMAT values. */
+export type LogFormat = 'pretty' | 'json' | 'auto';
+const LOG_FORMATS: readonly LogFormat[] = ['pretty', 'json', 'auto'];
 
 type Env = Record<string, string | undefined>;
 
@@ -125,6 +133,12 @@ function reserveVar(env: Env): Config['minFree'] {
   const m = /^(\d+(?:\.\d+)?)%$/.exec(raw);
   if (m && Number(m[1]) <= 100) return { percent: Number(m[1]) };
   throw new Error(`GRANARY_MIN_FREE_BYTES must be a byte count or a percentage such as 5%, got ${JSON.stringify(raw)}`);
+}
+
+function logFormatVar(env: Env): LogFormat {
+  const raw = textVar(env, 'GRANARY_LOG_FORMAT') ?? 'auto';
+  if ((LOG_FORMATS as readonly string[]).includes(raw)) return raw as LogFormat;
+  throw new Error(`GRANARY_LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(raw)}`);
 }
 
 function textVar(env: Env, name: string): string | undefined {
@@ -181,6 +195,7 @@ export function loadConfig(env: Env = process.env): Config {
     scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
     consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
+    logFormat: logFormatVar(env),
   };
   const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT', 9001, 0, 65535);
   if (consolePort !== 0) cfg.consolePort = consolePort;
@@ -193,6 +208,8 @@ export function loadConfig(env: Env = process.env): Config {
     const v = textVar(env, name);
     if (v !== undefined) cfg[field] = v;
   }
+  const metricsToken = textVar(env, 'GRANARY_METRICS_TOKEN');
+  if (metricsToken !== undefined) cfg.metricsToken = metricsToken;
   if (publicUrl !== undefined) cfg.publicUrl = publicUrl.replace(/\/+$/, '');
   return cfg;
 }

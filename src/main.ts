@@ -11,7 +11,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { KeyIndex } from './auth/key-index.js';
 import { loadRootKeys } from './auth/keys.js';
 import { DomainIndex } from './buckets/domain-index.js';
@@ -22,6 +22,8 @@ import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { JobWorker } from './jobs/worker.js';
 import { EventWorker } from './events/worker.js';
 import { FopCache } from './fops/cache/fop-cache.js';
+import { createLogger } from './log.js';
+import { Metrics } from './metrics/metrics.js';
 import { clearFopTemp } from './fops/execute.js';
 import { ModerationModel } from './fops/moderation-model.js';
 import { configureImageWork, FopPools } from './fops/run.js';
@@ -69,7 +71,7 @@ export async function openStores(dataDir: string): Promise<{ meta: SqliteMetaSto
 
 /** Starts Granary with `config`; resolves once it listens. */
 export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
-  const log = opts.logger ?? pino({ level: config.logLevel });
+  const log = opts.logger ?? createLogger(config);
   const { meta, blobs } = await openStores(config.dataDir);
   await blobs.recover();
   const { keys, created } = await loadRootKeys(config.dataDir, {
@@ -81,6 +83,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   const keyIndex = new KeyIndex(meta, keys);
   await keyIndex.start();
   const moderation = new ModerationModel(log);
+  const metrics = new Metrics();
   const g: Granary = {
     config,
     meta,
@@ -92,14 +95,16 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     keyIndex,
     secretOf: keyIndex.secretOf,
     jobs: meta.jobs,
-    outbound: { allow: parseAllowList(config.outboundAllow) },
+    outbound: { allow: parseAllowList(config.outboundAllow), onRefused: () => metrics.outboundRefused.inc() },
     domains,
     fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
     fopTools: locateTools(config),
     moderation,
     fopCache: await FopCache.open(join(config.dataDir, 'fop-cache'), config.fopCacheBytes, log),
+    metrics,
     publicUrl: config.publicUrl ?? '',
   };
+  metrics.collectFrom(g);
   const leftovers = await clearFopTemp(config.dataDir);
   if (leftovers > 0) g.log.warn({ processes: leftovers }, 'killed ffmpeg/ffprobe processes left running by a previous process');
   const startedMs = Date.now();

@@ -12,6 +12,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Granary } from './context.js';
 import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
+import { instrumentHttp } from './metrics/http.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
 import { registerWorkflowTemplates } from './roles/api/workflow-templates.js';
@@ -138,6 +139,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     reply.header('x-reqid', request.id);
     done();
   });
+  if (g.metrics) instrumentHttp(app, g.metrics);
   // One access-log line per request (with reqId), only when the level shows it: a hook costs even when it logs nothing.
   if (g.log.isLevelEnabled('info')) {
     app.addHook('onResponse', (request, reply, done) => {

@@ -14,6 +14,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Granary } from '../context.js';
 import { trackConnections } from '../connections.js';
 import { Errors } from '../errors.js';
+import { instrumentHttp } from '../metrics/http.js';
+import { registerMetricsRoute } from '../metrics/route.js';
 import { sendError } from '../roles/http.js';
 import { clientError, handleError, reqIdGenerator, routerError } from '../server.js';
 
@@ -64,8 +66,10 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
       done();
     });
   }
+  if (g.metrics) instrumentHttp(app, g.metrics, 'console');
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => sendError(reply, Errors.noSuchRoute()));
+  if (g.metrics) registerMetricsRoute(app, g, g.metrics);
   if (register) await register(app);
   return app;
 }

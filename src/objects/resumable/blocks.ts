@@ -186,6 +186,7 @@ export async function makeFile(
     throw err;
   }
   const result = await putObject(g, body, { ...req, event: 'mkfile' });
+  g.metrics?.upload('mkfile', result.record.fsize);
   const { freedBlobs } = await g.meta.sessions.deleteBlocks(blocks.map((b) => b.id));
   await releaseBlobs(g, freedBlobs);
   return result;

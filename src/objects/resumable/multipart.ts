@@ -168,6 +168,7 @@ export async function completeUpload(
   }
   if (chosen.slice(0, -1).some((p) => p.size !== BLOCK_SIZE)) body.digests.etag = etagV2(chosen.map((p) => p.etag));
   const result = await putObject(g, body, { ...req, parts: chosen.map((p) => p.size), event: 'mkfile' });
+  g.metrics?.upload('v2-complete', result.record.fsize);
   const { freedBlobs } = await g.meta.sessions.deleteUpload(uploadId);
   await releaseBlobs(g, freedBlobs);
   return result;

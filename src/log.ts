@@ -1,0 +1,25 @@
+/**
+ * The server's logger (pino): one JSON object per line for log collectors, or pino-pretty's coloured
+ * one-line-per-event text for a person at a terminal (GRANARY_LOG_FORMAT: `pretty`, `json`, `auto` = pretty when
+ * stdout is a TTY). Level from GRANARY_LOG_LEVEL. Every request line carries `reqId` (the X-Reqid answered).
+ */
+import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import type { Config, LogFormat } from './config.js';
+
+/** The format actually used: `auto` resolves to `pretty` on a TTY, `json` otherwise. */
+export function resolveLogFormat(format: LogFormat, isTTY: boolean): 'pretty' | 'json' {
+  return format === 'auto' ? (isTTY ? 'pretty' : 'json') : format;
+}
+
+/**
+ * A logger writing to stdout in the configured format. Pretty output is written synchronously (a person reads it;
+ * nothing is lost when the process ends on a fatal error) and coloured only on a TTY.
+ */
+export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>, stdoutIsTTY = process.stdout.isTTY === true): Logger {
+  if (resolveLogFormat(config.logFormat, stdoutIsTTY) === 'json') return pino({ level: config.logLevel });
+  return pino(
+    { level: config.logLevel },
+    pretty({ colorize: stdoutIsTTY, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }),
+  );
+}
