@@ -13,13 +13,26 @@ export function resolveLogFormat(format: LogFormat, isTTY: boolean): 'pretty' | 
 }
 
 /**
- * A logger writing to stdout in the configured format. Pretty output is written synchronously (a person reads it;
- * nothing is lost when the process ends on a fatal error) and coloured only on a TTY.
+ * A logger in the configured format, writing to `out.destination` (default stdout). Pretty output is written
+ * synchronously (a person reads it; nothing is lost when the process ends on a fatal error) and coloured only on
+ * a TTY. `out.isTTY` defaults to whether stdout is a terminal.
  */
-export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>, stdoutIsTTY = process.stdout.isTTY === true): Logger {
-  if (resolveLogFormat(config.logFormat, stdoutIsTTY) === 'json') return pino({ level: config.logLevel });
+export function createLogger(
+  config: Pick<Config, 'logLevel' | 'logFormat'>,
+  out: { isTTY?: boolean; destination?: NodeJS.WritableStream } = {},
+): Logger {
+  const isTTY = out.isTTY ?? process.stdout.isTTY === true;
+  if (resolveLogFormat(config.logFormat, isTTY) === 'json') {
+    return out.destination ? pino({ level: config.logLevel }, out.destination) : pino({ level: config.logLevel });
+  }
   return pino(
     { level: config.logLevel },
-    pretty({ colorize: stdoutIsTTY, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }),
+    pretty({
+      colorize: isTTY,
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+      ...(out.destination ? { destination: out.destination } : {}),
+    }),
   );
 }

@@ -42,10 +42,10 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Bytes read from clients after the request head (bodies), by role. */
+  /** Bytes read from clients (request heads and bodies), by role. */
   readonly bytesIn = new Counter({
     name: 'granary_http_received_bytes_total',
-    help: 'Bytes received from clients after the request head (request bodies), by role',
+    help: 'Bytes received from clients (request heads and bodies), by role',
     labelNames: ['role'] as const,
     registers: [this.registry],
   });
