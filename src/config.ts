@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 export interface Config {
-  /** GRANARY_PORT: TCP port of the one HTTP listener (default 9000; 0 = any free port). */
+  /** GRANARY_PORT: TCP port of the Kodo API listener (every role; default 9000; 0 = any free port). */
   port: number;
   /** GRANARY_HOST: bind address (default 0.0.0.0). */
   host: string;
@@ -105,7 +105,7 @@ export interface Config {
   consoleHost: string;
   /** GRANARY_METRICS_TOKEN: when set, `GET /metrics` requires `Authorization: Bearer <token>` (else 401). */
   metricsToken?: string;
-  /** GRANARY_LOG_FORMAT: `pretty` (pino-pretty), `json`, or `auto` (default: pretty when stdout is a TTY). */
+  /** GRANARY_LOG_FORMAT: `pretty` (pino-pretty, one line per event), `json`, or `auto` (default: pretty when stdout is a TTY, else json). */
   logFormat: LogFormat;
 }
 

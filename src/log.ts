@@ -32,6 +32,7 @@ export function createLogger(
       sync: true,
       translateTime: 'SYS:HH:MM:ss.l',
       ignore: 'pid,hostname',
+      singleLine: true,
       ...(out.destination ? { destination: out.destination } : {}),
     }),
   );

@@ -113,7 +113,7 @@ describe('log format', () => {
     const text = sink();
     createLogger({ logLevel: 'info', logFormat: 'pretty' }, { isTTY: false, destination: text.stream }).info({ reqId: 'r2' }, 'hello');
     expect(text.text()).toMatch(/INFO.*hello/);
-    expect(text.text()).toMatch(/reqId: "r2"/);
+    expect(text.text()).toMatch(/^\[[\d:.]+\] INFO: hello {"reqId":"r2"}\n$/);
     expect(() => JSON.parse(text.text())).toThrow();
     expect(text.text()).not.toContain(String.fromCharCode(27)); // no colour escapes when not on a TTY
   });
