@@ -4,7 +4,6 @@
  * stdout is a TTY). Level from GRANARY_LOG_LEVEL. Every request line carries `reqId` (the X-Reqid answered).
  */
 import pino, { type Logger } from 'pino';
-import pretty from 'pino-pretty';
 import type { Config, LogFormat } from './config.js';
 
 /** The format actually used: `auto` resolves to `pretty` on a TTY, `json` otherwise. */
@@ -15,16 +14,18 @@ export function resolveLogFormat(format: LogFormat, isTTY: boolean): 'pretty' | 
 /**
  * A logger in the configured format, writing to `out.destination` (default stdout). Pretty output is written
  * synchronously (a person reads it; nothing is lost when the process ends on a fatal error) and coloured only on
- * a TTY. `out.isTTY` defaults to whether stdout is a terminal.
+ * a TTY. `out.isTTY` defaults to whether stdout is a terminal. pino-pretty is loaded only when used (it costs
+ * a few hundred ms of start-up, which the CLI's offline commands do not pay).
  */
-export function createLogger(
+export async function createLogger(
   config: Pick<Config, 'logLevel' | 'logFormat'>,
   out: { isTTY?: boolean; destination?: NodeJS.WritableStream } = {},
-): Logger {
+): Promise<Logger> {
   const isTTY = out.isTTY ?? process.stdout.isTTY === true;
   if (resolveLogFormat(config.logFormat, isTTY) === 'json') {
     return out.destination ? pino({ level: config.logLevel }, out.destination) : pino({ level: config.logLevel });
   }
+  const { default: pretty } = await import('pino-pretty');
   return pino(
     { level: config.logLevel },
     pretty({

@@ -23,7 +23,6 @@ import { JobWorker } from './jobs/worker.js';
 import { EventWorker } from './events/worker.js';
 import { FopCache } from './fops/cache/fop-cache.js';
 import { createLogger } from './log.js';
-import { Metrics } from './metrics/metrics.js';
 import { clearFopTemp } from './fops/execute.js';
 import { ModerationModel } from './fops/moderation-model.js';
 import { configureImageWork, FopPools } from './fops/run.js';
@@ -71,7 +70,7 @@ export async function openStores(dataDir: string): Promise<{ meta: SqliteMetaSto
 
 /** Starts Granary with `config`; resolves once it listens. */
 export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
-  const log = opts.logger ?? createLogger(config);
+  const log = opts.logger ?? (await createLogger(config));
   const { meta, blobs } = await openStores(config.dataDir);
   await blobs.recover();
   const { keys, created } = await loadRootKeys(config.dataDir, {
@@ -83,6 +82,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   const keyIndex = new KeyIndex(meta, keys);
   await keyIndex.start();
   const moderation = new ModerationModel(log);
+  // Loaded here, not at import: the CLI's offline commands import this module and need no metrics.
+  const { Metrics } = await import('./metrics/metrics.js');
   const metrics = new Metrics();
   const g: Granary = {
     config,

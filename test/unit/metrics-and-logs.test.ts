@@ -104,14 +104,14 @@ describe('log format', () => {
     expect(() => loadConfig({ GRANARY_LOG_FORMAT: 'xml' })).toThrow(/GRANARY_LOG_FORMAT must be one of pretty, json, auto/);
   });
 
-  it('writes one JSON object per line, or readable text with the level and fields', () => {
+  it('writes one JSON object per line, or readable text with the level and fields', async () => {
     const json = sink();
-    createLogger({ logLevel: 'info', logFormat: 'auto' }, { isTTY: false, destination: json.stream }).info({ reqId: 'r1' }, 'hello');
+    (await createLogger({ logLevel: 'info', logFormat: 'auto' }, { isTTY: false, destination: json.stream })).info({ reqId: 'r1' }, 'hello');
     const line = JSON.parse(json.text().trim()) as Record<string, unknown>;
     expect(line).toMatchObject({ level: 30, reqId: 'r1', msg: 'hello' });
 
     const text = sink();
-    createLogger({ logLevel: 'info', logFormat: 'pretty' }, { isTTY: false, destination: text.stream }).info({ reqId: 'r2' }, 'hello');
+    (await createLogger({ logLevel: 'info', logFormat: 'pretty' }, { isTTY: false, destination: text.stream })).info({ reqId: 'r2' }, 'hello');
     expect(text.text()).toMatch(/INFO.*hello/);
     expect(text.text()).toMatch(/^\[[\d:.]+\] INFO: hello {"reqId":"r2"}\n$/);
     expect(() => JSON.parse(text.text())).toThrow();
