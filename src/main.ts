@@ -6,7 +6,9 @@
  * fetch tasks interrupted by a crash are queued again and the fetch worker starts; so do persistent jobs
  * (jobs/worker.ts: interrupted jobs resume at their first unfinished command); bucket event notifications left
  * undelivered are delivered (events/worker.ts: at least once). The background scrubber starts
- * (or resumes) its pass when one is due (objects/scrubber.ts).
+ * (or resumes) its pass when one is due (objects/scrubber.ts). After the Kodo API listener, the console listener
+ * (console/listener.ts: web console, `/metrics`) starts unless GRANARY_CONSOLE_PORT=0; a per-Granary metrics
+ * registry (metrics/metrics.ts) is `g.metrics`.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
