@@ -289,6 +289,7 @@ async function main(): Promise<void> {
       GRANARY_ACCESS_KEY: AK,
       GRANARY_SECRET_KEY: SK,
       GRANARY_LOG_LEVEL: 'warn',
+      GRANARY_CONSOLE_PORT: '0',
       // The background scrubber starts a pass at once on a new data dir (16 MiB/s by default): it would read the
       // objects under test while they are measured and, over the 1,000,000 seeded listing entries (blobs without
       // checksums), keep about one core busy for minutes. The bench measures the foreground; `scrub` times a pass.

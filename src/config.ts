@@ -35,7 +35,7 @@ export interface S3BlobsConfig {
 export type BlobsConfig = FsBlobsConfig | S3BlobsConfig;
 
 export interface Config {
-  /** GRANARY_PORT: TCP port of the one HTTP listener (default 9000; 0 = any free port). */
+  /** GRANARY_PORT: TCP port of the Kodo API listener (every role; default 9000; 0 = any free port). */
   port: number;
   /** GRANARY_HOST: bind address (default 0.0.0.0). */
   host: string;
@@ -135,7 +135,22 @@ export interface Config {
    * &region=…&forcePathStyle=true`: an S3 bucket (metadata stays in the data dir's SQLite).
    */
   blobs: BlobsConfig;
+  /**
+   * GRANARY_CONSOLE_PORT: TCP port of the console listener (web console and `/metrics`; default 9001).
+   * Absent when GRANARY_CONSOLE_PORT=0, which disables the listener; 0 set here in code means any free port (tests).
+   */
+  consolePort?: number;
+  /** GRANARY_CONSOLE_HOST: bind address of the console listener (default: GRANARY_HOST). */
+  consoleHost: string;
+  /** GRANARY_METRICS_TOKEN: when set, `GET /metrics` requires `Authorization: Bearer <token>` (else 401). */
+  metricsToken?: string;
+  /** GRANARY_LOG_FORMAT: `pretty` (pino-pretty, one line per event), `json`, or `auto` (default: pretty when stdout is a TTY, else json). */
+  logFormat: LogFormat;
 }
+
+/** GRANARY_LOG_FORMAT values. */
+export type LogFormat = 'pretty' | 'json' | 'auto';
+const LOG_FORMATS: readonly LogFormat[] = ['pretty', 'json', 'auto'];
 
 type Env = Record<string, string | undefined>;
 
@@ -210,6 +225,12 @@ function blobsVar(env: Env): BlobsConfig {
   return cfg;
 }
 
+function logFormatVar(env: Env): LogFormat {
+  const raw = textVar(env, 'GRANARY_LOG_FORMAT') ?? 'auto';
+  if ((LOG_FORMATS as readonly string[]).includes(raw)) return raw as LogFormat;
+  throw new Error(`GRANARY_LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(raw)}`);
+}
+
 function textVar(env: Env, name: string): string | undefined {
   const v = env[name];
   return v === undefined || v === '' ? undefined : v;
@@ -265,7 +286,11 @@ export function loadConfig(env: Env = process.env): Config {
     scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
     blobs: blobsVar(env),
+    consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
+    logFormat: logFormatVar(env),
   };
+  const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT', 9001, 0, 65535);
+  if (consolePort !== 0) cfg.consolePort = consolePort;
   if (accessKey !== undefined && secretKey !== undefined) {
     cfg.accessKey = accessKey;
     cfg.secretKey = secretKey;
@@ -275,6 +300,8 @@ export function loadConfig(env: Env = process.env): Config {
     const v = textVar(env, name);
     if (v !== undefined) cfg[field] = v;
   }
+  const metricsToken = textVar(env, 'GRANARY_METRICS_TOKEN');
+  if (metricsToken !== undefined) cfg.metricsToken = metricsToken;
   if (publicUrl !== undefined) cfg.publicUrl = publicUrl.replace(/\/+$/, '');
   return cfg;
 }

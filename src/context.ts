@@ -10,6 +10,7 @@ import type { FopCache } from './fops/cache/fop-cache.js';
 import type { FopPools } from './fops/run.js';
 import type { FopTools, Moderation } from './fops/types.js';
 import type { JobQueue } from './jobs/queue.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { Scrubber } from './objects/scrubber.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
@@ -47,6 +48,8 @@ export interface Granary {
   fopCache?: FopCache;
   /** The background scrubber (absent in offline CLI contexts). */
   scrubber?: Scrubber;
+  /** Prometheus metrics (metrics/metrics.ts; absent in offline CLI contexts: nothing is counted). */
+  metrics?: Metrics;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

@@ -6,12 +6,14 @@
  * fetch tasks interrupted by a crash are queued again and the fetch worker starts; so do persistent jobs
  * (jobs/worker.ts: interrupted jobs resume at their first unfinished command); bucket event notifications left
  * undelivered are delivered (events/worker.ts: at least once). The background scrubber starts
- * (or resumes) its pass when one is due (objects/scrubber.ts).
+ * (or resumes) its pass when one is due (objects/scrubber.ts). After the Kodo API listener, the console listener
+ * (console/listener.ts: web console, `/metrics`) starts unless GRANARY_CONSOLE_PORT=0; a per-Granary metrics
+ * registry (metrics/metrics.ts) is `g.metrics`.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { KeyIndex } from './auth/key-index.js';
 import { loadRootKeys } from './auth/keys.js';
 import { DomainIndex } from './buckets/domain-index.js';
@@ -22,6 +24,7 @@ import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { JobWorker } from './jobs/worker.js';
 import { EventWorker } from './events/worker.js';
 import { FopCache } from './fops/cache/fop-cache.js';
+import { createLogger } from './log.js';
 import { clearFopTemp } from './fops/execute.js';
 import { ModerationModel } from './fops/moderation-model.js';
 import { configureImageWork, FopPools } from './fops/run.js';
@@ -31,6 +34,7 @@ import { Scrubber } from './objects/scrubber.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import { trackConnections } from './connections.js';
+import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
 import type { BlobStore } from './store/blob.js';
 import { FsBlobStore } from './store/fs/fs-blob-store.js';
@@ -45,6 +49,8 @@ export interface RunningGranary {
   g: Granary;
   url: string;
   port: number;
+  /** The console listener (web console, `/metrics`), unless disabled (GRANARY_CONSOLE_PORT=0). */
+  console?: { url: string; port: number };
   /** Key pair generated at this start (to print once), if one was. */
   generatedKeys: boolean;
   /**
@@ -57,6 +63,8 @@ export interface RunningGranary {
 export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
+  /** Adds the web console's routes and static files to the console listener (console/listener.ts). */
+  registerConsole?: ConsoleListenerOptions['register'];
 }
 
 /**
@@ -81,7 +89,7 @@ export async function openStores(
 
 /** Starts Granary with `config`; resolves once it listens. */
 export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
-  const log = opts.logger ?? pino({ level: config.logLevel });
+  const log = opts.logger ?? (await createLogger(config));
   const { meta, blobs } = await openStores(config.dataDir, config.blobs);
   meta.startCheckpoints();
   await blobs.recover();
@@ -94,6 +102,9 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   const keyIndex = new KeyIndex(meta, keys);
   await keyIndex.start();
   const moderation = new ModerationModel(log);
+  // Loaded here, not at import: the CLI's offline commands import this module and need no metrics.
+  const { Metrics } = await import('./metrics/metrics.js');
+  const metrics = new Metrics();
   const g: Granary = {
     config,
     meta,
@@ -105,14 +116,16 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     keyIndex,
     secretOf: keyIndex.secretOf,
     jobs: meta.jobs,
-    outbound: { allow: parseAllowList(config.outboundAllow) },
+    outbound: { allow: parseAllowList(config.outboundAllow), onRefused: () => metrics.outboundRefused.inc() },
     domains,
     fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
     fopTools: locateTools(config),
     moderation,
     fopCache: await FopCache.open(join(config.dataDir, 'fop-cache'), config.fopCacheBytes, log),
+    metrics,
     publicUrl: config.publicUrl ?? '',
   };
+  metrics.collectFrom(g);
   const leftovers = await clearFopTemp(config.dataDir);
   if (leftovers > 0) g.log.warn({ processes: leftovers }, 'killed ffmpeg/ffprobe processes left running by a previous process');
   const startedMs = Date.now();
@@ -124,6 +137,21 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   g.publicUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
+  let consoleListener: ConsoleListener | undefined;
+  try {
+    if (config.consolePort !== undefined) {
+      consoleListener = await startConsoleListener(g, {
+        port: config.consolePort,
+        host: config.consoleHost,
+        ...(opts.registerConsole ? { register: opts.registerConsole } : {}),
+      });
+    }
+  } catch (err) {
+    // The main listener is already up: release it and the database before failing the start.
+    await app.close();
+    await meta.close();
+    throw err;
+  }
 
   const stopSweeper = startExpirySweeper(g, config.expirySweepSeconds);
   configureImageWork();
@@ -150,13 +178,14 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     g,
     url: `http://127.0.0.1:${port}`,
     port,
+    ...(consoleListener ? { console: { url: consoleListener.url, port: consoleListener.port } } : {}),
     generatedKeys: created,
     close: () =>
       (closing ??= (async () => {
         stopSweeper();
         domains.stop();
         keyIndex.stop();
-        const closed = app.close();
+        const closed = Promise.all([app.close(), consoleListener?.close()]);
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.

@@ -9,9 +9,10 @@
 import cors from '@fastify/cors';
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Granary } from './context.js';
 import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
+import { instrumentHttp } from './metrics/http.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
 import { registerWorkflowTemplates } from './roles/api/workflow-templates.js';
@@ -39,7 +40,7 @@ import { sendError } from './roles/http.js';
  * Request ids in Kodo's style (URL-safe characters): a random per-process prefix and a counter, unique across
  * restarts without paying for random bytes on every request.
  */
-function reqIdGenerator(): () => string {
+export function reqIdGenerator(): () => string {
   const prefix = randomBytes(6).toString('base64url');
   let n = 0;
   return () => prefix + (n++).toString(36).padStart(6, '0');
@@ -69,7 +70,7 @@ function clientGone(err: unknown, request: FastifyRequest): KodoError | undefine
  * socket closes right after. (fastify's default answered a long head with 431 and omitted the header, so a
  * keep-alive client sent its next request into the closed socket.)
  */
-function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const why =
     err.code === 'HPE_HEADER_OVERFLOW'
@@ -84,6 +85,36 @@ function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   else socket.destroy();
 }
 
+/**
+ * The one error handler (main and console listeners): catalogue errors as they are, storage failures as their
+ * catalogue error (logged with errno and path), fastify's own 4xx as 400/413, anything else 599 (logged).
+ */
+export function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // A body left unread (refused or failed before its end) is not drained: the connection closes after the answer.
+  if (!request.raw.complete) reply.header('connection', 'close');
+  const storage = isKodoError(err) ? undefined : storageError(err);
+  const kodo = isKodoError(err)
+    ? err
+    : (storage ?? clientGone(err, request) ?? frameworkError(err as { statusCode?: number; code?: string; message: string }));
+  if (kodo) {
+    // A storage failure is logged with the original error (errno, path); the client sees the catalogue message.
+    if (storage) request.log.error({ err }, kodo.message);
+    else if (kodo.status >= 500) request.log.warn({ err }, kodo.message);
+    return sendError(reply, kodo);
+  }
+  request.log.error({ err }, 'unexpected error');
+  return sendError(reply, Errors.internal());
+}
+
+/**
+ * Errors raised by the router before any hook runs (malformed percent-encoding in the path → 400, over-long path
+ * parameter → 414): answered like every other error, with X-Reqid and a `{"error": …}` body.
+ */
+export function routerError(err: { code?: string; message: string }, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('x-reqid', request.id);
+  return sendError(reply, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? Errors.uriTooLong(err.message) : Errors.badRequest(err.message));
+}
+
 /** Builds the app (not listening). */
 export async function buildServer(g: Granary): Promise<FastifyInstance> {
   const app = Fastify({
@@ -94,12 +125,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 16 * 1024 },
     return503OnClosing: true,
     clientErrorHandler: clientError,
-    // Errors raised by the router before any hook runs (malformed percent-encoding in the path → 400, over-long
-    // path parameter → 414): answered like every other error, with X-Reqid and a `{"error": …}` body.
-    frameworkErrors(err, request, reply) {
-      reply.header('x-reqid', request.id);
-      return sendError(reply, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? Errors.uriTooLong(err.message) : Errors.badRequest(err.message));
-    },
+    frameworkErrors: routerError,
     rewriteUrl(req) {
       const url = req.url ?? '/';
       if ((req.method === 'GET' || req.method === 'HEAD') && g.domains.bucketOfHost(req.headers.host) !== undefined) {
@@ -113,6 +139,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     reply.header('x-reqid', request.id);
     done();
   });
+  if (g.metrics) instrumentHttp(app, g.metrics);
   // One access-log line per request (with reqId), only when the level shows it: a hook costs even when it logs nothing.
   if (g.log.isLevelEnabled('info')) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -148,22 +175,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   app.addContentTypeParser(buffered, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
-  app.setErrorHandler((err, request, reply) => {
-    // A body left unread (refused or failed before its end) is not drained: the connection closes after the answer.
-    if (!request.raw.complete) reply.header('connection', 'close');
-    const storage = isKodoError(err) ? undefined : storageError(err);
-    const kodo = isKodoError(err)
-      ? err
-      : (storage ?? clientGone(err, request) ?? frameworkError(err as { statusCode?: number; code?: string; message: string }));
-    if (kodo) {
-      // A storage failure is logged with the original error (errno, path); the client sees the catalogue message.
-      if (storage) request.log.error({ err }, kodo.message);
-      else if (kodo.status >= 500) request.log.warn({ err }, kodo.message);
-      return sendError(reply, kodo);
-    }
-    request.log.error({ err }, 'unexpected error');
-    return sendError(reply, Errors.internal());
-  });
+  app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => sendError(reply, Errors.noSuchRoute()));
 
   registerHealth(app, g);

@@ -27,6 +27,9 @@ const FLAG_ENV: Record<string, string> = {
   accessKey: 'GRANARY_ACCESS_KEY',
   secretKey: 'GRANARY_SECRET_KEY',
   logLevel: 'GRANARY_LOG_LEVEL',
+  logFormat: 'GRANARY_LOG_FORMAT',
+  consolePort: 'GRANARY_CONSOLE_PORT',
+  consoleHost: 'GRANARY_CONSOLE_HOST',
   outboundAllow: 'GRANARY_OUTBOUND_ALLOW',
 };
 

@@ -12,7 +12,7 @@ async function serve(opts: Opts): Promise<void> {
         `  AccessKey: ${g.keys.accessKey}\n  SecretKey: ${g.keys.secretKey}\n`,
     );
   }
-  g.log.info({ url: running.url, publicUrl: g.publicUrl, dataDir: g.config.dataDir }, 'granary listening');
+  g.log.info({ url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir }, 'granary listening');
   const stop = (signal: string): void => {
     g.log.info({ signal }, 'shutting down: finishing in-flight requests');
     running
@@ -40,6 +40,9 @@ export function addServeCommand(program: Command): void {
     .option('--host <addr>', 'bind address (GRANARY_HOST, default 0.0.0.0)')
     .option('--public-url <url>', 'base URL advertised to clients (GRANARY_PUBLIC_URL)')
     .option('--log-level <level>', 'pino log level (GRANARY_LOG_LEVEL, default info)')
+    .option('--log-format <format>', 'pretty, json or auto (GRANARY_LOG_FORMAT, default auto: pretty on a terminal)')
+    .option('--console-port <port>', 'port of the console listener and /metrics (GRANARY_CONSOLE_PORT, default 9001; 0 = off)')
+    .option('--console-host <addr>', 'bind address of the console listener (GRANARY_CONSOLE_HOST, default GRANARY_HOST)')
     .option('--outbound-allow <list>', 'CIDRs/hosts callbacks may reach (GRANARY_OUTBOUND_ALLOW)')
     .action(serve);
 }

@@ -77,6 +77,7 @@ function storedSource(g: Granary, rec: ObjectRecord, limits: FopLimits): FopSour
 /** Runs `stages` on the object `rec` of `bucket`. Throws Kodo errors; a time-out is 400 `timed out`. */
 export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectRecord, stages: FopStage[], opts: ExecuteOptions = {}): Promise<FopRun> {
   const limits = fopLimits(g);
+  const ended = g.metrics?.fopStarted(stages[0]?.name ?? 'none');
   const timeoutSeconds = opts.timeoutSeconds ?? limits.timeoutSeconds;
   const controller = new AbortController();
   const onAbort = (): void => controller.abort();
@@ -145,8 +146,10 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
   aborted.catch(() => undefined);
   try {
     const result = await Promise.race([runPipeline(stages, storedSource(g, rec, limits), ctx, pools), aborted]);
+    ended?.('ok');
     return { result, dispose };
   } catch (err) {
+    ended?.('error');
     await dispose();
     throw err;
   }

@@ -55,6 +55,7 @@ export async function runAndStore(
     const { stream, contentType } = resultStream(run.result);
     const body = await receiveBody(g, stream, { maxBytes: g.config.maxObjectBytes, inlineMax: g.config.inlineMaxBytes });
     const put = await putObject(g, body, { policy, accessKey: target.accessKey, clientKey: target.key, clientMime: contentType, fname: '', custom: {}, meta: {} });
+    g.metrics?.upload('saveas', put.record.fsize);
     return { run, stored: put.record };
   } catch (err) {
     await run.dispose();

@@ -86,6 +86,8 @@ export interface JobQueue {
   requeueRunning(nowMs: number): Promise<number>;
   /** Jobs in the `notifying` state (to notify again after a restart). */
   notifyingJobs(): Promise<JobRecord[]>;
+  /** How many jobs are waiting, running and notifying (metrics: the queue depth). */
+  depth(): Promise<{ waiting: number; running: number; notifying: number }>;
 
   /** Creates a pipeline or changes its concurrency. */
   putPipeline(name: string, concurrency: number, nowMs: number): Promise<'created' | 'updated'>;

@@ -74,6 +74,7 @@ async function runCommand(
       const policy = parsePutPolicy({ scope: `${bucket}:${key}`, deadline: NO_DEADLINE, ...(job.force ? {} : { insertOnly: 1 }) });
       try {
         const put = await putObject(g, body, { policy, accessKey: job.accessKey, clientKey: key, clientMime: contentType, fname: '', custom: {}, meta: {} });
+        g.metrics?.upload('pfop-output', put.record.fsize);
         return doneItem(c.cmd, key, put.record.hash, false);
       } catch (err) {
         // Insert semantics: an output that appeared meanwhile is kept, as if it had been there before.

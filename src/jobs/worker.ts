@@ -143,6 +143,7 @@ export class JobWorker {
     const notify = job.notifyUrl !== undefined;
     if (!(await this.queue.endItems(job.id, items, code, notify, this.g.clock.nowMs()))) return;
     log.info({ code, items: outcome.items.length }, 'pfop: commands done');
+    if (!notify) this.g.metrics?.jobsFinished.inc({ code: String(code) });
     if (notify) this.launchNotify({ ...job, state: 'notifying', items }, outcome.items);
   }
 
@@ -159,7 +160,9 @@ export class JobWorker {
         return; // stopping: notified again at the next start
       }
       if (failure !== undefined) this.g.log.warn({ job: job.id, url: job.notifyUrl, failure }, 'pfop: notify failed, code 4');
-      await this.queue.finish(job.id, failure === undefined ? code : 4, this.g.clock.nowMs());
+      if (await this.queue.finish(job.id, failure === undefined ? code : 4, this.g.clock.nowMs())) {
+        this.g.metrics?.jobsFinished.inc({ code: String(failure === undefined ? code : 4) });
+      }
     })()
       .catch((err: unknown) => this.g.log.error({ err, job: job.id }, 'pfop: notify error'))
       .finally(() => this.notifying.delete(job.id));

@@ -289,6 +289,12 @@ function lowerHeaders(headers: Record<string, string> | undefined): Record<strin
   return out;
 }
 
+/** Rethrows `err`, first telling `policy.onRefused` when it is the guard's refusal. */
+function refused(err: unknown, policy: OutboundPolicy): never {
+  if (err instanceof OutboundError && err.reason === 'forbidden-address') policy.onRefused?.();
+  throw err;
+}
+
 /** Sends the request and follows redirects as allowed; resolves with the final response (body unread). */
 async function openFollowing(opts: OutboundRequestOptions, ex: Exchange): Promise<{ res: IncomingMessage; url: URL }> {
   let url = parseUrl(opts.url);
@@ -299,7 +305,7 @@ async function openFollowing(opts: OutboundRequestOptions, ex: Exchange): Promis
   for (let hop = 0; ; hop++) {
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     else delete headers['content-length'];
-    const res = await requestOnce(url, method, headers, body, opts.policy, ex);
+    const res = await requestOnce(url, method, headers, body, opts.policy, ex).catch((err: unknown) => refused(err, opts.policy));
     const location = res.headers.location;
     if (maxRedirects <= 0 || !REDIRECT_STATUSES.has(res.statusCode ?? 0) || !location) return { res, url };
     res.resume();

@@ -34,6 +34,8 @@ export interface OutboundPolicy {
    * loopback as a second line of defence.
    */
   beforeConnect?: (target: OutboundConnectTarget) => void;
+  /** Called once for each request the guard refuses (metrics: granary_outbound_refused_total). */
+  onRefused?: () => void;
 }
 
 /** One address a host name resolves to (the `dns.lookup({all: true})` shape). */

@@ -22,6 +22,8 @@ export const SK = 'test-secret-key';
 export interface TestServer {
   running: RunningGranary;
   url: string;
+  /** The console listener's URL (web console, `/metrics`), unless the test disabled it (GRANARY_CONSOLE_PORT=0). */
+  consoleUrl?: string;
   /** `127.0.0.1:<port>` */
   host: string;
   dataDir: string;
@@ -45,7 +47,8 @@ export function staticZoneConfig(host: string): qiniu.conf.Config {
 
 /**
  * Starts a server; `env` adds GRANARY_* settings (GRANARY_DATA_DIR: use that dir and leave it at stop); `logger`
- * replaces the silent one (to look at what is logged).
+ * replaces the silent one (to look at what is logged). The console listener runs on a free port of its own
+ * (`consoleUrl`) unless `env` sets GRANARY_CONSOLE_PORT (0 disables it).
  */
 export async function startTestServer(env: Record<string, string> = {}, logger?: pino.Logger): Promise<TestServer> {
   // A data dir given by the test (e.g. on a small tmpfs) is the test's to remove; a temp one is removed at stop.
@@ -60,6 +63,8 @@ export async function startTestServer(env: Record<string, string> = {}, logger?:
     GRANARY_SECRET_KEY: SK,
     ...env,
   });
+  // The console listener binds any free port (0 in the config; GRANARY_CONSOLE_PORT=0 in `env` disables it).
+  if (env.GRANARY_CONSOLE_PORT === undefined) config.consolePort = 0;
   const running = await startGranary(config, { clock, logger: logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const host = `127.0.0.1:${running.port}`;
   const mac = new qiniu.auth.digest.Mac(AK, SK);
@@ -71,6 +76,7 @@ export async function startTestServer(env: Record<string, string> = {}, logger?:
   return {
     running,
     url: running.url,
+    ...(running.console ? { consoleUrl: running.console.url } : {}),
     host,
     dataDir,
     clock,

@@ -24,7 +24,7 @@ export async function spawnServer(env: Record<string, string>, port: number, pre
   const argv = [process.execPath, '--import', 'tsx', ENTRY, 'serve'];
   const [cmd, ...args] = [...prefix, ...argv] as [string, ...string[]];
   const child = spawn(cmd, args, {
-    env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_CONSOLE_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -104,6 +104,7 @@ export async function attemptFetchTask(g: Granary, task: FetchTaskRecord, req: A
           ...(req.file_type !== undefined ? { fileType: req.file_type } : {}),
         },
       );
+      g.metrics?.upload('async-fetch', put.record.fsize);
       return { ok: true, result: entryFields(put.record), vars: uploadVars(put) };
     } catch (err) {
       const e = asKodoError(err);

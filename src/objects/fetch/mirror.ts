@@ -78,6 +78,7 @@ async function pullMissing(g: Granary, bucket: BucketRecord & { source: string }
   try {
     const result = await fetchToEntry(g, bucket.owner, src, { bucket: bucket.name, key }, { insertOnly: true });
     g.log.debug({ bucket: bucket.name, key, url: src.url }, 'mirror: pulled a missing key');
+    g.metrics?.upload('mirror', result.record.fsize);
     return result.record;
   } catch (err) {
     if (isKodoError(err, 'fileExists')) {
@@ -117,7 +118,9 @@ export async function prefetchEntry(g: Granary, accessKey: string, bucketName: s
   const src = sourceOf(bucket, key);
   if (!src) throw Errors.originFailed(`key ${JSON.stringify(key)} has a '.' or '..' segment and cannot be pulled`);
   try {
-    return (await fetchToEntry(g, accessKey, src, { bucket: bucket.name, key })).record;
+    const { record } = await fetchToEntry(g, accessKey, src, { bucket: bucket.name, key });
+    g.metrics?.upload('prefetch', record.fsize);
+    return record;
   } catch (err) {
     if (isKodoError(err, 'originNotFound', 'originTimeout', 'originTooLarge', 'badFetchUrl')) {
       throw Errors.originFailed(err.message);

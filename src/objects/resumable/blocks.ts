@@ -198,5 +198,7 @@ export async function makeFile(
     throw err;
   }
   // The commit consumes the blocks (701 when another mkfile took them first: `lost`).
-  return putObject(g, body, { ...req, event: 'mkfile' });
+  const result = await putObject(g, body, { ...req, event: 'mkfile' });
+  g.metrics?.upload('mkfile', result.record.fsize);
+  return result;
 }

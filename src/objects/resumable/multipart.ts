@@ -196,7 +196,9 @@ export async function completeUpload(
   } catch (err) {
     throw (await raceLoss(g, uploadId, chosen)) ?? err;
   }
-  return putObject(g, body, { ...req, parts: chosen.map((p) => p.size), event: 'mkfile' });
+  const result = await putObject(g, body, { ...req, parts: chosen.map((p) => p.size), event: 'mkfile' });
+  g.metrics?.upload('v2-complete', result.record.fsize);
+  return result;
 }
 
 /**

@@ -27,6 +27,7 @@ export function registerFetch(app: FastifyInstance, g: Granary): void {
     }
     const result = await fetchToEntry(g, caller.accessKey, { url, ...(host ? { host } : {}) }, target);
     const r = result.record;
+    g.metrics?.upload('fetch', r.fsize);
     return sendJson(reply, 200, { fsize: r.fsize, hash: r.hash, key: r.key, mimeType: r.mimeType });
   });
 }

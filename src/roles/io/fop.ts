@@ -33,11 +33,13 @@ export async function serveFop(
   const stages = parsePipeline(pipeline);
   const etag = fopEtag(rec.hash, pipeline);
   const isHead = request.method === 'HEAD';
-  const cacheHeaders = (cache: string): FastifyReply =>
-    reply
+  const cacheHeaders = (cache: string): FastifyReply => {
+    g.metrics?.fopCache.inc({ result: cache });
+    return reply
       .header('etag', etag)
       .header('cache-control', downloadCacheControl(g, bucket, request))
       .header(CACHE_HEADER, cache);
+  };
   const imageHeaders = (contentType: string, cache: string): FastifyReply => cacheHeaders(cache).header('content-type', contentType);
   const unchanged = notModified({ 'if-none-match': request.headers['if-none-match'] }, etag.slice(1, -1), 0);
 

@@ -177,6 +177,7 @@ async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyRep
       else if (name.toLowerCase().startsWith('x-qn-meta-')) req.meta[name.slice('x-qn-meta-'.length)] = value;
     }
     const result = await putObject(g, file.body, req);
+    g.metrics?.upload('form', result.record.fsize);
     const answer = await answerUpload(g, policy, result);
     const accept = fields.get('accept');
     if (accept && answer.status === 200) {

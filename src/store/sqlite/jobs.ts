@@ -83,6 +83,7 @@ export class SqliteJobQueue implements JobQueue {
       ),
       requeue: db.prepare("UPDATE jobs SET state = 'waiting', code = 1, updated_ms = ? WHERE state = 'running'"),
       notifying: db.prepare("SELECT * FROM jobs WHERE state = 'notifying' ORDER BY seq"),
+      depth: db.prepare("SELECT state, COUNT(*) AS n FROM jobs WHERE state IN ('waiting', 'running', 'notifying') GROUP BY state"),
       getPipeline: db.prepare('SELECT name, concurrency, created_ms FROM pipelines WHERE name = ?'),
       listPipelines: db.prepare('SELECT name, concurrency, created_ms FROM pipelines ORDER BY name'),
       insertPipeline: db.prepare('INSERT OR IGNORE INTO pipelines (name, concurrency, created_ms) VALUES (?, ?, ?)'),
@@ -161,6 +162,12 @@ export class SqliteJobQueue implements JobQueue {
 
   async notifyingJobs(): Promise<JobRecord[]> {
     return (this.st.notifying.all() as JobRow[]).map(toRecord);
+  }
+
+  async depth(): Promise<{ waiting: number; running: number; notifying: number }> {
+    const out = { waiting: 0, running: 0, notifying: 0 };
+    for (const r of this.st.depth.all() as { state: keyof typeof out; n: number }[]) out[r.state] = r.n;
+    return out;
   }
 
   async putPipeline(name: string, concurrency: number, nowMs: number): Promise<'created' | 'updated'> {

@@ -1,0 +1,95 @@
+/**
+ * The console listener: a second fastify instance on its own port (GRANARY_CONSOLE_PORT, default 9001;
+ * GRANARY_CONSOLE_HOST, default GRANARY_HOST), separate from the Kodo API port so it can be firewalled apart.
+ * It serves `GET /metrics` (metrics/route.ts, when the Granary has a metrics registry) and whatever `register`
+ * adds (the web console's routes and static files).
+ *
+ * Same conventions as the main listener (server.ts): X-Reqid on every answer and in every log line, one access-log
+ * line per request at level info, every error a catalogue error answered as `{"error": …}` (unknown route → 404
+ * `no such api`, unexpected failure → 599), Node parser refusals answered as 400 JSON with `Connection: close`.
+ * Unlike the main listener, bodies use fastify's default parsers (JSON parsed into an object, text/plain as a
+ * string, both bounded by GRANARY_MAX_BODY_SIZE); other content types are refused with 415 by fastify → 400 here.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Granary } from '../context.js';
+import { trackConnections } from '../connections.js';
+import { Errors } from '../errors.js';
+import { instrumentHttp } from '../metrics/http.js';
+import { registerMetricsRoute } from '../metrics/route.js';
+import { sendError } from '../roles/http.js';
+import { clientError, handleError, reqIdGenerator, routerError } from '../server.js';
+
+export interface ConsoleListenerOptions {
+  /** TCP port; 0 = any free port (tests). Disabling (GRANARY_CONSOLE_PORT=0) is decided by the caller (main.ts). */
+  port: number;
+  /** Bind address. */
+  host: string;
+  /** Adds routes, hooks or plugins to the console app before it listens (the web console). */
+  register?: (app: FastifyInstance) => Promise<void> | void;
+}
+
+/** A listening console listener. `url` is a URL a local client can reach it at (e.g. http://127.0.0.1:9001). */
+export interface ConsoleListener {
+  url: string;
+  port: number;
+  /** Stops listening: in-flight requests finish, idle keep-alive connections end. */
+  close(): Promise<void>;
+}
+
+/** The host part of a URL that reaches a server bound to `host` from this machine. */
+function localUrlHost(host: string): string {
+  if (host === '' || host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Builds the console app (not listening): conventions of server.ts, `/metrics`, then `register`. */
+export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOptions['register']): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: g.log.child({ listener: 'console' }) as FastifyBaseLogger,
+    genReqId: reqIdGenerator(),
+    logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
+    bodyLimit: g.config.maxBodyBytes,
+    return503OnClosing: true,
+    clientErrorHandler: clientError,
+    frameworkErrors: routerError,
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-reqid', request.id);
+    done();
+  });
+  if (g.log.isLevelEnabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        { method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      );
+      done();
+    });
+  }
+  if (g.metrics) instrumentHttp(app, g.metrics, 'console');
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((_request, reply) => sendError(reply, Errors.noSuchRoute()));
+  if (g.metrics) registerMetricsRoute(app, g, g.metrics);
+  if (register) await register(app);
+  return app;
+}
+
+/** Starts the console listener on `opts.host:opts.port`; resolves once it listens (rejects on EADDRINUSE etc.). */
+export async function startConsoleListener(g: Granary, opts: ConsoleListenerOptions): Promise<ConsoleListener> {
+  const app = await buildConsoleApp(g, opts.register);
+  const connections = trackConnections(app.server);
+  await app.listen({ port: opts.port, host: opts.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${localUrlHost(opts.host)}:${port}`,
+    port,
+    close: () =>
+      (closing ??= (async () => {
+        const closed = app.close();
+        connections.drain();
+        await closed;
+      })()),
+  };
+}

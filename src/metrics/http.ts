@@ -1,0 +1,59 @@
+/**
+ * Request metrics of a fastify app (the main listener and the console listener): on every answer, the request
+ * count by role/operation/status, its duration (fastify's `elapsedTime`: request head to answer end) and the wire
+ * bytes of the exchange — the connection's socket counters since the previous answer on it (request head and
+ * body in; response head and body out). Keep-alive connections carry one exchange at a time, so the bytes of a
+ * request are its own (a pipelined next request read early would be counted with the earlier one).
+ */
+import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from './metrics.js';
+import { operationOf, roleOf, type Role } from './operations.js';
+
+/** The prom-client children one answer updates. */
+interface Series {
+  requests: { inc(): void };
+  seconds: { observe(value: number): void };
+  bytesIn: { inc(value: number): void };
+  bytesOut: { inc(value: number): void };
+}
+
+/** A connection's socket counters at its previous answer. */
+const counted = new WeakMap<Socket, { read: number; written: number }>();
+
+/**
+ * Adds the hook to `app` (call before its routes are declared). `role` forces the role label (the console
+ * listener); otherwise it follows from the route (metrics/operations.ts).
+ */
+export function instrumentHttp(app: FastifyInstance, metrics: Metrics, role?: Role): void {
+  // The series of each role/operation/status, looked up once (prom-client hashes the labels on every call otherwise:
+  // about 4× the cost). Bounded like the labels themselves.
+  const series = new Map<string, Series>();
+  const seriesOf = (method: string, url: string | undefined, status: number): Series => {
+    const key = `${method} ${url ?? ''} ${status}`;
+    let s = series.get(key);
+    if (!s) {
+      const labels = { role: role ?? roleOf(url), operation: operationOf(method, url) };
+      s = {
+        requests: metrics.requests.labels({ ...labels, status: String(status) }),
+        seconds: metrics.requestSeconds.labels(labels),
+        bytesIn: metrics.bytesIn.labels({ role: labels.role }),
+        bytesOut: metrics.bytesOut.labels({ role: labels.role }),
+      };
+      series.set(key, s);
+    }
+    return s;
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    const s = seriesOf(request.method, request.is404 ? undefined : request.routeOptions.url, reply.statusCode);
+    s.requests.inc();
+    s.seconds.observe(reply.elapsedTime / 1000);
+    const socket = request.raw.socket;
+    const before = counted.get(socket) ?? { read: 0, written: 0 };
+    const now = { read: socket.bytesRead, written: socket.bytesWritten };
+    counted.set(socket, now);
+    s.bytesIn.inc(Math.max(0, now.read - before.read));
+    s.bytesOut.inc(Math.max(0, now.written - before.written));
+    done();
+  });
+}

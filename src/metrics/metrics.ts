@@ -1,0 +1,233 @@
+/**
+ * Granary's Prometheus metrics (prom-client): one registry per Granary (several servers share a test process, so
+ * the global default registry is never used). Every series is prefixed `granary_`. Labels are bounded: role,
+ * operation (a route pattern), status, upload kind, fop command, cache result, job state and code — never keys;
+ * bucket names only on the per-bucket usage gauges.
+ *
+ * Counted where it happens (one call at each central point, all optional: `g.metrics?.…`): requests and bytes
+ * (metrics/http.ts hooks on both listeners), uploads (callers of putObject), fop runs (fops/execute.ts), fop cache
+ * answers (roles/io/fop.ts), finished jobs (jobs/worker.ts), outbound refusals (outbound/client.ts through
+ * `OutboundPolicy.onRefused`). Read on scrape (`collectFrom`): job queue depth, disk space, scrub progress, bucket
+ * usage, plus prom-client's default process metrics (event-loop lag, heap, CPU, GC, file descriptors).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Granary } from '../context.js';
+import type { SpaceReading } from '../store/fs/free-space.js';
+import type { BucketUsage } from '../store/meta.js';
+
+/** How an object came to be stored (label `kind` of granary_uploads_total). */
+export type UploadKind = 'form' | 'mkfile' | 'v2-complete' | 'fetch' | 'async-fetch' | 'mirror' | 'prefetch' | 'saveas' | 'pfop-output';
+
+/** Latency buckets of requests and fop runs, seconds: small reads to multi-gigabyte uploads. */
+const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+export class Metrics {
+  /** The registry `GET /metrics` renders. */
+  readonly registry = new Registry();
+
+  /** Requests answered, by role (up, io, rs, rsf, api, uc, health, console), operation (route) and status. */
+  readonly requests = new Counter({
+    name: 'granary_http_requests_total',
+    help: 'HTTP requests answered, by role, operation (route pattern) and status code',
+    labelNames: ['role', 'operation', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  /** Time from the request head to the end of the answer, seconds, by role and operation. */
+  readonly requestSeconds = new Histogram({
+    name: 'granary_http_request_duration_seconds',
+    help: 'Time from the request head to the last byte of the answer, seconds, by role and operation',
+    labelNames: ['role', 'operation'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  /** Bytes read from clients (request heads and bodies), by role. */
+  readonly bytesIn = new Counter({
+    name: 'granary_http_received_bytes_total',
+    help: 'Bytes received from clients (request heads and bodies), by role',
+    labelNames: ['role'] as const,
+    registers: [this.registry],
+  });
+
+  /** Bytes written to clients (response heads and bodies), by role. */
+  readonly bytesOut = new Counter({
+    name: 'granary_http_sent_bytes_total',
+    help: 'Bytes sent to clients (response heads and bodies), by role',
+    labelNames: ['role'] as const,
+    registers: [this.registry],
+  });
+
+  /** Objects stored, by how they came. */
+  readonly uploads = new Counter({
+    name: 'granary_uploads_total',
+    help: 'Objects stored, by kind (form, mkfile, v2-complete, fetch, async-fetch, mirror, prefetch, saveas, pfop-output)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  /** Bytes of the objects stored, by how they came. */
+  readonly uploadBytes = new Counter({
+    name: 'granary_upload_bytes_total',
+    help: 'Bytes of the objects stored, by kind',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  /** Fop pipelines run (URL fops, saveas, pfop commands), by first command and result (ok, error). */
+  readonly fopRuns = new Counter({
+    name: 'granary_fop_runs_total',
+    help: 'Fop pipelines run (download URLs, saveas, pfop commands), by first command and result (ok, error)',
+    labelNames: ['command', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  /** Time a fop pipeline took until its result was ready, seconds (pool waits included), by first command. */
+  readonly fopSeconds = new Histogram({
+    name: 'granary_fop_duration_seconds',
+    help: 'Time until a fop pipeline result was ready, seconds, by first command',
+    labelNames: ['command'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  /** Fop answers on download URLs by cache result (hit, miss, bypass = not cacheable or cache off). */
+  readonly fopCache = new Counter({
+    name: 'granary_fop_cache_requests_total',
+    help: 'Fop answers on download URLs by derived-result cache result (hit, miss, bypass)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  /** Persistent jobs finished, by final code (0 success, 3 failed, 4 notify failed). */
+  readonly jobsFinished = new Counter({
+    name: 'granary_jobs_finished_total',
+    help: 'Persistent jobs (pfop, persistentOps) finished, by final code (0 success, 3 failed, 4 notify failed)',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  /** Outbound requests the guard refused (private, loopback… addresses not in GRANARY_OUTBOUND_ALLOW). */
+  readonly outboundRefused = new Counter({
+    name: 'granary_outbound_refused_total',
+    help: 'Outbound requests (callbacks, fetch, mirror, notify, resources) refused by the address guard',
+    registers: [this.registry],
+  });
+
+  /** A new registry with prom-client's default process metrics (prefix `granary_`), e.g. granary_nodejs_eventloop_lag_seconds. */
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'granary_' });
+  }
+
+  /** Counts one stored object of `bytes` bytes. */
+  upload(kind: UploadKind, bytes: number): void {
+    this.uploads.inc({ kind });
+    this.uploadBytes.inc({ kind }, bytes);
+  }
+
+  /** Starts timing a fop pipeline whose first command is `command`; call the result with its outcome. */
+  fopStarted(command: string): (result: 'ok' | 'error') => void {
+    const end = this.fopSeconds.startTimer({ command });
+    return (result) => {
+      end();
+      this.fopRuns.inc({ command, result });
+    };
+  }
+
+  /**
+   * Adds the gauges read from `g` on each scrape: job queue depth by state, disk space of the data dir, scrub
+   * progress, and bytes and objects per bucket (meta.bucketUsage: counters, no scan).
+   */
+  collectFrom(g: Granary): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'granary_jobs',
+      help: 'Persistent jobs not yet finished, by state (waiting, running, notifying)',
+      labelNames: ['state'] as const,
+      registers,
+      async collect() {
+        const depth = await g.jobs.depth();
+        for (const [state, n] of Object.entries(depth)) this.set({ state }, n);
+      },
+    });
+    // Gauges are collected concurrently: each reads for itself (FreeSpace caches and shares its statfs reading).
+    const disk = (name: string, help: string, pick: (r: SpaceReading) => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          const r = await g.space.reading();
+          if (r) this.set(pick(r));
+        },
+      });
+    };
+    disk('granary_disk_free_bytes', 'Bytes free (for unprivileged users) on the file system of the data dir', (r) => r.freeBytes);
+    disk('granary_disk_total_bytes', 'Size of the file system of the data dir, bytes', (r) => r.totalBytes);
+    disk('granary_disk_reserve_bytes', 'Free space below which uploads are refused (GRANARY_MIN_FREE_BYTES), bytes', (r) => r.reserveBytes);
+    const scrub = (pick: (s: NonNullable<Granary['scrubber']>) => { current?: number; last?: number }) =>
+      function (this: Gauge<'pass'>): void {
+        this.reset();
+        if (!g.scrubber) return;
+        const v = pick(g.scrubber);
+        if (v.current !== undefined) this.set({ pass: 'current' }, v.current);
+        if (v.last !== undefined) this.set({ pass: 'last' }, v.last);
+      };
+    new Gauge({
+      name: 'granary_scrub_bytes',
+      help: 'Bytes verified by the scrubber in the current pass and in the last finished pass',
+      labelNames: ['pass'] as const,
+      registers,
+      collect: scrub((s) => {
+        const st = s.status();
+        return { ...(st.current ? { current: st.current.bytes } : {}), ...(st.lastPass ? { last: st.lastPass.bytes } : {}) };
+      }),
+    });
+    new Gauge({
+      name: 'granary_scrub_blobs',
+      help: 'Blobs verified by the scrubber in the current pass and in the last finished pass',
+      labelNames: ['pass'] as const,
+      registers,
+      collect: scrub((s) => {
+        const st = s.status();
+        return { ...(st.current ? { current: st.current.blobs } : {}), ...(st.lastPass ? { last: st.lastPass.blobs } : {}) };
+      }),
+    });
+    new Gauge({
+      name: 'granary_scrub_corrupt_entries',
+      help: 'Corrupt entries (bytes not matching their checksums) found by the last finished scrub pass',
+      registers,
+      collect() {
+        this.set(g.scrubber?.status().lastPass?.corrupt ?? 0);
+      },
+    });
+    // One read of every bucket's usage per scrape, shared by the two gauges collected at the same time.
+    let usage: Promise<Map<string, BucketUsage>> | undefined;
+    const readUsage = (): Promise<Map<string, BucketUsage>> =>
+      (usage ??= (async () => {
+        const out = new Map<string, BucketUsage>();
+        for (const b of await g.meta.listBuckets()) {
+          const u = await g.meta.bucketUsage(b.name);
+          if (u) out.set(b.name, u);
+        }
+        return out;
+      })().finally(() => {
+        usage = undefined;
+      }));
+    const bucketGauge = (name: string, help: string, pick: (u: BucketUsage) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['bucket'] as const,
+        registers,
+        async collect() {
+          const all = await readUsage();
+          this.reset();
+          for (const [bucket, u] of all) this.set({ bucket }, pick(u));
+        },
+      });
+    };
+    bucketGauge('granary_bucket_bytes', 'Bytes stored per bucket', (u) => u.bytes);
+    bucketGauge('granary_bucket_objects', 'Objects (entries) stored per bucket', (u) => u.count);
+  }
+}

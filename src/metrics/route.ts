@@ -1,0 +1,28 @@
+/**
+ * `GET /metrics` on the console listener: the Granary's registry in the Prometheus text exposition format
+ * (version 0.0.4), `Cache-Control: no-store`. With GRANARY_METRICS_TOKEN set, the request must carry
+ * `Authorization: Bearer <token>` (compared in constant time): none → 401 `token not specified`, another →
+ * 401 `bad token`, both as `{"error": …}`.
+ */
+import type { FastifyInstance } from 'fastify';
+import { safeEqual } from '../auth/compare.js';
+import type { Granary } from '../context.js';
+import { Errors } from '../errors.js';
+import type { Metrics } from './metrics.js';
+
+/** Throws 401 unless `authorization` carries the metrics token (when one is configured). */
+export function checkMetricsToken(token: string | undefined, authorization: string | undefined): void {
+  if (token === undefined) return;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!m) throw Errors.tokenMissing();
+  if (!safeEqual(m[1] ?? '', token)) throw Errors.badToken();
+}
+
+/** Registers `GET /metrics`. */
+export function registerMetricsRoute(app: FastifyInstance, g: Granary, metrics: Metrics): void {
+  app.get('/metrics', async (request, reply) => {
+    checkMetricsToken(g.config.metricsToken, request.headers.authorization);
+    const body = await metrics.registry.metrics();
+    return reply.code(200).header('cache-control', 'no-store').type(metrics.registry.contentType).send(body);
+  });
+}
