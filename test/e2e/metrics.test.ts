@@ -13,7 +13,7 @@ import { has, scrape, total, type Sample } from '../helpers/metrics.js';
 import { saveas, sdkPfop, waitFinal } from '../helpers/pfop.js';
 import { seededBytes } from '../helpers/files.js';
 import { sdk, startTestServer, type TestServer } from '../helpers/server.js';
-import { createBucket, FIXTURE_IMAGES } from '../helpers/upload.js';
+import { createBucket, FIXTURE_IMAGES, waitUntil } from '../helpers/upload.js';
 
 const TOKEN = 'metrics-secret-token';
 const B = 'metered';
@@ -85,6 +85,12 @@ describe('GET /metrics', () => {
     const refused = await sdk(s.bucketManager().fetch(`${s.url}/${B}/photo.jpg`, B, 'copy.jpg'));
     expect(refused.status).toBeGreaterThanOrEqual(400);
 
+    // The job's final state is visible to prefop a moment before its worker counts it (the worker counts once the
+    // state is durable): wait for the counter, then read everything from one scrape.
+    await waitUntil(
+      async () => total(await scrape(s, TOKEN), 'granary_jobs_finished_total', { code: '0' }) > total(before, 'granary_jobs_finished_total', { code: '0' }),
+      'the pfop job counted',
+    );
     const after = await scrape(s, TOKEN);
     // Uploads by kind, with their bytes.
     expect(delta(after, 'granary_uploads_total', { kind: 'form' })).toBe(1);
