@@ -1,0 +1,238 @@
+/**
+ * `granary migrate <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>]`: bucket to bucket across endpoints.
+ *
+ * The source is listed with markers (protocol.md §8.3), `concurrency` objects at a time. Per object, in order:
+ * done in the checkpoint → skipped; already at the destination with the same etag → skipped (recorded); an async
+ * fetch task from an earlier run → that task is awaited, not submitted again; else copied:
+ * - `fetch`: the destination pulls the object itself (`POST /sisyphus/fetch` on its api host, §8.5) from a
+ *   private download URL of the source (§2.5, valid `urlExpiry` seconds), with `etag` (checked before the commit)
+ *   and `file_type`; the CLI polls `GET /sisyphus/fetch?id=` (a Granary answers `state`; without one, the
+ *   destination's stat is polled), then sets MIME type and `x-qn-meta-*` by chgm and the storage class by chtype
+ *   where they differ.
+ * - `stream`: the bytes go through this machine (copy.ts).
+ * `auto` (the default) tries `fetch` on the first object; when the destination cannot reach the source (guard,
+ * network, 478), it says so and streams everything. A later fetch failure streams that object.
+ * putTime cannot be set through the Kodo API: copies carry the time they were made (said in the report).
+ *
+ * After the copy, a verification pass lists the destination and compares every source object's etag (size only
+ * for v2 multipart `n…` etags, which a re-upload computes as a plain qetag). Failures (with reasons) go to the
+ * report and the checkpoint; the next run retries them.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { Checkpoint } from './checkpoint.js';
+import type { KodoEntry } from './client.js';
+import { fullEntry, streamCopy } from './copy.js';
+import { TransferError } from './errors.js';
+import { isQetag } from './local-etag.js';
+import type { RemoteLocation } from './location.js';
+import { forEachLimit } from './pool.js';
+import { errorText, type Session } from './session.js';
+
+export type MigrateMode = 'auto' | 'fetch' | 'stream';
+
+export interface MigrateOptions {
+  mode: MigrateMode;
+  checkpointFile: string;
+  fresh: boolean;
+  /** Seconds the private download URLs given to the destination stay valid. */
+  urlExpiry: number;
+  /** Seconds to wait for one async fetch task. */
+  fetchTimeout: number;
+  verify: boolean;
+}
+
+/** Figures of the run beyond the reporter's counts. */
+export interface MigrateReport {
+  viaFetch: number;
+  viaStream: number;
+  verified: number;
+  mismatched: number;
+  mode: MigrateMode;
+  checkpoint: string;
+  putTimePreserved: false;
+}
+
+/** The destination's answer to `GET /sisyphus/fetch?id=` (Granary's fields; Qiniu answers only id and wait). */
+interface TaskStatus {
+  state?: 'waiting' | 'running' | 'done' | 'failed';
+  hash?: string;
+  error?: string;
+  code?: number;
+}
+
+/** Whether `dst` holds the same content as `src` (etag, or size for v2 multipart etags). */
+function sameContent(src: KodoEntry, dst: KodoEntry): boolean {
+  if (isQetag(src.hash)) return src.hash === dst.hash;
+  return src.fsize === dst.fsize && (src.hash === dst.hash || isQetag(dst.hash));
+}
+
+export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLocation, o: MigrateOptions): Promise<MigrateReport> {
+  const from = await s.client(src.remote);
+  const to = await s.client(dst.remote);
+  await from.checkBucket(src.bucket);
+  await to.checkBucket(dst.bucket);
+  const name = (l: RemoteLocation): string => `${l.remote}:${l.bucket}/${l.prefix}`;
+  const cp = Checkpoint.open(o.checkpointFile, name(src), name(dst), o.fresh);
+  if (cp.resumed > 0) s.reporter.note(`resuming from ${o.checkpointFile} (${cp.resumed} steps recorded)`);
+  const dstKeyOf = (key: string): string => `${dst.prefix}${key.slice(src.prefix.length)}`;
+  const report: MigrateReport = { viaFetch: 0, viaStream: 0, verified: 0, mismatched: 0, mode: o.mode, checkpoint: o.checkpointFile, putTimePreserved: false };
+  const sources = new Map<string, { hash: string; fsize: number }>();
+
+  let mode: 'fetch' | 'stream' | undefined = o.mode === 'auto' ? undefined : o.mode;
+  let probe: Promise<void> | undefined;
+
+  /** Waits for task `id` on the destination; answers the stored etag. */
+  const awaitTask = async (id: string, dstKey: string, entry: KodoEntry): Promise<string> => {
+    const deadline = Date.now() + o.fetchTimeout * 1000;
+    for (let pause = 50; ; pause = Math.min(1000, pause * 1.5)) {
+      const r = await to.request(dst.bucket, 'api', 'GET', `/sisyphus/fetch?id=${encodeURIComponent(id)}`);
+      if (r.status === 612) throw new TransferError(`fetch task ${id} is unknown at the destination`);
+      if (r.status === 200) {
+        const st = JSON.parse(r.text) as TaskStatus;
+        if (st.state === 'done') return st.hash ?? (await to.stat(dst.bucket, dstKey))?.hash ?? '';
+        if (st.state === 'failed') throw new TransferError(`destination fetch failed: ${st.error ?? 'unknown error'}${st.code ? ` (${st.code})` : ''}`, st.code);
+        if (st.state === undefined) {
+          const d = await to.stat(dst.bucket, dstKey);
+          if (d && sameContent(entry, d)) return d.hash;
+        }
+      }
+      if (Date.now() > deadline) throw new TransferError(`fetch task ${id} did not finish within ${o.fetchTimeout} s`);
+      await delay(pause);
+    }
+  };
+
+  /** Sets MIME type, metadata and storage class on the destination where the fetch did not keep them. */
+  const fixAttributes = async (dstKey: string, entry: KodoEntry): Promise<void> => {
+    const d = await to.stat(dst.bucket, dstKey);
+    if (!d) throw new TransferError(`${dstKey} is missing at the destination after the fetch`);
+    const meta = entry['x-qn-meta'] ?? {};
+    const have = d['x-qn-meta'] ?? {};
+    const metaDiffers = Object.entries(meta).some(([k, v]) => have[k] !== v);
+    if (d.mimeType !== entry.mimeType || metaDiffers) await to.chgm(dst.bucket, dstKey, entry.mimeType, meta);
+    if ((d.type ?? 0) !== (entry.type ?? 0)) await to.chtype(dst.bucket, dstKey, entry.type ?? 0);
+  };
+
+  const viaFetch = async (entry: KodoEntry, dstKey: string, replacing: boolean): Promise<string> => {
+    const url = await from.downloadUrl(src.bucket, entry.key, o.urlExpiry, s.opts.domain);
+    const body: Record<string, unknown> = { url, bucket: dst.bucket, key: dstKey };
+    if (isQetag(entry.hash)) body.etag = entry.hash;
+    if (entry.type) body.file_type = entry.type;
+    // A key the destination lacks: a task submitted twice (kill between submit and checkpoint) stores it once.
+    if (!replacing) body.ignore_same_key = true;
+    const answer = await to.call<{ id: string }>(dst.bucket, 'api', 'POST', '/sisyphus/fetch', { body: JSON.stringify(body), contentType: 'application/json' });
+    cp.task(entry.key, answer.id);
+    const hash = await awaitTask(answer.id, dstKey, entry);
+    await fixAttributes(dstKey, entry);
+    return hash;
+  };
+
+  const viaStream = async (entry: KodoEntry, dstKey: string): Promise<string> => {
+    const r = await streamCopy(from, src.bucket, entry, to, dst.bucket, dstKey, {
+      ...(s.opts.limiter ? { limiter: s.opts.limiter } : {}),
+      ...(s.opts.domain ? { domain: s.opts.domain } : {}),
+      onBytes: (n) => s.reporter.bytes(n),
+    });
+    return r.hash;
+  };
+
+  /** Copies by fetch or stream per the mode (probing in auto mode); answers how and the stored etag. */
+  const copy = async (entry: KodoEntry, dstKey: string, replacing: boolean): Promise<{ via: 'fetch' | 'stream'; hash: string }> => {
+    if (mode === undefined && probe === undefined) {
+      let release!: () => void;
+      probe = new Promise((r) => (release = r));
+      try {
+        const hash = await viaFetch(entry, dstKey, replacing);
+        mode = 'fetch';
+        s.reporter.note('the destination fetches from the source (server-side async fetch)');
+        return { via: 'fetch', hash };
+      } catch (err) {
+        mode = 'stream';
+        s.reporter.note(`the destination cannot fetch from the source (${errorText(err)}); streaming through this machine`);
+      } finally {
+        release();
+      }
+      return { via: 'stream', hash: await viaStream(entry, dstKey) };
+    }
+    if (mode === undefined) await probe;
+    if (mode === 'fetch') {
+      try {
+        return { via: 'fetch', hash: await viaFetch(entry, dstKey, replacing) };
+      } catch (err) {
+        if (o.mode === 'fetch') throw err;
+        s.reporter.note(`${entry.key}: fetch failed (${errorText(err)}); streaming it`);
+      }
+    }
+    return { via: 'stream', hash: await viaStream(entry, dstKey) };
+  };
+
+  const one = async (listed: KodoEntry): Promise<void> => {
+    const key = listed.key;
+    const dstKey = dstKeyOf(key);
+    sources.set(key, { hash: listed.hash, fsize: listed.fsize });
+    s.reporter.addTotal(1, listed.fsize);
+    const st = cp.state(key);
+    if (st.done !== undefined && st.done === listed.hash) {
+      s.reporter.bytes(listed.fsize);
+      s.reporter.done({ key, action: 'skipped', bytes: 0, reason: 'checkpoint' });
+      return;
+    }
+    try {
+      const existing = await to.stat(dst.bucket, dstKey);
+      if (existing && sameContent(listed, existing)) {
+        cp.done(key, existing.hash, 'exists');
+        s.reporter.bytes(listed.fsize);
+        s.reporter.done({ key, action: 'skipped', bytes: 0, reason: 'already at the destination' });
+        return;
+      }
+      const entry = await fullEntry(from, src.bucket, listed);
+      if (st.task) {
+        try {
+          const hash = await awaitTask(st.task, dstKey, entry);
+          await fixAttributes(dstKey, entry);
+          cp.done(key, hash, 'fetch');
+          report.viaFetch++;
+          s.reporter.bytes(listed.fsize);
+          s.reporter.done({ key, action: 'copied', bytes: listed.fsize, via: 'fetch' });
+          return;
+        } catch (err) {
+          s.reporter.note(`${key}: earlier fetch task ${st.task} did not complete (${errorText(err)}); copying again`);
+        }
+      }
+      if (s.opts.dryRun) {
+        s.reporter.done({ key, action: 'would-copy', bytes: listed.fsize, reason: existing ? 'etag' : 'new' });
+        return;
+      }
+      const r = await copy(entry, dstKey, existing !== undefined);
+      if (r.via === 'fetch') {
+        report.viaFetch++;
+        s.reporter.bytes(listed.fsize);
+      } else report.viaStream++;
+      cp.done(key, r.hash, r.via);
+      s.reporter.done({ key, action: 'copied', bytes: listed.fsize, via: r.via });
+    } catch (err) {
+      cp.failed(key, errorText(err));
+      s.reporter.done({ key, action: 'failed', bytes: 0, error: errorText(err) });
+    }
+  };
+
+  const filtered = async function* (): AsyncGenerator<KodoEntry> {
+    for await (const e of from.list(src.bucket, src.prefix)) if (s.opts.filter.admits(e.key.slice(src.prefix.length))) yield e;
+  };
+  await forEachLimit(filtered(), s.opts.concurrency, one);
+
+  if (o.verify && !s.opts.dryRun) {
+    const seen = new Map<string, KodoEntry>();
+    for await (const d of to.list(dst.bucket, dst.prefix)) seen.set(d.key, d);
+    for (const [key, e] of sources) {
+      const d = seen.get(dstKeyOf(key));
+      if (d && sameContent({ key, ...e, mimeType: '', putTime: 0, type: 0 }, d)) report.verified++;
+      else {
+        report.mismatched++;
+        const why = d ? `verification: etag ${d.hash} at the destination, ${e.hash} at the source` : 'verification: missing at the destination';
+        cp.failed(key, why);
+        s.reporter.done({ key, action: 'failed', bytes: 0, error: why });
+      }
+    }
+  }
+  return report;
+}
