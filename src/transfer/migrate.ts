@@ -81,10 +81,14 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
   let mode: 'fetch' | 'stream' | undefined = o.mode === 'auto' ? undefined : o.mode;
   let probe: Promise<void> | undefined;
 
-  /** Waits for task `id` on the destination; answers the stored etag. */
-  const awaitTask = async (id: string, dstKey: string, entry: KodoEntry): Promise<string> => {
+  /**
+   * Waits for task `id` on the destination; answers the stored etag. Polls (the API has no other way) from
+   * `firstPause` ms — scaled by the tasks queued ahead of it — growing ×1.5 to 1 s.
+   */
+  const awaitTask = async (id: string, dstKey: string, entry: KodoEntry, ahead = 0): Promise<string> => {
     const deadline = Date.now() + o.fetchTimeout * 1000;
-    for (let pause = 50; ; pause = Math.min(1000, pause * 1.5)) {
+    await delay(Math.min(2000, 40 * (ahead + 1)));
+    for (let pause = 100; ; pause = Math.min(1000, pause * 1.5)) {
       const r = await to.request(dst.bucket, 'api', 'GET', `/sisyphus/fetch?id=${encodeURIComponent(id)}`);
       if (r.status === 612) throw new TransferError(`fetch task ${id} is unknown at the destination`);
       if (r.status === 200) {
@@ -119,9 +123,9 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
     if (entry.type) body.file_type = entry.type;
     // A key the destination lacks: a task submitted twice (kill between submit and checkpoint) stores it once.
     if (!replacing) body.ignore_same_key = true;
-    const answer = await to.call<{ id: string }>(dst.bucket, 'api', 'POST', '/sisyphus/fetch', { body: JSON.stringify(body), contentType: 'application/json' });
+    const answer = await to.call<{ id: string; wait?: number }>(dst.bucket, 'api', 'POST', '/sisyphus/fetch', { body: JSON.stringify(body), contentType: 'application/json' });
     cp.task(entry.key, answer.id);
-    const hash = await awaitTask(answer.id, dstKey, entry);
+    const hash = await awaitTask(answer.id, dstKey, entry, Math.max(0, answer.wait ?? 0));
     await fixAttributes(dstKey, entry);
     return hash;
   };

@@ -5,12 +5,45 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { cleanEnv, REPO_ROOT } from './cli.js';
 
-const CLI_ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
+/**
+ * The CLI bundled once per test file (esbuild, the transpiler tsx runs on; packages stay external) into a temp
+ * dir linked to node_modules: plain `node` starts it with a third of tsx's CPU on this 2-core machine, where
+ * each run loads the whole command tree.
+ */
+let built: Promise<{ dir: string; entry: string }> | undefined;
+
+/** Bundles test/helpers/cli-entry.ts (once per process) and answers the entry script. */
+export function buildCli(): Promise<{ dir: string; entry: string }> {
+  built ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'granary-transfer-cli-'));
+    await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    const entry = join(dir, 'cli.mjs');
+    await build({
+      entryPoints: [join(REPO_ROOT, 'test/helpers/cli-entry.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      outfile: entry,
+      logLevel: 'error',
+    });
+    return { dir, entry };
+  })();
+  return built;
+}
+
+/** Removes the transpiled CLI (afterAll). */
+export async function removeBuiltCli(): Promise<void> {
+  if (built) await rm((await built).dir, { recursive: true, force: true });
+  built = undefined;
+}
 
 export interface RunResult {
   status: number | null;
@@ -27,8 +60,8 @@ export class CliProcess {
   readonly done: Promise<RunResult>;
   private waiters: Array<{ test: (out: string) => boolean; resolve: () => void }> = [];
 
-  constructor(args: string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', CLI_ENTRY, ...args], { cwd: REPO_ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  constructor(entry: string, args: string[], env: Record<string, string>) {
+    this.child = spawn(process.execPath, [entry, ...args], { cwd: REPO_ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (c: string) => {
       this.stdout += c;
       this.waiters = this.waiters.filter((w) => {
@@ -53,16 +86,23 @@ export class CliProcess {
   }
 }
 
-/** The CLI bound to one configuration directory. */
+/** The CLI bound to one configuration directory (call `TransferCli.create` in beforeAll). */
 export class TransferCli {
-  constructor(readonly configDir: string) {}
+  private constructor(
+    readonly configDir: string,
+    readonly entry: string,
+  ) {}
+
+  static async create(configDir: string): Promise<TransferCli> {
+    return new TransferCli(configDir, (await buildCli()).entry);
+  }
 
   env(extra: Record<string, string> = {}): Record<string, string> {
     return { GRANARY_CONFIG_DIR: this.configDir, ...extra };
   }
 
   start(args: string[], extra: Record<string, string> = {}): CliProcess {
-    return new CliProcess(args, this.env(extra));
+    return new CliProcess(this.entry, args, this.env(extra));
   }
 
   run(args: string[], extra: Record<string, string> = {}): Promise<RunResult> {
