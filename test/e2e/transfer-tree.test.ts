@@ -100,7 +100,7 @@ describe('transfer: a tree between two servers', { timeout: 240_000 }, () => {
     files = await filesUnder(tree);
 
     await sdk(cm().createBucket('vault', {} as never));
-    await sdk(cm().putBucketAccessMode('vault', 1));
+    expect((await sdk(cm().putBucketAccessMode('vault', { private: 1 }))).status).toBe(200);
     await sdk(hm().createBucket('archive', {} as never));
   }, 120_000);
 
@@ -122,6 +122,8 @@ describe('transfer: a tree between two servers', { timeout: 240_000 }, () => {
     expect([...listed.keys()].sort()).toEqual(files);
     for (const rel of files.filter((f) => !f.startsWith('small/') || f.endsWith('7.bin'))) expect(listed.get(rel)?.hash, rel).toBe(await fileEtag(join(tree, rel)));
     expect(listed.get('photos/Canon_40D.jpg')?.mimeType).toBe('image/jpeg');
+    // The bucket is private: only signed URLs (what get and migrate use) read it.
+    expect((await fetch(`${cloud.url}/vault/bunny.mp4`)).status).toBe(401);
   });
 
   it('gets it back: same files, same bytes, no temp files', async () => {
