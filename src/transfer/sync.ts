@@ -3,7 +3,8 @@
  * as a directory: `photos` means `photos/…`). Copies what differs (sync-plan.ts) — local→remote by upload,
  * remote→local by download, remote→remote streamed through this machine — `concurrency` at a time, optionally
  * deletes extras (`--delete`), and with `--dry-run` only prints the plan (`copy <key> (reason)` /
- * `delete <key>` lines, or `would-copy`/`would-delete` events with `--json`).
+ * `delete <key>` lines, or `would-copy`/`would-delete` events with `--json`). Events name the source's side: its
+ * relative path for a directory, its key for a bucket (deletions: the destination's).
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -54,7 +55,7 @@ async function copyOne(s: Session, src: Side, dst: Side, e: SideEntry): Promise<
   const key = src.loc.kind === 'remote' ? e.entry!.key : e.rel;
   if (src.loc.kind === 'local' && dst.loc.kind === 'remote') {
     const f = { path: e.path!, rel: e.rel, size: e.size, mtimeMs: e.mtimeMs ?? 0 };
-    return putFile(s, dst.client!, dst.loc.bucket, `${dst.prefix}${e.rel}`, f);
+    return putFile(s, dst.client!, dst.loc.bucket, `${dst.prefix}${e.rel}`, f, e.rel);
   }
   if (src.loc.kind === 'remote' && dst.loc.kind === 'local') {
     let target: string;

@@ -16,25 +16,32 @@ import { cleanEnv, REPO_ROOT } from './cli.js';
  * dir linked to node_modules: plain `node` starts it with a third of tsx's CPU on this 2-core machine, where
  * each run loads the whole command tree.
  */
-let built: Promise<{ dir: string; entry: string }> | undefined;
+let built: Promise<BuiltCli> | undefined;
 
-/** Bundles test/helpers/cli-entry.ts (once per process) and answers the entry script. */
-export function buildCli(): Promise<{ dir: string; entry: string }> {
+/** The bundled entries: `full` the real `granary` command tree, `transfer` the transfer commands alone. */
+export interface BuiltCli {
+  dir: string;
+  full: string;
+  transfer: string;
+}
+
+/** Bundles test/helpers/cli-entry.ts and transfer-entry.ts (once per process). */
+export function buildCli(): Promise<BuiltCli> {
   built ??= (async () => {
     const dir = await mkdtemp(join(tmpdir(), 'granary-transfer-cli-'));
     await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    const entry = join(dir, 'cli.mjs');
     await build({
-      entryPoints: [join(REPO_ROOT, 'test/helpers/cli-entry.ts')],
+      entryPoints: { full: join(REPO_ROOT, 'test/helpers/cli-entry.ts'), transfer: join(REPO_ROOT, 'test/helpers/transfer-entry.ts') },
       bundle: true,
       platform: 'node',
       format: 'esm',
       target: 'node20',
       packages: 'external',
-      outfile: entry,
+      outdir: dir,
+      outExtension: { '.js': '.mjs' },
       logLevel: 'error',
     });
-    return { dir, entry };
+    return { dir, full: join(dir, 'full.mjs'), transfer: join(dir, 'transfer.mjs') };
   })();
   return built;
 }
@@ -86,27 +93,30 @@ export class CliProcess {
   }
 }
 
-/** The CLI bound to one configuration directory (call `TransferCli.create` in beforeAll). */
+/**
+ * The CLI bound to one configuration directory (call `TransferCli.create` in beforeAll). Runs the transfer
+ * commands alone (transfer-entry.ts) unless `full` asks for the real `granary` entry.
+ */
 export class TransferCli {
   private constructor(
     readonly configDir: string,
-    readonly entry: string,
+    readonly built: BuiltCli,
   ) {}
 
   static async create(configDir: string): Promise<TransferCli> {
-    return new TransferCli(configDir, (await buildCli()).entry);
+    return new TransferCli(configDir, await buildCli());
   }
 
   env(extra: Record<string, string> = {}): Record<string, string> {
     return { GRANARY_CONFIG_DIR: this.configDir, ...extra };
   }
 
-  start(args: string[], extra: Record<string, string> = {}): CliProcess {
-    return new CliProcess(this.entry, args, this.env(extra));
+  start(args: string[], opts: { full?: boolean } = {}): CliProcess {
+    return new CliProcess(opts.full ? this.built.full : this.built.transfer, args, this.env());
   }
 
-  run(args: string[], extra: Record<string, string> = {}): Promise<RunResult> {
-    return this.start(args, extra).done;
+  run(args: string[], opts: { full?: boolean } = {}): Promise<RunResult> {
+    return this.start(args, opts).done;
   }
 
   /** Runs with `--json` and answers the parsed lines (and the raw result). */
