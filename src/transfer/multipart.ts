@@ -120,6 +120,7 @@ export async function multipartUpload(
   const digests: Buffer[] = [];
   let size = 0;
   let partNumber = 0;
+  let resumed = 0;
   const inFlight = new Set<Promise<void>>();
   let failure: unknown;
   let stale = false;
@@ -164,6 +165,7 @@ export async function multipartUpload(
     size += body.length;
     digests.push(createHash('sha1').update(body).digest());
     if (record.parts[String(partNumber)] !== undefined) {
+      resumed += body.length;
       opts.onBytes?.(body.length);
       continue;
     }
@@ -200,5 +202,5 @@ export async function multipartUpload(
   if (done.status !== 200) throw new TransferError(describeStatus(done.status, done.text, what), done.status);
   if (recordId) await opts.records!.remove(recordId);
   const answer = JSON.parse(done.text) as { hash?: string };
-  return checkHash(client, bucket, key, answer.hash, etagFromBlockDigests(digests), size);
+  return { ...checkHash(client, bucket, key, answer.hash, etagFromBlockDigests(digests), size), ...(resumed > 0 ? { resumedBytes: resumed } : {}) };
 }

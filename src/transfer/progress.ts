@@ -3,7 +3,8 @@
  * - `bar` (default): a cli-progress bar on stderr — bytes, percentage, files, rate, ETA — when stderr is a
  *   terminal; failures as lines on stderr; a summary line on stdout at the end.
  * - `quiet` (`--quiet`): only failures (stderr) and the summary line.
- * - `json` (`--json`): JSON lines on stdout — `{"event":"file","key","action","bytes","via"?,"error"?}` per
+ * - `json` (`--json`): JSON lines on stdout — `{"event":"file","key","action","bytes","via"?,"error"?,"reason"?,
+ *   "resumedBytes"?}` per
  *   object as it ends, `{"event":"progress",…}` once a second, `{"event":"summary",…}` at the end.
  * Byte counts in bytes, rates in bytes per second, times in seconds.
  */
@@ -19,6 +20,8 @@ export interface Outcome {
   via?: string;
   error?: string;
   reason?: string;
+  /** Bytes of a resumed multipart upload that were not sent again. */
+  resumedBytes?: number;
 }
 
 /** Counts at the end. */

@@ -28,12 +28,18 @@ export function fileSource(f: LocalFile): ByteSource {
 /** Uploads one local file to `bucket:key` and reports it (as `label`, default the key). */
 export async function putFile(s: Session, client: KodoClient, bucket: string, key: string, f: LocalFile, label = key): Promise<void> {
   try {
-    await putObject(client, bucket, key, fileSource(f), {}, {
+    const r = await putObject(client, bucket, key, fileSource(f), {}, {
       ...(s.opts.limiter ? { limiter: s.opts.limiter } : {}),
       onBytes: (n) => s.reporter.bytes(n),
       records: s.records,
     });
-    s.reporter.done({ key: label, action: 'copied', bytes: f.size, via: f.size < 4 * 1024 * 1024 ? 'form' : 'multipart' });
+    s.reporter.done({
+      key: label,
+      action: 'copied',
+      bytes: f.size,
+      via: f.size < 4 * 1024 * 1024 ? 'form' : 'multipart',
+      ...(r.resumedBytes ? { resumedBytes: r.resumedBytes } : {}),
+    });
   } catch (err) {
     s.reporter.done({ key: label, action: 'failed', bytes: 0, error: errorText(err) });
   }

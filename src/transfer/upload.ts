@@ -43,10 +43,11 @@ export interface ByteSource {
   resumeId?: string;
 }
 
-/** The answer of a successful upload. */
+/** The answer of a successful upload. `resumedBytes`: bytes a resume record spared sending again. */
 export interface PutResult {
   hash: string;
   fsize: number;
+  resumedBytes?: number;
 }
 
 /** Static-Zone SDK configuration of `bucket` on `client` (no process-global setting). */

@@ -1,7 +1,8 @@
 /**
  * The transfer CLI (issue 16) on a real tree — photos, a video, 1,000 small files and a 50 MiB file — between two
  * Granary servers on loopback, one playing Qiniu's cloud (its own keys, a private bucket):
- * - `put` of the tree, every etag checked against the local files; `get` of it back, bytes compared; a download
+ * - `put` of the tree, every etag checked against the local files; a multipart put SIGKILLed and resumed from its
+ *   record (only the missing parts sent); `get` of it back, bytes compared; a download
  *   resumed from its partial temp file, and a corrupt partial never renamed into place;
  * - `migrate` by server-side async fetch (the destination allows loopback with GRANARY_OUTBOUND_ALLOW), the CLI
  *   SIGKILLed mid-run and resumed from its checkpoint: every etag matching, nothing stored twice (putTimes of what
@@ -60,6 +61,12 @@ async function filesUnder(dir: string, rel = ''): Promise<string[]> {
     else out.push(r);
   }
   return out.sort();
+}
+
+/** The highest `bytes` of the complete `progress` lines of a JSON run so far. */
+function progressBytes(out: string): number {
+  const lines = out.split('\n').slice(0, -1);
+  return Math.max(0, ...lines.filter((l) => l.includes('"event":"progress"')).map((l) => (JSON.parse(l) as { bytes: number }).bytes));
 }
 
 const sha = async (p: string): Promise<string> => createHash('sha256').update(await readFile(p)).digest('hex');
@@ -126,9 +133,27 @@ describe('transfer: a tree between two servers', { timeout: 240_000 }, () => {
     expect((await fetch(`${cloud.url}/vault/bunny.mp4`)).status).toBe(401);
   });
 
+  it('resumes an interrupted multipart put from its record (SIGKILL), sending only the missing parts', async () => {
+    const records = join(cli.configDir, 'records');
+    const args = ['put', join(tree, 'big.bin'), 'qiniu:vault/again/big.bin', '--json'];
+    const first = cli.start([...args, '--bwlimit', '12M']);
+    await first.waitFor((out) => progressBytes(out) >= 8 * MiB);
+    first.child.kill('SIGKILL');
+    await first.done;
+    expect(await readdir(records)).toHaveLength(1);
+    const second = await cli.json(args);
+    expect(second.status, second.stderr).toBe(0);
+    const ev = second.events.find((e) => e.event === 'file');
+    expect(ev).toMatchObject({ action: 'copied', via: 'multipart', bytes: 50 * MiB });
+    expect(ev?.resumedBytes as number).toBeGreaterThanOrEqual(8 * MiB);
+    expect(ev?.resumedBytes as number).toBeLessThan(50 * MiB);
+    expect(await readdir(records)).toEqual([]);
+    expect((await sdk<Stat>(cm().stat('vault', 'again/big.bin'))).data.hash).toBe(await fileEtag(join(tree, 'big.bin')));
+  });
+
   it('gets it back: same files, same bytes, no temp files', async () => {
     const out = join(work, 'restored');
-    const r = await cli.json(['get', 'qiniu:vault/', out, '--concurrency', '16']);
+    const r = await cli.json(['get', 'qiniu:vault/', out, '--concurrency', '16', '--exclude', 'again/**']);
     expect(r.status, r.stderr).toBe(0);
     expect(summaryOf(r.events)).toMatchObject({ copied: files.length, failed: 0 });
     expect(await filesUnder(out)).toEqual(files);
@@ -206,11 +231,11 @@ describe('transfer: a tree between two servers', { timeout: 240_000 }, () => {
 
   it('streams through the CLI when the destination cannot reach the source (outbound guard), keeping attributes', async () => {
     await sdk(cm().createBucket('back', {} as never));
-    const r = await cli.json(['migrate', 'home:archive', 'qiniu:back', '--exclude', 'small/**']);
+    const r = await cli.json(['migrate', 'home:archive', 'qiniu:back', '--exclude', 'small/**', '--exclude', 'again/**']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.events.filter((e) => e.event === 'note').map((e) => String(e.message)).join('\n')).toMatch(/cannot fetch from the source/);
     const archive = await listAll(hm(), 'archive');
-    const expected = [...archive.keys()].filter((k) => !k.startsWith('small/')).sort();
+    const expected = [...archive.keys()].filter((k) => !k.startsWith('small/') && !k.startsWith('again/')).sort();
     expect(summaryOf(r.events)).toMatchObject({ copied: expected.length, failed: 0, viaStream: expected.length, viaFetch: 0, verified: expected.length });
     const back = await listAll(cm(), 'back');
     expect([...back.keys()].sort()).toEqual(expected);
