@@ -129,14 +129,34 @@ export class KodoClient {
     return { items: page?.items ?? [], marker: page?.marker ?? '' };
   }
 
-  /** Every entry of `bucket` under `prefix`, in key order, page by page (markers), from `marker`. */
-  async *list(bucket: string, prefix: string, marker = ''): AsyncGenerator<KodoEntry> {
-    let next = marker;
+  /** The pages of the listing of `bucket` under `prefix` (markers followed to the end). */
+  async *pages(bucket: string, prefix: string): AsyncGenerator<KodoEntry[]> {
+    let next = '';
     do {
       const page = await this.listPage(bucket, prefix, next);
-      yield* page.items;
+      yield page.items;
       next = page.marker;
     } while (next !== '');
+  }
+
+  /** Every entry of `bucket` under `prefix`, in key order. */
+  async *list(bucket: string, prefix: string): AsyncGenerator<KodoEntry> {
+    for await (const page of this.pages(bucket, prefix)) yield* page;
+  }
+
+  /** Stats of up to 1000 keys in one `/batch` (§8.4); a key without an entry maps to undefined. */
+  async statMany(bucket: string, keys: string[]): Promise<Map<string, KodoEntry | undefined>> {
+    const out = new Map<string, KodoEntry | undefined>();
+    if (keys.length === 0) return out;
+    const body = keys.map((k) => `op=${encodeURIComponent(`/stat/${encodedEntry(bucket, k)}`)}`).join('&');
+    const r = await this.request(bucket, 'rs', 'POST', '/batch', { body });
+    if (r.status !== 200 && r.status !== 298) throw new TransferError(describeStatus(r.status, r.text, `remote ${this.name}, bucket ${bucket}`), r.status);
+    const answers = JSON.parse(r.text) as Array<{ code: number; data?: Omit<KodoEntry, 'key'> }>;
+    keys.forEach((k, i) => {
+      const a = answers[i];
+      out.set(k, a && a.code === 200 && a.data ? { key: k, ...a.data } : undefined);
+    });
+    return out;
   }
 
   /** Checks that the keys are accepted and the bucket exists (one listing of one key). */

@@ -1,9 +1,11 @@
 /**
  * `granary migrate <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>]`: bucket to bucket across endpoints.
  *
- * The source is listed with markers (protocol.md §8.3), `concurrency` objects at a time. Per object, in order:
- * done in the checkpoint → skipped; already at the destination with the same etag → skipped (recorded); an async
- * fetch task from an earlier run → that task is awaited, not submitted again; else copied:
+ * The destination is listed once at the start; the source is listed with markers (protocol.md §8.3), the objects
+ * of each page that need copying stat'ed by one `/batch` (§8.4, for their metadata), `concurrency` objects at a
+ * time. Per object, in order: done in the checkpoint → skipped; already at the destination with the same etag →
+ * skipped (recorded); an async fetch task from an earlier run → that task is awaited, not submitted again; else
+ * copied:
  * - `fetch`: the destination pulls the object itself (`POST /sisyphus/fetch` on its api host, §8.5) from a
  *   private download URL of the source (§2.5, valid `urlExpiry` seconds), with `etag` (checked before the commit)
  *   and `file_type`; the CLI polls `GET /sisyphus/fetch?id=` (a Granary answers `state`; without one, the
@@ -21,7 +23,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Checkpoint } from './checkpoint.js';
 import type { KodoEntry } from './client.js';
-import { fullEntry, streamCopy } from './copy.js';
+import { streamCopy } from './copy.js';
 import { TransferError } from './errors.js';
 import { isQetag } from './local-etag.js';
 import type { RemoteLocation } from './location.js';
@@ -56,6 +58,7 @@ export interface MigrateReport {
 interface TaskStatus {
   state?: 'waiting' | 'running' | 'done' | 'failed';
   hash?: string;
+  mimeType?: string;
   error?: string;
   code?: number;
 }
@@ -85,7 +88,7 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
    * Waits for task `id` on the destination; answers the stored etag. Polls (the API has no other way) from
    * `firstPause` ms — scaled by the tasks queued ahead of it — growing ×1.5 to 1 s.
    */
-  const awaitTask = async (id: string, dstKey: string, entry: KodoEntry, ahead = 0): Promise<string> => {
+  const awaitTask = async (id: string, dstKey: string, entry: KodoEntry, ahead = 0): Promise<{ hash: string; mimeType?: string }> => {
     const deadline = Date.now() + o.fetchTimeout * 1000;
     await delay(Math.min(2000, 40 * (ahead + 1)));
     for (let pause = 100; ; pause = Math.min(1000, pause * 1.5)) {
@@ -93,11 +96,14 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
       if (r.status === 612) throw new TransferError(`fetch task ${id} is unknown at the destination`);
       if (r.status === 200) {
         const st = JSON.parse(r.text) as TaskStatus;
-        if (st.state === 'done') return st.hash ?? (await to.stat(dst.bucket, dstKey))?.hash ?? '';
+        if (st.state === 'done') {
+          if (st.hash) return { hash: st.hash, ...(st.mimeType ? { mimeType: st.mimeType } : {}) };
+          return { hash: (await to.stat(dst.bucket, dstKey))?.hash ?? '' };
+        }
         if (st.state === 'failed') throw new TransferError(`destination fetch failed: ${st.error ?? 'unknown error'}${st.code ? ` (${st.code})` : ''}`, st.code);
         if (st.state === undefined) {
           const d = await to.stat(dst.bucket, dstKey);
-          if (d && sameContent(entry, d)) return d.hash;
+          if (d && sameContent(entry, d)) return { hash: d.hash, mimeType: d.mimeType };
         }
       }
       if (Date.now() > deadline) throw new TransferError(`fetch task ${id} did not finish within ${o.fetchTimeout} s`);
@@ -105,11 +111,15 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
     }
   };
 
-  /** Sets MIME type, metadata and storage class on the destination where the fetch did not keep them. */
-  const fixAttributes = async (dstKey: string, entry: KodoEntry): Promise<void> => {
+  /**
+   * Sets MIME type, metadata and storage class on the destination where the fetch did not keep them (no stat
+   * needed when the task answered the source's MIME type and there is neither metadata nor a storage class).
+   */
+  const fixAttributes = async (dstKey: string, entry: KodoEntry, fetched: { mimeType?: string }): Promise<void> => {
+    const meta = entry['x-qn-meta'] ?? {};
+    if (fetched.mimeType === entry.mimeType && Object.keys(meta).length === 0 && !entry.type) return;
     const d = await to.stat(dst.bucket, dstKey);
     if (!d) throw new TransferError(`${dstKey} is missing at the destination after the fetch`);
-    const meta = entry['x-qn-meta'] ?? {};
     const have = d['x-qn-meta'] ?? {};
     const metaDiffers = Object.entries(meta).some(([k, v]) => have[k] !== v);
     if (d.mimeType !== entry.mimeType || metaDiffers) await to.chgm(dst.bucket, dstKey, entry.mimeType, meta);
@@ -125,9 +135,9 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
     if (!replacing) body.ignore_same_key = true;
     const answer = await to.call<{ id: string; wait?: number }>(dst.bucket, 'api', 'POST', '/sisyphus/fetch', { body: JSON.stringify(body), contentType: 'application/json' });
     cp.task(entry.key, answer.id);
-    const hash = await awaitTask(answer.id, dstKey, entry, Math.max(0, answer.wait ?? 0));
-    await fixAttributes(dstKey, entry);
-    return hash;
+    const done = await awaitTask(answer.id, dstKey, entry, Math.max(0, answer.wait ?? 0));
+    await fixAttributes(dstKey, entry, done);
+    return done.hash;
   };
 
   const viaStream = async (entry: KodoEntry, dstKey: string): Promise<string> => {
@@ -169,11 +179,14 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
     return { via: 'stream', hash: await viaStream(entry, dstKey) };
   };
 
+  // What the destination holds now (one listing instead of a stat per key).
+  const present = new Map<string, KodoEntry>();
+  for await (const d of to.list(dst.bucket, dst.prefix)) present.set(d.key, d);
+
+  /** One source object: `listed` carries its full stat (metadata) when it is to be copied. */
   const one = async (listed: KodoEntry): Promise<void> => {
     const key = listed.key;
     const dstKey = dstKeyOf(key);
-    sources.set(key, { hash: listed.hash, fsize: listed.fsize });
-    s.reporter.addTotal(1, listed.fsize);
     const st = cp.state(key);
     if (st.done !== undefined && st.done === listed.hash) {
       s.reporter.bytes(listed.fsize);
@@ -181,19 +194,19 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
       return;
     }
     try {
-      const existing = await to.stat(dst.bucket, dstKey);
+      const existing = present.get(dstKey);
       if (existing && sameContent(listed, existing)) {
         cp.done(key, existing.hash, 'exists');
         s.reporter.bytes(listed.fsize);
         s.reporter.done({ key, action: 'skipped', bytes: 0, reason: 'already at the destination' });
         return;
       }
-      const entry = await fullEntry(from, src.bucket, listed);
+      const entry = listed;
       if (st.task) {
         try {
-          const hash = await awaitTask(st.task, dstKey, entry);
-          await fixAttributes(dstKey, entry);
-          cp.done(key, hash, 'fetch');
+          const done = await awaitTask(st.task, dstKey, entry);
+          await fixAttributes(dstKey, entry, done);
+          cp.done(key, done.hash, 'fetch');
           report.viaFetch++;
           s.reporter.bytes(listed.fsize);
           s.reporter.done({ key, action: 'copied', bytes: listed.fsize, via: 'fetch' });
@@ -219,8 +232,22 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
     }
   };
 
+  /** The source, page by page: admitted keys; those to copy get their full stat (metadata) by one batch per page. */
   const filtered = async function* (): AsyncGenerator<KodoEntry> {
-    for await (const e of from.list(src.bucket, src.prefix)) if (s.opts.filter.admits(e.key.slice(src.prefix.length))) yield e;
+    for await (const page of from.pages(src.bucket, src.prefix)) {
+      const admitted = page.filter((e) => s.opts.filter.admits(e.key.slice(src.prefix.length)));
+      for (const e of admitted) {
+        sources.set(e.key, { hash: e.hash, fsize: e.fsize });
+        s.reporter.addTotal(1, e.fsize);
+      }
+      const pending = admitted.filter((e) => {
+        const st = cp.state(e.key);
+        const d = present.get(dstKeyOf(e.key));
+        return !(st.done !== undefined && st.done === e.hash) && !(d && sameContent(e, d)) && e['x-qn-meta'] === undefined;
+      });
+      const stats = await from.statMany(src.bucket, pending.map((e) => e.key));
+      for (const e of admitted) yield stats.get(e.key) ?? e;
+    }
   };
   await forEachLimit(filtered(), s.opts.concurrency, one);
 

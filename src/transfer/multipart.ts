@@ -41,7 +41,8 @@ export class ResumeRecords {
   async write(id: string, rec: UploadRecord): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const file = this.fileOf(id);
-    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    // One temp name per record (writes of one record are serialised): a leftover of a kill is overwritten next time.
+    const tmp = `${file}.tmp`;
     await writeFile(tmp, JSON.stringify(rec), { mode: 0o600 });
     await rename(tmp, file);
   }
