@@ -85,12 +85,12 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
   let probe: Promise<void> | undefined;
 
   /**
-   * Waits for task `id` on the destination; answers the stored etag. Polls (the API has no other way) from
-   * `firstPause` ms — scaled by the tasks queued ahead of it — growing ×1.5 to 1 s.
+   * Waits for task `id` on the destination; answers the stored etag. Polls (the API has no other way): first
+   * after 25 ms plus 5 ms per task queued ahead of it (at most 2 s), then every 100 ms growing ×1.5 to 1 s.
    */
   const awaitTask = async (id: string, dstKey: string, entry: KodoEntry, ahead = 0): Promise<{ hash: string; mimeType?: string }> => {
     const deadline = Date.now() + o.fetchTimeout * 1000;
-    await delay(Math.min(2000, 40 * (ahead + 1)));
+    await delay(Math.min(2000, 25 + 5 * ahead));
     for (let pause = 100; ; pause = Math.min(1000, pause * 1.5)) {
       const r = await to.request(dst.bucket, 'api', 'GET', `/sisyphus/fetch?id=${encodeURIComponent(id)}`);
       if (r.status === 612) throw new TransferError(`fetch task ${id} is unknown at the destination`);
