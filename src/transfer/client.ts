@@ -195,7 +195,11 @@ export class KodoClient {
       p = (async () => {
         const h = await this.hosts(bucket);
         if (domain) return /^https?:\/\//.test(domain) ? domain.replace(/\/+$/, '') : `${h.scheme}://${domain}`;
-        const list = await this.call<Array<{ domain?: string }> | null>(bucket, 'uc', 'GET', `/v3/domains?tbl=${encodeURIComponent(bucket)}`);
+        // An endpoint without the domains API (404/405/400) serves path style.
+        const list = await this.call<Array<{ domain?: string }> | null>(bucket, 'uc', 'GET', `/v3/domains?tbl=${encodeURIComponent(bucket)}`).catch((err: unknown) => {
+          if (err instanceof TransferError && (err.status === 400 || err.status === 404 || err.status === 405)) return null;
+          throw err;
+        });
         const first = list?.find((d) => typeof d.domain === 'string' && d.domain !== '' && !d.domain.startsWith('.'))?.domain;
         return first ? `${h.scheme}://${first}` : `${h.scheme}://${h.io}/${encodeURIComponent(bucket)}`;
       })();
