@@ -131,7 +131,8 @@ export async function runMigrate(s: Session, src: RemoteLocation, dst: RemoteLoc
     const body: Record<string, unknown> = { url, bucket: dst.bucket, key: dstKey };
     if (isQetag(entry.hash)) body.etag = entry.hash;
     if (entry.type) body.file_type = entry.type;
-    // A key the destination lacks: a task submitted twice (kill between submit and checkpoint) stores it once.
+    // A key the destination lacks: a task submitted twice (a kill between the submission and its checkpoint line)
+    // stores it once — the second finds the key and ends `ignored` (Granary also commits it insert-only).
     if (!replacing) body.ignore_same_key = true;
     const answer = await to.call<{ id: string; wait?: number }>(dst.bucket, 'api', 'POST', '/sisyphus/fetch', { body: JSON.stringify(body), contentType: 'application/json' });
     cp.task(entry.key, answer.id);
