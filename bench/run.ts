@@ -8,7 +8,7 @@
  * bench/results.json. See bench/README.md.
  *
  * Options: --quick (short phases, to try the harness),
- * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video
+ * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video,transfer
  * (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client).
@@ -42,6 +42,7 @@ const EXTENSIONS: Record<string, () => Promise<{ run: BenchRun }>> = {
   images: () => import('./images.js'),
   jobs: () => import('./jobs.js'),
   nrop: () => import('./nrop.js'),
+  transfer: () => import('./transfer.js'),
   video: () => import('./video.js'),
 };
 const CORE_PHASES = ['upload', 'small', 'medium', 'large', 'memory', 'resumable', 'resumable-memory', 'list', 'rs', 'fetch', 'scrub'];

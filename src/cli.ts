@@ -19,6 +19,7 @@ import { addPipelineCommands } from './cli/pipelines.js';
 import { addQuotaCommand } from './cli/quota.js';
 import { addScrubCommand } from './cli/scrub.js';
 import { addServeCommand } from './cli/serve.js';
+import { addTransferCommands } from './cli/transfer.js';
 import { addWorkflowCommands } from './cli/workflow.js';
 
 /** Builds the command tree (one module per group under cli/). */
@@ -35,6 +36,7 @@ export function buildCli(): Command {
   addPipelineCommands(program);
   addKeyCommands(program);
   addWorkflowCommands(program);
+  addTransferCommands(program);
   return program;
 }
 

@@ -1,0 +1,97 @@
+/**
+ * Remote profiles of the transfer CLI (`granary remote add|list|remove`): a named Kodo endpoint — a Granary server
+ * or Qiniu's cloud — with its key pair and how to find its hosts (protocol.md §1.1–1.3).
+ *
+ * Stored as JSON in `$GRANARY_CONFIG_DIR/remotes.json` (default `~/.config/granary/remotes.json`), the file mode
+ * 0600 and the directory 0700, since it holds SecretKeys. Written to a temp name and renamed, so a crash never
+ * leaves half a file.
+ */
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { TransferError } from './errors.js';
+
+/** One remote. Hosts are `host[:port]` (no scheme); `https` picks the scheme for every host. */
+export interface RemoteProfile {
+  name: string;
+  accessKey: string;
+  secretKey: string;
+  /** Region discovery host (`/v4/query`, protocol.md §1.2); default `uc.qiniuapi.com` when no region is given. */
+  ucHost?: string;
+  /** Kodo region id (z0, z1, z2, na0, as0, …): Qiniu's standard hosts of that region, unless hosts are given. */
+  region?: string;
+  upHost?: string;
+  ioHost?: string;
+  rsHost?: string;
+  rsfHost?: string;
+  apiHost?: string;
+  https?: boolean;
+}
+
+/** Names of remotes: letters, digits, `_`, `-`, `.`; 1–64 characters (the text before `:` in `<remote>:<bucket>`). */
+export const REMOTE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+
+/** The configuration directory: `$GRANARY_CONFIG_DIR`, else `~/.config/granary`. */
+export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.GRANARY_CONFIG_DIR && env.GRANARY_CONFIG_DIR !== '' ? env.GRANARY_CONFIG_DIR : join(homedir(), '.config', 'granary');
+}
+
+/** The profile store over `remotes.json` in a configuration directory. */
+export class RemoteStore {
+  constructor(readonly dir: string = configDir()) {}
+
+  get file(): string {
+    return join(this.dir, 'remotes.json');
+  }
+
+  /** Every remote, by name (an absent file is an empty store; an unreadable or malformed one throws). */
+  async load(): Promise<Record<string, RemoteProfile>> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw new TransferError(`cannot read ${this.file}: ${(err as Error).message}`);
+    }
+    try {
+      const parsed = JSON.parse(text) as { remotes?: Record<string, RemoteProfile> };
+      return parsed.remotes ?? {};
+    } catch {
+      throw new TransferError(`${this.file} is not valid JSON`);
+    }
+  }
+
+  /** The remote called `name`; throws a TransferError naming `granary remote add` when unknown. */
+  async get(name: string): Promise<RemoteProfile> {
+    const all = await this.load();
+    const p = all[name];
+    if (!p) throw new TransferError(`unknown remote ${JSON.stringify(name)} (add it with: granary remote add ${name} --ak … --sk …)`);
+    return p;
+  }
+
+  /** Adds or replaces a remote. */
+  async put(profile: RemoteProfile): Promise<void> {
+    if (!REMOTE_NAME.test(profile.name)) throw new TransferError(`bad remote name ${JSON.stringify(profile.name)} (letters, digits, _ . -)`);
+    const all = await this.load();
+    all[profile.name] = profile;
+    await this.save(all);
+  }
+
+  /** Removes a remote; false when there was none. */
+  async remove(name: string): Promise<boolean> {
+    const all = await this.load();
+    if (!all[name]) return false;
+    delete all[name];
+    await this.save(all);
+    return true;
+  }
+
+  private async save(all: Record<string, RemoteProfile>): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await chmod(this.dir, 0o700);
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    await writeFile(tmp, `${JSON.stringify({ remotes: all }, null, 2)}\n`, { mode: 0o600 });
+    await chmod(tmp, 0o600);
+    await rename(tmp, this.file);
+  }
+}
