@@ -96,6 +96,8 @@ export interface Config {
   scrubIntervalDays: number;
   /** GRANARY_LOG_LEVEL: pino level (default info). */
   logLevel: string;
+  /** GRANARY_CONSOLE_SESSION_MINUTES: a web console session ends after this many minutes without a request (default 60). */
+  consoleSessionMinutes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -173,6 +175,7 @@ export function loadConfig(env: Env = process.env): Config {
     scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC', 16 * 1024 ** 2, 0, Number.MAX_SAFE_INTEGER),
     scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
+    consoleSessionMinutes: intVar(env, 'GRANARY_CONSOLE_SESSION_MINUTES', 60, 1, 7 * 24 * 60),
   };
   if (accessKey !== undefined && secretKey !== undefined) {
     cfg.accessKey = accessKey;
