@@ -1,0 +1,1 @@
+export const ZH: Record<string, string> = {};
