@@ -171,12 +171,12 @@ describe('console pages in Chromium', () => {
       await page.setInputFiles('[data-testid=upload-input]', PHOTO);
       await page.waitForSelector('li.done[data-upload="mobile_jolla.jpg"]');
       const thumb = page.locator('tr[data-key="mobile_jolla.jpg"] td.thumb img');
-      await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(96);
+      await expect.poll(() => thumb.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(96);
       await page.screenshot({ path: `${SHOTS}files.png` });
 
       await page.click('tr[data-key="mobile_jolla.jpg"] button.key');
       const preview = page.locator('[data-testid=preview-image]');
-      await expect.poll(() => preview.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(96);
+      await expect.poll(() => preview.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(96);
       await page.screenshot({ path: `${SHOTS}object.png` });
 
       await page.fill('input[name=newKey]', 'trip/jolla.jpg');
