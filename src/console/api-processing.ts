@@ -10,7 +10,9 @@
  * - `GET /api/workflows` → the caller's workflow templates; `PUT /api/workflows/:name` `{fops, pipeline?, notifyUrl?}`;
  *   `DELETE /api/workflows/:name`.
  * - `POST /api/fetch-tasks` `{url, bucket, key?, md5?, etag?, ignore_same_key?, …}` (the `/sisyphus/fetch` body) →
- *   `{id, wait}`; `GET /api/fetch-tasks/:id` → the task's state and result (612 unknown or another account's).
+ *   `{id, wait}`; `GET /api/fetch-tasks/:id` → the task's state and result (612 unknown or another account's);
+ *   `GET /api/fetch-tasks?before=&limit=` → `{tasks: [{id, state, attempts, request, result, createdMs, updatedMs}],
+ *   next?}`, newest first (an account's own; every task for the root key).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Granary } from '../context.js';
@@ -132,6 +134,32 @@ export function registerProcessingApi(app: FastifyInstance, api: ConsoleApi): vo
     const s = callerOf(sessions, request);
     const req = parseAsyncFetchRequest(Buffer.from(JSON.stringify(bodyOf(request)), 'utf8'));
     return submitAsyncFetch(g, s.accessKey, req);
+  });
+
+  app.get('/api/fetch-tasks', async (request) => {
+    const s = callerOf(sessions, request);
+    const before = intQuery(queryParam(request, 'before'), 'before', 1, Number.MAX_SAFE_INTEGER);
+    const limit = intQuery(queryParam(request, 'limit'), 'limit', 1, 200) ?? 50;
+    const page = await g.meta.fetchTasks.list(s.root ? undefined : s.accessKey, before, limit);
+    const parse = (text: string | undefined): unknown => {
+      try {
+        return text === undefined ? null : JSON.parse(text);
+      } catch {
+        return null;
+      }
+    };
+    return {
+      tasks: page.tasks.map((t) => ({
+        id: t.id,
+        state: t.state,
+        attempts: t.attempts,
+        request: parse(t.request),
+        result: parse(t.result),
+        createdMs: t.createdMs,
+        updatedMs: t.updatedMs,
+      })),
+      ...(page.next !== undefined ? { next: page.next } : {}),
+    };
   });
 
   app.get('/api/fetch-tasks/:id', async (request) => {
