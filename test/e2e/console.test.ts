@@ -8,12 +8,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { KeyPair } from '../../src/auth/keys.js';
 import { launchChromium } from '../helpers/browser.js';
 import { ConsoleClient, ensureConsoleBuilt, startConsole, type ConsoleServer } from '../helpers/console.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
+import { signedFetch } from '../helpers/http.js';
+import { put } from '../helpers/rs.js';
 import { FIXTURE_IMAGES } from '../helpers/upload.js';
 
 const SHOTS = new URL('../../docs/screenshots/', import.meta.url).pathname;
@@ -96,6 +98,10 @@ describe('console API', () => {
     expect((await replay.call('GET', '/api/session', undefined, { cookie })).status).toBe(401);
 
     const idle = await signedIn({ accessKey: AK, secretKey: SK });
+    const offset = s.clock.offsetMs;
+    onTestFinished(() => {
+      s.clock.offsetMs = offset; // upload tokens signed by the SDK use the real time
+    });
     s.clock.advance(29 * 60);
     expect((await idle.call('GET', '/api/buckets')).status).toBe(200); // renews the session
     s.clock.advance(29 * 60);
@@ -136,6 +142,122 @@ describe('console API', () => {
   });
 });
 
+describe('console API: settings and processing', () => {
+  it('changes bucket settings through the domain functions and refuses bad ones with the Kodo status', async () => {
+    const root = await signedIn({ accessKey: AK, secretKey: SK });
+    expect((await root.call('POST', '/api/buckets', { name: 'settings-b' })).status).toBe(200);
+    expect((await root.call('POST', '/api/buckets', { name: 'settings-b' })).status).toBe(614);
+    expect((await root.call('POST', '/api/buckets', { name: 'no' })).status).toBe(400);
+    const changes: Array<[string, unknown]> = [
+      ['private', { private: true }],
+      ['maxAge', { maxAge: 600 }],
+      ['referer', { mode: 1, pattern: '*.example.com', norefer: 1, sourceEnabled: 0 }],
+      ['cors', { rules: [{ allowed_origin: ['https://a.example'], allowed_method: ['GET'] }] }],
+      ['quota', { size: 1048576, count: -1 }],
+      ['protection', { on: true }],
+      ['nrop', { enabled: true }],
+      ['source', { url: 'https://origin.example.com' }],
+      ['separator', { separator: '!' }],
+    ];
+    for (const [name, body] of changes) {
+      const a = await root.call('PUT', `/api/buckets/settings-b/settings/${name}`, body);
+      expect(a.status, `${name}: ${JSON.stringify(a.body)}`).toBe(204);
+    }
+    expect((await root.call('PUT', '/api/buckets/settings-b/styles/small', { pipeline: 'imageView2/2/w/100' })).status).toBe(204);
+    expect((await root.call('POST', '/api/buckets/settings-b/rules', { name: 'tmp', prefix: 'tmp/', delete_after_days: 7 })).status).toBe(204);
+    const ev = await root.call('POST', '/api/buckets/settings-b/events', { name: 'hook', events: ['put', 'delete'], callbackUrls: ['https://hooks.example.com/x'] });
+    expect(ev.status, JSON.stringify(ev.body)).toBe(204);
+
+    const d = await root.call<Record<string, unknown> & { info: Record<string, unknown> }>('GET', '/api/buckets/settings-b');
+    expect(d.status).toBe(200);
+    expect(d.body.info).toMatchObject({ private: 1, max_age: 600, anti_leech_mode: 1, refer_wl: ['*.example.com'], protected: 1, nrop: true, source: 'https://origin.example.com', separator: '!', styles: { small: 'imageView2/2/w/100' } });
+    expect(d.body.quota).toEqual({ size: 1048576, count: -1 });
+    expect(d.body.cors).toEqual([{ allowed_origin: ['https://a.example'], allowed_method: ['GET'] }]);
+    expect(d.body.rules).toEqual([expect.objectContaining({ name: 'tmp', prefix: 'tmp/', delete_after_days: 7 })]);
+    expect(d.body.events).toEqual([expect.objectContaining({ name: 'hook', events: ['put', 'delete'] })]);
+    // The same settings as the Kodo API reports them (one store, one set of domain functions).
+    const info = await signedFetch(s, { method: 'GET', path: '/v2/bucketInfo?bucket=settings-b' });
+    expect(info.status).toBe(200);
+    expect(await info.json()).toMatchObject({ private: 1, max_age: 600 });
+
+    const bad: Array<[string, unknown, number]> = [
+      ['maxAge', { maxAge: 'soon' }, 400],
+      ['referer', { mode: 7 }, 400],
+      ['cors', { rules: 'all' }, 400],
+      ['quota', { size: -5, count: 0 }, 400],
+      ['private', { private: 'yes' }, 400],
+      ['nonsense', {}, 400],
+    ];
+    for (const [name, body, status] of bad) {
+      const a = await root.call<{ error: string }>('PUT', `/api/buckets/settings-b/settings/${name}`, body);
+      expect(a.status, name).toBe(status);
+      expect(a.body.error, name).toEqual(expect.any(String));
+    }
+    expect((await root.call('PUT', '/api/buckets/missing-b/settings/private', { private: true })).status).toBe(631);
+    expect((await root.call('DELETE', '/api/buckets/settings-b/rules/nope')).status).toBe(612);
+    const notJson = await fetch(`${c.url}/api/buckets`, { method: 'POST', headers: { cookie: root.cookie, 'x-granary-csrf': root.csrf, 'content-type': 'application/json' }, body: '{' });
+    expect(notJson.status).toBe(400);
+    expect((await root.call('GET', '/api/nothing-here')).status).toBe(404);
+  });
+
+  it('submits and lists pfop jobs and fetch tasks, each account seeing only its own', async () => {
+    const a = await signedIn(alice);
+    const b = await signedIn(bob);
+    expect((await a.call('POST', '/api/buckets', { name: 'alice-jobs' })).status).toBe(200);
+    await put(s, 'alice-jobs', 'p.jpg', await readFile(PHOTO), { mimeType: 'image/jpeg' });
+    const sub = await a.call<{ persistentId: string }>('POST', '/api/jobs', { bucket: 'alice-jobs', key: 'p.jpg', fops: 'imageView2/2/w/64' });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(200);
+    const id = sub.body.persistentId;
+    await expect.poll(async () => (await a.call<{ code: number }>('GET', `/api/jobs/${id}`)).body.code, { timeout: 20_000 }).toBe(0);
+    const done = await a.call<{ items: Array<{ code: number; key: string }>; state: string }>('GET', `/api/jobs/${id}`);
+    expect(done.body.state).toBe('done');
+    expect(done.body.items).toEqual([expect.objectContaining({ code: 0, key: expect.any(String) })]);
+    const listed = await a.call<{ jobs: Array<{ id: string }> }>('GET', '/api/jobs?code=0');
+    expect(listed.body.jobs.map((j) => j.id)).toEqual([id]);
+    expect((await a.call<{ jobs: unknown[] }>('GET', '/api/jobs?code=3')).body.jobs).toEqual([]);
+    expect((await a.call<{ jobs: unknown[] }>('GET', '/api/jobs?pipeline=other')).body.jobs).toEqual([]);
+    expect((await b.call<{ jobs: unknown[] }>('GET', '/api/jobs')).body.jobs).toEqual([]);
+    expect((await b.call('GET', `/api/jobs/${id}`)).status).toBe(612);
+    expect((await b.call('POST', '/api/jobs', { bucket: 'alice-jobs', key: 'p.jpg', fops: 'imageInfo' })).status).toBe(403);
+    expect((await a.call('GET', '/api/jobs?code=9')).status).toBe(400);
+
+    // An async fetch of a loopback URL is refused by the outbound guard when it runs; it is listed with its error.
+    const f = await a.call<{ id: string }>('POST', '/api/fetch-tasks', { url: 'http://127.0.0.1:9/x.jpg', bucket: 'alice-jobs', key: 'x.jpg' });
+    expect(f.status, JSON.stringify(f.body)).toBe(200);
+    await expect.poll(async () => (await a.call<{ state: string }>('GET', `/api/fetch-tasks/${f.body.id}`)).body.state, { timeout: 20_000 }).toBe('failed');
+    const tasks = await a.call<{ tasks: Array<{ id: string; state: string; result: { code: number } }> }>('GET', '/api/fetch-tasks');
+    expect(tasks.body.tasks).toEqual([expect.objectContaining({ id: f.body.id, state: 'failed', result: expect.objectContaining({ code: 403 }) })]);
+    expect((await b.call<{ tasks: unknown[] }>('GET', '/api/fetch-tasks')).body.tasks).toEqual([]);
+    expect((await b.call('GET', `/api/fetch-tasks/${f.body.id}`)).status).toBe(612);
+
+    // Pipelines: everyone lists them, only the root key changes them.
+    expect((await a.call<Array<{ name: string }>>('GET', '/api/pipelines')).body.map((p) => p.name)).toContain('0.default');
+    expect((await a.call('PUT', '/api/pipelines/fast', { concurrency: 3 })).status).toBe(403);
+    const root = await signedIn({ accessKey: AK, secretKey: SK });
+    expect((await root.call('PUT', '/api/pipelines/fast', { concurrency: 3 })).status).toBe(200);
+    // Workflow templates belong to their account.
+    expect((await a.call('PUT', '/api/workflows/thumbs', { fops: 'imageView2/2/w/32' })).status).toBe(200);
+    expect((await a.call<Array<{ name: string }>>('GET', '/api/workflows')).body.map((w) => w.name)).toEqual(['thumbs']);
+    expect((await b.call<unknown[]>('GET', '/api/workflows')).body).toEqual([]);
+    expect((await b.call('DELETE', '/api/workflows/thumbs')).status).toBe(612);
+  });
+
+  it('creates and deletes account key pairs (root only); a deleted pair is signed out at once', async () => {
+    const root = await signedIn({ accessKey: AK, secretKey: SK });
+    const made = await root.call<{ accessKey: string; secretKey: string }>('POST', '/api/keys');
+    expect(made.status).toBe(200);
+    const carol = await signedIn(made.body);
+    expect((await carol.call('GET', '/api/buckets')).status).toBe(200);
+    const keys = await root.call<{ accounts: Array<{ accessKey: string }> }>('GET', '/api/keys');
+    expect(keys.body.accounts.map((k) => k.accessKey)).toContain(made.body.accessKey);
+    expect(JSON.stringify(keys.body)).not.toContain(made.body.secretKey);
+    expect((await carol.call('POST', '/api/keys')).status).toBe(403);
+    expect((await root.call('DELETE', `/api/keys/${made.body.accessKey}`)).status).toBe(204);
+    expect((await carol.call('GET', '/api/buckets')).status).toBe(401);
+    expect((await new ConsoleClient(c.url).signIn(made.body.accessKey, made.body.secretKey)).status).toBe(401);
+  });
+});
+
 /** A fresh browser page with the console open. */
 async function openConsole(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
@@ -143,6 +265,13 @@ async function openConsole(): Promise<Page> {
   await page.goto(c.url);
   return page;
 }
+
+/** `naturalWidth` of a loaded image (0 while loading or broken). */
+const loadedWidth = (img: Locator): Promise<number> =>
+  img.evaluate((el) => {
+    const i = el as unknown as { complete: boolean; naturalWidth: number };
+    return i.complete ? i.naturalWidth : 0;
+  });
 
 async function signInPage(page: Page, pair: { accessKey: string; secretKey: string }): Promise<void> {
   await page.fill('input[name=accessKey]', pair.accessKey);
@@ -167,16 +296,27 @@ describe('console pages in Chromium', () => {
       await page.waitForSelector('tr[data-bucket=photos]');
       await page.screenshot({ path: `${SHOTS}buckets.png` });
 
+      // Make it private on its settings screen.
+      await page.click('tr[data-bucket=photos] >> text=Settings');
+      await page.click('input[name=private]');
+      await page.waitForSelector('input[name=private]:checked');
+      expect((await s.running.g.meta.getBucket('photos'))?.private).toBe(true);
+      await page.screenshot({ path: `${SHOTS}bucket-settings.png`, fullPage: true });
+
+      await page.click('a[href="#/buckets"]');
       await page.click('tr[data-bucket=photos] >> text=Files');
       await page.setInputFiles('[data-testid=upload-input]', PHOTO);
       await page.waitForSelector('li.done[data-upload="mobile_jolla.jpg"]');
       const thumb = page.locator('tr[data-key="mobile_jolla.jpg"] td.thumb img');
-      await expect.poll(() => thumb.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(96);
+      await expect.poll(() => loadedWidth(thumb)).toBe(96);
+      // The bucket is private: the thumbnail is an imageView2 URL signed for the page.
+      expect(await thumb.getAttribute('src')).toMatch(/\/photos\/mobile_jolla\.jpg\?imageView2\/1\/w\/96\/h\/96&e=\d+&token=/);
       await page.screenshot({ path: `${SHOTS}files.png` });
+      expect((await fetch(`${s.url}/photos/mobile_jolla.jpg`)).status).toBe(401);
 
       await page.click('tr[data-key="mobile_jolla.jpg"] button.key');
       const preview = page.locator('[data-testid=preview-image]');
-      await expect.poll(() => preview.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(96);
+      await expect.poll(() => loadedWidth(preview)).toBeGreaterThan(96);
       await page.screenshot({ path: `${SHOTS}object.png` });
 
       await page.fill('input[name=newKey]', 'trip/jolla.jpg');
@@ -193,8 +333,9 @@ describe('console pages in Chromium', () => {
       page.once('dialog', (d) => void d.accept());
       await page.click('[data-testid=delete-object]');
       await page.waitForSelector('aside.panel', { state: 'detached' });
-      const gone = await fetch(`${s.url}/photos/trip/jolla.jpg`);
-      expect(gone.status).toBe(404);
+      await page.waitForSelector('tr[data-key="trip/jolla.jpg"]', { state: 'detached' });
+      expect((await fetch(link!)).status).toBe(404);
+      expect(await s.running.g.meta.getObject('photos', 'trip/jolla.jpg')).toBeUndefined();
     } finally {
       await page.context().close();
     }
@@ -210,6 +351,36 @@ describe('console pages in Chromium', () => {
       expect(await page.locator('a[href="#/keys"]').count()).toBe(0);
     } finally {
       await page.context().close();
+    }
+  });
+
+  it('shows the overview, processing and keys screens, in English and in Chinese', async () => {
+    const page = await openConsole();
+    try {
+      await signInPage(page, { accessKey: AK, secretKey: SK });
+      await page.waitForSelector('.cards .card.stat');
+      await page.screenshot({ path: `${SHOTS}overview.png`, fullPage: true });
+      await page.click('a[href="#/processing"]');
+      await page.waitForSelector('tr[data-job]');
+      await page.screenshot({ path: `${SHOTS}processing.png` });
+      await page.click('a[href="#/keys"]');
+      await page.click('text=Create account key pair');
+      await page.waitForSelector('[data-testid=new-sk]');
+      await page.screenshot({ path: `${SHOTS}keys.png` });
+      await page.selectOption('select.lang', 'zh');
+      await page.waitForSelector('a[href="#/buckets"]:text-is("空间管理")');
+      expect(await page.getAttribute('html', 'lang')).toBe('zh-CN');
+    } finally {
+      await page.context().close();
+    }
+    // A browser that prefers Chinese starts in Chinese.
+    const context = await browser.newContext({ locale: 'zh-CN' });
+    try {
+      const zh = await context.newPage();
+      await zh.goto(c.url);
+      await zh.waitForSelector('button[type=submit]:text-is("登录")');
+    } finally {
+      await context.close();
     }
   });
 });
