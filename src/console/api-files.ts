@@ -8,6 +8,7 @@
  * - `GET /api/buckets/:bucket/stat?key=` → the stat answer plus `url` (612 missing).
  * - `POST /api/buckets/:bucket/upload-token` `{key?}` → `{token, upHost}`: an upload token for the bucket (or the
  *   key) valid an hour, signed with the caller's pair; the browser uploads to the Kodo API listener at `upHost`.
+ * URLs point at the Kodo API listener as the browser can reach it (links.ts `publicBase`).
  * - `POST /api/buckets/:bucket/link` `{key, expires (seconds, 1..31536000), fop?}` → `{url, deadline}`.
  * - `POST /api/buckets/:bucket/ops/:op` `{key, …}` → 204: `delete`; `move`/`copy` `{toBucket?, toKey, force?}` (the
  *   target bucket authorised too); `chgm` `{mimeType?, meta?}` (a meta value '' removes it); `chtype` `{type 0..4}`;
@@ -30,7 +31,7 @@ import type { BucketRecord } from '../store/meta.js';
 import type { ConsoleApi } from './app.js';
 import { bodyOf, int, optText, pathParam, queryParam, text, textMap, type Body } from './body.js';
 import { callerOf } from './guard.js';
-import { downloadUrl, PAGE_LINK_SECONDS, uploadToken } from './links.js';
+import { downloadUrl, PAGE_LINK_SECONDS, publicBase, uploadToken } from './links.js';
 
 /** Longest private link the console mints: a year, seconds. */
 const MAX_LINK_SECONDS = 365 * 86400;
@@ -49,8 +50,8 @@ async function bucketOf(api: ConsoleApi, request: FastifyRequest): Promise<{ acc
 }
 
 /** The page URLs of one object: `url` and, for images and videos, `thumb`. */
-function pageUrls(g: Granary, accessKey: string, bucket: BucketRecord, key: string, mimeType: unknown): { url: string; thumb?: string } {
-  const opts = { sign: needsSignature(bucket), seconds: PAGE_LINK_SECONDS };
+function pageUrls(g: Granary, base: string, accessKey: string, bucket: BucketRecord, key: string, mimeType: unknown): { url: string; thumb?: string } {
+  const opts = { sign: needsSignature(bucket), seconds: PAGE_LINK_SECONDS, base };
   const out: { url: string; thumb?: string } = { url: downloadUrl(g, accessKey, { bucket: bucket.name, key }, opts).url };
   const mime = typeof mimeType === 'string' ? mimeType : '';
   const fop = mime.startsWith('image/') ? IMAGE_THUMB : mime.startsWith('video/') ? VIDEO_THUMB : undefined;
@@ -98,7 +99,8 @@ export function registerFileApi(app: FastifyInstance, api: ConsoleApi): void {
       limit: limit === '' ? '100' : limit,
       needParts: false,
     });
-    const items = page.items.map((item) => ({ ...item, ...pageUrls(g, accessKey, bucket, String(item.key), item.mimeType) }));
+    const base = publicBase(g, request.headers.host);
+    const items = page.items.map((item) => ({ ...item, ...pageUrls(g, base, accessKey, bucket, String(item.key), item.mimeType) }));
     return sendJson(reply, 200, toJson({ items, commonPrefixes: page.commonPrefixes, marker: page.marker }));
   });
 
@@ -107,14 +109,15 @@ export function registerFileApi(app: FastifyInstance, api: ConsoleApi): void {
     const key = queryParam(request, 'key');
     if (key === '') throw Errors.badRequest('key is required');
     const stat = await statEntry(g, { bucket: bucket.name, key });
-    return sendJson(reply, 200, toJson({ key, ...stat, ...pageUrls(g, accessKey, bucket, key, stat.mimeType) }));
+    const urls = pageUrls(g, publicBase(g, request.headers.host), accessKey, bucket, key, stat.mimeType);
+    return sendJson(reply, 200, toJson({ key, ...stat, ...urls }));
   });
 
   app.post('/api/buckets/:bucket/upload-token', async (request) => {
     const { accessKey, bucket } = await bucketOf(api, request);
     const key = optText(bodyOf(request), 'key');
     const scope = key === '' ? bucket.name : `${bucket.name}:${key}`;
-    return { token: uploadToken(g, accessKey, scope, PAGE_LINK_SECONDS), upHost: g.publicUrl };
+    return { token: uploadToken(g, accessKey, scope, PAGE_LINK_SECONDS), upHost: publicBase(g, request.headers.host) };
   });
 
   app.post('/api/buckets/:bucket/link', async (request) => {
@@ -124,7 +127,7 @@ export function registerFileApi(app: FastifyInstance, api: ConsoleApi): void {
     const seconds = int(b, 'expires', 1, MAX_LINK_SECONDS);
     const fop = optText(b, 'fop').replace(/^\?/, '');
     const target = { bucket: bucket.name, key, ...(fop ? { fop } : {}) };
-    const link = downloadUrl(g, accessKey, target, { sign: true, seconds });
+    const link = downloadUrl(g, accessKey, target, { sign: true, seconds, base: publicBase(g, request.headers.host) });
     return { url: link.url, deadline: link.deadline };
   });
 

@@ -319,6 +319,10 @@ describe('console pages in Chromium', () => {
       await expect.poll(() => loadedWidth(preview)).toBeGreaterThan(96);
       await page.screenshot({ path: `${SHOTS}object.png` });
 
+      // The fop URL builder previews the pipeline as it is typed (signed: the bucket is private).
+      await page.fill('[data-testid=fop-input]', 'imageView2/2/w/50');
+      await expect.poll(() => loadedWidth(page.locator('[data-testid=fop-image]'))).toBe(50);
+
       await page.fill('input[name=newKey]', 'trip/jolla.jpg');
       await page.click('[data-testid=rename]');
       await page.waitForSelector('h3.key-title:text-is("trip/jolla.jpg")');
@@ -361,7 +365,8 @@ describe('console pages in Chromium', () => {
       await page.waitForSelector('.cards .card.stat');
       await page.screenshot({ path: `${SHOTS}overview.png`, fullPage: true });
       await page.click('a[href="#/processing"]');
-      await page.waitForSelector('tr[data-job]');
+      await page.click('tr[data-job] button');
+      await page.waitForSelector('td:text-is("imageView2/2/w/64")');
       await page.screenshot({ path: `${SHOTS}processing.png` });
       await page.click('a[href="#/keys"]');
       await page.click('text=Create account key pair');
@@ -381,6 +386,24 @@ describe('console pages in Chromium', () => {
       await zh.waitForSelector('button[type=submit]:text-is("登录")');
     } finally {
       await context.close();
+    }
+  });
+
+  it('previews JSON pretty-printed and text as it is', async () => {
+    await put(s, 'alice-jobs', 'conf/settings.json', '{"a":1,"b":[true,null]}', { mimeType: 'application/json' });
+    await put(s, 'alice-jobs', 'conf/readme.txt', 'hello 你好', { mimeType: 'text/plain' });
+    const page = await openConsole();
+    try {
+      await signInPage(page, alice);
+      await page.waitForSelector('header.topbar');
+      await page.goto(`${c.url}/#/files/alice-jobs?prefix=conf%2F`);
+      await page.click('tr[data-key="conf/settings.json"] button.key');
+      await expect.poll(() => page.textContent('pre.text-preview')).toBe('{\n  "a": 1,\n  "b": [\n    true,\n    null\n  ]\n}');
+      await page.click('[aria-label=Close]');
+      await page.click('tr[data-key="conf/readme.txt"] button.key');
+      await expect.poll(() => page.textContent('pre.text-preview')).toBe('hello 你好');
+    } finally {
+      await page.context().close();
     }
   });
 });

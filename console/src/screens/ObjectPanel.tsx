@@ -246,14 +246,14 @@ export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket:
               </p>
             )}
             <Field label={t('Fop URL builder')}>
-              <input className="wide" value={fop} onChange={(e) => setFop(e.target.value)} placeholder="imageView2/2/w/200|imageMogr2/rotate/90" />
+              <input className="wide" data-testid="fop-input" value={fop} onChange={(e) => setFop(e.target.value)} placeholder="imageView2/2/w/200|imageMogr2/rotate/90" />
             </Field>
             {fopUrl && (
               <div className="fop-preview">
                 <a href={fopUrl} target="_blank" rel="noreferrer" className="mono small">
                   {fopUrl}
                 </a>
-                {!fopUrl.startsWith('error') && /^(imageView2|imageMogr2|watermark|vframe)/.test(fop.trim()) && <img src={fopUrl} alt={t('Fop preview')} />}
+                {!fopUrl.startsWith('error') && /^(imageView2|imageMogr2|watermark|vframe)/.test(fop.trim()) && <img src={fopUrl} alt={t('Fop preview')} data-testid="fop-image" />}
               </div>
             )}
             <div className="row">
