@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { KeyPair } from '../../src/auth/keys.js';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, recordExchanges, testContent } from '../helpers/browser.js';
 import { ConsoleClient, ensureConsoleBuilt, startConsole, type ConsoleServer } from '../helpers/console.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import { signedFetch } from '../helpers/http.js';
 import { put } from '../helpers/rs.js';
-import { FIXTURE_IMAGES } from '../helpers/upload.js';
+import { expectStored, FIXTURE_IMAGES } from '../helpers/upload.js';
 
 const SHOTS = new URL('../../docs/screenshots/', import.meta.url).pathname;
 const PHOTO = join(FIXTURE_IMAGES, 'mobile_jolla.jpg');
@@ -46,6 +46,12 @@ async function signedIn(pair: { accessKey: string; secretKey: string }): Promise
   const a = await client.signIn(pair.accessKey, pair.secretKey);
   expect(a.status).toBe(200);
   return client;
+}
+
+/** Creates `name` for `pair`'s account unless it exists. */
+async function ensureBucket(pair: { accessKey: string; secretKey: string }, name: string): Promise<void> {
+  const a = await (await signedIn(pair)).call('POST', '/api/buckets', { name });
+  expect([200, 614]).toContain(a.status);
 }
 
 describe('console API', () => {
@@ -390,13 +396,14 @@ describe('console pages in Chromium', () => {
   });
 
   it('previews JSON pretty-printed and text as it is', async () => {
-    await put(s, 'alice-jobs', 'conf/settings.json', '{"a":1,"b":[true,null]}', { mimeType: 'application/json' });
-    await put(s, 'alice-jobs', 'conf/readme.txt', 'hello 你好', { mimeType: 'text/plain' });
+    await ensureBucket(alice, 'alice-files');
+    await put(s, 'alice-files', 'conf/settings.json', '{"a":1,"b":[true,null]}', { mimeType: 'application/json' });
+    await put(s, 'alice-files', 'conf/readme.txt', 'hello 你好', { mimeType: 'text/plain' });
     const page = await openConsole();
     try {
       await signInPage(page, alice);
       await page.waitForSelector('header.topbar');
-      await page.goto(`${c.url}/#/files/alice-jobs?prefix=conf%2F`);
+      await page.goto(`${c.url}/#/files/alice-files?prefix=conf%2F`);
       await page.click('tr[data-key="conf/settings.json"] button.key');
       await expect.poll(() => page.textContent('pre.text-preview')).toBe('{\n  "a": 1,\n  "b": [\n    true,\n    null\n  ]\n}');
       await page.click('[aria-label=Close]');
@@ -405,5 +412,35 @@ describe('console pages in Chromium', () => {
     } finally {
       await page.context().close();
     }
+  });
+
+  it('uploads a dropped file, and a 6 MiB file in parts (resumable), each with its progress', async () => {
+    await ensureBucket(alice, 'alice-files');
+    const big = testContent(6 * 1024 * 1024 + 5, 0xbeef);
+    const page = await openConsole();
+    const rec = recordExchanges(s);
+    try {
+      await signInPage(page, alice);
+      await page.waitForSelector('header.topbar');
+      await page.goto(`${c.url}/#/files/alice-files`);
+      await page.waitForSelector('.dropzone');
+      const dropped = await page.evaluateHandle(`(() => {
+        const dt = new DataTransfer();
+        dt.items.add(new File(['dropped bytes'], 'dropped.txt', { type: 'text/plain' }));
+        return dt;
+      })()`);
+      await page.dispatchEvent('section.files', 'drop', { dataTransfer: dropped });
+      await page.waitForSelector('li.done[data-upload="dropped.txt"]');
+      await page.setInputFiles('[data-testid=upload-input]', { name: 'big.bin', mimeType: 'application/octet-stream', buffer: big });
+      await page.waitForSelector('li.done[data-upload="big.bin"]', { timeout: 30_000 });
+    } finally {
+      rec.stop();
+      await page.context().close();
+    }
+    await expectStored(s, 'alice-files', 'dropped.txt', Buffer.from('dropped bytes'));
+    await expectStored(s, 'alice-files', 'big.bin', big);
+    // The big file went up as a multipart v2 upload in 4 MiB parts, not as one form upload.
+    const parts = rec.exchanges.filter((e) => e.method === 'PUT' && /\/uploads\/[^/]+\/\d+$/.test(e.url));
+    expect(parts.map((e) => e.status)).toEqual([200, 200]);
   });
 });
