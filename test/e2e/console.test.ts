@@ -20,6 +20,7 @@ import { expectStored, FIXTURE_IMAGES } from '../helpers/upload.js';
 
 const SHOTS = new URL('../../docs/screenshots/', import.meta.url).pathname;
 const PHOTO = join(FIXTURE_IMAGES, 'mobile_jolla.jpg');
+const VIDEO = join(FIXTURE_IMAGES, '../video/big_buck_bunny.mp4');
 
 let s: TestServer;
 let c: ConsoleServer;
@@ -395,10 +396,11 @@ describe('console pages in Chromium', () => {
     }
   });
 
-  it('previews JSON pretty-printed and text as it is', async () => {
+  it('previews JSON pretty-printed, text as it is, and video with a vframe poster', async () => {
     await ensureBucket(alice, 'alice-files');
     await put(s, 'alice-files', 'conf/settings.json', '{"a":1,"b":[true,null]}', { mimeType: 'application/json' });
     await put(s, 'alice-files', 'conf/readme.txt', 'hello 你好', { mimeType: 'text/plain' });
+    await put(s, 'alice-files', 'media/bunny.mp4', await readFile(VIDEO), { mimeType: 'video/mp4' });
     const page = await openConsole();
     try {
       await signInPage(page, alice);
@@ -409,14 +411,21 @@ describe('console pages in Chromium', () => {
       await page.click('[aria-label=Close]');
       await page.click('tr[data-key="conf/readme.txt"] button.key');
       await expect.poll(() => page.textContent('pre.text-preview')).toBe('hello 你好');
+
+      // A video: its thumbnail and the player's poster are vframe frames.
+      await page.goto(`${c.url}/#/files/alice-files?prefix=media%2F`);
+      const thumb = page.locator('tr[data-key="media/bunny.mp4"] td.thumb img');
+      await expect.poll(() => loadedWidth(thumb), { timeout: 20_000 }).toBe(96);
+      await page.click('tr[data-key="media/bunny.mp4"] button.key');
+      expect(await page.locator('video.preview').getAttribute('poster')).toMatch(/\/alice-files\/media\/bunny\.mp4\?vframe\/jpg\/offset\/1\/w\/96\/h\/96$/);
     } finally {
       await page.context().close();
     }
   });
 
-  it('uploads a dropped file, and a 6 MiB file in parts (resumable), each with its progress', async () => {
+  it('uploads a dropped file, and a file over 4 MiB in parts (resumable), each with its progress', async () => {
     await ensureBucket(alice, 'alice-files');
-    const big = testContent(6 * 1024 * 1024 + 5, 0xbeef);
+    const big = testContent(4 * 1024 * 1024 + 1029, 0xbeef);
     const page = await openConsole();
     const rec = recordExchanges(s);
     try {
