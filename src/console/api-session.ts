@@ -3,6 +3,7 @@
  * - `POST /api/session` `{accessKey, secretKey}` → 200 `{accessKey, root, csrf, expiresIn}` and the session cookie.
  *   The pair is checked against the key index (root or account pair; constant-time compare); 401
  *   `consoleSignInFailed` otherwise (the same answer for an unknown AccessKey and a wrong secret). Origin checked.
+ *   After 10 failures for one AccessKey from one address within a minute, 573 until that minute has passed.
  * - `GET /api/session` → the same answer for a live session (the page reloads its CSRF token this way); 401 otherwise.
  * - `DELETE /api/session` → 204; the session ends on the server (its cookie is refused from then on).
  */
@@ -19,19 +20,23 @@ function sessionJson(sessions: ConsoleSessions, s: ConsoleSession): Record<strin
 }
 
 /** Registers the session routes. */
-export function registerSessionApi(app: FastifyInstance, { g, sessions }: ConsoleApi): void {
+export function registerSessionApi(app: FastifyInstance, { g, sessions, signIns }: ConsoleApi): void {
   app.post('/api/session', async (request, reply) => {
     checkSameOrigin(request);
     const b = bodyOf(request);
     const accessKey = text(b, 'accessKey');
     const secretKey = text(b, 'secretKey');
+    const address = request.ip;
+    if (signIns.blocked(accessKey, address)) throw Errors.consoleSignInThrottled();
     const known = g.secretOf(accessKey);
     // Compare against a dummy when the AccessKey is unknown, so both refusals take the same path.
     const ok = safeEqual(secretKey, known ?? '\u0000no such key\u0000') && known !== undefined;
     if (!ok) {
+      signIns.failed(accessKey, address);
       request.log.warn({ accessKey }, 'console sign-in refused');
       throw Errors.consoleSignInFailed();
     }
+    signIns.succeeded(accessKey, address);
     const s = sessions.create(accessKey, g.keyIndex.isRoot(accessKey));
     setSessionCookie(request, reply, s);
     request.log.info({ accessKey, root: s.root }, 'console sign-in');

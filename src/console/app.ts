@@ -27,12 +27,13 @@ import { registerKeyApi } from './api-keys.js';
 import { registerOverviewApi } from './api-overview.js';
 import { registerProcessingApi } from './api-processing.js';
 import { registerSessionApi } from './api-session.js';
-import { ConsoleSessions } from './sessions.js';
+import { ConsoleSessions, SignInThrottle } from './sessions.js';
 
 /** What every console API module gets. */
 export interface ConsoleApi {
   g: Granary;
   sessions: ConsoleSessions;
+  signIns: SignInThrottle;
 }
 
 /** Largest JSON body a console API call accepts, bytes. */
@@ -97,7 +98,11 @@ async function registerApp(scope: FastifyInstance): Promise<void> {
 
 /** Registers the console API and app on `app` (the console listener), in one encapsulated scope. */
 export async function registerConsole(app: FastifyInstance, g: Granary): Promise<void> {
-  const api: ConsoleApi = { g, sessions: new ConsoleSessions(g.clock, g.config.consoleSessionMinutes * 60_000) };
+  const api: ConsoleApi = {
+    g,
+    sessions: new ConsoleSessions(g.clock, g.config.consoleSessionMinutes * 60_000),
+    signIns: new SignInThrottle(g.clock),
+  };
   await app.register(async (scope) => {
     scope.addHook('onSend', async (_request, reply, payload) => {
       reply.header('x-frame-options', 'DENY');

@@ -78,3 +78,51 @@ export class ConsoleSessions {
     return Math.max(0, Math.round((s.lastUsedMs + this.ttlMs - this.clock.nowMs()) / 1000));
   }
 }
+
+/**
+ * Failed sign-ins per (AccessKey, client address): after `limit` failures within `windowMs`, further attempts for
+ * that pair are refused (573) until the window that started with the first failure has passed. A success clears
+ * the count. At most `maxEntries` pairs are tracked (the oldest forgotten first), so memory stays bounded.
+ */
+export class SignInThrottle {
+  private readonly failures = new Map<string, { firstMs: number; count: number }>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly limit = 10,
+    private readonly windowMs = 60_000,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  private entry(key: string): { firstMs: number; count: number } | undefined {
+    const e = this.failures.get(key);
+    if (e && this.clock.nowMs() - e.firstMs >= this.windowMs) {
+      this.failures.delete(key);
+      return undefined;
+    }
+    return e;
+  }
+
+  /** Whether another attempt for `accessKey` from `address` is refused now. */
+  blocked(accessKey: string, address: string): boolean {
+    return (this.entry(`${address} ${accessKey}`)?.count ?? 0) >= this.limit;
+  }
+
+  /** Counts a failed attempt. */
+  failed(accessKey: string, address: string): void {
+    const key = `${address} ${accessKey}`;
+    const e = this.entry(key);
+    if (e) e.count++;
+    else this.failures.set(key, { firstMs: this.clock.nowMs(), count: 1 });
+    while (this.failures.size > this.maxEntries) {
+      const oldest = this.failures.keys().next().value;
+      if (oldest === undefined) break;
+      this.failures.delete(oldest);
+    }
+  }
+
+  /** Forgets the failures of a pair that signed in. */
+  succeeded(accessKey: string, address: string): void {
+    this.failures.delete(`${address} ${accessKey}`);
+  }
+}

@@ -76,6 +76,18 @@ describe('console API', () => {
     expect((await new ConsoleClient(c.url).call('GET', '/api/buckets')).status).toBe(401);
   });
 
+  it('throttles repeated failed sign-ins for one AccessKey (573) until a minute has passed', async () => {
+    const pair = await s.running.g.keyIndex.create(1);
+    const client = new ConsoleClient(c.url);
+    for (let i = 0; i < 10; i++) expect((await client.signIn(pair.accessKey, 'guess')).status).toBe(401);
+    const throttled = await client.signIn(pair.accessKey, pair.secretKey);
+    expect(throttled.status).toBe(573);
+    expect(throttled.body.error).toMatch(/too many failed sign-ins/);
+    expect((await client.signIn(AK, SK)).status).toBe(200); // other AccessKeys are not affected
+    s.clock.advance(61);
+    expect((await client.signIn(pair.accessKey, pair.secretKey)).status).toBe(200);
+  });
+
   it('refuses a change without the CSRF token, with a wrong one, or from a foreign Origin', async () => {
     const client = await signedIn({ accessKey: AK, secretKey: SK });
     const noToken = await client.call('POST', '/api/buckets', { name: 'csrf-a' }, { csrf: false });
