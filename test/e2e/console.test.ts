@@ -32,8 +32,8 @@ beforeAll(async () => {
   ensureConsoleBuilt();
   [s, browser] = await Promise.all([startTestServer({ GRANARY_CONSOLE_SESSION_MINUTES: '30' }), launchChromium()]);
   c = await startConsole(s);
-  alice = await s.running.g.keyIndex.create(1);
-  bob = await s.running.g.keyIndex.create(1);
+  alice = await s.running.g.keyIndex.create(Math.floor(Date.now() / 1000));
+  bob = await s.running.g.keyIndex.create(Math.floor(Date.now() / 1000));
 });
 
 afterAll(async () => {
@@ -77,7 +77,7 @@ describe('console API', () => {
   });
 
   it('throttles repeated failed sign-ins for one AccessKey (573) until a minute has passed', async () => {
-    const pair = await s.running.g.keyIndex.create(1);
+    const pair = await s.running.g.keyIndex.create(Math.floor(Date.now() / 1000));
     const client = new ConsoleClient(c.url);
     for (let i = 0; i < 10; i++) expect((await client.signIn(pair.accessKey, 'guess')).status).toBe(401);
     const throttled = await client.signIn(pair.accessKey, pair.secretKey);
