@@ -72,6 +72,14 @@ export interface JobQueue {
   enqueue(job: NewJob): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
   /**
+   * A page of jobs, newest first (the console's Processing screen): only those matching every given filter
+   * (`accessKey` the submitter, `pipeline`, `code` 0–4), submitted before the job of sequence `before` (absent = the
+   * newest), at most `limit`. `next` is the `before` of the following page, absent on the last one.
+   */
+  list(filter: JobFilter, before: number | undefined, limit: number): Promise<{ jobs: JobRecord[]; next?: number }>;
+  /** How many jobs are in each state (of `accessKey`'s jobs when given). */
+  countByState(accessKey?: string): Promise<Record<JobState, number>>;
+  /**
    * Atomically takes the next waiting job of `pipeline` — type 0 before type 1, then in submission order — and
    * makes it `running` with one more attempt. Undefined when none waits.
    */
@@ -93,15 +101,6 @@ export interface JobQueue {
   requeueRunning(nowMs: number): Promise<number>;
   /** Jobs in the `notifying` state (to notify again after a restart). */
   notifyingJobs(): Promise<JobRecord[]>;
-
-  /**
-   * A page of jobs, newest first (the console's Processing screen): only those matching every given filter
-   * (`accessKey` the submitter, `pipeline`, `code` 0–4), submitted before the job of sequence `before` (absent = the
-   * newest), at most `limit`. `next` is the `before` of the following page, absent on the last one.
-   */
-  list(filter: JobFilter, before: number | undefined, limit: number): Promise<{ jobs: JobRecord[]; next?: number }>;
-  /** How many jobs are in each state (of `accessKey`'s jobs when given). */
-  countByState(accessKey?: string): Promise<Record<JobState, number>>;
 
   /** Creates a pipeline or changes its concurrency. */
   putPipeline(name: string, concurrency: number, nowMs: number): Promise<'created' | 'updated'>;
