@@ -2,8 +2,8 @@
  * The Overview screen's API: `GET /api/overview` →
  * `{buckets: [{name, objects, bytes}], totals: {buckets, objects, bytes}, jobs: {waiting, running, notifying, failed}
  *  (the caller's jobs; every job for the root key), disk: {freeBytes, totalBytes, reserveBytes, ok} | null,
- *  scrub: ScrubStatus | null (root only), uptimeSeconds}`.
- * Request and error rates come from `/metrics` on the same listener (Prometheus), not from here.
+ *  scrub: ScrubStatus | null (root only), requests: RequestRates | null (root only, when the Granary has metrics:
+ *  totals since the start and per-second rates over about a minute, request-rates.ts), uptimeSeconds}`.
  */
 import type { FastifyInstance } from 'fastify';
 import { mayAccess } from '../auth/authorize.js';
@@ -34,6 +34,7 @@ export function registerOverviewApi(app: FastifyInstance, api: ConsoleApi): void
       jobs,
       disk: (await g.space.reading()) ?? null,
       scrub: s.root ? (g.scrubber?.status() ?? null) : null,
+      requests: s.root && api.rates ? await api.rates.rates() : null,
       uptimeSeconds: Math.round(process.uptime()),
     };
   });

@@ -27,6 +27,7 @@ import { registerKeyApi } from './api-keys.js';
 import { registerOverviewApi } from './api-overview.js';
 import { registerProcessingApi } from './api-processing.js';
 import { registerSessionApi } from './api-session.js';
+import { RequestRateSampler, requestCounterOf } from './request-rates.js';
 import { ConsoleSessions, SignInThrottle } from './sessions.js';
 
 /** What every console API module gets. */
@@ -34,6 +35,8 @@ export interface ConsoleApi {
   g: Granary;
   sessions: ConsoleSessions;
   signIns: SignInThrottle;
+  /** Request and error rates for the Overview (absent when the Granary has no metrics). */
+  rates?: RequestRateSampler;
 }
 
 /** Largest JSON body a console API call accepts, bytes. */
@@ -103,6 +106,12 @@ export async function registerConsole(app: FastifyInstance, g: Granary): Promise
     sessions: new ConsoleSessions(g.clock, g.config.consoleSessionMinutes * 60_000),
     signIns: new SignInThrottle(g.clock),
   };
+  const counter = requestCounterOf(g);
+  if (counter) {
+    api.rates = new RequestRateSampler(counter);
+    api.rates.start();
+    app.addHook('onClose', async () => api.rates?.stop());
+  }
   await app.register(async (scope) => {
     scope.addHook('onSend', async (_request, reply, payload) => {
       reply.header('x-frame-options', 'DENY');

@@ -14,6 +14,11 @@ interface OverviewData {
     lastPass?: { finishedAt: string; blobs: number; corrupt: number };
     nextPassAt?: string;
   } | null;
+  requests: {
+    total: { requests: number; clientErrors: number; serverErrors: number };
+    perSecond: { requests: number; clientErrors: number; serverErrors: number };
+    windowSeconds: number;
+  } | null;
   uptimeSeconds: number;
 }
 
@@ -51,6 +56,27 @@ export function Overview() {
           </div>
         )}
       </div>
+      {data.requests && (
+        <>
+          <h3>{t('Requests')}</h3>
+          <p data-testid="request-rates">
+            {data.requests.windowSeconds > 0
+              ? t('{rps} requests/s, {eps} client errors/s, {sps} server errors/s over the last {s} s', {
+                  rps: data.requests.perSecond.requests.toFixed(2),
+                  eps: data.requests.perSecond.clientErrors.toFixed(2),
+                  sps: data.requests.perSecond.serverErrors.toFixed(2),
+                  s: data.requests.windowSeconds,
+                })
+              : t('Rates appear after the first 10 seconds.')}{' '}
+            ·{' '}
+            {t('{n} requests since the start, {c} client errors, {e} server errors', {
+              n: data.requests.total.requests,
+              c: data.requests.total.clientErrors,
+              e: data.requests.total.serverErrors,
+            })}
+          </p>
+        </>
+      )}
       <h3>{t('Storage used per bucket')}</h3>
       <table className="grid">
         <tbody>
@@ -98,7 +124,7 @@ export function Overview() {
         </>
       )}
       <p className="muted small">
-        {t('Request and error rates: scrape /metrics on this listener with Prometheus.')} · {t('Up {h} h', { h: (data.uptimeSeconds / 3600).toFixed(1) })}
+        {t('Prometheus metrics: /metrics on this listener.')} · {t('Up {h} h', { h: (data.uptimeSeconds / 3600).toFixed(1) })}
       </p>
     </section>
   );
