@@ -39,6 +39,24 @@ export interface ConsoleApi {
   rates?: RequestRateSampler;
 }
 
+/**
+ * The app page's Content-Security-Policy: scripts and styles only from the console itself (no inline script),
+ * thumbnails, previews and uploads from the Kodo API listener (any http(s) origin: its host depends on how the
+ * browser reaches it), no framing.
+ */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob: http: https:",
+  "media-src 'self' blob: http: https:",
+  "connect-src 'self' http: https:",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "object-src 'none'",
+].join('; ');
+
 /** Largest JSON body a console API call accepts, bytes. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -91,6 +109,10 @@ async function registerApi(scope: FastifyInstance, api: ConsoleApi): Promise<voi
 /** The app's static files, and its page for every other GET (client-side routes); a JSON 404 when not built. */
 async function registerApp(scope: FastifyInstance): Promise<void> {
   const built = existsSync(`${CONSOLE_UI_DIR}index.html`);
+  scope.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('content-security-policy', CSP);
+    return payload;
+  });
   if (built) await scope.register(fastifyStatic, { root: CONSOLE_UI_DIR, prefix: '/', wildcard: false, index: ['index.html'] });
   scope.get('/*', async (_request, reply) => {
     if (!built) return sendError(reply, Errors.notFound('the console app is not built: run npm run build'));

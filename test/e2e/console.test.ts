@@ -74,6 +74,13 @@ describe('console API', () => {
     expect(JSON.stringify(ok.body)).not.toContain(SK);
     expect((await client.call('GET', '/api/session')).status).toBe(200);
     expect((await new ConsoleClient(c.url).call('GET', '/api/buckets')).status).toBe(401);
+
+    // The app's page: served by the console itself, no inline scripts allowed, never framed.
+    const page = await fetch(`${c.url}/buckets/deep/link`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="root"></div>');
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
   });
 
   it('throttles repeated failed sign-ins for one AccessKey (573) until a minute has passed', async () => {
@@ -99,6 +106,8 @@ describe('console API', () => {
     client.csrf = saved;
     const foreign = await client.call('POST', '/api/buckets', { name: 'csrf-a' }, { origin: 'http://evil.example' });
     expect(foreign.status).toBe(403);
+    const crossSite = await client.call('POST', '/api/buckets', { name: 'csrf-a' }, { headers: { 'sec-fetch-site': 'cross-site' } });
+    expect(crossSite.status).toBe(403);
     expect((await client.call('GET', '/api/buckets')).body).not.toContainEqual(expect.objectContaining({ name: 'csrf-a' }));
     // A sign-in posted from another site is refused too (login CSRF).
     expect((await new ConsoleClient(c.url).call('POST', '/api/session', { accessKey: AK, secretKey: SK }, { origin: 'http://evil.example' })).status).toBe(403);

@@ -60,9 +60,9 @@ export class ConsoleClient {
 
   constructor(readonly base: string) {}
 
-  /** Calls the API; `opts.csrf: false` leaves the token out, `opts.origin` sets an Origin header. */
-  async call<T = unknown>(method: string, path: string, body?: unknown, opts: { csrf?: boolean; origin?: string; cookie?: string } = {}): Promise<ApiAnswer<T>> {
-    const headers: Record<string, string> = {};
+  /** Calls the API; `opts.csrf: false` leaves the token out, `opts.origin` sets an Origin header, `opts.headers` more. */
+  async call<T = unknown>(method: string, path: string, body?: unknown, opts: { csrf?: boolean; origin?: string; cookie?: string; headers?: Record<string, string> } = {}): Promise<ApiAnswer<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
     const cookie = opts.cookie ?? this.cookie;
     if (cookie) headers.cookie = cookie;
     if (body !== undefined) headers['content-type'] = 'application/json';
