@@ -128,6 +128,8 @@ export interface Config {
   scrubBytesPerSecond: number;
   /** GRANARY_SCRUB_INTERVAL_DAYS: days from the start of one full scrub pass to the start of the next (default 30). */
   scrubIntervalDays: number;
+  /** GRANARY_CONSOLE_SESSION_MINUTES: a web console session ends after this many minutes without a request (default 60). */
+  consoleSessionMinutes: number;
   /** GRANARY_LOG_LEVEL: pino level (default info). */
   logLevel: string;
   /**
@@ -284,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
     minFree: reserveVar(env),
     scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC', 16 * 1024 ** 2, 0, Number.MAX_SAFE_INTEGER),
     scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
+    consoleSessionMinutes: intVar(env, 'GRANARY_CONSOLE_SESSION_MINUTES', 60, 1, 7 * 24 * 60),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
     blobs: blobsVar(env),
     consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',

@@ -115,6 +115,12 @@ const CATALOGUE = {
   tooManyLifecycleRules: [400, 'too many lifecycle rules in the bucket'],
   lifecycleRuleExists: [614, 'lifecycle rule exists'],
   noSuchLifecycleRule: [612, 'no such lifecycle rule'],
+  // The web console's own API (src/console): sign-in, sessions, CSRF.
+  consoleSignInFailed: [401, 'wrong AccessKey or SecretKey'],
+  consoleNoSession: [401, 'not signed in, or the session has ended: sign in again'],
+  consoleCsrf: [403, 'cross-site request refused: missing or wrong CSRF token, or a foreign Origin'],
+  // Kodo's 573 "too many requests": sign-in attempts for one AccessKey from one address past the limit.
+  consoleSignInThrottled: [573, 'too many failed sign-ins for this AccessKey: wait a minute and try again'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
   objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],

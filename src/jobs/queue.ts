@@ -53,6 +53,13 @@ export interface JobRecord {
 /** A job to queue: waiting, runnable at once. */
 export type NewJob = Omit<JobRecord, 'state' | 'code' | 'attempts' | 'items' | 'updatedMs'>;
 
+/** Filters of `JobQueue.list`: every given field must match. */
+export interface JobFilter {
+  accessKey?: string;
+  pipeline?: string;
+  code?: number;
+}
+
 /** A named queue. `concurrency` jobs of it run at once (0 pauses it). `createdMs` Unix milliseconds. */
 export interface PipelineRecord {
   name: string;
@@ -64,6 +71,14 @@ export interface JobQueue {
   /** Queues a job durably, then tells the subscribers. */
   enqueue(job: NewJob): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
+  /**
+   * A page of jobs, newest first (the console's Processing screen): only those matching every given filter
+   * (`accessKey` the submitter, `pipeline`, `code` 0–4), submitted before the job of sequence `before` (absent = the
+   * newest), at most `limit`. `next` is the `before` of the following page, absent on the last one.
+   */
+  list(filter: JobFilter, before: number | undefined, limit: number): Promise<{ jobs: JobRecord[]; next?: number }>;
+  /** How many jobs are in each state (of `accessKey`'s jobs when given). */
+  countByState(accessKey?: string): Promise<Record<JobState, number>>;
   /**
    * Atomically takes the next waiting job of `pipeline` — type 0 before type 1, then in submission order — and
    * makes it `running` with one more attempt. Undefined when none waits.

@@ -46,6 +46,12 @@ export interface FetchTaskStore {
    * the running ones plus the waiting ones that will be claimed before it.
    */
   enqueue(task: NewFetchTask): Promise<{ ahead: number }>;
+  /**
+   * A page of tasks, newest first (the console's Processing screen): `accessKey`'s (every account's when undefined),
+   * queued before the task of sequence `before` (absent = the newest), at most `limit`; `next` is the `before` of the
+   * following page, absent on the last one. Finished tasks are pruned after a while, so old ones are not listed.
+   */
+  list(accessKey: string | undefined, before: number | undefined, limit: number): Promise<{ tasks: FetchTaskRecord[]; next?: number }>;
   /** The task, with `ahead` as in `enqueue` (meaningful while it waits); undefined when unknown. */
   get(id: string): Promise<(FetchTaskRecord & { ahead: number }) | undefined>;
   /**

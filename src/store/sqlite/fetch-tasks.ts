@@ -75,6 +75,24 @@ export class SqliteFetchTasks implements FetchTaskStore {
     })();
   }
 
+  async list(accessKey: string | undefined, before: number | undefined, limit: number): Promise<{ tasks: FetchTaskRecord[]; next?: number }> {
+    const where: string[] = [];
+    const args: Array<string | number> = [];
+    if (accessKey !== undefined) {
+      where.push('access_key = ?');
+      args.push(accessKey);
+    }
+    if (before !== undefined) {
+      where.push('seq < ?');
+      args.push(before);
+    }
+    const sql = `SELECT * FROM fetch_tasks ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, limit + 1) as TaskRow[];
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { tasks: page.map(toRecord), ...(rows.length > limit && last ? { next: last.seq } : {}) };
+  }
+
   async claim(nowMs: number): Promise<FetchTaskRecord | undefined> {
     return this.queue.claim(nowMs);
   }

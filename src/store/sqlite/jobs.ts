@@ -5,7 +5,7 @@
  * Subscribers are told of jobs queued and pipelines changed through this object (this process).
  */
 import type Database from 'better-sqlite3';
-import type { JobQueue, JobRecord, JobState, NewJob, PipelineRecord } from '../../jobs/queue.js';
+import type { JobFilter, JobQueue, JobRecord, JobState, NewJob, PipelineRecord } from '../../jobs/queue.js';
 
 interface JobRow {
   id: string;
@@ -133,6 +133,35 @@ export class SqliteJobQueue implements JobQueue {
         return toRecord({ ...row, state: 'running', code: 2, attempts: row.attempts + 1, updated_ms: nowMs });
       })
       .immediate();
+  }
+
+  async list(filter: JobFilter, before: number | undefined, limit: number): Promise<{ jobs: JobRecord[]; next?: number }> {
+    const conditions: Array<[string, string | number | undefined]> = [
+      ['seq < ?', before],
+      ['access_key = ?', filter.accessKey],
+      ['pipeline = ?', filter.pipeline],
+      ['code = ?', filter.code],
+    ];
+    const given = conditions.filter(([, v]) => v !== undefined);
+    const where = given.map(([c]) => c);
+    const args = given.map(([, v]) => v as string | number);
+    const sql = `SELECT * FROM jobs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, limit + 1) as JobRow[];
+    const more = rows.length > limit;
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { jobs: page.map(toRecord), ...(more && last ? { next: last.seq } : {}) };
+  }
+
+  async countByState(accessKey?: string): Promise<Record<JobState, number>> {
+    const out: Record<JobState, number> = { waiting: 0, running: 0, notifying: 0, done: 0 };
+    const rows = (
+      accessKey === undefined
+        ? this.db.prepare('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all()
+        : this.db.prepare('SELECT state, COUNT(*) AS n FROM jobs WHERE access_key = ? GROUP BY state').all(accessKey)
+    ) as { state: JobState; n: number }[];
+    for (const r of rows) out[r.state] = r.n;
+    return out;
   }
 
   async pipelinesWithWaitingJobs(): Promise<string[]> {

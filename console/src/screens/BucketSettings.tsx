@@ -1,0 +1,333 @@
+// One bucket's settings: access (private, original protection, nrop), cache max-age, mirror source, referer
+// anti-leech, CORS rules, quota, image styles and separator, bound domains, lifecycle rules, event notifications.
+// Every change is one call to PUT/POST/DELETE /api/buckets/<bucket>/…, answered with the server's error if refused.
+import { useEffect, useState, type ReactNode } from 'react';
+import { bucketPath, del, formatBytes, get, post, put } from '../api';
+import { go } from '../App';
+import { useI18n } from '../i18n';
+import { useLoad } from '../useLoad';
+
+interface Detail {
+  name: string;
+  owner: string;
+  info: {
+    private: number;
+    protected: number;
+    nrop: boolean;
+    max_age: number;
+    source: string;
+    host: string;
+    separator: string;
+    styles: Record<string, string>;
+    anti_leech_mode: number;
+    refer_wl: string[] | null;
+    refer_bl: string[] | null;
+    no_refer: boolean;
+    source_enabled: boolean;
+    region: string;
+    ctime: string;
+  };
+  usage: { objects: number; bytes: number };
+  quota: { size: number; count: number };
+  cors: unknown[];
+  domains: string[];
+  rules: Array<Record<string, string | number>>;
+  events: Array<{ name: string; prefix: string; suffix: string; events: string[]; callback_urls: string[] }>;
+}
+
+const DAY_FIELDS: Array<[string, string]> = [
+  ['to_line_after_days', 'To IA after days'],
+  ['to_archive_ir_after_days', 'To archive direct after days'],
+  ['to_archive_after_days', 'To archive after days'],
+  ['to_deep_archive_after_days', 'To deep archive after days'],
+  ['delete_after_days', 'Delete after days'],
+];
+const EVENT_NAMES = ['put', 'mkfile', 'delete', 'copy', 'move', 'disable', 'enable', 'restore:completed'];
+
+function Card({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <div className="card">
+      <h3>{title}</h3>
+      {children}
+    </div>
+  );
+}
+
+export function BucketSettings({ bucket }: { bucket: string }) {
+  const { t } = useI18n();
+  const { data, error, reload } = useLoad(() => get<Detail>(bucketPath(bucket)), [bucket]);
+  const [message, setMessage] = useState('');
+  const [form, setForm] = useState<Record<string, string>>({});
+  const [events, setEvents] = useState<string[]>(['put']);
+  const f = (name: string): string => form[name] ?? '';
+  const set = (name: string) => (e: { target: { value: string } }) => setForm((x) => ({ ...x, [name]: e.target.value }));
+
+  useEffect(() => {
+    if (!data) return;
+    const referer = data.info.anti_leech_mode === 1 ? data.info.refer_wl : data.info.anti_leech_mode === 2 ? data.info.refer_bl : [];
+    setForm((x) => ({
+      ...x,
+      maxAge: String(data.info.max_age),
+      source: data.info.source,
+      sourceHost: data.info.host,
+      refMode: String(data.info.anti_leech_mode),
+      refPattern: (referer ?? []).join(';'),
+      refNoRefer: data.info.no_refer ? '1' : '0',
+      refSource: data.info.source_enabled ? '1' : '0',
+      cors: JSON.stringify(data.cors, null, 2),
+      quotaSize: String(data.quota.size),
+      quotaCount: String(data.quota.count),
+      separator: data.info.separator,
+    }));
+  }, [data]);
+
+  const act = async (fn: () => Promise<unknown>): Promise<void> => {
+    setMessage('');
+    try {
+      await fn();
+      setMessage(t('Saved.'));
+      reload();
+    } catch (err) {
+      setMessage(`${t('Failed')}: ${(err as Error).message}`);
+    }
+  };
+  const setting = (name: string, body: unknown) => act(() => put(bucketPath(bucket, `/settings/${name}`), body));
+
+  if (error) return <p className="error">{error}</p>;
+  if (!data) return <p className="muted">…</p>;
+  const info = data.info;
+
+  return (
+    <section>
+      <div className="row between">
+        <h2>
+          {t('Bucket')} <a href={`#/files/${encodeURIComponent(bucket)}`}>{bucket}</a>
+        </h2>
+        <span className="muted">
+          {t('{objects} objects, {bytes}', { objects: data.usage.objects.toLocaleString(), bytes: formatBytes(data.usage.bytes) })} · {t('Region')} {info.region}
+        </span>
+      </div>
+      {message && (
+        <p className={message.startsWith(t('Failed')) ? 'error' : 'note'} role="status">
+          {message}
+        </p>
+      )}
+      <div className="settings-grid">
+        <Card title={t('Access')}>
+          <label className="inline">
+            <input type="checkbox" name="private" checked={info.private === 1} onChange={(e) => void setting('private', { private: e.target.checked })} /> {t('Private (downloads need a signed URL)')}
+          </label>
+          <label className="inline">
+            <input type="checkbox" checked={info.protected === 1} onChange={(e) => void setting('protection', { on: e.target.checked })} /> {t('Original protection (only styles or signed URLs)')}
+          </label>
+          <label className="inline">
+            <input type="checkbox" checked={info.nrop} onChange={(e) => void setting('nrop', { enabled: e.target.checked })} /> {t('Moderation (nrop) enabled')}
+          </label>
+        </Card>
+        <Card title={t('Cache max-age')}>
+          <div className="row">
+            <input type="number" value={f('maxAge')} onChange={set('maxAge')} /> {t('seconds')}
+            <button onClick={() => void setting('maxAge', { maxAge: f('maxAge') })}>{t('Save')}</button>
+          </div>
+        </Card>
+        <Card title={t('Mirror source')}>
+          <div className="row">
+            <input placeholder="https://origin.example.com" value={f('source')} onChange={set('source')} />
+            <input placeholder={t('Host header (optional)')} value={f('sourceHost')} onChange={set('sourceHost')} />
+          </div>
+          <div className="row">
+            <button onClick={() => void setting('source', { url: f('source'), host: f('sourceHost') })}>{t('Save')}</button>
+            <button onClick={() => void setting('source', { url: '' })}>{t('Remove')}</button>
+          </div>
+        </Card>
+        <Card title={t('Referer anti-leech')}>
+          <div className="row">
+            <select value={f('refMode')} onChange={set('refMode')}>
+              <option value="0">{t('off')}</option>
+              <option value="1">{t('whitelist')}</option>
+              <option value="2">{t('blacklist')}</option>
+            </select>
+            <input placeholder="*.example.com;example.org" value={f('refPattern')} onChange={set('refPattern')} />
+          </div>
+          <label className="inline">
+            <input type="checkbox" checked={f('refNoRefer') === '1'} onChange={(e) => setForm((x) => ({ ...x, refNoRefer: e.target.checked ? '1' : '0' }))} /> {t('Allow an empty Referer')}
+          </label>
+          <label className="inline">
+            <input type="checkbox" checked={f('refSource') === '1'} onChange={(e) => setForm((x) => ({ ...x, refSource: e.target.checked ? '1' : '0' }))} /> {t('Apply to path-style URLs too')}
+          </label>
+          <button onClick={() => void setting('referer', { mode: f('refMode'), pattern: f('refPattern'), norefer: f('refNoRefer'), sourceEnabled: f('refSource') })}>{t('Save')}</button>
+        </Card>
+        <Card title={t('CORS rules')}>
+          <textarea value={f('cors')} onChange={set('cors')} placeholder='[{"allowed_origin":["*"],"allowed_method":["GET"]}]' />
+          <button
+            onClick={() =>
+              void act(async () => {
+                let rules: unknown;
+                try {
+                  rules = JSON.parse(f('cors') || '[]');
+                } catch {
+                  throw new Error(t('not valid JSON'));
+                }
+                await put(bucketPath(bucket, '/settings/cors'), { rules });
+              })
+            }
+          >
+            {t('Save')}
+          </button>
+        </Card>
+        <Card title={t('Quota')}>
+          <div className="row">
+            <label>
+              {t('Bytes (-1 = no limit)')}
+              <input type="number" value={f('quotaSize')} onChange={set('quotaSize')} />
+            </label>
+            <label>
+              {t('Objects (-1 = no limit)')}
+              <input type="number" value={f('quotaCount')} onChange={set('quotaCount')} />
+            </label>
+          </div>
+          <button onClick={() => void setting('quota', { size: f('quotaSize'), count: f('quotaCount') })}>{t('Save')}</button>
+        </Card>
+        <Card title={t('Image styles')}>
+          <table className="grid">
+            <tbody>
+              {Object.entries(info.styles).map(([name, pipeline]) => (
+                <tr key={name}>
+                  <td>{name}</td>
+                  <td className="mono">{pipeline}</td>
+                  <td>
+                    <button className="danger" onClick={() => void act(() => del(bucketPath(bucket, `/styles/${encodeURIComponent(name)}`)))}>
+                      {t('Delete')}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <div className="row">
+            <input placeholder={t('name')} value={f('styleName')} onChange={set('styleName')} />
+            <input placeholder="imageView2/2/w/200" value={f('stylePipeline')} onChange={set('stylePipeline')} />
+            <button onClick={() => void act(() => put(bucketPath(bucket, `/styles/${encodeURIComponent(f('styleName'))}`), { pipeline: f('stylePipeline') }))}>{t('Add')}</button>
+          </div>
+          <div className="row">
+            {t('Separator')} <input value={f('separator')} onChange={set('separator')} style={{ width: 60 }} />
+            <button onClick={() => void setting('separator', { separator: f('separator') })}>{t('Save')}</button>
+          </div>
+        </Card>
+        <Card title={t('Download domains')}>
+          <ul>
+            {data.domains.map((d) => (
+              <li key={d}>
+                {d}{' '}
+                <button className="link" onClick={() => void act(() => del(bucketPath(bucket, `/domains/${encodeURIComponent(d)}`)))}>
+                  {t('Remove')}
+                </button>
+              </li>
+            ))}
+          </ul>
+          <div className="row">
+            <input placeholder="img.example.com" value={f('domain')} onChange={set('domain')} />
+            <button onClick={() => void act(() => post(bucketPath(bucket, '/domains'), { domain: f('domain') }))}>{t('Bind')}</button>
+          </div>
+        </Card>
+        <Card title={t('Lifecycle rules')}>
+          <table className="grid">
+            <tbody>
+              {data.rules.map((r) => (
+                <tr key={String(r.name)}>
+                  <td>{r.name}</td>
+                  <td className="mono">{r.prefix || '*'}</td>
+                  <td className="small">
+                    {DAY_FIELDS.filter(([k]) => Number(r[k]) > 0)
+                      .map(([k, label]) => `${t(label)} ${r[k]}`)
+                      .join(', ')}
+                  </td>
+                  <td>
+                    <button className="danger" onClick={() => void act(() => del(bucketPath(bucket, `/rules/${encodeURIComponent(String(r.name))}`)))}>
+                      {t('Delete')}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <div className="row">
+            <input placeholder={t('name')} value={f('ruleName')} onChange={set('ruleName')} />
+            <input placeholder={t('prefix')} value={f('rulePrefix')} onChange={set('rulePrefix')} />
+          </div>
+          {DAY_FIELDS.map(([k, label]) => (
+            <div className="row" key={k}>
+              <span style={{ width: 200 }}>{t(label)}</span>
+              <input type="number" min={0} value={f(k)} onChange={set(k)} style={{ width: 90 }} />
+            </div>
+          ))}
+          <button
+            onClick={() =>
+              void act(() => post(bucketPath(bucket, '/rules'), { name: f('ruleName'), prefix: f('rulePrefix'), ...Object.fromEntries(DAY_FIELDS.map(([k]) => [k, f(k) || '0'])) }))
+            }
+          >
+            {t('Add rule')}
+          </button>
+        </Card>
+        <Card title={t('Event notifications')}>
+          <table className="grid">
+            <tbody>
+              {data.events.map((e) => (
+                <tr key={e.name}>
+                  <td>{e.name}</td>
+                  <td className="small">
+                    {e.prefix || '*'}…{e.suffix} → {e.events.join(', ')}
+                  </td>
+                  <td className="mono small">{e.callback_urls.join(' ')}</td>
+                  <td>
+                    <button className="danger" onClick={() => void act(() => del(bucketPath(bucket, `/events/${encodeURIComponent(e.name)}`)))}>
+                      {t('Delete')}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <div className="row">
+            <input placeholder={t('name')} value={f('evName')} onChange={set('evName')} />
+            <input placeholder={t('prefix')} value={f('evPrefix')} onChange={set('evPrefix')} />
+            <input placeholder={t('suffix')} value={f('evSuffix')} onChange={set('evSuffix')} />
+          </div>
+          <div className="row">
+            {EVENT_NAMES.map((n) => (
+              <label className="inline" key={n}>
+                <input type="checkbox" checked={events.includes(n)} onChange={(e) => setEvents((x) => (e.target.checked ? [...x, n] : x.filter((y) => y !== n)))} /> {n}
+              </label>
+            ))}
+          </div>
+          <div className="row">
+            <input placeholder="https://hooks.example.com/granary" value={f('evUrl')} onChange={set('evUrl')} />
+            <button
+              onClick={() =>
+                void act(() =>
+                  post(bucketPath(bucket, '/events'), { name: f('evName'), prefix: f('evPrefix'), suffix: f('evSuffix'), events, callbackUrls: f('evUrl').split(/[;\s]+/) }),
+                )
+              }
+            >
+              {t('Add rule')}
+            </button>
+          </div>
+        </Card>
+        <Card title={t('Delete bucket')}>
+          <p className="muted">{t('Only an empty bucket can be deleted.')}</p>
+          <button
+            className="danger"
+            onClick={() => {
+              if (!window.confirm(t('Delete bucket {name}? Only an empty bucket can be deleted.', { name: bucket }))) return;
+              void del(bucketPath(bucket))
+                .then(() => go('buckets'))
+                .catch((err: unknown) => setMessage(`${t('Failed')}: ${(err as Error).message}`));
+            }}
+          >
+            {t('Delete bucket')}
+          </button>
+        </Card>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,143 @@
+/**
+ * The Files screen's API (JSON), every bucket authorised with `authorizeBucket` (631 / 403) and every change made by
+ * the object domain functions (src/objects/list.ts, src/objects/manage/*):
+ * - `GET /api/buckets/:bucket/objects?prefix=&delimiter=&marker=&limit=` → one page of `listObjects`
+ *   `{items, commonPrefixes, marker}` ('' marker = last page; 640 bad marker); each item gains `url` (a download
+ *   URL, signed for an hour when the bucket is private or protects its originals) and, for images and videos,
+ *   `thumb` (an `imageView2` or `vframe` URL, signed likewise).
+ * - `GET /api/buckets/:bucket/stat?key=` → the stat answer plus `url` (612 missing).
+ * - `POST /api/buckets/:bucket/upload-token` `{key?}` → `{token, upHost}`: an upload token for the bucket (or the
+ *   key) valid an hour, signed with the caller's pair; the browser uploads to the Kodo API listener at `upHost`.
+ * URLs point at the Kodo API listener as the browser can reach it (links.ts `publicBase`).
+ * - `POST /api/buckets/:bucket/link` `{key, expires (seconds, 1..31536000), fop?}` → `{url, deadline}`.
+ * - `POST /api/buckets/:bucket/ops/:op` `{key, …}` → 204: `delete`; `move`/`copy` `{toBucket?, toKey, force?}` (the
+ *   target bucket authorised too); `chgm` `{mimeType?, meta?}` (a meta value '' removes it); `chtype` `{type 0..4}`;
+ *   `chstatus` `{status 0|1}`; `deleteAfterDays` `{days ≥ 0}`.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authorizeBucket } from '../auth/authorize.js';
+import type { Granary } from '../context.js';
+import { Errors } from '../errors.js';
+import type { EventActor } from '../events/outbox.js';
+import { listObjects } from '../objects/list.js';
+import { copyEntry, moveEntry } from '../objects/manage/copy.js';
+import { deleteEntry } from '../objects/manage/delete.js';
+import type { EntryRef } from '../objects/manage/ref.js';
+import { statEntry } from '../objects/manage/stat.js';
+import { changeMeta, changeStatus, changeType, setDeleteAfterDays } from '../objects/manage/update.js';
+import { sendJson } from '../roles/http.js';
+import { toJson } from '../roles/json.js';
+import type { BucketRecord } from '../store/meta.js';
+import type { ConsoleApi } from './app.js';
+import { bodyOf, int, optText, pathParam, queryParam, text, textMap, type Body } from './body.js';
+import { callerOf } from './guard.js';
+import { downloadUrl, PAGE_LINK_SECONDS, publicBase, uploadToken } from './links.js';
+
+/** Longest private link the console mints: a year, seconds. */
+const MAX_LINK_SECONDS = 365 * 86400;
+/** Thumbnails: 96 px boxes, cropped to fill. */
+const IMAGE_THUMB = 'imageView2/1/w/96/h/96';
+const VIDEO_THUMB = 'vframe/jpg/offset/1/w/96/h/96';
+
+/** Whether links to `bucket`'s objects must be signed (private, or originals protected). */
+function needsSignature(b: BucketRecord): boolean {
+  return b.private || b.settings.protected === true;
+}
+
+async function bucketOf(api: ConsoleApi, request: FastifyRequest): Promise<{ accessKey: string; bucket: BucketRecord }> {
+  const s = callerOf(api.sessions, request);
+  return { accessKey: s.accessKey, bucket: await authorizeBucket(api.g, s.accessKey, pathParam(request, 'bucket')) };
+}
+
+/** The page URLs of one object: `url` and, for images and videos, `thumb`. */
+function pageUrls(g: Granary, base: string, accessKey: string, bucket: BucketRecord, key: string, mimeType: unknown): { url: string; thumb?: string } {
+  const opts = { sign: needsSignature(bucket), seconds: PAGE_LINK_SECONDS, base };
+  const out: { url: string; thumb?: string } = { url: downloadUrl(g, accessKey, { bucket: bucket.name, key }, opts).url };
+  const mime = typeof mimeType === 'string' ? mimeType : '';
+  const fop = mime.startsWith('image/') ? IMAGE_THUMB : mime.startsWith('video/') ? VIDEO_THUMB : undefined;
+  if (fop) out.thumb = downloadUrl(g, accessKey, { bucket: bucket.name, key, fop }, opts).url;
+  return out;
+}
+
+/** One management op on an entry of the bucket; `by` the caller (named in event notifications). */
+type Op = (g: Granary, ref: EntryRef, b: Body, by: EventActor) => Promise<unknown>;
+
+/** move/copy: the target (same bucket unless `toBucket`), authorised for the caller too. */
+function twoEntries(fn: typeof copyEntry): Op {
+  return async (g, ref, b, by) => {
+    const toBucket = optText(b, 'toBucket') || ref.bucket;
+    await authorizeBucket(g, by.accessKey, toBucket);
+    return fn(g, ref, { bucket: toBucket, key: text(b, 'toKey') }, b.force === true, by);
+  };
+}
+
+const OPS: Record<string, Op> = {
+  delete: (g, ref, _b, by) => deleteEntry(g, ref, by),
+  move: twoEntries(moveEntry),
+  copy: twoEntries(copyEntry),
+  chgm: (g, ref, b) => {
+    const mimeType = optText(b, 'mimeType');
+    return changeMeta(g, ref, { ...(mimeType ? { mimeType } : {}), meta: textMap(b, 'meta') });
+  },
+  chtype: (g, ref, b) => changeType(g, ref, int(b, 'type', 0, 4)),
+  chstatus: (g, ref, b, by) => changeStatus(g, ref, int(b, 'status', 0, 1), by),
+  deleteAfterDays: (g, ref, b) => setDeleteAfterDays(g, ref, int(b, 'days', 0, 36500)),
+};
+
+/** Registers the file routes. */
+export function registerFileApi(app: FastifyInstance, api: ConsoleApi): void {
+  const { g } = api;
+
+  app.get('/api/buckets/:bucket/objects', async (request, reply) => {
+    const { accessKey, bucket } = await bucketOf(api, request);
+    const limit = queryParam(request, 'limit');
+    const page = await listObjects(g, accessKey, {
+      bucket: bucket.name,
+      prefix: queryParam(request, 'prefix'),
+      delimiter: queryParam(request, 'delimiter'),
+      marker: queryParam(request, 'marker'),
+      limit: limit === '' ? '100' : limit,
+      needParts: false,
+    });
+    const base = publicBase(g, request.headers.host);
+    const items = page.items.map((item) => ({ ...item, ...pageUrls(g, base, accessKey, bucket, String(item.key), item.mimeType) }));
+    return sendJson(reply, 200, toJson({ items, commonPrefixes: page.commonPrefixes, marker: page.marker }));
+  });
+
+  app.get('/api/buckets/:bucket/stat', async (request, reply) => {
+    const { accessKey, bucket } = await bucketOf(api, request);
+    const key = queryParam(request, 'key');
+    if (key === '') throw Errors.badRequest('key is required');
+    const stat = await statEntry(g, { bucket: bucket.name, key });
+    const urls = pageUrls(g, publicBase(g, request.headers.host), accessKey, bucket, key, stat.mimeType);
+    return sendJson(reply, 200, toJson({ key, ...stat, ...urls }));
+  });
+
+  app.post('/api/buckets/:bucket/upload-token', async (request) => {
+    const { accessKey, bucket } = await bucketOf(api, request);
+    const key = optText(bodyOf(request), 'key');
+    const scope = key === '' ? bucket.name : `${bucket.name}:${key}`;
+    return { token: uploadToken(g, accessKey, scope, PAGE_LINK_SECONDS), upHost: publicBase(g, request.headers.host) };
+  });
+
+  app.post('/api/buckets/:bucket/link', async (request) => {
+    const { accessKey, bucket } = await bucketOf(api, request);
+    const b = bodyOf(request);
+    const key = text(b, 'key');
+    const seconds = int(b, 'expires', 1, MAX_LINK_SECONDS);
+    const fop = optText(b, 'fop').replace(/^\?/, '');
+    const target = { bucket: bucket.name, key, ...(fop ? { fop } : {}) };
+    const link = downloadUrl(g, accessKey, target, { sign: true, seconds, base: publicBase(g, request.headers.host) });
+    return { url: link.url, deadline: link.deadline };
+  });
+
+  app.post('/api/buckets/:bucket/ops/:op', async (request, reply) => {
+    const name = pathParam(request, 'op');
+    const op = Object.hasOwn(OPS, name) ? OPS[name] : undefined;
+    if (!op) throw Errors.unknownOp(name);
+    const { accessKey, bucket } = await bucketOf(api, request);
+    const b = bodyOf(request);
+    await op(g, { bucket: bucket.name, key: text(b, 'key') }, b, { accessKey, reqId: request.id });
+    return reply.code(204).send();
+  });
+}

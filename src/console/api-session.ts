@@ -1,0 +1,54 @@
+/**
+ * Sign-in, the current session and sign-out (`/api/session`):
+ * - `POST /api/session` `{accessKey, secretKey}` → 200 `{accessKey, root, csrf, expiresIn}` and the session cookie.
+ *   The pair is checked against the key index (root or account pair; constant-time compare); 401
+ *   `consoleSignInFailed` otherwise (the same answer for an unknown AccessKey and a wrong secret). Origin checked.
+ *   After 10 failures for one AccessKey from one address within a minute, 573 until that minute has passed.
+ * - `GET /api/session` → the same answer for a live session (the page reloads its CSRF token this way); 401 otherwise.
+ * - `DELETE /api/session` → 204; the session ends on the server (its cookie is refused from then on).
+ */
+import type { FastifyInstance } from 'fastify';
+import { safeEqual } from '../auth/compare.js';
+import { Errors } from '../errors.js';
+import { bodyOf, text } from './body.js';
+import type { ConsoleApi } from './app.js';
+import { callerOf, checkSameOrigin, setSessionCookie } from './guard.js';
+import type { ConsoleSession, ConsoleSessions } from './sessions.js';
+
+function sessionJson(sessions: ConsoleSessions, s: ConsoleSession): Record<string, unknown> {
+  return { accessKey: s.accessKey, root: s.root, csrf: s.csrf, expiresIn: sessions.secondsLeft(s) };
+}
+
+/** Registers the session routes. */
+export function registerSessionApi(app: FastifyInstance, { g, sessions, signIns }: ConsoleApi): void {
+  app.post('/api/session', async (request, reply) => {
+    checkSameOrigin(request);
+    const b = bodyOf(request);
+    const accessKey = text(b, 'accessKey');
+    const secretKey = text(b, 'secretKey');
+    const address = request.ip;
+    if (signIns.blocked(accessKey, address)) throw Errors.consoleSignInThrottled();
+    const known = g.secretOf(accessKey);
+    // Compare against a dummy when the AccessKey is unknown, so both refusals take the same path.
+    const ok = safeEqual(secretKey, known ?? '\u0000no such key\u0000') && known !== undefined;
+    if (!ok) {
+      signIns.failed(accessKey, address);
+      request.log.warn({ accessKey }, 'console sign-in refused');
+      throw Errors.consoleSignInFailed();
+    }
+    signIns.succeeded(accessKey, address);
+    const s = sessions.create(accessKey, g.keyIndex.isRoot(accessKey));
+    setSessionCookie(request, reply, s);
+    request.log.info({ accessKey, root: s.root }, 'console sign-in');
+    return sessionJson(sessions, s);
+  });
+
+  app.get('/api/session', async (request) => sessionJson(sessions, callerOf(sessions, request)));
+
+  app.delete('/api/session', async (request, reply) => {
+    const s = callerOf(sessions, request);
+    sessions.end(s.id);
+    setSessionCookie(request, reply, undefined);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * Request and error rates for the console's Overview, read from the Prometheus request counter
+ * (`granary_http_requests_total`, by role/operation/status; src/metrics) when the Granary has metrics: totals since
+ * the start, and rates per second over about the last minute from samples taken every 10 seconds (at most 7 kept).
+ * Without metrics (offline contexts) the Overview shows none. The sampler's timer does not keep the process alive.
+ */
+
+/** The part of a prom-client Counter read here. */
+interface CounterLike {
+  get(): Promise<{ values: Array<{ value: number; labels: Record<string, string | number | undefined> }> }>;
+}
+
+/** Request totals at one moment. `ms` Unix milliseconds. */
+interface Sample {
+  ms: number;
+  requests: number;
+  clientErrors: number;
+  serverErrors: number;
+}
+
+/** What the Overview shows: totals since the start, and per-second rates over `windowSeconds` (0 = none yet). */
+export interface RequestRates {
+  total: { requests: number; clientErrors: number; serverErrors: number };
+  perSecond: { requests: number; clientErrors: number; serverErrors: number };
+  windowSeconds: number;
+}
+
+const SAMPLE_MS = 10_000;
+const KEEP = 7;
+
+export class RequestRateSampler {
+  private readonly samples: Sample[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly counter: CounterLike) {}
+
+  /** Takes a sample now and every 10 s until `stop()`. */
+  start(): void {
+    void this.sample();
+    this.timer = setInterval(() => void this.sample(), SAMPLE_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private async read(): Promise<Sample> {
+    const s: Sample = { ms: Date.now(), requests: 0, clientErrors: 0, serverErrors: 0 };
+    for (const v of (await this.counter.get()).values) {
+      const status = Number(v.labels.status);
+      s.requests += v.value;
+      if (status >= 400 && status < 500) s.clientErrors += v.value;
+      else if (status >= 500) s.serverErrors += v.value;
+    }
+    return s;
+  }
+
+  private async sample(): Promise<void> {
+    this.samples.push(await this.read());
+    while (this.samples.length > KEEP) this.samples.shift();
+  }
+
+  /** Totals now and rates since the oldest kept sample. */
+  async rates(): Promise<RequestRates> {
+    const now = await this.read();
+    const old = this.samples[0];
+    const seconds = old ? (now.ms - old.ms) / 1000 : 0;
+    const rate = (n: number, o: number | undefined): number => (seconds >= 1 && o !== undefined ? Math.max(0, (n - o) / seconds) : 0);
+    return {
+      total: { requests: now.requests, clientErrors: now.clientErrors, serverErrors: now.serverErrors },
+      perSecond: {
+        requests: rate(now.requests, old?.requests),
+        clientErrors: rate(now.clientErrors, old?.clientErrors),
+        serverErrors: rate(now.serverErrors, old?.serverErrors),
+      },
+      windowSeconds: seconds >= 1 ? Math.round(seconds) : 0,
+    };
+  }
+}
+
+/** The request counter of `g.metrics`, when the Granary has metrics. */
+export function requestCounterOf(g: object): CounterLike | undefined {
+  const metrics = (g as { metrics?: { requests?: CounterLike } }).metrics;
+  return metrics?.requests;
+}

@@ -1,0 +1,84 @@
+/**
+ * The web console under test: the console routes (src/console/app.ts) on their own listener beside a test server,
+ * its app built when missing (or older than its sources), and a small client of its JSON API with a cookie jar.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { CONSOLE_UI_DIR, registerConsole } from '../../src/console/app.js';
+import type { TestServer } from './server.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** Newest modification time under `dir`, milliseconds. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/** Builds the console app with Vite unless dist/console-ui is newer than console/. */
+export function ensureConsoleBuilt(): void {
+  const index = join(CONSOLE_UI_DIR, 'index.html');
+  if (existsSync(index) && statSync(index).mtimeMs >= newest(join(ROOT, 'console'))) return;
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'console/vite.config.ts'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+/** A console listener on 127.0.0.1 (any free port) serving `s`'s Granary. */
+export interface ConsoleServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/** Starts the console for `s` (a temporary starter until the console listener of src/main.ts serves it). */
+export async function startConsole(s: TestServer): Promise<ConsoleServer> {
+  const app = Fastify({ loggerInstance: s.running.g.log as FastifyBaseLogger });
+  await registerConsole(app, s.running.g);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { url: `http://127.0.0.1:${port}`, app, close: () => app.close() };
+}
+
+/** An answer of the console API. */
+export interface ApiAnswer<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** A console API client keeping the session cookie and the CSRF token, as the page does. */
+export class ConsoleClient {
+  cookie = '';
+  csrf = '';
+
+  constructor(readonly base: string) {}
+
+  /** Calls the API; `opts.csrf: false` leaves the token out, `opts.origin` sets an Origin header, `opts.headers` more. */
+  async call<T = unknown>(method: string, path: string, body?: unknown, opts: { csrf?: boolean; origin?: string; cookie?: string; headers?: Record<string, string> } = {}): Promise<ApiAnswer<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    const cookie = opts.cookie ?? this.cookie;
+    if (cookie) headers.cookie = cookie;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (method !== 'GET' && opts.csrf !== false && this.csrf) headers['x-granary-csrf'] = this.csrf;
+    if (opts.origin) headers.origin = opts.origin;
+    const res = await fetch(this.base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const setCookie = res.headers.get('set-cookie');
+    if (setCookie) this.cookie = setCookie.split(';')[0] ?? '';
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+  }
+
+  /** Signs in; returns the answer (the cookie and token are kept on success). */
+  async signIn(accessKey: string, secretKey: string): Promise<ApiAnswer<{ csrf?: string; root?: boolean; error?: string }>> {
+    const a = await this.call<{ csrf?: string; root?: boolean; error?: string }>('POST', '/api/session', { accessKey, secretKey });
+    if (a.status === 200 && a.body.csrf) this.csrf = a.body.csrf;
+    return a;
+  }
+}

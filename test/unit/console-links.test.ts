@@ -1,0 +1,78 @@
+/**
+ * The console's links (src/console/links.ts) and sessions (src/console/sessions.ts): the Kodo API base a browser
+ * can reach, signed download URLs that the private-download verifier accepts, upload tokens the upload-token
+ * verifier accepts; sessions that end after their idle time, on sign-out, with their key pair, and when too many.
+ */
+import { describe, expect, it } from 'vitest';
+import { verifyPrivateDownload } from '../../src/auth/download-token.js';
+import { verifyUploadToken } from '../../src/auth/upload-token.js';
+import { downloadUrl, objectPath, publicBase, uploadToken } from '../../src/console/links.js';
+import { ConsoleSessions } from '../../src/console/sessions.js';
+import type { Granary } from '../../src/context.js';
+import { AdjustableClock } from '../../src/ports/clock.js';
+
+const clock = new AdjustableClock();
+const secrets: Record<string, string> = { ak: 'sk' };
+const secretOf = (k: string): string | undefined => secrets[k];
+const g = (publicUrl?: string): Granary =>
+  ({ config: publicUrl ? { publicUrl } : {}, publicUrl: publicUrl ?? 'http://127.0.0.1:9000', clock, secretOf }) as unknown as Granary;
+
+describe('console links', () => {
+  it('points at the Kodo API listener by the host name the browser used, unless GRANARY_PUBLIC_URL is set', () => {
+    expect(publicBase(g(), 'storage.lan:9001')).toBe('http://storage.lan:9000');
+    expect(publicBase(g(), '[::1]:9001')).toBe('http://[::1]:9000');
+    expect(publicBase(g(), undefined)).toBe('http://127.0.0.1:9000');
+    expect(publicBase(g('https://kodo.example.com'), 'storage.lan:9001')).toBe('https://kodo.example.com');
+  });
+
+  it('escapes each key segment and keeps the slashes', () => {
+    expect(objectPath('b', 'dir/a b+c?.jpg')).toBe('/b/dir/a%20b%2Bc%3F.jpg');
+  });
+
+  it('signs private download URLs (with a fop) that the download verifier accepts until their deadline', () => {
+    const { url, deadline } = downloadUrl(g(), 'ak', { bucket: 'b', key: 'dir/x y.jpg', fop: 'imageView2/1/w/96' }, { sign: true, seconds: 60, base: 'http://h:9000' });
+    expect(url).toMatch(/^http:\/\/h:9000\/b\/dir\/x%20y\.jpg\?imageView2\/1\/w\/96&e=\d+&token=ak:/);
+    const rawUrl = url.slice('http://h:9000'.length);
+    const now = Math.floor(clock.nowMs() / 1000);
+    expect(verifyPrivateDownload({ rawUrl, headers: { host: 'h:9000' } }, secretOf, now)).toEqual({ accessKey: 'ak' });
+    expect(() => verifyPrivateDownload({ rawUrl, headers: { host: 'h:9000' } }, secretOf, deadline! + 1)).toThrow(/token out of date/);
+    expect(downloadUrl(g(), 'ak', { bucket: 'b', key: 'k' }, { sign: false, seconds: 60, base: 'http://h' }).url).toBe('http://h/b/k');
+  });
+
+  it('mints upload tokens for a scope that the upload-token verifier accepts', () => {
+    const token = uploadToken(g(), 'ak', 'b:k', 3600);
+    const parsed = verifyUploadToken(token, secretOf);
+    expect(parsed.accessKey).toBe('ak');
+    expect(JSON.stringify(parsed)).toContain('"b:k"');
+  });
+});
+
+describe('console sessions', () => {
+  it('end after their idle time, on sign-out, with their key pair, and least recently used first past the cap', () => {
+    const c = new AdjustableClock();
+    const sessions = new ConsoleSessions(c, 60_000, 2);
+    const a = sessions.create('ak', true);
+    expect(a.id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a.csrf).not.toBe(a.id);
+    c.advance(59);
+    expect(sessions.use(a.id)).toBe(a);
+    c.advance(59);
+    expect(sessions.use(a.id)).toBe(a); // renewed by the previous use
+    c.advance(61);
+    expect(sessions.use(a.id)).toBeUndefined();
+    expect(sessions.use(undefined)).toBeUndefined();
+
+    const b = sessions.create('ak', true);
+    sessions.end(b.id);
+    expect(sessions.use(b.id)).toBeUndefined();
+
+    const x = sessions.create('x', false);
+    const y = sessions.create('y', false);
+    expect(sessions.use(x.id)).toBe(x); // x is now the most recently used
+    const z = sessions.create('z', false);
+    expect(sessions.use(y.id)).toBeUndefined();
+    expect(sessions.use(x.id)).toBe(x);
+    sessions.endAllOf('z');
+    expect(sessions.use(z.id)).toBeUndefined();
+  });
+});
