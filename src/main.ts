@@ -34,6 +34,7 @@ import { Scrubber } from './objects/scrubber.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import { trackConnections } from './connections.js';
+import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
 import type { BlobStore } from './store/blob.js';
@@ -63,7 +64,7 @@ export interface RunningGranary {
 export interface StartOptions {
   clock?: Clock;
   logger?: Logger;
-  /** Adds the web console's routes and static files to the console listener (console/listener.ts). */
+  /** Routes of the console listener (console/listener.ts) instead of the web console's (console/app.ts). */
   registerConsole?: ConsoleListenerOptions['register'];
 }
 
@@ -143,7 +144,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
       consoleListener = await startConsoleListener(g, {
         port: config.consolePort,
         host: config.consoleHost,
-        ...(opts.registerConsole ? { register: opts.registerConsole } : {}),
+        // The web console (console/app.ts) unless the caller brings its own routes.
+        register: opts.registerConsole ?? ((consoleApp) => registerConsole(consoleApp, g)),
       });
     }
   } catch (err) {
