@@ -11,6 +11,7 @@
  * A bucket's lifecycle rules come from its settings column (lifecycle.ts): reads answer entries with their rule's
  * dates, and every liveness check counts an entry its rule deleted as expired.
  */
+import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
 import type { BlobState, BlobSums } from '../blob.js';
@@ -36,6 +37,7 @@ import { OverQuota, QuotaGuard } from './bucket-usage.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
+import { SqliteLeases } from './leases.js';
 import { listPage } from './list-query.js';
 import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from './rows.js';
 import { migrate, SCHEMA } from './schema.js';
@@ -80,9 +82,17 @@ export class SqliteMetaStore implements MetaStore {
   readonly workflowTemplates: SqliteWorkflowTemplates;
   /** The event notification outbox (store/events.ts), written inside the entry transactions below. */
   readonly events: SqliteEventOutbox;
+  /** Leases (ports/leases.ts): process liveness and singletons. */
+  readonly leases: SqliteLeases;
+  /** The identity of the process using this store (recorded on queue claims). */
+  readonly owner: string;
 
-  /** Opens (and creates or migrates) the database file at `path`. */
-  constructor(path: string) {
+  /**
+   * Opens (and creates or migrates) the database file at `path`. `owner` is the identity of the process using it
+   * (workers/identity.ts); offline users (CLI, tests) get a random one that never holds a process lease.
+   */
+  constructor(path: string, owner?: string) {
+    this.owner = owner ?? `offline:${process.pid}:${randomBytes(6).toString('hex')}`;
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
@@ -94,10 +104,11 @@ export class SqliteMetaStore implements MetaStore {
     this.refs = new BlobRefs(db);
     this.quota = new QuotaGuard(db, this.refs);
     this.sessions = new SqliteSessions(db, this.refs);
-    this.fetchTasks = new SqliteFetchTasks(db);
-    this.jobs = new SqliteJobQueue(db);
+    this.fetchTasks = new SqliteFetchTasks(db, this.owner);
+    this.jobs = new SqliteJobQueue(db, this.owner);
     this.workflowTemplates = new SqliteWorkflowTemplates(db);
-    this.events = new SqliteEventOutbox(db);
+    this.events = new SqliteEventOutbox(db, this.owner);
+    this.leases = new SqliteLeases(db);
     this.st = {
       getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
       bucketSettings: db.prepare('SELECT settings FROM buckets WHERE name = ?'),
@@ -177,6 +188,7 @@ export class SqliteMetaStore implements MetaStore {
       ping: db.prepare('SELECT COUNT(*) FROM settings'),
       countObjects: db.prepare('SELECT COUNT(*) AS n FROM objects WHERE bucket = ?'),
       getSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
+      changeCount: db.prepare('SELECT n FROM change_counters WHERE topic = ?'),
       setSetting: db.prepare(
         'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
       ),
@@ -590,6 +602,14 @@ export class SqliteMetaStore implements MetaStore {
 
   async ping(): Promise<void> {
     this.st.ping.get();
+  }
+
+  dataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  async changeCount(topic: 'access_keys' | 'domains'): Promise<number> {
+    return (this.st.changeCount.get(topic) as { n: number } | undefined)?.n ?? 0;
   }
 
   async close(): Promise<void> {
