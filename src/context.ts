@@ -47,6 +47,11 @@ export interface Granary {
   fopCache?: FopCache;
   /** The background scrubber (absent in offline CLI contexts). */
   scrubber?: Scrubber;
+  /**
+   * Tag of this process (workers/identity.ts) marking its per-process files (staging, fop temp dirs); absent in
+   * offline CLI contexts (`offline`).
+   */
+  processTag?: string;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

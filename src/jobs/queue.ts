@@ -88,7 +88,8 @@ export interface JobQueue {
   /** A running job this process gives up on while stopping goes back to `waiting`, its attempt not counted. */
   release(id: string, nowMs: number): Promise<boolean>;
   /**
-   * Recovery: every `running` job whose owner holds no live process lease at `nowMs` (it died) goes back to
+   * Recovery: every `running` job whose owner holds no process lease (it died: workers/recovery.ts removes a
+   * dead process's leases) goes back to
    * `waiting`, and such `notifying` jobs lose their owner (to be claimed by `claimNotifying`); returns how many
    * went back to waiting. A live process's jobs are never touched.
    */

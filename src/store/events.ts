@@ -62,7 +62,8 @@ export interface EventOutbox {
   /** A running event this process gives up on while stopping goes back to `waiting`, its attempt not counted. */
   release(id: string, nowMs: number): Promise<boolean>;
   /**
-   * Recovery: every `running` event whose owner holds no live process lease at `nowMs` (it died) goes back to
+   * Recovery: every `running` event whose owner holds no process lease (it died: workers/recovery.ts removes a
+   * dead process's leases) goes back to
    * `waiting`; returns how many. A live process's events are never touched.
    */
   requeueAbandoned(nowMs: number): Promise<number>;

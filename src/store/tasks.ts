@@ -67,7 +67,8 @@ export interface FetchTaskStore {
    */
   release(id: string, nowMs: number): Promise<boolean>;
   /**
-   * Recovery: every `running` task whose owner holds no live process lease at `nowMs` (it died) goes back to
+   * Recovery: every `running` task whose owner holds no process lease (it died: workers/recovery.ts removes a
+   * dead process's leases) goes back to
    * `waiting`; returns how many. A live process's tasks are never touched.
    */
   requeueAbandoned(nowMs: number): Promise<number>;

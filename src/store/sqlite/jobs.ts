@@ -66,9 +66,8 @@ export class SqliteJobQueue implements JobQueue {
     private readonly db: Database.Database,
     private readonly owner: string,
   ) {
-    /** Running or notifying rows of `jobs` whose owner holds no live process lease at `@now`. */
-    const abandoned = `(owner IS NULL OR NOT EXISTS (
-      SELECT 1 FROM leases l WHERE l.name = 'process:' || jobs.owner AND l.expires_ms > @now))`;
+    /** Rows of `jobs` whose owner holds no process lease (it died: workers/recovery.ts removed its leases). */
+    const abandoned = `(owner IS NULL OR NOT EXISTS (SELECT 1 FROM leases l WHERE l.name = 'process:' || jobs.owner))`;
     this.st = {
       insert: db.prepare(
         `INSERT INTO jobs (id, seq, access_key, bucket, key, fops, notify_url, pipeline, type, force, req_id, task_from,
@@ -179,7 +178,7 @@ export class SqliteJobQueue implements JobQueue {
 
   async requeueAbandoned(nowMs: number): Promise<number> {
     return this.db.transaction(() => {
-      this.st.orphanNotifying.run({ now: nowMs });
+      this.st.orphanNotifying.run();
       return this.st.requeue.run({ now: nowMs }).changes;
     })();
   }

@@ -7,7 +7,8 @@
  * (order), `id`, `state`, `attempts`, `result`, `updated_ms`, `next_run_ms`, `owner` besides its own.
  *
  * Ownership (workers/): a claim records `owner` (this store's process identity). `requeueAbandoned` puts back
- * only running rows whose owner holds no live `process:<owner>` lease (table `leases`): a live worker's rows
+ * only running rows whose owner holds no `process:<owner>` lease (table `leases`; the reaper removes the
+ * leases of dead processes): a live worker's rows
  * are never taken from it; a killed worker's rows are, as soon as its lease is gone.
  */
 import type Database from 'better-sqlite3';
@@ -44,7 +45,7 @@ export class SqliteQueueTable<Row extends { seq: number; attempts: number }, Rec
       requeue: db.prepare(
         `UPDATE ${table} SET state = 'waiting', owner = NULL, next_run_ms = ?, updated_ms = ?
          WHERE state = 'running' AND (owner IS NULL OR NOT EXISTS (
-           SELECT 1 FROM leases l WHERE l.name = 'process:' || ${table}.owner AND l.expires_ms > ?))`,
+           SELECT 1 FROM leases l WHERE l.name = 'process:' || ${table}.owner))`,
       ),
       prune: db.prepare(`DELETE FROM ${table} WHERE state IN ('done', 'failed') AND updated_ms < ?`),
     };
@@ -83,11 +84,11 @@ export class SqliteQueueTable<Row extends { seq: number; attempts: number }, Rec
   }
 
   /**
-   * Puts back to waiting every running row whose owner holds no live process lease at `nowMs` (it died, or the
-   * row predates owners); how many.
+   * Puts back to waiting (runnable at `nowMs`) every running row whose owner holds no process lease (it died:
+   * workers/recovery.ts removes a dead process's leases; or the row predates owners); how many.
    */
   requeueAbandoned(nowMs: number): number {
-    return this.st.requeue.run(nowMs, nowMs, nowMs).changes;
+    return this.st.requeue.run(nowMs, nowMs).changes;
   }
 
   /** Deletes done and failed rows that ended before `beforeMs`; how many. */
