@@ -52,6 +52,8 @@ export interface Granary {
    * offline CLI contexts (`offline`).
    */
   processTag?: string;
+  /** Slot of this worker process (0…GRANARY_WORKERS−1) when the server runs several; absent otherwise. */
+  workerSlot?: number;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

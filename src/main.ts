@@ -126,6 +126,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     moderation,
     fopCache: await FopCache.open(cache.dir, cache.bytes, log),
     processTag: identity.tag,
+    ...(opts.slot !== undefined ? { workerSlot: opts.slot } : {}),
     publicUrl: config.publicUrl ?? '',
   };
   await recoverFromDeadProcesses(g, identity, leaseClock, coord.ttlMs);

@@ -28,6 +28,7 @@ const FLAG_ENV: Record<string, string> = {
   secretKey: 'GRANARY_SECRET_KEY',
   logLevel: 'GRANARY_LOG_LEVEL',
   outboundAllow: 'GRANARY_OUTBOUND_ALLOW',
+  workers: 'GRANARY_WORKERS',
 };
 
 /** Config from the environment, overridden by the flags given. */

@@ -18,7 +18,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../ports/clock.js';
 import { processLease } from '../ports/leases.js';
 import type { MetaStore } from '../store/meta.js';
-import type { ProcessIdentity } from './identity.js';
+import { markLocal, type ProcessIdentity } from './identity.js';
+import { releaseDeadProcesses } from './recovery.js';
 
 /** How often other processes' writes are looked for, ms. */
 const WATCH_MS = 200;
@@ -54,6 +55,7 @@ export class Coordinator {
 
   /** Registers this process (its `process:` lease) and starts the renewal and the write watcher. */
   async join(): Promise<void> {
+    markLocal(this.identity.owner, true);
     await this.meta.leases.acquire(processLease(this.identity.owner), this.identity.owner, this.ttlMs, this.clock.nowMs());
     this.timer = setInterval(() => void this.tick(), Math.max(Math.floor(this.ttlMs / 3), 50));
     this.timer.unref();
@@ -142,6 +144,9 @@ export class Coordinator {
           this.log.warn({ owner }, 'workers: process lease was lost (stalled?); registering again');
           await this.meta.leases.acquire(name, owner, this.ttlMs, this.clock.nowMs());
         }
+        // Leases of processes that are gone (a killed worker) are dropped here, so its singletons move at once.
+        const dead = await releaseDeadProcesses(this.meta, this.identity, this.clock, this.ttlMs);
+        if (dead.length > 0) this.log.warn({ owners: dead }, 'workers: processes gone; their leases released');
         for (const s of this.singletons) await this.tryTake(s);
       } catch (err) {
         this.log.warn({ err }, 'workers: lease renewal failed');
@@ -168,5 +173,6 @@ export class Coordinator {
       }),
     );
     await this.meta.leases.releaseAll(this.identity.owner).catch((err: unknown) => this.log.warn({ err }, 'workers: releasing leases failed'));
+    markLocal(this.identity.owner, false);
   }
 }

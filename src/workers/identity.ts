@@ -35,6 +35,15 @@ export function parseOwner(owner: string): { host: string; pid: number; tag: str
   return { host, pid: Number(pid), tag: `${pid}-${nonce}` };
 }
 
+/** Owners of the servers running in this process now (tests run several in one process). */
+const localOwners = new Set<string>();
+
+/** Records that `owner` runs in this process (`live`) or no longer does. */
+export function markLocal(owner: string, live: boolean): void {
+  if (live) localOwners.add(owner);
+  else localOwners.delete(owner);
+}
+
 /** Whether process `pid` of this host exists (EPERM: it exists, owned by someone else). */
 function pidExists(pid: number): boolean {
   try {
@@ -47,8 +56,8 @@ function pidExists(pid: number): boolean {
 
 /**
  * Whether the process holding `lease` (a `process:` lease) is gone, at `nowMs`:
- * - on this host, its pid no longer exists, or is this process's own pid (a container restarted with the same
- *   pid) → dead at once (no need to wait for the expiry: a killed worker's jobs are resumed by the next look of
+ * - on this host, its pid no longer exists, or is this process's own pid but not one of the servers running here
+ *   (a container restarted with the same pid) → dead at once (no need to wait for the expiry: a killed worker's jobs are resumed by the next look of
  *   the reaper);
  * - on this host with its pid alive but its lease expired: a process stalled (event loop blocked, machine
  *   suspended) is given `graceMs` more — taking its work would run it twice — after which it counts as dead
@@ -58,7 +67,8 @@ function pidExists(pid: number): boolean {
 export function processGone(lease: Lease, nowMs: number, graceMs: number, self: ProcessIdentity): boolean {
   const who = parseOwner(lease.owner);
   if (who && who.host === self.host) {
-    if (who.pid === self.pid || !pidExists(who.pid)) return true;
+    if (who.pid === self.pid) return !localOwners.has(lease.owner);
+    if (!pidExists(who.pid)) return true;
     return lease.expiresMs + graceMs <= nowMs;
   }
   return lease.expiresMs <= nowMs;

@@ -14,6 +14,7 @@
  * singleton, so a killed worker's jobs are resumed by the others while the primary restarts it.
  */
 import type { Granary } from '../context.js';
+import type { MetaStore } from '../store/meta.js';
 import { clearFopTemp } from '../fops/execute.js';
 import type { Clock } from '../ports/clock.js';
 import { processLease } from '../ports/leases.js';
@@ -44,16 +45,26 @@ async function liveTags(g: Granary, self: ProcessIdentity): Promise<ReadonlySet<
   return tags;
 }
 
-/** One recovery pass (see the module comment); `clock` is the coordination clock, `ttlMs` the lease lifetime. */
-export async function recoverFromDeadProcesses(g: Granary, self: ProcessIdentity, clock: Clock, ttlMs: number): Promise<Recovered> {
+/**
+ * Step 1 alone (cheap: one read of the process leases and a signal-0 per pid): drops every lease of the processes
+ * that are gone; returns their owners. Every process runs it at each lease tick (coordinator.ts), so the
+ * singletons of a killed worker are free for the others at their next look, whoever held the reaper.
+ */
+export async function releaseDeadProcesses(meta: MetaStore, self: ProcessIdentity, clock: Clock, ttlMs: number): Promise<string[]> {
   const deadOwners: string[] = [];
   const now = clock.nowMs();
-  for (const lease of await g.meta.leases.list('process:')) {
+  for (const lease of await meta.leases.list('process:')) {
     if (lease.owner === self.owner || lease.name !== processLease(lease.owner)) continue;
     if (!processGone(lease, now, STALL_GRACE_TTLS * ttlMs, self)) continue;
-    await g.meta.leases.releaseAll(lease.owner);
+    await meta.leases.releaseAll(lease.owner);
     deadOwners.push(lease.owner);
   }
+  return deadOwners;
+}
+
+/** One recovery pass (see the module comment); `clock` is the coordination clock, `ttlMs` the lease lifetime. */
+export async function recoverFromDeadProcesses(g: Granary, self: ProcessIdentity, clock: Clock, ttlMs: number): Promise<Recovered> {
+  const deadOwners = await releaseDeadProcesses(g.meta, self, clock, ttlMs);
   const queueNow = g.clock.nowMs();
   const jobs = await g.jobs.requeueAbandoned(queueNow);
   const fetchTasks = await g.meta.fetchTasks.requeueAbandoned(queueNow);
