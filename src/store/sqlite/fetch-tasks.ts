@@ -67,7 +67,7 @@ export class SqliteFetchTasks implements FetchTaskStore {
     const ahead = this.db.transaction(() => {
       this.st.insert.run(task.id, task.accessKey, task.request, task.createdMs, task.createdMs, task.createdMs);
       return this.aheadOf(this.st.get.get(task.id) as TaskRow);
-    })();
+    }).immediate();
     this.queue.notify();
     return { ahead };
   }

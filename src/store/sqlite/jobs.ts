@@ -180,7 +180,7 @@ export class SqliteJobQueue implements JobQueue {
     return this.db.transaction(() => {
       this.st.orphanNotifying.run();
       return this.st.requeue.run({ now: nowMs }).changes;
-    })();
+    }).immediate();
   }
 
   async claimNotifying(nowMs: number): Promise<JobRecord | undefined> {
@@ -194,7 +194,7 @@ export class SqliteJobQueue implements JobQueue {
       if (this.st.insertPipeline.run(name, concurrency, nowMs).changes === 1) return 'created' as const;
       this.st.updatePipeline.run(concurrency, name);
       return 'updated' as const;
-    })();
+    }).immediate();
     this.tell();
     return result;
   }

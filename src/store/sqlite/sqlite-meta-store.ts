@@ -1,6 +1,11 @@
 /**
  * MetaStore on SQLite (better-sqlite3), the embedded default.
  *
+ * Several processes may share the database (worker processes, the CLI): every transaction that writes begins
+ * IMMEDIATE (takes the write lock first, waiting up to busy_timeout), because a deferred one that reads, then
+ * writes after another process committed fails at once with SQLITE_BUSY (its snapshot is stale) — busy_timeout
+ * does not help there. better-sqlite3 is synchronous: a process waiting for the lock waits on its event loop.
+ *
  * WAL journal with `synchronous=FULL`: a commit is durable when it returns (an upload is acknowledged only
  * after this). Keys are TEXT compared with the BINARY collation, i.e. byte-lexicographic order of UTF-8.
  * `put_time` holds 100-ns units as a 64-bit integer and is read back as a bigint (safeIntegers).
@@ -227,7 +232,7 @@ export class SqliteMetaStore implements MetaStore {
    */
   private commit<T>(fn: () => T): T | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal } {
     try {
-      return this.db.transaction(fn)();
+      return this.db.transaction(fn).immediate();
     } catch (err) {
       if (err instanceof OverQuota) return { result: 'over-quota', freedBlobs: [], refusal: err.refusal };
       throw err;
@@ -253,7 +258,7 @@ export class SqliteMetaStore implements MetaStore {
       this.st.deleteBucketDomains.run(name);
       this.st.deleteBucket.run(name);
       return 'dropped';
-    })();
+    }).immediate();
   }
 
   async setBucketPrivate(name: string, isPrivate: boolean): Promise<boolean> {
@@ -275,7 +280,7 @@ export class SqliteMetaStore implements MetaStore {
       const settings = mutate(b.settings);
       this.st.setSettings.run(Object.keys(settings).length > 0 ? JSON.stringify(settings) : null, name);
       return { ...b, settings };
-    })();
+    }).immediate();
   }
 
   async updateBucketStyles(name: string, mutate: (current: BucketStyles) => BucketStyles): Promise<boolean> {
@@ -285,7 +290,7 @@ export class SqliteMetaStore implements MetaStore {
       const next = mutate(b.styles ?? { separator: DEFAULT_STYLES.separator, styles: {} });
       this.st.setStyles.run(JSON.stringify(next), name);
       return true;
-    })();
+    }).immediate();
   }
 
   async bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'> {
@@ -295,7 +300,7 @@ export class SqliteMetaStore implements MetaStore {
       if (owner) return owner.bucket === bucket ? 'bound' : 'taken';
       this.st.insertDomain.run(domain, bucket, ctime);
       return 'bound';
-    })();
+    }).immediate();
   }
 
   async unbindDomain(domain: string): Promise<boolean> {
@@ -416,7 +421,7 @@ export class SqliteMetaStore implements MetaStore {
       this.refs.release(rec.blobId, freed);
       this.events.write(events, rec);
       return { result: 'deleted' as const, freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   async copyObject(
@@ -461,7 +466,7 @@ export class SqliteMetaStore implements MetaStore {
       this.st.upsertObject.run(rowParams({ ...next, bucket, key, blobId: rec.blobId }));
       this.events.write(events, { ...next, bucket, key, blobId: rec.blobId });
       return { result: 'updated' as const, record: next, freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   async moveObject(
@@ -501,7 +506,7 @@ export class SqliteMetaStore implements MetaStore {
         this.refs.release(row.blob_id, freed);
       }
       return { deleted: rows.length, freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   async deleteUnderPrefix(
@@ -573,7 +578,7 @@ export class SqliteMetaStore implements MetaStore {
   async forgetBlobDeletions(blobIds: string[]): Promise<void> {
     this.db.transaction(() => {
       for (const id of blobIds) this.st.forgetDeletion.run(id);
-    })();
+    }).immediate();
   }
 
   async createAccessKey(rec: AccessKeyRecord): Promise<void> {
