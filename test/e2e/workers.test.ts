@@ -264,10 +264,8 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
     })
       .jpeg({ quality: 90 })
       .toBuffer();
-    console.error('DBG uploading');
     const up = await upload(conns[0] as WorkerConn, 'big.jpg', photo);
     expect(up.status, up.body.toString()).toBe(200);
-    console.error('DBG uploaded');
     const N = 12;
     const fops = Array.from({ length: N }, (_, i) => `imageView2/2/w/${2000 - i}|${saveas(B, `out-${i}.jpg`)}`).join(';');
     const form = new URLSearchParams({ bucket: B, key: 'big.jpg', fops, notifyURL: receiver.url }).toString();
@@ -282,8 +280,6 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
     );
     expect(submitted.status, submitted.body.toString()).toBe(200);
     const id = (submitted.json() as { persistentId: string }).persistentId;
-    console.error('DBG submitted', id);
-    setTimeout(() => console.error('DBG LOG', server.stdout().split('\n').filter((l) => !l.includes('"request"')).slice(-60).join('\n')), 100_000).unref();
     const prefop = async (): Promise<PrefopRecord> =>
       (await send(base, undefined, 'GET', `/status/get/prefop?id=${encodeURIComponent(id)}`)).json() as PrefopRecord;
 
@@ -309,7 +305,6 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
       putTimes.set(i, o?.t ?? 'missing');
     }
     process.kill(pid, 'SIGKILL');
-    console.error('DBG killed', pid);
 
     // The notification of the finished job is answered (and counted).
     const notified = receiver.next().then((n) => {

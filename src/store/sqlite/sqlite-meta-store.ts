@@ -99,10 +99,10 @@ export class SqliteMetaStore implements MetaStore {
   constructor(path: string, owner?: string) {
     this.owner = owner ?? `offline:${process.pid}:${randomBytes(6).toString('hex')}`;
     this.db = new Database(path);
+    this.db.pragma('busy_timeout = 5000');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
-    this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
     migrate(this.db);
     const db = this.db;
