@@ -34,6 +34,10 @@ async function dropSurplusCaches(dataDir: string, workers: number): Promise<void
 
 /** Runs the primary; resolves once the workers are forked (the process then lives until they are gone). */
 export async function runPrimary(config: Config, log: Logger, print: (text: string) => void): Promise<void> {
+  // Schema and migrations once, before several processes open the database at the same time (this also creates
+  // the data dir).
+  const { meta } = await openStores(config.dataDir);
+  await meta.close();
   const { keys, created } = await loadRootKeys(config.dataDir, {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
@@ -44,9 +48,6 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
         `  AccessKey: ${keys.accessKey}\n  SecretKey: ${keys.secretKey}\n`,
     );
   }
-  // Schema and migrations once, before several processes open the database at the same time.
-  const { meta } = await openStores(config.dataDir);
-  await meta.close();
   await dropSurplusCaches(config.dataDir, config.workers);
 
   const bySlot = new Map<number, { worker: Worker; startedMs: number }>();
