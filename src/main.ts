@@ -36,7 +36,7 @@ import { SqliteMetaStore } from './store/sqlite/sqlite-meta-store.js';
 import { Coordinator } from './workers/coordinator.js';
 import { newIdentity, type ProcessIdentity } from './workers/identity.js';
 import { recoverFromDeadProcesses } from './workers/recovery.js';
-import { startSingletons } from './workers/singletons.js';
+import { startBlobSweep, startSingletons } from './workers/singletons.js';
 
 /** A running Granary. `url` is where it listens (e.g. http://127.0.0.1:9000). */
 export interface RunningGranary {
@@ -130,6 +130,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     publicUrl: config.publicUrl ?? '',
   };
   await recoverFromDeadProcesses(g, identity, leaseClock, coord.ttlMs);
+  await startBlobSweep(g, coord, leaseClock);
 
   const app = await buildServer(g);
   const connections = trackConnections(app.server);

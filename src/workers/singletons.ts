@@ -30,7 +30,34 @@ async function oldestLiveProcessMs(g: Granary, clock: Clock): Promise<number> {
   return oldest;
 }
 
-/** Registers the singletons with `coord` (each starts here if its lease is free); `wake` rouses local queue workers. */
+/**
+ * Registers `blob-sweep` (call before listening: when this process takes it, the pending blob deletions are
+ * finished before it serves, as a single process always did; the orphan sweep goes on in the background).
+ */
+export async function startBlobSweep(g: Granary, coord: Coordinator, clock: Clock): Promise<void> {
+  await coord.singleton('blob-sweep', async () => {
+    logDrain(g, await drainBlobDeletions(g));
+    let stopped = false;
+    const sweep = (): void => {
+      void oldestLiveProcessMs(g, clock)
+        .then((cutoff) => (stopped ? 0 : sweepOrphanBlobs(g, cutoff)))
+        .then((n) => n > 0 && g.log.info({ removed: n }, 'orphaned blobs removed'))
+        .catch((err: unknown) => g.log.warn({ err }, 'orphan blob sweep failed'));
+    };
+    sweep();
+    const timer = setInterval(sweep, ORPHAN_SWEEP_MS);
+    timer.unref();
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  });
+}
+
+/**
+ * Registers the other singletons with `coord` (each starts here if its lease is free); `wake` rouses the local
+ * queue workers.
+ */
 export async function startSingletons(
   g: Granary,
   coord: Coordinator,
@@ -55,24 +82,6 @@ export async function startSingletons(
     }, every);
     timer.unref();
     return () => clearInterval(timer);
-  });
-
-  await coord.singleton('blob-sweep', async () => {
-    logDrain(g, await drainBlobDeletions(g));
-    let stopped = false;
-    const sweep = (): void => {
-      void oldestLiveProcessMs(g, clock)
-        .then((cutoff) => (stopped ? 0 : sweepOrphanBlobs(g, cutoff)))
-        .then((n) => n > 0 && g.log.info({ removed: n }, 'orphaned blobs removed'))
-        .catch((err: unknown) => g.log.warn({ err }, 'orphan blob sweep failed'));
-    };
-    sweep();
-    const timer = setInterval(sweep, ORPHAN_SWEEP_MS);
-    timer.unref();
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
   });
 
   await coord.singleton('expiry-sweeper', async () => startExpirySweeper(g, g.config.expirySweepSeconds));
