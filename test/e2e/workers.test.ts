@@ -4,7 +4,8 @@
  * scrubber) starts exactly once; a key pair created by another process is accepted by both workers within a
  * bound; a worker SIGKILLed mid-upload is restarted while the other keeps serving, no acknowledged object is lost,
  * the cut upload leaves nothing half-written and its staging file is removed; a pfop job running on a killed worker
- * is finished by the other worker exactly once (one notification, outputs done before the kill not redone).
+ * is finished by the other worker exactly once (one notification, outputs done before the kill not redone);
+ * SIGTERM stops everything gracefully (no lease left); workers of a killed primary stop by themselves.
  *
  * Each request goes through an http.Agent holding one keep-alive connection, so the test knows which worker
  * answers it (cluster hands each new connection to the next worker).
@@ -343,4 +344,28 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
     expect(await server.exited).toBe(0);
     expect(query('SELECT name FROM leases')).toEqual([]);
   }, 30_000);
+
+  it('workers stop by themselves when the primary is killed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'granary-workers-orphan-'));
+    const port = await freePort();
+    const env = { GRANARY_DATA_DIR: dir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK, GRANARY_WORKERS: '2' };
+    const primary = await spawnServer(env, port);
+    try {
+      base = primary.url;
+      const pids = (await connections()).map((c) => c.pid);
+      primary.child.kill('SIGKILL');
+      await primary.exited;
+      const alive = (pid: number): boolean => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await waitUntil(async () => pids.every((pid) => !alive(pid)), 'both workers exit', 20_000);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
