@@ -19,7 +19,9 @@ import { startGranary } from '../src/main.js';
 import { checkDownloadable, lookupForDownload } from '../src/objects/read.js';
 import { buildServer } from '../src/server.js';
 
-const running = await startGranary(loadConfig(process.env));
+// A worker forked by bench/granary-primary.ts (--workers) runs in its slot (its own fop cache dir).
+const slot = process.env.GRANARY_WORKER_SLOT;
+const running = await startGranary(loadConfig(process.env), slot !== undefined ? { slot: Number(slot) } : {});
 const bucket = process.env.BENCH_BUCKET;
 if (bucket && !(await running.g.meta.getBucket(bucket))) await createBucket(running.g, bucket, running.g.keys.accessKey);
 

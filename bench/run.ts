@@ -11,7 +11,8 @@
  * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video,transfer
  * (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
- * --http-client (small downloads through node:http instead of the raw-socket client).
+ * --http-client (small downloads through node:http instead of the raw-socket client),
+ * --workers=N (the core phases' Granary runs N worker processes, GRANARY_WORKERS: bench/granary-primary.ts).
  */
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -33,6 +34,10 @@ const quick = argv.includes('--quick');
 const cpuProf = argv.includes('--cpu-prof');
 const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
+const workersArg = argv.find((a) => a.startsWith('--workers='));
+/** Worker processes of the core phases' Granary (1: one process, granary-server.ts in-process as before). */
+const workers = workersArg ? Number(workersArg.slice('--workers='.length)) : 1;
+if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers: a positive integer, got ${workersArg ?? ''}`);
 const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : undefined;
 /**
  * Phases in files of their own (processing: images, moderation, jobs, video): each starts its own Granary after the
@@ -302,8 +307,10 @@ async function main(): Promise<void> {
         ...granaryEnv(granaryDir),
         // The fetch phase's origin is the baseline server on 127.0.0.1, which the outbound guard refuses by default.
         ...(enabled('fetch') ? { GRANARY_OUTBOUND_ALLOW: '127.0.0.1/32' } : {}),
+        ...(workers > 1 ? { GRANARY_WORKERS: String(workers) } : {}),
       };
-      const s = await startServer(buildDir, 'granary-server', env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+      const script = workers > 1 ? 'granary-primary' : 'granary-server';
+      const s = await startServer(buildDir, script, env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
       children.add(s);
       return s;
     };

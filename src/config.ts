@@ -130,6 +130,17 @@ export interface Config {
   scrubIntervalDays: number;
   /** GRANARY_CONSOLE_SESSION_MINUTES: a web console session ends after this many minutes without a request (default 60). */
   consoleSessionMinutes: number;
+  /**
+   * GRANARY_WORKERS: worker processes `granary serve` runs, sharing the port and the data dir (default: the number
+   * of cores; 1 = one process, no primary). README "Workers".
+   */
+  workers: number;
+  /**
+   * GRANARY_LEASE_SECONDS: lifetime of the leases coordinating the processes (a process's liveness, the singletons),
+   * seconds, renewed every third of it (default 15). A worker that dies on this host is noticed at the next look
+   * (ttl/3); a process that stops renewing is presumed dead after this.
+   */
+  leaseSeconds: number;
   /** GRANARY_LOG_LEVEL: pino level (default info). */
   logLevel: string;
   /**
@@ -287,6 +298,8 @@ export function loadConfig(env: Env = process.env): Config {
     scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC', 16 * 1024 ** 2, 0, Number.MAX_SAFE_INTEGER),
     scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
     consoleSessionMinutes: intVar(env, 'GRANARY_CONSOLE_SESSION_MINUTES', 60, 1, 7 * 24 * 60),
+    workers: intVar(env, 'GRANARY_WORKERS', availableParallelism(), 1, 256),
+    leaseSeconds: intVar(env, 'GRANARY_LEASE_SECONDS', 15, 1, 3600),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
     blobs: blobsVar(env),
     consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',

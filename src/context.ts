@@ -50,6 +50,13 @@ export interface Granary {
   scrubber?: Scrubber;
   /** Prometheus metrics (metrics/metrics.ts; absent in offline CLI contexts: nothing is counted). */
   metrics?: Metrics;
+  /**
+   * Tag of this process (workers/identity.ts) marking its per-process files (staging, fop temp dirs); absent in
+   * offline CLI contexts (`offline`).
+   */
+  processTag?: string;
+  /** Slot of this worker process (0…GRANARY_WORKERS−1) when the server runs several; absent otherwise. */
+  workerSlot?: number;
   /** Base URL advertised to clients, e.g. `http://127.0.0.1:9000` (set once the port is known). */
   publicUrl: string;
 }

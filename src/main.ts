@@ -1,14 +1,15 @@
 /**
- * Start-up and shutdown: config → stores → recovery → server → listen. Nothing else lives here.
+ * Start-up and shutdown of one server process: config → stores → registration → recovery → server → listen.
+ * Nothing else lives here. Several such processes may share the data dir (GRANARY_WORKERS, cli/serve.ts and
+ * workers/primary.ts); this process registers itself (workers/coordinator.ts) before it touches anything shared.
  *
- * Recovery at start: staging leftovers are removed (BlobStore.recover), blob deletions a crash interrupted are
- * finished, and orphaned blobs (sealed by an upload that never committed) are swept in the background; async
- * fetch tasks interrupted by a crash are queued again and the fetch worker starts; so do persistent jobs
- * (jobs/worker.ts: interrupted jobs resume at their first unfinished command); bucket event notifications left
- * undelivered are delivered (events/worker.ts: at least once). The background scrubber starts
- * (or resumes) its pass when one is due (objects/scrubber.ts). After the Kodo API listener, the console listener
- * (console/listener.ts: web console, `/metrics`) starts unless GRANARY_CONSOLE_PORT=0; a per-Granary metrics
- * registry (metrics/metrics.ts) is `g.metrics`.
+ * Recovery at start (workers/recovery.ts), only of what processes that are gone left: their staging files and fop
+ * temp dirs are removed, their async fetch tasks, persistent jobs (resumed at their first unfinished command) and
+ * event deliveries are queued again. Then the queue workers start (fetch, jobs, events: in every process; claims
+ * are atomic), and the singletons (workers/singletons.ts: the reaper, blob deletions left pending and the orphan
+ * sweep, the expiry sweeper, the background scrubber) start in the one process holding each one's lease.
+ * After the Kodo API listener, the console listener (console/listener.ts: web console, `/metrics`) starts unless
+ * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics`.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,17 +20,14 @@ import { loadRootKeys } from './auth/keys.js';
 import { DomainIndex } from './buckets/domain-index.js';
 import type { BlobsConfig, Config } from './config.js';
 import type { Granary } from './context.js';
-import { drainBlobDeletions, logDrain, sweepOrphanBlobs } from './objects/blobs.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { JobWorker } from './jobs/worker.js';
 import { EventWorker } from './events/worker.js';
 import { FopCache } from './fops/cache/fop-cache.js';
 import { createLogger } from './log.js';
-import { clearFopTemp } from './fops/execute.js';
 import { ModerationModel } from './fops/moderation-model.js';
 import { configureImageWork, FopPools } from './fops/run.js';
 import { locateTools } from './fops/tools.js';
-import { startExpirySweeper } from './objects/expiry.js';
 import { Scrubber } from './objects/scrubber.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
@@ -43,6 +41,10 @@ import { InlineAwareBlobStore } from './store/inline-blob-store.js';
 import { S3BlobStore } from './store/s3/s3-blob-store.js';
 import { FreeSpace } from './store/fs/free-space.js';
 import { SqliteMetaStore } from './store/sqlite/sqlite-meta-store.js';
+import { Coordinator } from './workers/coordinator.js';
+import { newIdentity, type ProcessIdentity } from './workers/identity.js';
+import { recoverFromDeadProcesses } from './workers/recovery.js';
+import { startBlobSweep, startSingletons } from './workers/singletons.js';
 
 /** A running Granary. `url` is where it listens (e.g. http://127.0.0.1:9000). */
 export interface RunningGranary {
@@ -66,34 +68,57 @@ export interface StartOptions {
   logger?: Logger;
   /** Routes of the console listener (console/listener.ts) instead of the web console's (console/app.ts). */
   registerConsole?: ConsoleListenerOptions['register'];
+  /** Worker slot 0…GRANARY_WORKERS−1 given by the primary (workers/primary.ts); absent for a single process. */
+  slot?: number;
 }
 
 /**
  * Opens the stores (shared by the server and the CLI's offline commands): metadata in `dataDir`, blobs in
- * `dataDir` or in the S3 bucket of GRANARY_BLOBS (local copies for ffmpeg under `<dataDir>/blob-cache/`). Small
- * objects' bytes live in the metadata database either way (store/inline-blob-store.ts).
+ * `dataDir` or in the S3 bucket of GRANARY_BLOBS (local copies for ffmpeg under `<dataDir>/blob-cache/<worker slot>/`). Small
+ * objects' bytes live in the metadata database either way (store/inline-blob-store.ts). `identity` is the server
+ * process's (offline users get a random owner that never claims work).
  */
 export async function openStores(
   dataDir: string,
   blobsConfig: BlobsConfig = { kind: 'fs' },
+  identity?: ProcessIdentity,
 ): Promise<{ meta: SqliteMetaStore; blobs: BlobStore }> {
   await mkdir(dataDir, { recursive: true });
-  const meta = new SqliteMetaStore(join(dataDir, 'meta.db'));
+  const meta = new SqliteMetaStore(join(dataDir, 'meta.db'), identity?.owner);
   const files = (): BlobStore => {
-    if (blobsConfig.kind === 'fs') return new FsBlobStore(dataDir);
+    if (blobsConfig.kind === 'fs') return new FsBlobStore(dataDir, identity?.tag);
     const { cacheBytes, partBytes, staleUploadHours, ...location } = blobsConfig;
-    const options = { cacheDir: join(dataDir, 'blob-cache'), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 };
+    // One cache dir per worker slot (stable across restarts): a process empties its own at start (the index is in
+    // memory); the offline CLI has its own.
+    const slotDir = identity === undefined ? 'offline' : identity.slot === undefined ? 'server' : `slot-${identity.slot}`;
+    const options = { cacheDir: join(dataDir, 'blob-cache', slotDir), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 };
     return new S3BlobStore(location, options);
   };
   return { meta, blobs: new InlineAwareBlobStore(files(), meta) };
 }
 
+/**
+ * The fop cache of this process: one directory per worker slot, each bounded by GRANARY_FOP_CACHE_SIZE / workers.
+ * Chosen over one shared index (in SQLite) because a hit then costs no cross-process access and eviction stays
+ * local; the price is that a result cached by one worker is a miss on another (computed at most once per worker,
+ * at most `workers` copies, all within the one size bound). Slot 0 (and a single process) uses `fop-cache/`.
+ */
+function fopCacheOf(config: Config, slot: number | undefined): { dir: string; bytes: number } {
+  if (slot === undefined) return { dir: join(config.dataDir, 'fop-cache'), bytes: config.fopCacheBytes };
+  const dir = join(config.dataDir, slot === 0 ? 'fop-cache' : `fop-cache.${slot}`);
+  return { dir, bytes: Math.floor(config.fopCacheBytes / Math.max(config.workers, 1)) };
+}
+
 /** Starts Granary with `config`; resolves once it listens. */
 export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
-  const log = opts.logger ?? (await createLogger(config));
-  const { meta, blobs } = await openStores(config.dataDir, config.blobs);
+  const identity = newIdentity(opts.slot);
+  const log = (opts.logger ?? (await createLogger(config))).child(opts.slot !== undefined ? { worker: opts.slot } : {});
+  const { meta, blobs } = await openStores(config.dataDir, config.blobs, identity);
   meta.startCheckpoints();
-  await blobs.recover();
+  // Liveness is about real time: the coordination clock is the wall clock, never the Clock tests move.
+  const leaseClock = systemClock;
+  const coord = new Coordinator(meta, identity, config.leaseSeconds * 1000, leaseClock, log);
+  await coord.join();
   const { keys, created } = await loadRootKeys(config.dataDir, {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
@@ -106,6 +131,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   // Loaded here, not at import: the CLI's offline commands import this module and need no metrics.
   const { Metrics } = await import('./metrics/metrics.js');
   const metrics = new Metrics();
+  const cache = fopCacheOf(config, opts.slot);
   const g: Granary = {
     config,
     meta,
@@ -122,15 +148,15 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
     fopTools: locateTools(config),
     moderation,
-    fopCache: await FopCache.open(join(config.dataDir, 'fop-cache'), config.fopCacheBytes, log),
+    fopCache: await FopCache.open(cache.dir, cache.bytes, log),
     metrics,
+    processTag: identity.tag,
+    ...(opts.slot !== undefined ? { workerSlot: opts.slot } : {}),
     publicUrl: config.publicUrl ?? '',
   };
   metrics.collectFrom(g);
-  const leftovers = await clearFopTemp(config.dataDir);
-  if (leftovers > 0) g.log.warn({ processes: leftovers }, 'killed ffmpeg/ffprobe processes left running by a previous process');
-  const startedMs = Date.now();
-  logDrain(g, await drainBlobDeletions(g));
+  await recoverFromDeadProcesses(g, identity, leaseClock, coord.ttlMs);
+  await startBlobSweep(g, coord, leaseClock);
 
   const app = await buildServer(g);
   const connections = trackConnections(app.server);
@@ -155,7 +181,6 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     throw err;
   }
 
-  const stopSweeper = startExpirySweeper(g, config.expirySweepSeconds);
   configureImageWork();
   const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, { concurrency: config.fetchConcurrency });
   await fetchWorker.start();
@@ -169,10 +194,14 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   await eventWorker.start();
   const scrubber = new Scrubber(g, { bytesPerSecond: config.scrubBytesPerSecond, intervalDays: config.scrubIntervalDays });
   g.scrubber = scrubber;
-  await scrubber.start();
-  void sweepOrphanBlobs(g, startedMs)
-    .then((n) => n > 0 && log.info({ removed: n }, 'orphaned blobs removed'))
-    .catch((err: unknown) => log.warn({ err }, 'orphan blob sweep failed'));
+  await scrubber.load();
+  const wake = (): void => {
+    fetchWorker.poke();
+    jobWorker.poke();
+    eventWorker.poke();
+  };
+  coord.onForeignWrite(wake);
+  await startSingletons(g, coord, leaseClock, { scrubber, wake });
 
   let closing: Promise<void> | undefined;
   return {
@@ -184,14 +213,15 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     generatedKeys: created,
     close: () =>
       (closing ??= (async () => {
-        stopSweeper();
         domains.stop();
         keyIndex.stop();
         const closed = Promise.all([app.close(), consoleListener?.close()]);
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.
-        await Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop(), scrubber.stop()]);
+        await Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop()]);
+        // The singletons (scrubber, sweepers) stop, then the leases go: another process may take them at once.
+        await coord.leave();
         await moderation.close();
         await meta.close();
         await blobs.close?.();

@@ -1,8 +1,9 @@
 /**
  * Every key pair Granary accepts: the root pair (config or data dir) plus account pairs kept in the MetaStore
  * (created with `granary keys create`). Signature checks look secrets up synchronously, so the account pairs
- * are held in memory: loaded at start, reloaded after a change made by this process and every `refreshSeconds`
- * (pairs created by the CLI from another process are accepted within that time).
+ * are held in memory: loaded at start, reloaded after a change made by this process and when the store's
+ * `access_keys` change counter moves (ports/reloading.ts): pairs created through another worker process or by the
+ * CLI are accepted within about half a second.
  */
 import { randomBytes } from 'node:crypto';
 import { ReloadingView } from '../ports/reloading.js';
@@ -17,9 +18,8 @@ export class KeyIndex extends ReloadingView {
   constructor(
     private readonly meta: MetaStore,
     readonly root: KeyPair,
-    refreshSeconds = 5,
   ) {
-    super(refreshSeconds);
+    super(() => meta.changeCount('access_keys'));
   }
 
   async reload(): Promise<void> {

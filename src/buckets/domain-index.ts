@@ -1,7 +1,8 @@
 /**
  * Download-domain → bucket lookup for request routing. Routing is synchronous, so the bound domains are held
- * in memory: reloaded at start, after every bind/drop through this process, and every `refreshSeconds`
- * (domains bound by the CLI from another process take effect within that time).
+ * in memory: reloaded at start, after every bind/drop through this process, and when the store's `domains` change
+ * counter moves (ports/reloading.ts): domains bound through another worker process or by the CLI take effect
+ * within about half a second.
  */
 import { ReloadingView } from '../ports/reloading.js';
 import type { MetaStore } from '../store/meta.js';
@@ -11,9 +12,8 @@ export class DomainIndex extends ReloadingView {
 
   constructor(
     private readonly meta: MetaStore,
-    refreshSeconds = 5,
   ) {
-    super(refreshSeconds);
+    super(() => meta.changeCount('domains'));
   }
 
   /** Re-reads every bound domain. */

@@ -31,6 +31,7 @@ const FLAG_ENV: Record<string, string> = {
   consolePort: 'GRANARY_CONSOLE_PORT',
   consoleHost: 'GRANARY_CONSOLE_HOST',
   outboundAllow: 'GRANARY_OUTBOUND_ALLOW',
+  workers: 'GRANARY_WORKERS',
 };
 
 /** Config from the environment, overridden by the flags given. */

@@ -1,10 +1,25 @@
-/** `granary serve`: starts the server, prints a generated key pair once, stops gracefully on SIGTERM/SIGINT. */
+/**
+ * `granary serve`: starts the server, prints a generated key pair once, stops gracefully on SIGTERM/SIGINT.
+ * With GRANARY_WORKERS > 1 this process becomes the primary (workers/primary.ts) and forks that many workers
+ * running the same command; each worker is one `startGranary` (its slot from the primary) and ends by itself when
+ * the primary is gone (IPC `disconnect`). GRANARY_WORKERS=1 is one process, no primary.
+ */
+import cluster from 'node:cluster';
 import type { Command } from 'commander';
+import pino from 'pino';
 import { startGranary } from '../main.js';
+import { runPrimary, SLOT_ENV } from '../workers/primary.js';
 import { configFrom, withDataDir, type Opts } from './context.js';
 
 async function serve(opts: Opts): Promise<void> {
-  const running = await startGranary(configFrom(opts));
+  const config = configFrom(opts);
+  if (cluster.isPrimary && config.workers > 1) {
+    await runPrimary(config, pino({ level: config.logLevel }).child({ role: 'primary' }), (t) => process.stdout.write(t));
+    return;
+  }
+  const slotText = cluster.isWorker ? process.env[SLOT_ENV] : undefined;
+  const slot = slotText !== undefined && /^\d+$/.test(slotText) ? Number(slotText) : undefined;
+  const running = await startGranary(config, slot !== undefined ? { slot } : {});
   const { g } = running;
   if (running.generatedKeys) {
     process.stdout.write(
@@ -12,8 +27,11 @@ async function serve(opts: Opts): Promise<void> {
         `  AccessKey: ${g.keys.accessKey}\n  SecretKey: ${g.keys.secretKey}\n`,
     );
   }
-  g.log.info({ url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir }, 'granary listening');
+  g.log.info({ url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir, pid: process.pid }, 'granary listening');
+  let stopping = false;
   const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
     g.log.info({ signal }, 'shutting down: finishing in-flight requests');
     running
       .close()
@@ -31,6 +49,8 @@ async function serve(opts: Opts): Promise<void> {
   });
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  // A worker whose primary is gone (killed) stops too: nobody would restart it or stop it.
+  if (cluster.isWorker) process.once('disconnect', () => stop('primary gone'));
 }
 
 /** Adds `serve`. */
@@ -44,5 +64,6 @@ export function addServeCommand(program: Command): void {
     .option('--console-port <port>', 'port of the console listener and /metrics (GRANARY_CONSOLE_PORT, default 9001; 0 = off)')
     .option('--console-host <addr>', 'bind address of the console listener (GRANARY_CONSOLE_HOST, default GRANARY_HOST)')
     .option('--outbound-allow <list>', 'CIDRs/hosts callbacks may reach (GRANARY_OUTBOUND_ALLOW)')
+    .option('--workers <n>', 'worker processes sharing the port (GRANARY_WORKERS, default: the number of cores)')
     .action(serve);
 }

@@ -10,8 +10,8 @@
  * Events are claimed oldest first; a retried event does not hold back the others.
  *
  * At least once: an event is marked `done` only after a 2xx; one interrupted by a crash is still `running` in the
- * store and is queued again at the next start (`requeueRunning`), so it may arrive twice (same `id`), never zero
- * times. Stop: in-flight requests are aborted and their events released to `waiting` (attempt not counted).
+ * store and is queued again (`requeueAbandoned`, workers/recovery.ts: at the next start or by the reaper once its
+ * process's lease is gone), so it may arrive twice (same `id`), never zero times. Stop: in-flight requests are aborted and their events released to `waiting` (attempt not counted).
  * Delivered and failed events are deleted `retentionMs` after they ended (checked at start and hourly).
  */
 import type { Granary } from '../context.js';
@@ -64,15 +64,13 @@ export class EventWorker {
     });
   }
 
-  /** Queues again the events a dead process left running, prunes old ones, and starts delivering. */
+  /** Prunes old events and starts delivering. */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    const requeued = await this.outbox.requeueRunning(this.g.clock.nowMs());
-    if (requeued > 0) this.g.log.info({ events: requeued }, 'events: interrupted deliveries queued again');
     await this.prune();
     this.unsubscribe = this.outbox.subscribe(() => this.pump.wake());
-    this.poller = setInterval(() => this.poll(), this.opts.pollMs ?? 5000);
+    this.poller = setInterval(() => this.poke(), this.opts.pollMs ?? 5000);
     this.poller.unref();
     this.pruner = setInterval(() => {
       this.prune().catch((err: unknown) => this.g.log.warn({ err }, 'events: prune failed'));
@@ -91,16 +89,11 @@ export class EventWorker {
     return this.pump.active.size;
   }
 
-  /** Wakes when an event is due (a read; claims take the write lock). */
-  private poll(): void {
-    if (this.stopping || this.pump.pumping || this.pump.active.size >= this.opts.concurrency) return;
-    this.outbox
-      .nextRunMs()
-      .then((next) => {
-        if (next !== undefined && next <= this.g.clock.nowMs()) this.pump.wake();
-      })
-      .catch((err: unknown) => this.g.log.warn({ err }, 'events: outbox poll failed'));
+  /** Wakes when an event is due (a read; claims take the write lock). Also called when another process wrote. */
+  poke(): void {
+    if (!this.stopping) this.pump.poke();
   }
+
 
   /** One attempt of a claimed event, then its final state or its retry. */
   private async run(event: OutboxEvent): Promise<void> {

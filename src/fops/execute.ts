@@ -1,12 +1,12 @@
 /**
  * Executing a fop pipeline on a stored object (protocol.md §10.1, §9): the one entry point for download URLs
  * (roles/io/fop.ts) and persistent jobs. Builds the source (the stored blob, read lazily), the context (limits,
- * a time limit, a temp dir under `<dataDir>/fop-tmp/`, guarded resource fetches, the tools) and runs the pipeline
+ * a time limit, a temp dir `<dataDir>/fop-tmp/<process tag>.<random>/`, guarded resource fetches, the tools) and runs the pipeline
  * in the server's pools. The caller consumes the result, then calls `dispose()` (removes the temp dir).
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
@@ -38,7 +38,7 @@ export interface ExecuteOptions {
   countQueueWait?: boolean;
 }
 
-/** The directory of fop temp dirs; emptied at start (main.ts). */
+/** The directory of fop temp dirs; the dirs of processes that are gone are removed (`clearFopTemp`). */
 export function fopTempRoot(dataDir: string): string {
   return join(dataDir, 'fop-tmp');
 }
@@ -108,7 +108,7 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
       });
     },
   };
-  const dir = join(fopTempRoot(g.config.dataDir), randomBytes(8).toString('hex'));
+  const dir = join(fopTempRoot(g.config.dataDir), `${g.processTag ?? 'offline'}.${randomBytes(8).toString('hex')}`);
   let made = false;
   let n = 0;
   let disposed = false;
@@ -156,14 +156,24 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
 }
 
 /**
- * Empties the fop temp root (leftovers of a crash); called once at start. ffmpeg/ffprobe subprocesses of a
- * process that died are killed first (video/leftovers.ts); resolves with how many.
+ * Removes the temp dirs of processes that are gone (a crash, a killed worker): those whose tag (the name up to the
+ * first `.`) is neither `ownTag` nor in `liveTags()`; the dirs of live workers (fops running) are left alone.
+ * ffmpeg/ffprobe subprocesses recorded in a removed dir are killed first (video/leftovers.ts). Called at start
+ * and by the reaper (workers/recovery.ts); resolves with how many subprocesses it killed.
  */
-export async function clearFopTemp(dataDir: string): Promise<number> {
+export async function clearFopTemp(dataDir: string, ownTag: string, liveTags?: () => Promise<ReadonlySet<string>>): Promise<number> {
   const root = fopTempRoot(dataDir);
-  const killed = await killLeftoverSubprocesses(root);
-  await rm(root, { recursive: true, force: true });
   await mkdir(root, { recursive: true });
+  // Listed before the live set is read (see FsBlobStore.recover).
+  const names = await readdir(root);
+  const live = liveTags ? await liveTags() : new Set<string>();
+  const gone = names.filter((n) => {
+    const tag = n.split('.')[0] ?? '';
+    return tag !== ownTag && !live.has(tag);
+  });
+  const dirs = gone.map((n) => join(root, n));
+  const killed = await killLeftoverSubprocesses(dirs);
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
   return killed;
 }
 

@@ -10,8 +10,13 @@
  * Life of a job: `waiting` (code 1) → claim → `running` (code 2; its item outcomes saved one by one as they
  * finish) → `notifying` (code 2 still: items are final, the notify URL is being called) → `done` with the final
  * code 0 succeeded / 3 failed / 4 notification failed. A job without a notify URL goes from `running` straight to
- * `done`. A `running` job whose process died goes back to `waiting` at the next start (`requeueRunning`) and
- * continues from its first unfinished item; a `notifying` one is notified again.
+ * `done`. A `running` job whose process died goes back to `waiting` (`requeueAbandoned`, at start and by the
+ * reaper of workers/) and continues from its first unfinished item; a `notifying` one is notified again by the
+ * next process that claims it (`claimNotifying`).
+ *
+ * Ownership (several worker processes, workers/): a claim records the claiming process (its identity, given to
+ * the store); every later state change of the job requires that owner, and only jobs whose owner's process lease
+ * (ports/leases.ts) is gone are taken back from it.
  */
 
 /** `waiting`, `running`, `notifying` (items final, notification in progress), `done` (final code set). */
@@ -97,10 +102,15 @@ export interface JobQueue {
   finish(id: string, code: number, nowMs: number): Promise<boolean>;
   /** A running job this process gives up on while stopping goes back to `waiting`, its attempt not counted. */
   release(id: string, nowMs: number): Promise<boolean>;
-  /** Start-up recovery: every `running` job (its process died) goes back to `waiting`; returns how many. */
-  requeueRunning(nowMs: number): Promise<number>;
-  /** Jobs in the `notifying` state (to notify again after a restart). */
-  notifyingJobs(): Promise<JobRecord[]>;
+  /**
+   * Recovery: every `running` job whose owner holds no process lease (it died: workers/recovery.ts removes a
+   * dead process's leases) goes back to
+   * `waiting`, and such `notifying` jobs lose their owner (to be claimed by `claimNotifying`); returns how many
+   * went back to waiting. A live process's jobs are never touched.
+   */
+  requeueAbandoned(nowMs: number): Promise<number>;
+  /** Takes the oldest `notifying` job without an owner (its process died) for this process, or undefined. */
+  claimNotifying(nowMs: number): Promise<JobRecord | undefined>;
   /** How many jobs are waiting, running and notifying (metrics: the queue depth). */
   depth(): Promise<{ waiting: number; running: number; notifying: number }>;
 

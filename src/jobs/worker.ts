@@ -11,8 +11,10 @@
  * record, then `done` with code 0/3, or 4 when every notify attempt failed. The notify body is the final record
  * with the job's code before notification (0 or 3); the stored record afterwards says 0/3, or 4.
  *
- * Start-up: jobs left `running` by a process that died are queued again (they resume at their first unfinished
- * command; GRANARY_JOB_ATTEMPTS bounds how often), and `notifying` ones are notified again. Stop: no new job is
+ * Jobs left `running` by a process that died are queued again by workers/recovery.ts (at start, and by the reaper
+ * while other workers run; they resume at their first unfinished command; GRANARY_JOB_ATTEMPTS bounds how
+ * often), and `notifying` ones lose their owner: every look here also claims such jobs and notifies them again.
+ * Jobs queued by another worker process wake this one through `poke()` (workers/). Stop: no new job is
  * taken, running commands and notifications are aborted, running jobs are released back to `waiting` (the attempt
  * not counted) and resume at the next start.
  */
@@ -49,17 +51,19 @@ export class JobWorker {
     return this.stopController.signal.aborted;
   }
 
-  /** Recovers interrupted jobs, subscribes to the queue and starts taking jobs. */
+  /** Subscribes to the queue and starts taking jobs (and notifications a dead process left). */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
     await ensureDefaultPipeline(this.g);
-    const requeued = await this.queue.requeueRunning(this.g.clock.nowMs());
-    if (requeued > 0) this.g.log.info({ jobs: requeued }, 'pfop: interrupted jobs queued again');
-    for (const job of await this.queue.notifyingJobs()) this.launchNotify(job, undefined);
     this.unsubscribe = this.queue.subscribe(() => this.wake());
     this.refresh = setInterval(() => this.wake(), REFRESH_MS);
     this.refresh.unref();
+    this.wake();
+  }
+
+  /** Another process may have queued a job or freed a notification: looks (reads first, claims only when due). */
+  poke(): void {
     this.wake();
   }
 
@@ -90,6 +94,10 @@ export class JobWorker {
     try {
       do {
         this.again = false;
+        // Notifications a dead process left (their owner's lease is gone; workers/recovery.ts freed them).
+        for (let job; !this.stopping && (job = await this.queue.claimNotifying(this.g.clock.nowMs())); ) {
+          this.launchNotify(job, undefined);
+        }
         const waiting = await this.queue.pipelinesWithWaitingJobs();
         if (waiting.length === 0) continue;
         const limits = new Map((await this.queue.listPipelines()).map((p) => [p.name, p.concurrency]));

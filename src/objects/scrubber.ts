@@ -6,6 +6,8 @@
  * (which also records checksums for blobs stored before checksums existed).
  *
  * Time comes from the Clock port (tests move it); the loop wakes at least hourly to look, or at `wake()`.
+ * With several worker processes the loop runs in the one holding the `scrubber` lease (workers/singletons.ts):
+ * `start` and `stop` may alternate as the lease comes and goes; the saved cursor carries the pass across.
  */
 import type { Granary } from '../context.js';
 import { scrubPass, type ScrubCursor, type ScrubProgress, type ScrubResult } from './scrub.js';
@@ -40,7 +42,7 @@ export class Scrubber {
   private saved: SavedState = {};
   private running = false;
   private stopped = false;
-  private readonly abort = new AbortController();
+  private abort = new AbortController();
   private nap: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
   private loop: Promise<void> | undefined;
   private passWaiters: Array<(r: ScrubResult) => void> = [];
@@ -51,8 +53,8 @@ export class Scrubber {
     private readonly opts: { bytesPerSecond: number; intervalDays: number },
   ) {}
 
-  /** Loads the saved state and starts the loop in the background. */
-  async start(): Promise<void> {
+  /** Reads the saved state (for `status` in a process that does not run the loop). */
+  async load(): Promise<void> {
     const text = await this.g.meta.getSetting(SETTING);
     if (text) {
       try {
@@ -61,6 +63,14 @@ export class Scrubber {
         this.saved = {};
       }
     }
+  }
+
+  /** Loads the saved state and starts the loop in the background (again after a `stop`). */
+  async start(): Promise<void> {
+    await this.loop;
+    this.stopped = false;
+    this.abort = new AbortController();
+    await this.load();
     if (this.opts.bytesPerSecond <= 0) return;
     this.loop = this.run().catch((err: unknown) => this.g.log.error({ err }, 'the scrubber stopped'));
   }

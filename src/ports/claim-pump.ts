@@ -58,6 +58,20 @@ export class ClaimPump<T extends { id: string }> {
     this.pump().catch((err: unknown) => this.opts.onError(err));
   }
 
+  /**
+   * Looks whether an item is due (a read: `nextRunMs`) and wakes only then; for wake-ups that may be spurious
+   * (another process wrote something), so idle processes do not take the write lock for nothing.
+   */
+  poke(): void {
+    if (!this.started || this.stopping || this.pumpingNow || this.active.size >= this.opts.concurrency) return;
+    this.opts.source
+      .nextRunMs()
+      .then((next) => {
+        if (next !== undefined && next <= this.opts.clock.nowMs()) this.wake();
+      })
+      .catch((err: unknown) => this.opts.onError(err));
+  }
+
   /** Stops taking items and clears the timer; runs in progress go on (their owner decides what to do with them). */
   stop(): void {
     this.stopping = true;

@@ -1,21 +1,46 @@
 /**
  * An in-memory view of store data that synchronous code reads (request routing, signature checks): loaded at
- * start, reloaded after a change made by this process, and every `refreshSeconds` so changes made by another
- * process (the CLI on the same data dir) arrive within that time.
+ * start, reloaded after a change made by this process, and whenever `version()` moves: it is polled every
+ * `pollMs` (default 500 ms) and is a counter the store bumps on every change of the view's rows by any process
+ * (MetaStore.changeCount: another worker process, the CLI on the same data dir), so such a change is seen here
+ * within about `pollMs`. Without `version`, the view is reloaded every `pollMs` instead.
  */
 export abstract class ReloadingView {
   private timer: NodeJS.Timeout | undefined;
+  private seen: number | undefined;
+  private polling = false;
 
-  constructor(private readonly refreshSeconds: number) {}
+  constructor(
+    private readonly version?: () => Promise<number>,
+    private readonly pollMs = 500,
+  ) {}
 
   /** Reads the data from the store and swaps the in-memory view. */
   abstract reload(): Promise<void>;
 
-  /** Loads once, then refreshes every `refreshSeconds` (the timer never keeps the process alive). */
+  /** Loads once, then looks every `pollMs` (the timer never keeps the process alive). */
   async start(): Promise<void> {
+    this.seen = await this.version?.();
     await this.reload();
-    this.timer = setInterval(() => void this.reload().catch(() => undefined), this.refreshSeconds * 1000);
+    this.timer = setInterval(() => void this.poll(), this.pollMs);
     this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      if (this.version) {
+        const v = await this.version();
+        if (v === this.seen) return;
+        this.seen = v;
+      }
+      await this.reload();
+    } catch {
+      // the next look retries
+    } finally {
+      this.polling = false;
+    }
   }
 
   stop(): void {

@@ -1,6 +1,7 @@
 /**
  * Health endpoints for load balancers and operators (no credentials; JSON; `Cache-Control: no-store`):
- * - `GET|HEAD /health/live` → 200 `{"status":"live"}` while the process serves requests.
+ * - `GET|HEAD /health/live` → 200 `{"status":"live","pid":<n>}` while the process serves requests, with
+ *   `"worker":<slot>` when it is one of several worker processes (README "Workers").
  * - `GET|HEAD /health/ready` → 200 `{"status":"ready","checks":{…}}` when uploads can be taken, else 503
  *   `{"status":"unready","reasons":["…"],"checks":{…}}`. Checks: `database` (a read answers), `dataDir` (a byte
  *   can be staged, fsynced and removed), `freeSpace` (bytes free, total and the GRANARY_MIN_FREE_BYTES reserve),
@@ -81,7 +82,8 @@ export function registerHealth(app: FastifyInstance, g: Granary): void {
     method: ['GET', 'HEAD'],
     url: '/health/live',
     exposeHeadRoute: false,
-    handler: (_request, reply) => sendJson(reply, 200, { status: 'live' }),
+    handler: (_request, reply) =>
+      sendJson(reply, 200, { status: 'live', pid: process.pid, ...(g.workerSlot !== undefined ? { worker: g.workerSlot } : {}) }),
   });
   app.route({
     method: ['GET', 'HEAD'],

@@ -48,8 +48,12 @@ export interface ByteRange {
 }
 
 export interface BlobStore {
-  /** Removes leftovers of an earlier run (staging files); called once at start before serving. */
-  recover(): Promise<void>;
+  /**
+   * Removes staging leftovers of processes that are gone (a crashed run, a killed worker): everything staged by
+   * another process whose tag `liveTags` does not name (no `liveTags`: every other process counts as gone).
+   * Called at start and by the reaper (workers/recovery.ts); returns how many leftovers it removed.
+   */
+  recover(liveTags?: () => Promise<ReadonlySet<string>>): Promise<number>;
   stage(): Promise<StagedBlob>;
   /** A stream of the blob's bytes (or of `range`). Fails with ENOENT when the blob is missing. */
   read(blobId: string, range?: ByteRange): Readable;

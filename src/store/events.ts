@@ -6,8 +6,9 @@
  * text owned by events/outbox.ts.
  *
  * Life of an event: `waiting` → (claim) `running` → `done` (delivered) | `failed` (given up), or back to `waiting`
- * with a later `nextRunMs` for a retry. An event left `running` by a process that died is put back to `waiting` at
- * the next start (`requeueRunning`): delivery is at least once.
+ * with a later `nextRunMs` for a retry. An event left `running` by a process that died is put back to `waiting`
+ * (`requeueAbandoned`: at start and by the reaper of workers/, once the process's lease is gone): delivery is at
+ * least once. A claim records the claiming process; later state changes require it.
  *
  * The embedded implementation is SQLite (store/sqlite/event-outbox.ts).
  */
@@ -60,8 +61,12 @@ export interface EventOutbox {
   retryAt(id: string, nextRunMs: number, result: string, nowMs: number): Promise<boolean>;
   /** A running event this process gives up on while stopping goes back to `waiting`, its attempt not counted. */
   release(id: string, nowMs: number): Promise<boolean>;
-  /** Start-up recovery: every `running` event (its process died) goes back to `waiting`; returns how many. */
-  requeueRunning(nowMs: number): Promise<number>;
+  /**
+   * Recovery: every `running` event whose owner holds no process lease (it died: workers/recovery.ts removes a
+   * dead process's leases) goes back to
+   * `waiting`; returns how many. A live process's events are never touched.
+   */
+  requeueAbandoned(nowMs: number): Promise<number>;
   /** Deletes `done`/`failed` events last updated before `beforeMs`; returns how many. */
   prune(beforeMs: number): Promise<number>;
   get(id: string): Promise<OutboxEvent | undefined>;

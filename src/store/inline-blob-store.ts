@@ -45,8 +45,8 @@ export class InlineAwareBlobStore implements BlobStore {
     private readonly inline: InlineSource,
   ) {}
 
-  recover(): Promise<void> {
-    return this.files.recover();
+  recover(liveTags?: () => Promise<ReadonlySet<string>>): Promise<number> {
+    return this.files.recover(liveTags);
   }
 
   stage(): Promise<StagedBlob> {

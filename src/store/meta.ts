@@ -3,6 +3,7 @@
  * get plain records and outcome tags, the domain layer turns them into Kodo errors.
  * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
  */
+import type { LeaseStore } from '../ports/leases.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { WorkflowTemplateStore } from '../ports/workflow-templates.js';
 import type { BlobState, BlobSums } from './blob.js';
@@ -523,6 +524,22 @@ export interface MetaStore {
 
   /** Checks the database answers (a trivial read); rejects with the store's error otherwise. */
   ping(): Promise<void>;
+
+  // ---- coordination of several processes sharing the store (workers/) ----
+  /** The identity of the process using this store: recorded on queue claims (jobs, fetch tasks, events). */
+  readonly owner: string;
+  /** Leases (ports/leases.ts), kept in the same database. */
+  readonly leases: LeaseStore;
+  /**
+   * A number that changes when another process (or connection) committed a write since the last call; cheap
+   * enough to poll every few hundred ms (SQLite: `PRAGMA data_version`). Wake-ups of idle queue workers.
+   */
+  dataVersion(): number;
+  /**
+   * A counter bumped by every change of `topic`'s rows by any process (account keys, bound domains): the
+   * in-memory views (ports/reloading.ts) poll it and reload only when it moved.
+   */
+  changeCount(topic: 'access_keys' | 'domains'): Promise<number>;
 
   close(): Promise<void>;
 }

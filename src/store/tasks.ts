@@ -4,8 +4,10 @@
  * of Kodo: the request and the result are opaque JSON texts owned by objects/fetch/async-fetch.ts.
  *
  * Life of a task: `waiting` → (claim) `running` → `done` | `failed`, or back to `waiting` with a later
- * `nextRunMs` for a retry. A task left `running` by a process that died is put back to `waiting` at the next
- * start (`requeueRunning`), so it runs again: storing is atomic, a retry cannot leave a partial object.
+ * `nextRunMs` for a retry. A task left `running` by a process that died is put back to `waiting`
+ * (`requeueAbandoned`: at start and by the reaper of workers/, once the process's lease is gone), so it runs
+ * again: storing is atomic, a retry cannot leave a partial object. A claim records the claiming process; later
+ * state changes require it (store/sqlite/queue-table.ts).
  *
  * The embedded implementation is SQLite (store/sqlite/fetch-tasks.ts); a Redis or PostgreSQL queue can implement
  * the same interface (its `subscribe` would then also relay submissions made by other processes).
@@ -70,8 +72,12 @@ export interface FetchTaskStore {
    * attempt is not counted; false when it was not running any more.
    */
   release(id: string, nowMs: number): Promise<boolean>;
-  /** Start-up recovery: every `running` task (its process died) goes back to `waiting`; returns how many. */
-  requeueRunning(nowMs: number): Promise<number>;
+  /**
+   * Recovery: every `running` task whose owner holds no process lease (it died: workers/recovery.ts removes a
+   * dead process's leases) goes back to
+   * `waiting`; returns how many. A live process's tasks are never touched.
+   */
+  requeueAbandoned(nowMs: number): Promise<number>;
   /** Deletes finished (`done`/`failed`) tasks last updated before `beforeMs`; returns how many. */
   prune(beforeMs: number): Promise<number>;
   /** Calls `listener` whenever a task is queued; returns a function that unsubscribes. */

@@ -18,13 +18,13 @@ export interface ChildServer {
 
 /**
  * Spawns `granary serve` and resolves once it answers HTTP. `prefix` runs it through another command (e.g.
- * `setpriv …` to drop capabilities).
+ * `setpriv …` to drop capabilities). One process (GRANARY_WORKERS=1) unless `env` asks for more workers.
  */
 export async function spawnServer(env: Record<string, string>, port: number, prefix: string[] = []): Promise<ChildServer> {
   const argv = [process.execPath, '--import', 'tsx', ENTRY, 'serve'];
   const [cmd, ...args] = [...prefix, ...argv] as [string, ...string[]];
   const child = spawn(cmd, args, {
-    env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_CONSOLE_PORT: '0', ...env },
+    env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_WORKERS: '1', GRANARY_CONSOLE_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

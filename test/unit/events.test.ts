@@ -246,7 +246,7 @@ describe('the outbox on SQLite', () => {
     expect(await o.claim(5000)).toMatchObject({ id: 'c', attempts: 1 });
     expect(await o.claim(5000)).toMatchObject({ id: 'a', attempts: 2, result: 'HTTP 500' });
     // A crash: both stay running until the next start puts them back.
-    expect(await o.requeueRunning(6000)).toBe(2);
+    expect(await o.requeueAbandoned(6000)).toBe(2);
     expect(await o.get('a')).toMatchObject({ state: 'waiting', attempts: 2, nextRunMs: 6000 });
     expect((await o.claim(6000))?.id).toBe('a');
     expect((await o.claim(6000))?.id).toBe('c');

@@ -63,7 +63,7 @@ describe('SqliteFetchTasks', () => {
     expect(await store.get('a')).toMatchObject({ state: 'failed', result: '{"code":404}', updatedMs: 2100 });
   });
 
-  it('requeueRunning puts the tasks of a dead process back (their attempt counted)', async () => {
+  it('requeueAbandoned puts the tasks of a dead process back (their attempt counted)', async () => {
     await store.enqueue(task('a'));
     await store.enqueue(task('b'));
     await store.claim(1000);
@@ -71,7 +71,7 @@ describe('SqliteFetchTasks', () => {
     await meta.close();
     meta = new SqliteMetaStore(join(dir, 'meta.db'));
     store = meta.fetchTasks;
-    expect(await store.requeueRunning(3000)).toBe(2);
+    expect(await store.requeueAbandoned(3000)).toBe(2);
     expect(await store.get('a')).toMatchObject({ state: 'waiting', attempts: 1, nextRunMs: 3000 });
     expect((await store.claim(3000))?.id).toBe('a');
   });

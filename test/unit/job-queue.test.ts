@@ -65,7 +65,7 @@ describe('SqliteJobQueue', () => {
     expect(await q.finish('a', 0, 3)).toBe(false); // not notifying
     expect(await q.endItems('a', '[3]', 3, true, 3)).toBe(true);
     expect(await q.get('a')).toMatchObject({ state: 'notifying', code: 2, items: '[3]', notifyUrl: 'http://n/' });
-    expect((await q.notifyingJobs()).map((j) => j.id)).toEqual(['a']);
+    expect(await q.claimNotifying(4)).toBeUndefined(); // notifying, still this process's
     expect(await q.saveItems('a', '[4]', 4)).toBe(false);
     expect(await q.finish('a', 4, 5)).toBe(true);
     expect(await q.get('a')).toMatchObject({ state: 'done', code: 4 });
@@ -78,7 +78,7 @@ describe('SqliteJobQueue', () => {
     expect(await q.endItems('b', '[]', 0, false, 9)).toBe(false);
   });
 
-  it('release gives the attempt back; requeueRunning keeps it (a crash counts)', async () => {
+  it('release gives the attempt back; requeueAbandoned keeps it (a crash counts)', async () => {
     await q.enqueue(job('a'));
     await q.claim('p', 1);
     expect(await q.release('a', 2)).toBe(true);
@@ -86,7 +86,7 @@ describe('SqliteJobQueue', () => {
     expect(await q.release('a', 3)).toBe(false);
     await q.claim('p', 4);
     await q.saveItems('a', '["first done"]', 5);
-    expect(await q.requeueRunning(6)).toBe(1);
+    expect(await q.requeueAbandoned(6)).toBe(1);
     expect(await q.get('a')).toMatchObject({ state: 'waiting', code: 1, attempts: 1, items: '["first done"]' });
     expect((await q.claim('p', 7))?.attempts).toBe(2);
   });

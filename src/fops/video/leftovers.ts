@@ -4,7 +4,8 @@
  * disk, writing into a temp dir the next start removes) beside the job the next start runs again.
  *
  * Each subprocess is recorded in its run's temp dir as `<n>.pid` = `{"pid": <number>, "argv": [program, ...args]}`
- * (spawn.ts). At start, before the temp dirs are removed (execute.ts `clearFopTemp`), every recorded process that
+ * (spawn.ts). Before the temp dirs of a process that is gone are removed (execute.ts `clearFopTemp`: at start and
+ * by the reaper, only dirs of dead processes, never a live worker's), every recorded process that
  * still runs with exactly that argv (read from `/proc/<pid>/cmdline`, so a reused pid is never hit) is killed
  * with SIGKILL. Where `/proc` does not exist nothing is killed.
  */
@@ -27,17 +28,15 @@ async function argvOf(pid: number): Promise<string[] | undefined> {
   }
 }
 
-/** Kills the recorded subprocesses under `root` (the fop temp root) that still run; returns how many it killed. */
-export async function killLeftoverSubprocesses(root: string): Promise<number> {
+/** Kills the recorded subprocesses in `dirs` (run temp dirs) that still run; returns how many it killed. */
+export async function killLeftoverSubprocesses(dirs: string[]): Promise<number> {
   let killed = 0;
-  const dirs = await readdir(root, { withFileTypes: true }).catch(() => []);
-  for (const d of dirs) {
-    if (!d.isDirectory()) continue;
-    const files = await readdir(join(root, d.name)).catch(() => [] as string[]);
+  for (const dir of dirs) {
+    const files = await readdir(dir).catch(() => [] as string[]);
     for (const f of files.filter((n) => n.endsWith('.pid'))) {
       let rec: { pid?: unknown; argv?: unknown };
       try {
-        rec = JSON.parse(await readFile(join(root, d.name, f), 'utf8')) as typeof rec;
+        rec = JSON.parse(await readFile(join(dir, f), 'utf8')) as typeof rec;
       } catch {
         continue; // torn write: the process had only just started
       }

@@ -8,7 +8,9 @@
  * `failed` only after its completion callback was attempted (a crash in between runs the task again: the
  * callback may be delivered twice, never lost).
  *
- * Start-up: tasks left `running` by a process that died are queued again. Stop: no new task is taken; running
+ * Tasks left `running` by a process that died are queued again by workers/recovery.ts (at start, and by the reaper
+ * while other workers run); tasks queued by another process wake this one through `poke()` (workers/).
+ * Stop: no new task is taken; running
  * tasks get `graceMs` to finish, the rest are released back to `waiting` (their attempt not counted) and
  * whatever they do afterwards is not recorded; the next start runs them again (storing is atomic).
  */
@@ -59,14 +61,17 @@ export class FetchWorker {
     });
   }
 
-  /** Queues again the tasks a dead process left running, subscribes to new tasks and starts taking them. */
+  /** Subscribes to new tasks and starts taking them. */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    const requeued = await this.store.requeueRunning(this.g.clock.nowMs());
-    if (requeued > 0) this.g.log.info({ tasks: requeued }, 'async fetch: interrupted tasks queued again');
     this.unsubscribe = this.store.subscribe(() => this.pump.wake());
     this.pump.start();
+  }
+
+  /** Another process may have queued a task: looks (a read) and claims when one is due. */
+  poke(): void {
+    this.pump.poke();
   }
 
   /** Number of tasks running now. */

@@ -21,7 +21,12 @@ import type { BucketRecord, ObjectRecord } from '../../store/meta.js';
 import { findLiveObject, isLive } from '../read.js';
 import { fetchToEntry, type FetchSource } from './fetch-to-entry.js';
 
-/** Pulls in flight per Granary instance, keyed by `<bucket>:<key>` (bucket names never contain `:`). */
+/**
+ * Pulls in flight per Granary instance, keyed by `<bucket>:<key>` (bucket names never contain `:`). Per process on
+ * purpose: with several worker processes (README "Workers") a missing key requested on two workers at once is
+ * pulled at most once per worker — never a wrong answer (each pull stores the whole object atomically; the last
+ * commit wins with the same bytes), at worst one extra origin request per worker.
+ */
 const inflight = new WeakMap<Granary, Map<string, Promise<ObjectRecord>>>();
 
 /**

@@ -1,10 +1,12 @@
 /**
  * BlobStore on the local disk (the embedded default).
  *
- * Layout under `root`: `tmp/<random>.part` while staging, `blobs/<aa>/<bb>/<id>` once sealed, where `id` is
- * 32 random hex characters. Names come from random ids only, never from object keys.
+ * Layout under `root`: `tmp/<tag>.<random>.part` while staging, `blobs/<aa>/<bb>/<id>` once sealed, where `id`
+ * is 32 random hex characters and `tag` names the process staging it (workers/identity.ts). Names come from
+ * random ids only, never from object keys.
  * Sealing = fsync the file, rename it into place, fsync the target directory: after `seal()` resolves the blob
- * survives a crash or power loss. `recover()` empties `tmp/` (staging leftovers of a crashed run).
+ * survives a crash or power loss. `recover(liveTags)` removes the staging files of processes that are gone
+ * (leftovers of a crash or of a killed worker), never those of a live worker with uploads in flight.
  */
 import { randomBytes } from 'node:crypto';
 import { close, createReadStream, createWriteStream, open as openFd, read, type WriteStream } from 'node:fs';
@@ -35,16 +37,33 @@ export class FsBlobStore implements BlobStore {
   private readonly blobDir: string;
   private readonly knownDirs = new Set<string>();
 
-  /** `root` is the directory that holds `tmp/` and `blobs/` (GRANARY_DATA_DIR). */
-  constructor(root: string) {
+  /**
+   * `root` is the directory that holds `tmp/` and `blobs/` (GRANARY_DATA_DIR); `tag` marks this process's staging
+   * files (file-name safe: letters, digits, `-`).
+   */
+  constructor(
+    root: string,
+    private readonly tag = 'offline',
+  ) {
     this.tmpDir = join(root, 'tmp');
     this.blobDir = join(root, 'blobs');
   }
 
-  async recover(): Promise<void> {
-    await rm(this.tmpDir, { recursive: true, force: true });
+  async recover(liveTags?: () => Promise<ReadonlySet<string>>): Promise<number> {
     await mkdir(this.tmpDir, { recursive: true });
     await mkdir(this.blobDir, { recursive: true });
+    // Listed before the live set is read: a file seen here was created after its process registered, so a tag
+    // missing from the later live set is a process that is gone.
+    const names = await readdir(this.tmpDir);
+    const live = liveTags ? await liveTags() : new Set<string>();
+    let removed = 0;
+    for (const name of names) {
+      const tag = name.split('.')[0] ?? '';
+      if (tag === this.tag || live.has(tag)) continue;
+      await rm(join(this.tmpDir, name), { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
   }
 
   /** Path of a sealed blob; throws on an id that is not ours (ids never come from clients, but be safe). */
@@ -55,7 +74,7 @@ export class FsBlobStore implements BlobStore {
 
   async stage(): Promise<StagedBlob> {
     const id = randomBytes(16).toString('hex');
-    const tmpPath = join(this.tmpDir, `${id}.part`);
+    const tmpPath = join(this.tmpDir, `${this.tag}.${id}.part`);
     const sink: WriteStream = createWriteStream(tmpPath, { flags: 'wx', flush: true });
     let done = false;
     const finished = new Promise<void>((resolve, reject) => {

@@ -102,6 +102,7 @@ export class S3BlobStore implements BlobStore {
   readonly client: S3Client;
   private readonly ownsClient: boolean;
   private readonly cache: BlobFileCache;
+  private recovered = false;
 
   constructor(
     private readonly loc: S3Location,
@@ -119,7 +120,19 @@ export class S3BlobStore implements BlobStore {
     return `${this.loc.prefix}${id}`;
   }
 
-  async recover(): Promise<void> {
+  /**
+   * At the first call in this process: checks the bucket answers, empties this process's local cache and aborts
+   * multipart uploads under the prefix older than `staleUploadMs` (left by processes that died; S3 has no staging
+   * files to tell apart by process). Later calls (the workers' reaper) have nothing to do: 0.
+   */
+  async recover(): Promise<number> {
+    if (this.recovered) return 0;
+    this.recovered = true;
+    return this.recoverNow();
+  }
+
+  private async recoverNow(): Promise<number> {
+    let aborted = 0;
     const { bucket, prefix } = this.loc;
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: bucket }));
@@ -145,15 +158,16 @@ export class S3BlobStore implements BlobStore {
         if (up.Initiated && up.Initiated.getTime() > cutoff) continue;
         try {
           await this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: up.Key, UploadId: up.UploadId }));
+          aborted++;
         } catch (err) {
           const e = fromS3(err, 'AbortMultipartUpload', up.Key);
           if (e.code !== 'S3_NoSuchUpload') throw e;
         }
       }
-      if (!page.IsTruncated) return;
+      if (!page.IsTruncated) return aborted;
       keyMarker = page.NextKeyMarker;
       uploadIdMarker = page.NextUploadIdMarker;
-      if (keyMarker === undefined && uploadIdMarker === undefined) return;
+      if (keyMarker === undefined && uploadIdMarker === undefined) return aborted;
     }
   }
 

@@ -37,8 +37,9 @@ export class SqliteEventOutbox implements EventOutbox {
   private readonly queue: SqliteQueueTable<EventRow, OutboxEvent>;
   private notifyScheduled = false;
 
-  constructor(db: Database.Database) {
-    this.queue = new SqliteQueueTable(db, 'event_outbox', toEvent);
+  /** `owner`: the identity of this process (recorded on claims; queue-table.ts). */
+  constructor(db: Database.Database, owner: string) {
+    this.queue = new SqliteQueueTable(db, 'event_outbox', toEvent, owner);
     this.st = {
       insert: db.prepare(
         `INSERT INTO event_outbox (id, payload, state, attempts, created_ms, updated_ms, next_run_ms)
@@ -87,8 +88,8 @@ export class SqliteEventOutbox implements EventOutbox {
     return this.queue.release(id, nowMs);
   }
 
-  async requeueRunning(nowMs: number): Promise<number> {
-    return this.queue.requeueRunning(nowMs);
+  async requeueAbandoned(nowMs: number): Promise<number> {
+    return this.queue.requeueAbandoned(nowMs);
   }
 
   async prune(beforeMs: number): Promise<number> {

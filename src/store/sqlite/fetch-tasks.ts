@@ -36,8 +36,12 @@ export class SqliteFetchTasks implements FetchTaskStore {
   private readonly st;
   private readonly queue: SqliteQueueTable<TaskRow, FetchTaskRecord>;
 
-  constructor(private readonly db: Database.Database) {
-    this.queue = new SqliteQueueTable(db, 'fetch_tasks', toRecord);
+  /** `owner`: the identity of this process (recorded on claims; queue-table.ts). */
+  constructor(
+    private readonly db: Database.Database,
+    owner: string,
+  ) {
+    this.queue = new SqliteQueueTable(db, 'fetch_tasks', toRecord, owner);
     this.st = {
       insert: db.prepare(
         `INSERT INTO fetch_tasks (id, access_key, request, state, attempts, created_ms, updated_ms, next_run_ms)
@@ -63,7 +67,7 @@ export class SqliteFetchTasks implements FetchTaskStore {
     const ahead = this.db.transaction(() => {
       this.st.insert.run(task.id, task.accessKey, task.request, task.createdMs, task.createdMs, task.createdMs);
       return this.aheadOf(this.st.get.get(task.id) as TaskRow);
-    })();
+    }).immediate();
     this.queue.notify();
     return { ahead };
   }
@@ -117,8 +121,8 @@ export class SqliteFetchTasks implements FetchTaskStore {
     return this.queue.prune(beforeMs);
   }
 
-  async requeueRunning(nowMs: number): Promise<number> {
-    return this.queue.requeueRunning(nowMs);
+  async requeueAbandoned(nowMs: number): Promise<number> {
+    return this.queue.requeueAbandoned(nowMs);
   }
 
   subscribe(listener: () => void): () => void {

@@ -1,8 +1,10 @@
 /**
  * The job queue on SQLite (tables `jobs` and `pipelines`, schema.ts), implementing the JobQueue port
  * (jobs/queue.ts). Claims run in an IMMEDIATE transaction, so two processes sharing the data dir never take the
- * same job; every state change is a compare-and-set on the current state. `seq` orders submissions.
- * Subscribers are told of jobs queued and pipelines changed through this object (this process).
+ * same job; every state change is a compare-and-set on the current state and on the claiming process (`owner`,
+ * this store's process identity), so a process presumed dead whose jobs were queued again cannot end them
+ * afterwards. `seq` orders submissions. Subscribers are told of jobs queued and pipelines changed through this
+ * object (this process).
  */
 import type Database from 'better-sqlite3';
 import type { JobFilter, JobQueue, JobRecord, JobState, NewJob, PipelineRecord } from '../../jobs/queue.js';
@@ -24,6 +26,7 @@ interface JobRow {
   code: number;
   attempts: number;
   items: string | null;
+  owner: string | null;
   created_ms: number;
   updated_ms: number;
 }
@@ -58,7 +61,13 @@ export class SqliteJobQueue implements JobQueue {
   private readonly st;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly db: Database.Database) {
+  /** `owner`: the identity of this process (recorded on claims, required by every later state change). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly owner: string,
+  ) {
+    /** Rows of `jobs` whose owner holds no process lease (it died: workers/recovery.ts removed its leases). */
+    const abandoned = `(owner IS NULL OR NOT EXISTS (SELECT 1 FROM leases l WHERE l.name = 'process:' || jobs.owner))`;
     this.st = {
       insert: db.prepare(
         `INSERT INTO jobs (id, seq, access_key, bucket, key, fops, notify_url, pipeline, type, force, req_id, task_from,
@@ -71,18 +80,30 @@ export class SqliteJobQueue implements JobQueue {
         "SELECT * FROM jobs WHERE state = 'waiting' AND pipeline = ? ORDER BY type, seq LIMIT 1",
       ),
       take: db.prepare(
-        "UPDATE jobs SET state = 'running', code = 2, attempts = attempts + 1, updated_ms = ? WHERE id = ? AND state = 'waiting'",
+        "UPDATE jobs SET state = 'running', owner = ?, code = 2, attempts = attempts + 1, updated_ms = ? WHERE id = ? AND state = 'waiting'",
       ),
       waitingPipelines: db.prepare("SELECT DISTINCT pipeline FROM jobs WHERE state = 'waiting'"),
-      saveItems: db.prepare("UPDATE jobs SET items = ?, updated_ms = ? WHERE id = ? AND state = 'running'"),
-      endItems: db.prepare("UPDATE jobs SET items = ?, state = ?, code = ?, updated_ms = ? WHERE id = ? AND state = 'running'"),
-      finish: db.prepare("UPDATE jobs SET state = 'done', code = ?, updated_ms = ? WHERE id = ? AND state = 'notifying'"),
-      release: db.prepare(
-        `UPDATE jobs SET state = 'waiting', code = 1, attempts = MAX(attempts - 1, 0), updated_ms = ?
-         WHERE id = ? AND state = 'running'`,
+      saveItems: db.prepare("UPDATE jobs SET items = ?, updated_ms = ? WHERE id = ? AND state = 'running' AND owner IS ?"),
+      endItems: db.prepare(
+        "UPDATE jobs SET items = ?, state = ?, code = ?, updated_ms = ? WHERE id = ? AND state = 'running' AND owner IS ?",
       ),
-      requeue: db.prepare("UPDATE jobs SET state = 'waiting', code = 1, updated_ms = ? WHERE state = 'running'"),
-      notifying: db.prepare("SELECT * FROM jobs WHERE state = 'notifying' ORDER BY seq"),
+      finish: db.prepare(
+        "UPDATE jobs SET state = 'done', code = ?, updated_ms = ? WHERE id = ? AND state = 'notifying' AND owner IS ?",
+      ),
+      release: db.prepare(
+        `UPDATE jobs SET state = 'waiting', owner = NULL, code = 1, attempts = MAX(attempts - 1, 0), updated_ms = ?
+         WHERE id = ? AND state = 'running' AND owner IS ?`,
+      ),
+      requeue: db.prepare(
+        `UPDATE jobs SET state = 'waiting', owner = NULL, code = 1, updated_ms = @now WHERE state = 'running' AND ${abandoned}`,
+      ),
+      orphanNotifying: db.prepare(`UPDATE jobs SET owner = NULL WHERE state = 'notifying' AND ${abandoned}`),
+      anyUnownedNotifying: db.prepare("SELECT 1 FROM jobs WHERE state = 'notifying' AND owner IS NULL LIMIT 1"),
+      claimNotifying: db.prepare(
+        `UPDATE jobs SET owner = ?, updated_ms = ? WHERE id = (
+           SELECT id FROM jobs WHERE state = 'notifying' AND owner IS NULL ORDER BY seq LIMIT 1)
+         AND state = 'notifying' AND owner IS NULL RETURNING *`,
+      ),
       depth: db.prepare("SELECT state, COUNT(*) AS n FROM jobs WHERE state IN ('waiting', 'running', 'notifying') GROUP BY state"),
       getPipeline: db.prepare('SELECT name, concurrency, created_ms FROM pipelines WHERE name = ?'),
       listPipelines: db.prepare('SELECT name, concurrency, created_ms FROM pipelines ORDER BY name'),
@@ -129,8 +150,8 @@ export class SqliteJobQueue implements JobQueue {
       .transaction(() => {
         const row = this.st.next.get(pipeline) as JobRow | undefined;
         if (!row) return undefined;
-        this.st.take.run(nowMs, row.id);
-        return toRecord({ ...row, state: 'running', code: 2, attempts: row.attempts + 1, updated_ms: nowMs });
+        this.st.take.run(this.owner, nowMs, row.id);
+        return toRecord({ ...row, state: 'running', owner: this.owner, code: 2, attempts: row.attempts + 1, updated_ms: nowMs });
       })
       .immediate();
   }
@@ -169,28 +190,33 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   async saveItems(id: string, items: string, nowMs: number): Promise<boolean> {
-    return this.st.saveItems.run(items, nowMs, id).changes === 1;
+    return this.st.saveItems.run(items, nowMs, id, this.owner).changes === 1;
   }
 
   async endItems(id: string, items: string, code: number, notify: boolean, nowMs: number): Promise<boolean> {
     const [state, shown] = notify ? ['notifying', 2] : ['done', code];
-    return this.st.endItems.run(items, state, shown, nowMs, id).changes === 1;
+    return this.st.endItems.run(items, state, shown, nowMs, id, this.owner).changes === 1;
   }
 
   async finish(id: string, code: number, nowMs: number): Promise<boolean> {
-    return this.st.finish.run(code, nowMs, id).changes === 1;
+    return this.st.finish.run(code, nowMs, id, this.owner).changes === 1;
   }
 
   async release(id: string, nowMs: number): Promise<boolean> {
-    return this.st.release.run(nowMs, id).changes === 1;
+    return this.st.release.run(nowMs, id, this.owner).changes === 1;
   }
 
-  async requeueRunning(nowMs: number): Promise<number> {
-    return this.st.requeue.run(nowMs).changes;
+  async requeueAbandoned(nowMs: number): Promise<number> {
+    return this.db.transaction(() => {
+      this.st.orphanNotifying.run();
+      return this.st.requeue.run({ now: nowMs }).changes;
+    }).immediate();
   }
 
-  async notifyingJobs(): Promise<JobRecord[]> {
-    return (this.st.notifying.all() as JobRow[]).map(toRecord);
+  async claimNotifying(nowMs: number): Promise<JobRecord | undefined> {
+    if (this.st.anyUnownedNotifying.get() === undefined) return undefined; // a read: no write lock for nothing
+    const row = this.st.claimNotifying.get(this.owner, nowMs) as JobRow | undefined;
+    return row ? toRecord(row) : undefined;
   }
 
   async depth(): Promise<{ waiting: number; running: number; notifying: number }> {
@@ -204,7 +230,7 @@ export class SqliteJobQueue implements JobQueue {
       if (this.st.insertPipeline.run(name, concurrency, nowMs).changes === 1) return 'created' as const;
       this.st.updatePipeline.run(concurrency, name);
       return 'updated' as const;
-    })();
+    }).immediate();
     this.tell();
     return result;
   }

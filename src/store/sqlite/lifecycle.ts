@@ -139,5 +139,5 @@ export function deleteUnderPrefix(
       if (examined >= scan) return { deleted, freedBlobs: freed, next: (rows[rows.length - 1] as Row).key };
     }
     return { deleted, freedBlobs: freed };
-  })();
+  }).immediate();
 }

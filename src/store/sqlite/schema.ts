@@ -175,6 +175,35 @@ CREATE TABLE IF NOT EXISTS event_outbox (
 );
 CREATE INDEX IF NOT EXISTS event_outbox_queue ON event_outbox (state, next_run_ms, seq);
 CREATE INDEX IF NOT EXISTS event_outbox_updated ON event_outbox (updated_ms);
+
+-- Leases (store/sqlite/leases.ts, ports/leases.ts): process liveness (\`process:<owner>\`) and singletons.
+CREATE TABLE IF NOT EXISTS leases (
+  name        TEXT PRIMARY KEY,
+  owner       TEXT NOT NULL,
+  expires_ms  INTEGER NOT NULL,
+  acquired_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
+
+-- Change counters of the in-memory views (ports/reloading.ts): bumped by triggers, so a change made by any process
+-- (another worker, the CLI) is noticed by reading one row.
+CREATE TABLE IF NOT EXISTS change_counters (
+  topic TEXT PRIMARY KEY,
+  n     INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO change_counters (topic, n) VALUES ('access_keys', 0), ('domains', 0);
+CREATE TRIGGER IF NOT EXISTS access_keys_ins AFTER INSERT ON access_keys
+  BEGIN UPDATE change_counters SET n = n + 1 WHERE topic = 'access_keys'; END;
+CREATE TRIGGER IF NOT EXISTS access_keys_upd AFTER UPDATE ON access_keys
+  BEGIN UPDATE change_counters SET n = n + 1 WHERE topic = 'access_keys'; END;
+CREATE TRIGGER IF NOT EXISTS access_keys_del AFTER DELETE ON access_keys
+  BEGIN UPDATE change_counters SET n = n + 1 WHERE topic = 'access_keys'; END;
+CREATE TRIGGER IF NOT EXISTS domains_ins AFTER INSERT ON domains
+  BEGIN UPDATE change_counters SET n = n + 1 WHERE topic = 'domains'; END;
+CREATE TRIGGER IF NOT EXISTS domains_upd AFTER UPDATE ON domains
+  BEGIN UPDATE change_counters SET n = n + 1 WHERE topic = 'domains'; END;
+CREATE TRIGGER IF NOT EXISTS domains_del AFTER DELETE ON domains
+  BEGIN UPDATE change_counters SET n = n + 1 WHERE topic = 'domains'; END;
 `;
 
 /** Columns added after a table was first created: (table, column, declaration). Applied by `migrate`. */
@@ -207,6 +236,10 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   // Zero-copy assembly (manifests.ts): block and part digests recorded as they arrive (NULL for older sessions).
   ['blocks', 'sha1', 'TEXT'],
   ['parts', 'block_sha1s', 'BLOB'],
+  // Worker processes (workers/): the process that claimed a running row (NULL = none: rows of earlier versions).
+  ['jobs', 'owner', 'TEXT'],
+  ['fetch_tasks', 'owner', 'TEXT'],
+  ['event_outbox', 'owner', 'TEXT'],
 ];
 
 /** Statements run after the columns exist (indexes on added columns, back-filled values). Idempotent. */

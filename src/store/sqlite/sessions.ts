@@ -99,7 +99,7 @@ export class SqliteSessions implements SessionStore {
       this.st.insertBlock.run(b.id, b.accessKey, b.size, b.offset, JSON.stringify(b.chunks), b.expiresAt, b.sha1 ?? null);
       // The block's one chunk holds `offset` bytes.
       for (const id of b.chunks) this.refs.add(id, b.offset, sums);
-    })();
+    }).immediate();
   }
 
   async getBlock(id: string): Promise<BlockRecord | undefined> {
@@ -121,7 +121,7 @@ export class SqliteSessions implements SessionStore {
       this.st.setBlock.run(offset, JSON.stringify(chunks), id);
       this.refs.add(chunk.blobId, chunk.size, chunk.sums);
       return { result: 'ok' as const, offset };
-    })();
+    }).immediate();
   }
 
   /** Deletes one block inside a transaction. */
@@ -138,7 +138,7 @@ export class SqliteSessions implements SessionStore {
         if (row) this.dropBlock(row, freed);
       }
       return { freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   async createUpload(u: UploadRecord): Promise<void> {
@@ -168,7 +168,7 @@ export class SqliteSessions implements SessionStore {
       this.refs.add(p.blobId, p.size, sums);
       if (old) this.refs.release(old.blob_id, freed);
       return { result: 'ok' as const, freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   async listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]> {
@@ -187,7 +187,7 @@ export class SqliteSessions implements SessionStore {
     return this.db.transaction(() => {
       const freed: string[] = [];
       return { deleted: this.dropUpload(id, freed), freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   /**
@@ -227,6 +227,6 @@ export class SqliteSessions implements SessionStore {
         if (this.dropUpload(id, freed)) sessions++;
       }
       return { sessions, freedBlobs: freed };
-    })();
+    }).immediate();
   }
 }

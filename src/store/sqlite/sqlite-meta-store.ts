@@ -1,6 +1,11 @@
 /**
  * MetaStore on SQLite (better-sqlite3), the embedded default.
  *
+ * Several processes may share the database (worker processes, the CLI): every transaction that writes begins
+ * IMMEDIATE (takes the write lock first, waiting up to busy_timeout), because a deferred one that reads, then
+ * writes after another process committed fails at once with SQLITE_BUSY (its snapshot is stale) — busy_timeout
+ * does not help there. better-sqlite3 is synchronous: a process waiting for the lock waits on its event loop.
+ *
  * WAL journal with `synchronous=NORMAL` and group commit (group-commit.ts): every async method that changed the
  * database resolves only after an fdatasync of the WAL that began after its commit — shared by all commits pending
  * at that moment and run off the event loop — so a change is durable when its promise resolves (an upload is
@@ -16,6 +21,7 @@
  * Objects assembled from resumable pieces are manifests (manifests.ts): committed with their entry, counted like
  * blobs, read with their pieces by the single-entry reads.
  */
+import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
 import type { BlobState, BlobSums } from '../blob.js';
@@ -45,6 +51,7 @@ import { OverQuota, QuotaGuard } from './bucket-usage.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
+import { SqliteLeases } from './leases.js';
 import { listPage } from './list-query.js';
 import { ManifestReads } from './manifests.js';
 import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from './rows.js';
@@ -94,14 +101,25 @@ export class SqliteMetaStore implements MetaStore {
   /** The shared WAL fdatasync of group commit (group-commit.ts). */
   readonly wal: WalSync;
   private checkpointer: Checkpointer | undefined;
+  /** Leases (ports/leases.ts): process liveness and singletons. */
+  readonly leases: SqliteLeases;
+  /** The identity of the process using this store (recorded on queue claims). */
+  readonly owner: string;
 
-  /** Opens (and creates or migrates) the database file at `path`. */
-  constructor(private readonly path: string) {
+  /**
+   * Opens (and creates or migrates) the database file at `path`. `owner` is the identity of the process using it
+   * (workers/identity.ts); offline users (CLI, tests) get a random one that never holds a process lease.
+   */
+  constructor(
+    private readonly path: string,
+    owner?: string,
+  ) {
+    this.owner = owner ?? `offline:${process.pid}:${randomBytes(6).toString('hex')}`;
     this.db = new Database(path);
+    this.db.pragma('busy_timeout = 5000');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
-    this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
     migrate(this.db);
     const db = this.db;
@@ -113,10 +131,11 @@ export class SqliteMetaStore implements MetaStore {
     const durable = <T extends object>(store: T): T => withGroupCommit(store, this.wal, changes);
     this.manifests = new ManifestReads(db);
     this.sessions = durable(new SqliteSessions(db, this.refs));
-    this.fetchTasks = durable(new SqliteFetchTasks(db));
-    this.jobs = durable(new SqliteJobQueue(db));
+    this.fetchTasks = durable(new SqliteFetchTasks(db, this.owner));
+    this.jobs = durable(new SqliteJobQueue(db, this.owner));
     this.workflowTemplates = durable(new SqliteWorkflowTemplates(db));
-    this.events = durable(new SqliteEventOutbox(db));
+    this.events = durable(new SqliteEventOutbox(db, this.owner));
+    this.leases = durable(new SqliteLeases(db));
     this.st = {
       getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
       bucketSettings: db.prepare('SELECT settings FROM buckets WHERE name = ?'),
@@ -204,6 +223,7 @@ export class SqliteMetaStore implements MetaStore {
       ping: db.prepare('SELECT COUNT(*) FROM settings'),
       countObjects: db.prepare('SELECT COUNT(*) AS n FROM objects WHERE bucket = ?'),
       getSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
+      changeCount: db.prepare('SELECT n FROM change_counters WHERE topic = ?'),
       setSetting: db.prepare(
         'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
       ),
@@ -244,7 +264,7 @@ export class SqliteMetaStore implements MetaStore {
    */
   private commit<T>(fn: () => T): T | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal } {
     try {
-      return this.db.transaction(fn)();
+      return this.db.transaction(fn).immediate();
     } catch (err) {
       if (err instanceof OverQuota) return { result: 'over-quota', freedBlobs: [], refusal: err.refusal };
       throw err;
@@ -270,7 +290,7 @@ export class SqliteMetaStore implements MetaStore {
       this.st.deleteBucketDomains.run(name);
       this.st.deleteBucket.run(name);
       return 'dropped';
-    })();
+    }).immediate();
   }
 
   async setBucketPrivate(name: string, isPrivate: boolean): Promise<boolean> {
@@ -292,7 +312,7 @@ export class SqliteMetaStore implements MetaStore {
       const settings = mutate(b.settings);
       this.st.setSettings.run(Object.keys(settings).length > 0 ? JSON.stringify(settings) : null, name);
       return { ...b, settings };
-    })();
+    }).immediate();
   }
 
   async updateBucketStyles(name: string, mutate: (current: BucketStyles) => BucketStyles): Promise<boolean> {
@@ -302,7 +322,7 @@ export class SqliteMetaStore implements MetaStore {
       const next = mutate(b.styles ?? { separator: DEFAULT_STYLES.separator, styles: {} });
       this.st.setStyles.run(JSON.stringify(next), name);
       return true;
-    })();
+    }).immediate();
   }
 
   async bindDomain(domain: string, bucket: string, ctime: number): Promise<'bound' | 'taken' | 'no-bucket'> {
@@ -312,7 +332,7 @@ export class SqliteMetaStore implements MetaStore {
       if (owner) return owner.bucket === bucket ? 'bound' : 'taken';
       this.st.insertDomain.run(domain, bucket, ctime);
       return 'bound';
-    })();
+    }).immediate();
   }
 
   async unbindDomain(domain: string): Promise<boolean> {
@@ -456,7 +476,7 @@ export class SqliteMetaStore implements MetaStore {
       this.refs.release(rec.blobId, freed);
       this.events.write(events, rec);
       return { result: 'deleted' as const, freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   async copyObject(
@@ -501,7 +521,7 @@ export class SqliteMetaStore implements MetaStore {
       this.st.upsertObject.run(rowParams({ ...next, bucket, key, blobId: rec.blobId }));
       this.events.write(events, { ...next, bucket, key, blobId: rec.blobId });
       return { result: 'updated' as const, record: next, freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   async moveObject(
@@ -541,7 +561,7 @@ export class SqliteMetaStore implements MetaStore {
         this.refs.release(row.blob_id, freed);
       }
       return { deleted: rows.length, freedBlobs: freed };
-    })();
+    }).immediate();
   }
 
   async deleteUnderPrefix(
@@ -617,7 +637,7 @@ export class SqliteMetaStore implements MetaStore {
   async forgetBlobDeletions(blobIds: string[]): Promise<void> {
     this.db.transaction(() => {
       for (const id of blobIds) this.st.forgetDeletion.run(id);
-    })();
+    }).immediate();
   }
 
   async createAccessKey(rec: AccessKeyRecord): Promise<void> {
@@ -656,6 +676,14 @@ export class SqliteMetaStore implements MetaStore {
     if (this.checkpointer) return;
     this.db.pragma('wal_autocheckpoint = 100000');
     this.checkpointer = new Checkpointer(this.path, intervalMs);
+  }
+
+  dataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  async changeCount(topic: 'access_keys' | 'domains'): Promise<number> {
+    return (this.st.changeCount.get(topic) as { n: number } | undefined)?.n ?? 0;
   }
 
   async close(): Promise<void> {

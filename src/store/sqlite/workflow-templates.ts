@@ -59,7 +59,7 @@ export class SqliteWorkflowTemplates implements WorkflowTemplateStore {
       if (this.st.insert.run(row).changes === 1) return 'created' as const;
       this.st.update.run(row);
       return 'updated' as const;
-    })();
+    }).immediate();
   }
 
   async get(owner: string, name: string): Promise<WorkflowTemplateRecord | undefined> {

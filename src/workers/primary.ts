@@ -1,0 +1,102 @@
+/**
+ * The primary of `granary serve` with GRANARY_WORKERS > 1 (node:cluster): it serves nothing itself. It prepares
+ * what must exist once before the workers start (the root key pair, printed once when generated; the database
+ * schema and its migrations), forks the workers (env GRANARY_WORKER_SLOT = 0…N−1), which share the port (cluster's
+ * round-robin on Linux), restarts a worker that dies (same slot; back-off 250 ms doubling to 30 s, reset once a
+ * worker lived a minute; logged), forwards SIGTERM/SIGINT as SIGTERM for a graceful stop and exits when its
+ * workers are gone. A worker that dies before any worker listened is a start-up failure (port in use, bad
+ * configuration): the primary stops the others and exits 1. Workers end by themselves when the primary dies
+ * (IPC `disconnect`, cli/serve.ts).
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { rm, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { loadRootKeys } from '../auth/keys.js';
+import type { Config } from '../config.js';
+import { openStores } from '../main.js';
+
+/** Environment variable carrying a worker's slot (set by the primary only). */
+export const SLOT_ENV = 'GRANARY_WORKER_SLOT';
+
+const FIRST_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 30_000;
+/** A worker that lived this long resets the back-off, ms. */
+const HEALTHY_MS = 60_000;
+
+/** Removes the fop caches of slots ≥ `workers` (left by a run with more workers). */
+async function dropSurplusCaches(dataDir: string, workers: number): Promise<void> {
+  for (const name of await readdir(dataDir).catch(() => [] as string[])) {
+    const m = /^fop-cache\.(\d+)$/.exec(name);
+    if (m && Number(m[1]) >= workers) await rm(join(dataDir, name), { recursive: true, force: true });
+  }
+}
+
+/** Runs the primary; resolves once the workers are forked (the process then lives until they are gone). */
+export async function runPrimary(config: Config, log: Logger, print: (text: string) => void): Promise<void> {
+  // Schema and migrations once, before several processes open the database at the same time (this also creates
+  // the data dir).
+  const { meta } = await openStores(config.dataDir);
+  await meta.close();
+  const { keys, created } = await loadRootKeys(config.dataDir, {
+    ...(config.accessKey ? { accessKey: config.accessKey } : {}),
+    ...(config.secretKey ? { secretKey: config.secretKey } : {}),
+  });
+  if (created) {
+    print(
+      `Generated a root key pair (kept in ${config.dataDir}/credentials.json; shown once):\n` +
+        `  AccessKey: ${keys.accessKey}\n  SecretKey: ${keys.secretKey}\n`,
+    );
+  }
+  await dropSurplusCaches(config.dataDir, config.workers);
+
+  const bySlot = new Map<number, { worker: Worker; startedMs: number }>();
+  const backoff = new Map<number, number>();
+  let stopping = false;
+  let listened = false;
+
+  const fork = (slot: number): void => {
+    const worker = cluster.fork({ [SLOT_ENV]: String(slot) });
+    bySlot.set(slot, { worker, startedMs: Date.now() });
+    worker.once('listening', () => {
+      listened = true;
+    });
+    worker.once('exit', (code, signal) => {
+      const entry = bySlot.get(slot);
+      if (entry?.worker === worker) bySlot.delete(slot);
+      if (stopping) {
+        if (bySlot.size === 0) {
+          log.info('all workers stopped');
+          process.exit(exitCode);
+        }
+        return;
+      }
+      if (!listened) {
+        log.fatal({ worker: slot, code, signal }, 'a worker failed to start; stopping');
+        stop('start-up failure', 1);
+        return;
+      }
+      const lived = Date.now() - (entry?.startedMs ?? Date.now());
+      const delay = lived >= HEALTHY_MS ? FIRST_BACKOFF_MS : Math.min(backoff.get(slot) ?? FIRST_BACKOFF_MS, MAX_BACKOFF_MS);
+      backoff.set(slot, Math.min(delay * 2, MAX_BACKOFF_MS));
+      log.warn({ worker: slot, pid: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; restarting it');
+      setTimeout(() => {
+        if (!stopping) fork(slot);
+      }, delay);
+    });
+  };
+
+  let exitCode = 0;
+  const stop = (why: string, code = 0): void => {
+    exitCode = Math.max(exitCode, code);
+    if (!stopping) log.info({ signal: why, workers: bySlot.size }, 'shutting down: stopping the workers');
+    stopping = true;
+    if (bySlot.size === 0) process.exit(exitCode);
+    for (const { worker } of bySlot.values()) worker.process.kill('SIGTERM');
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  for (let slot = 0; slot < config.workers; slot++) fork(slot);
+  log.info({ workers: config.workers, pid: process.pid }, 'granary primary started');
+}
