@@ -55,6 +55,7 @@ export class ServeProcess {
   /**
    * `options.env`: GRANARY_* settings added to the child's environment (e.g. a fixed key pair, limits);
    * `options.fromSource`: run src/ through tsx (test/helpers/cli-entry.ts) instead of the built bin/granary.js.
+   * One process (GRANARY_WORKERS=1) unless `options.env` asks for workers (test/e2e/workers.test.ts covers them).
    */
   constructor(
     readonly dataDir: string,
@@ -64,7 +65,7 @@ export class ServeProcess {
     const entry = options.fromSource ? ['--import', 'tsx', CLI_ENTRY] : [BIN];
     this.child = spawn(process.execPath, [...entry, 'serve', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1'], {
       cwd: REPO_ROOT,
-      env: cleanEnv({ GRANARY_LOG_LEVEL: 'info', GRANARY_CONSOLE_PORT: '0', ...options.env }),
+      env: cleanEnv({ GRANARY_LOG_LEVEL: 'info', GRANARY_CONSOLE_PORT: '0', GRANARY_WORKERS: '1', ...options.env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
