@@ -1,7 +1,8 @@
 /**
  * The transfer CLI (issue 16) on a real tree — photos, a video, 1,000 small files and a 50 MiB file — between two
  * Granary servers on loopback, one playing Qiniu's cloud (its own keys, a private bucket):
- * - `put` of the tree, every etag checked against the local files; a multipart put SIGKILLed and resumed from its
+ * - `put` of the tree, every etag checked against the local files; `sync` finding nothing to copy, then only the
+ *   changed file; a multipart put SIGKILLed and resumed from its
  *   record (only the missing parts sent); `get` of it back, bytes compared; a download
  *   resumed from its partial temp file, and a corrupt partial never renamed into place;
  * - `migrate` by server-side async fetch (the destination allows loopback with GRANARY_OUTBOUND_ALLOW), the CLI
@@ -150,6 +151,19 @@ describe('transfer: a tree between two servers', { timeout: 240_000 }, () => {
     expect(listed.get('photos/Canon_40D.jpg')?.mimeType).toBe('image/jpeg');
     // The bucket is private: only signed URLs (what get and migrate use) read it.
     expect((await fetch(`${cloud.url}/vault/bunny.mp4`)).status).toBe(401);
+  });
+
+  it('syncs the tree with the bucket: nothing differs after the put; a changed photo is the only copy', async () => {
+    const same = await cli.json(['sync', tree, 'qiniu:vault', '--concurrency', '16']);
+    expect(summaryOf(same.events)).toMatchObject({ copied: 0, skipped: files.length, failed: 0 });
+    const photo = join(tree, 'photos', 'Nikon_D70.jpg');
+    const bytes = await readFile(photo);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 3) ^ 0xff, bytes.length - 3); // same size, other etag
+    await writeFile(photo, bytes);
+    const one = await cli.json(['sync', tree, 'qiniu:vault', '--concurrency', '16']);
+    expect(summaryOf(one.events)).toMatchObject({ copied: 1, skipped: files.length - 1, failed: 0 });
+    expect(one.events.find((e) => e.action === 'copied')).toMatchObject({ key: 'photos/Nikon_D70.jpg' });
+    expect((await sdk<Stat>(cm().stat('vault', 'photos/Nikon_D70.jpg'))).data.hash).toBe(await fileEtag(photo));
   });
 
   it('resumes an interrupted multipart put from its record (SIGKILL), sending only the missing parts', async () => {
