@@ -1,6 +1,7 @@
 /**
  * Request and error rates for the console's Overview, read from the Prometheus request counter
- * (`granary_http_requests_total`, by role/operation/status; src/metrics) when the Granary has metrics: totals since
+ * (`granary_http_requests_total`, by role/operation/status; src/metrics) when the Granary has metrics (client errors:
+ * 4xx, 573 and Kodo's 6xx/7xx; server errors: the other 5xx, see `isServerError`): totals since
  * the start, and rates per second over about the last minute from samples taken every 10 seconds (at most 7 kept).
  * Without metrics (offline contexts) the Overview shows none. The sampler's timer does not keep the process alive.
  */
@@ -26,6 +27,14 @@ export interface RequestRates {
 }
 
 const SAMPLE_MS = 10_000;
+
+/**
+ * Whether a status is the server's failure: 5xx, except Kodo's 573 (too many requests). Kodo's 6xx/7xx codes (612 no
+ * such entry, 614 exists, 631 no such bucket, 640 bad marker, 701 bad ctx…) are answers to the request, like 4xx.
+ */
+export function isServerError(status: number): boolean {
+  return status >= 500 && status < 600 && status !== 573;
+}
 const KEEP = 7;
 
 export class RequestRateSampler {
@@ -50,8 +59,8 @@ export class RequestRateSampler {
     for (const v of (await this.counter.get()).values) {
       const status = Number(v.labels.status);
       s.requests += v.value;
-      if (status >= 400 && status < 500) s.clientErrors += v.value;
-      else if (status >= 500) s.serverErrors += v.value;
+      if (isServerError(status)) s.serverErrors += v.value;
+      else if (status >= 400) s.clientErrors += v.value;
     }
     return s;
   }

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { verifyPrivateDownload } from '../../src/auth/download-token.js';
 import { verifyUploadToken } from '../../src/auth/upload-token.js';
 import { downloadUrl, objectPath, publicBase, uploadToken } from '../../src/console/links.js';
+import { isServerError, RequestRateSampler } from '../../src/console/request-rates.js';
 import { ConsoleSessions } from '../../src/console/sessions.js';
 import type { Granary } from '../../src/context.js';
 import { AdjustableClock } from '../../src/ports/clock.js';
@@ -74,5 +75,24 @@ describe('console sessions', () => {
     expect(sessions.use(x.id)).toBe(x);
     sessions.endAllOf('z');
     expect(sessions.use(z.id)).toBeUndefined();
+  });
+});
+
+describe('console request rates', () => {
+  it('sums the request counter by status class: 5xx but 573 are server errors, Kodo 6xx/7xx are client errors', async () => {
+    const values = [
+      { value: 10, labels: { status: 200 } },
+      { value: 2, labels: { status: '404' } },
+      { value: 3, labels: { status: 612 } },
+      { value: 1, labels: { status: 573 } },
+      { value: 4, labels: { status: 599 } },
+      { value: 5, labels: { status: 579 } },
+    ];
+    const sampler = new RequestRateSampler({ get: async () => ({ values }) });
+    const r = await sampler.rates();
+    expect(r.total).toEqual({ requests: 25, clientErrors: 6, serverErrors: 9 });
+    expect(r.windowSeconds).toBe(0);
+    expect(isServerError(500)).toBe(true);
+    expect(isServerError(631)).toBe(false);
   });
 });
