@@ -19,7 +19,29 @@ async function serve(opts: Opts): Promise<void> {
   }
   const slotText = cluster.isWorker ? process.env[SLOT_ENV] : undefined;
   const slot = slotText !== undefined && /^\d+$/.test(slotText) ? Number(slotText) : undefined;
-  const running = await startGranary(config, slot !== undefined ? { slot } : {});
+  const started = startGranary(config, slot !== undefined ? { slot } : {});
+  // Signals are handled from now on, not only once start-up has finished: the port accepts requests before the
+  // workers and singletons are up, and a SIGTERM then must still stop gracefully (after the start completes).
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    started
+      .then((r) => {
+        r.g.log.info({ signal }, 'shutting down: finishing in-flight requests');
+        return r.close();
+      })
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        process.stderr.write(`granary: shutdown failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  // A worker whose primary is gone (killed) stops too: nobody would restart it or stop it.
+  if (cluster.isWorker) process.once('disconnect', () => stop('primary gone'));
+  const running = await started;
   const { g } = running;
   if (running.generatedKeys) {
     process.stdout.write(
@@ -28,29 +50,12 @@ async function serve(opts: Opts): Promise<void> {
     );
   }
   g.log.info({ url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir, pid: process.pid }, 'granary listening');
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    g.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    running
-      .close()
-      .then(() => process.exit(0))
-      .catch((err: unknown) => {
-        g.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      });
-  };
   // No input may reach here (every stream Granary pipes has its errors handled; the test suite fails on any
   // uncaught error). Should a bug do it anyway, it is logged as one JSON line before the process ends.
   process.once('uncaughtException', (err) => {
     g.log.fatal({ err }, 'uncaught exception: the process ends (this is a bug; please report it)');
     process.exit(1);
   });
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
-  // A worker whose primary is gone (killed) stops too: nobody would restart it or stop it.
-  if (cluster.isWorker) process.once('disconnect', () => stop('primary gone'));
 }
 
 /** Adds `serve`. */

@@ -41,7 +41,8 @@ function missing(blobId: string): NodeJS.ErrnoException {
 /** The file store plus inline blobs; see the module comment. */
 export class InlineAwareBlobStore implements BlobStore {
   constructor(
-    private readonly files: BlobStore,
+    /** The store of file blobs (local disk or S3). */
+    readonly files: BlobStore,
     private readonly inline: InlineSource,
   ) {}
 

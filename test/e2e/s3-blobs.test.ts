@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InlineAwareBlobStore } from '../../src/store/inline-blob-store.js';
 import { S3BlobStore } from '../../src/store/s3/s3-blob-store.js';
 import { seededBytes } from '../helpers/files.js';
 import { startS3Server, type S3TestServer } from '../helpers/s3-server.js';
@@ -67,7 +68,7 @@ const token = (): string => s.uploadToken({ scope: BUCKET });
 
 describe('Granary on S3 blobs (radosgw)', () => {
   it('runs on the S3 BlobStore', () => {
-    expect(s.running.g.blobs).toBeInstanceOf(S3BlobStore);
+    expect((s.running.g.blobs as InlineAwareBlobStore).files).toBeInstanceOf(S3BlobStore);
   });
 
   it('form upload: the bytes land in the bucket under the prefix, download and Range read them back', async () => {
