@@ -391,6 +391,10 @@ describe('console pages in Chromium', () => {
     try {
       await signInPage(page, { accessKey: AK, secretKey: SK });
       await page.waitForSelector('.cards .card.stat');
+      if ('metrics' in s.running.g) {
+        // Request and error counts come from the metrics' request counter (this listener's own calls count too).
+        expect(await page.textContent('[data-testid=request-rates]')).toMatch(/[1-9]\d* requests since the start/);
+      }
       await page.screenshot({ path: `${SHOTS}overview.png`, fullPage: true });
       await page.click('a[href="#/processing"]');
       await page.click('tr[data-job] button');
