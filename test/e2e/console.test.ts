@@ -374,6 +374,8 @@ describe('console pages in Chromium', () => {
   });
 
   it("does not show another account's bucket", async () => {
+    await ensureBucket(alice, 'alice-only');
+    await ensureBucket(bob, 'bob-own');
     const page = await openConsole();
     try {
       await signInPage(page, bob);
@@ -387,13 +389,23 @@ describe('console pages in Chromium', () => {
   });
 
   it('shows the overview, processing and keys screens, in English and in Chinese', async () => {
+    // A finished job of its own for the processing screen.
+    const root = await signedIn({ accessKey: AK, secretKey: SK });
+    await ensureBucket({ accessKey: AK, secretKey: SK }, 'screens');
+    await put(s, 'screens', 'camera.jpg', await readFile(join(FIXTURE_IMAGES, 'Canon_40D.jpg')), { mimeType: 'image/jpeg' });
+    const job = await root.call<{ persistentId: string }>('POST', '/api/jobs', { bucket: 'screens', key: 'camera.jpg', fops: 'imageView2/2/w/64' });
+    await expect.poll(async () => (await root.call<{ code: number }>('GET', `/api/jobs/${job.body.persistentId}`)).body.code, { timeout: 20_000 }).toBe(0);
     const page = await openConsole();
     try {
       await signInPage(page, { accessKey: AK, secretKey: SK });
       await page.waitForSelector('.cards .card.stat');
+      if ('metrics' in s.running.g) {
+        // Request and error counts come from the metrics' request counter (this listener's own calls count too).
+        expect(await page.textContent('[data-testid=request-rates]')).toMatch(/[1-9]\d* requests since the start/);
+      }
       await page.screenshot({ path: `${SHOTS}overview.png`, fullPage: true });
       await page.click('a[href="#/processing"]');
-      await page.click('tr[data-job] button');
+      await page.click(`tr[data-job="${job.body.persistentId}"] button`);
       await page.waitForSelector('td:text-is("imageView2/2/w/64")');
       await page.screenshot({ path: `${SHOTS}processing.png` });
       await page.click('a[href="#/keys"]');

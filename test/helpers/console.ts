@@ -28,16 +28,22 @@ export function ensureConsoleBuilt(): void {
   execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'console/vite.config.ts'], { cwd: ROOT, stdio: 'inherit' });
 }
 
-/** A console listener on 127.0.0.1 (any free port) serving `s`'s Granary. */
+/** Where the console of a test server answers. */
 export interface ConsoleServer {
   /** `http://127.0.0.1:<port>` */
   url: string;
-  app: FastifyInstance;
+  /** The listener started here (undefined when the server's own console listener is used). */
+  app: FastifyInstance | undefined;
   close(): Promise<void>;
 }
 
-/** Starts the console for `s` (a temporary starter until the console listener of src/main.ts serves it). */
+/**
+ * The console of `s`: its console listener (`consoleUrl`) when the server has one — src/main.ts registers the console
+ * there — else (a branch without the listener) the console routes on a listener of their own.
+ */
 export async function startConsole(s: TestServer): Promise<ConsoleServer> {
+  const own = (s as TestServer & { consoleUrl?: string }).consoleUrl;
+  if (own) return { url: own, app: undefined, close: async () => undefined };
   const app = Fastify({ loggerInstance: s.running.g.log as FastifyBaseLogger });
   await registerConsole(app, s.running.g);
   await app.listen({ port: 0, host: '127.0.0.1' });
