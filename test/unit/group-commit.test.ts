@@ -52,3 +52,25 @@ describe('WalSync', () => {
     expect(wal.syncs).toBe(2);
   });
 });
+
+describe('withGroupCommit', () => {
+  it('wraps a method replaced on the store afresh (instrumentation sees its calls)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'granary-wal-'));
+    const meta = new SqliteMetaStore(join(dir, 'meta.db'));
+    try {
+      const tasks = meta.fetchTasks;
+      await tasks.get('none'); // the original method is wrapped and cached
+      let seen = 0;
+      const original = tasks.get.bind(tasks);
+      tasks.get = async (id) => {
+        seen++;
+        return original(id);
+      };
+      await meta.fetchTasks.get('none');
+      expect(seen).toBe(1);
+    } finally {
+      await meta.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

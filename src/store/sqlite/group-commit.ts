@@ -78,12 +78,13 @@ export class WalSync {
  * result waits for `wal.sync()`. Other properties and sync methods pass through unchanged.
  */
 export function withGroupCommit<T extends object>(store: T, wal: WalSync, changes: () => number): T {
-  const wrapped = new Map<PropertyKey, unknown>();
+  // Keyed by the method itself, so a method replaced on the object (instrumentation) is wrapped afresh.
+  const wrapped = new WeakMap<object, unknown>();
   return new Proxy(store, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function' || value.constructor.name !== 'AsyncFunction') return value;
-      let fn = wrapped.get(prop);
+      let fn = wrapped.get(value);
       if (!fn) {
         const method = value as (...args: unknown[]) => Promise<unknown>;
         fn = async function (this: unknown, ...args: unknown[]): Promise<unknown> {
@@ -94,7 +95,7 @@ export function withGroupCommit<T extends object>(store: T, wal: WalSync, change
           if (wrote) await wal.sync();
           return result;
         };
-        wrapped.set(prop, fn);
+        wrapped.set(value, fn);
       }
       return fn;
     },
