@@ -429,8 +429,12 @@ async function main(): Promise<void> {
       row('  server CPU (cores)', fmt(g.serverCores, 2), fmt(b.serverCores, 2));
     }
 
-    /** The variants of the medium and large phases, in the order each round runs them. */
-    const VARIANTS: Variant[] = ['granary', 'unverified', 'baseline'];
+    /**
+     * The variants of the medium and large phases, in the order each round runs them. With --workers the bench-only
+     * unverified listener does not exist (it lives in a single Granary process): granary and the baseline only.
+     */
+    const VARIANTS: Variant[] = workers > 1 ? ['granary', 'baseline'] : ['granary', 'unverified', 'baseline'];
+    const withUnverified = VARIANTS.includes('unverified');
     /** Figures of one combined variant of a download phase, for results.json. */
     const downloadFigures = (m: Measured, rounds: Measured[]): Record<string, unknown> => ({
       ...m,
@@ -486,7 +490,7 @@ async function main(): Promise<void> {
     if (enabled('large')) {
       log();
       log(`[3] Download ${P.largeSize / MiB} MiB: per round and server ${P.largeSequential} one after another, then ${P.largeParallelCount} with ${P.largeParallel} in parallel; ${P.largeRounds} rounds alternating granary / granary without verification (bench-only listener) / baseline`);
-      await setUnverified(true);
+      if (withUnverified) await setUnverified(true);
       await checkSame(Object.fromEntries(VARIANTS.map((v) => [v, variantUrl(v, LARGE_KEY)])));
       const out: Record<string, unknown> = { size: P.largeSize };
       for (const [mode, count, parallel] of [
@@ -507,15 +511,18 @@ async function main(): Promise<void> {
         out[mode] = {
           ...Object.fromEntries(VARIANTS.map((v) => [v, downloadFigures(c[v], rounds[v])])),
           ratio: rate('granary') / rate('baseline'),
-          ratioUnverified: rate('unverified') / rate('baseline'),
-          verifiedOverUnverified: rate('granary') / rate('unverified'),
+          ...(withUnverified
+            ? { ratioUnverified: rate('unverified') / rate('baseline'), verifiedOverUnverified: rate('granary') / rate('unverified') }
+            : { workers }),
         };
         const label = mode === 'sequential' ? 'one at a time' : `${P.largeParallel} in parallel`;
         row(`download ${P.largeSize / MiB} MiB, ${label} (MB/s)`, fmt(rate('granary')), fmt(rate('baseline')), ratioCell(rate('granary'), rate('baseline'), true), `≥ ${RATIO_TARGET}×`);
-        row(`  verification off (MB/s; ratio: verified / off)`, fmt(rate('unverified')), fmt(rate('baseline')), `${fmt(rate('granary') / rate('unverified'), 2)}×`);
-        row('  server CPU per GB served (core-s): verified / off', `${fmt(cpuPerGB(c.granary), 2)} / ${fmt(cpuPerGB(c.unverified), 2)}`, fmt(cpuPerGB(c.baseline), 2));
+        if (withUnverified) {
+          row(`  verification off (MB/s; ratio: verified / off)`, fmt(rate('unverified')), fmt(rate('baseline')), `${fmt(rate('granary') / rate('unverified'), 2)}×`);
+          row('  server CPU per GB served (core-s): verified / off', `${fmt(cpuPerGB(c.granary), 2)} / ${fmt(cpuPerGB(c.unverified), 2)}`, fmt(cpuPerGB(c.baseline), 2));
+        }
       }
-      await setUnverified(false);
+      if (withUnverified) await setUnverified(false);
       results.download64MiB = out;
     }
 
