@@ -148,8 +148,9 @@ export async function multipartUpload(
         const answer = JSON.parse(text) as { etag: string; md5?: string };
         if (answer.md5 !== undefined && answer.md5 !== md5) throw new TransferError(`${what}: part ${n} stored with a different MD5`);
         record.parts[String(n)] = answer.etag;
-        opts.onBytes?.(body.length);
         await save();
+        // Counted once recorded: what progress shows is what a resume would not send again.
+        opts.onBytes?.(body.length);
         return;
       }
       if (status === 612) {

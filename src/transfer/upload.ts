@@ -4,6 +4,8 @@
  * (multipart, multipart.ts) upload. The etag of the bytes read is computed on the way and compared with the
  * `hash` the server answers: a mismatch throws (the object is reported failed).
  */
+import http from 'node:http';
+import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
@@ -50,11 +52,32 @@ export interface PutResult {
   resumedBytes?: number;
 }
 
-/** Static-Zone SDK configuration of `bucket` on `client` (no process-global setting). */
-async function sdkConfig(client: KodoClient, bucket: string): Promise<qiniu.conf.Config> {
-  const h = await client.hosts(bucket);
-  const zone = new qiniu.conf.Zone([h.up], [], h.io, h.rs, h.rsf, h.api);
-  return new qiniu.conf.Config({ zone, useHttpsDomain: h.scheme === 'https' } as qiniu.conf.ConfigOptions);
+/**
+ * Keep-alive agents for the SDK's uploads (its `conf.RPC_HTTP(S)_AGENT`; without them every form upload opens a
+ * new connection, which costs the server more than the upload of a small file). Set once per process: the CLI
+ * owns its process.
+ */
+function keepAliveAgents(): void {
+  const conf = qiniu.conf as unknown as { RPC_HTTP_AGENT: http.Agent | null; RPC_HTTPS_AGENT: https.Agent | null };
+  conf.RPC_HTTP_AGENT ??= new http.Agent({ keepAlive: true });
+  conf.RPC_HTTPS_AGENT ??= new https.Agent({ keepAlive: true });
+}
+
+const configs = new Map<string, Promise<qiniu.conf.Config>>();
+
+/** Static-Zone SDK configuration of `bucket` on `client` (no region query; one per remote and bucket). */
+function sdkConfig(client: KodoClient, bucket: string): Promise<qiniu.conf.Config> {
+  const id = `${client.name}\n${bucket}`;
+  let c = configs.get(id);
+  if (!c) {
+    keepAliveAgents();
+    c = client.hosts(bucket).then((h) => {
+      const zone = new qiniu.conf.Zone([h.up], [], h.io, h.rs, h.rsf, h.api);
+      return new qiniu.conf.Config({ zone, useHttpsDomain: h.scheme === 'https' } as qiniu.conf.ConfigOptions);
+    });
+    configs.set(id, c);
+  }
+  return c;
 }
 
 /** A pass-through that feeds `hasher` and reports bytes. */
