@@ -140,16 +140,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     done();
   });
   if (g.metrics) instrumentHttp(app, g.metrics);
-  // One access-log line per request (with reqId), only when the level shows it: a hook costs even when it logs nothing.
-  if (g.log.isLevelEnabled('info')) {
-    app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        { method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-        'request',
-      );
-      done();
-    });
-  }
+  addAccessLog(app, g);
 
   // Runs once routes answer 503 and just before the listener closes: marks the start of a graceful stop.
   app.addHook('preClose', async () => {
@@ -205,4 +196,19 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerPrefetch(app, g);
   registerDownloads(app, g);
   return app;
+}
+
+/**
+ * One access-log line per request (method, url, status, ms, with its reqId), only when the level shows it: a hook
+ * costs even when it logs nothing. Shared by the Kodo API listener and the console listener.
+ */
+export function addAccessLog(app: FastifyInstance, g: Granary): void {
+  if (!g.log.isLevelEnabled('info')) return;
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      { method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+    done();
+  });
 }

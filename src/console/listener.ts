@@ -17,7 +17,7 @@ import { Errors } from '../errors.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { registerMetricsRoute } from '../metrics/route.js';
 import { sendError } from '../roles/http.js';
-import { clientError, handleError, reqIdGenerator, routerError } from '../server.js';
+import { addAccessLog, clientError, handleError, reqIdGenerator, routerError } from '../server.js';
 
 export interface ConsoleListenerOptions {
   /** TCP port; 0 = any free port (tests). Disabling (GRANARY_CONSOLE_PORT=0) is decided by the caller (main.ts). */
@@ -57,15 +57,7 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
     reply.header('x-reqid', request.id);
     done();
   });
-  if (g.log.isLevelEnabled('info')) {
-    app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        { method: request.method, url: request.originalUrl, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
-        'request',
-      );
-      done();
-    });
-  }
+  addAccessLog(app, g);
   if (g.metrics) instrumentHttp(app, g.metrics, 'console');
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => sendError(reply, Errors.noSuchRoute()));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import qiniu from 'qiniu';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AK, SK } from '../helpers/server.js';
-import { freePort, spawnServer } from '../helpers/subprocess.js';
+import { freePort, sdkAt, spawnServer } from '../helpers/subprocess.js';
 
 const KEYS = 20;
 const BOUNDARY = '----granarycrash';
@@ -44,12 +44,7 @@ describe('crash during parallel overwrites', () => {
     const env = { GRANARY_DATA_DIR: dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK };
     const port = await freePort();
     const first = await spawnServer(env, port);
-    const mac = new qiniu.auth.digest.Mac(AK, SK);
-    const host = `127.0.0.1:${port}`;
-    const zone = new qiniu.conf.Zone([host], [], host, host, host, host);
-    const config = new qiniu.conf.Config({ zone, useHttpsDomain: false } as qiniu.conf.ConfigOptions);
-    (qiniu.conf as unknown as { UC_HOST: string }).UC_HOST = host;
-    const bm = new qiniu.rs.BucketManager(mac, config);
+    const { mac, config, bm } = sdkAt(port);
     expect((await bm.createBucket('crash', { regionId: 'z0' })).resp.statusCode).toBe(200);
     const token = new qiniu.rs.PutPolicy({ scope: 'crash' } as qiniu.rs.PutPolicyOptions).uploadToken(mac);
     const overwriteToken = (key: string): string =>

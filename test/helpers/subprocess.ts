@@ -3,6 +3,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import qiniu from 'qiniu';
+import { AK, SK } from './server.js';
 
 export { freePort } from './cli.js';
 
@@ -45,4 +47,17 @@ export async function spawnServer(env: Record<string, string>, port: number, pre
     await new Promise((r) => setTimeout(r, 50));
   }
   return { child, url, stdout: () => out, exited };
+}
+
+/**
+ * The official SDK pointed at a server on 127.0.0.1:`port` with the test root pair: every role at that host (a static
+ * Zone; the uc host too), its Mac, config and a BucketManager.
+ */
+export function sdkAt(port: number): { mac: qiniu.auth.digest.Mac; config: qiniu.conf.Config; bm: qiniu.rs.BucketManager } {
+  const mac = new qiniu.auth.digest.Mac(AK, SK);
+  const host = `127.0.0.1:${port}`;
+  const zone = new qiniu.conf.Zone([host], [], host, host, host, host);
+  const config = new qiniu.conf.Config({ zone, useHttpsDomain: false } as qiniu.conf.ConfigOptions);
+  (qiniu.conf as unknown as { UC_HOST: string }).UC_HOST = host;
+  return { mac, config, bm: new qiniu.rs.BucketManager(mac, config) };
 }
