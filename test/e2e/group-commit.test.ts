@@ -31,7 +31,7 @@ describe('group commit', () => {
     const env = { GRANARY_DATA_DIR: dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK };
     const port = await freePort();
     const first = await spawnServer(env, port);
-    const { mac, config, bm } = sdkAt(port);
+    const { mac, bm } = sdkAt(port);
     expect((await bm.createBucket('gcommit', { regionId: 'z0' })).resp.statusCode).toBe(200);
     const token = new qiniu.rs.PutPolicy({ scope: 'gcommit' } as qiniu.rs.PutPolicyOptions).uploadToken(mac);
 
