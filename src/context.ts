@@ -9,14 +9,14 @@ import type { Config } from './config.js';
 import type { FopCache } from './fops/cache/fop-cache.js';
 import type { FopPools } from './fops/run.js';
 import type { FopTools, Moderation } from './fops/types.js';
-import type { JobQueue } from './jobs/queue.js';
+import type { JobQueue } from './ports/job-queue.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { Scrubber } from './objects/scrubber.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
-import type { BlobStore } from './store/blob.js';
+import type { BlobStore } from './ports/blob.js';
 import type { FreeSpace } from './store/fs/free-space.js';
-import type { MetaStore } from './store/meta.js';
+import type { MetaStore } from './ports/meta.js';
 
 export interface Granary {
   config: Config;

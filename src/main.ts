@@ -35,7 +35,7 @@ import { trackConnections } from './connections.js';
 import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
-import type { BlobStore } from './store/blob.js';
+import type { BlobStore } from './ports/blob.js';
 import { FsBlobStore } from './store/fs/fs-blob-store.js';
 import { InlineAwareBlobStore } from './store/inline-blob-store.js';
 import { S3BlobStore } from './store/s3/s3-blob-store.js';

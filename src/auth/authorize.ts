@@ -5,7 +5,7 @@
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import type { BucketRecord } from '../store/meta.js';
+import type { BucketRecord } from '../ports/meta.js';
 
 /** Whether `accessKey` may act on `bucket`. */
 export function mayAccess(g: Granary, accessKey: string, bucket: BucketRecord): boolean {

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ReloadingView } from '../ports/reloading.js';
-import type { MetaStore } from '../store/meta.js';
+import type { MetaStore } from '../ports/meta.js';
 import { urlsafeB64Encode } from './base64.js';
 import type { KeyPair } from './keys.js';
 import type { SecretLookup } from './management.js';

@@ -3,7 +3,7 @@
  * in the MetaStore settings so tokens stay valid across restarts, created on first use.
  */
 import { randomBytes } from 'node:crypto';
-import type { MetaStore } from '../store/meta.js';
+import type { MetaStore } from '../ports/meta.js';
 
 const cache = new WeakMap<MetaStore, Map<string, Promise<Buffer>>>();
 

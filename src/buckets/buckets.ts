@@ -6,7 +6,7 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { checkSourceUrl } from '../objects/fetch/fetch-to-entry.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { BucketRecord, DomainRecord } from '../store/meta.js';
+import type { BucketRecord, DomainRecord } from '../ports/meta.js';
 import { checkBucketName, normaliseDomain } from './names.js';
 import { downloadSettingsInfo } from './settings-info.js';
 import { stylesOf } from './styles.js';

@@ -21,7 +21,7 @@
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import type { CorsRule } from '../store/meta.js';
+import type { CorsRule } from '../ports/meta.js';
 
 /** Most rules one bucket may hold. */
 export const MAX_CORS_RULES = 10;

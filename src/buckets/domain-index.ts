@@ -5,7 +5,7 @@
  * within about half a second.
  */
 import { ReloadingView } from '../ports/reloading.js';
-import type { MetaStore } from '../store/meta.js';
+import type { MetaStore } from '../ports/meta.js';
 
 export class DomainIndex extends ReloadingView {
   private map = new Map<string, string>();

@@ -16,7 +16,7 @@
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { MAX_KEY_BYTES } from '../policy/scope.js';
-import type { BucketRecord, LifecycleRule } from '../store/meta.js';
+import type { BucketRecord, LifecycleRule } from '../ports/meta.js';
 
 /** Most lifecycle rules one bucket may have. */
 export const MAX_RULES = 100;

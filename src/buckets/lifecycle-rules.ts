@@ -14,7 +14,7 @@
  * Units: Unix seconds for dates, 100-ns units for putTime.
  */
 import { expiryFromDays } from '../policy/expiry.js';
-import type { LifecycleRule, ObjectRecord, Transitions } from '../store/meta.js';
+import type { LifecycleRule, ObjectRecord, Transitions } from '../ports/meta.js';
 
 const DAY_MS = 86_400_000;
 const CST_OFFSET_MS = 8 * 3_600_000;

@@ -9,7 +9,7 @@
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import type { BucketRecord } from '../store/meta.js';
+import type { BucketRecord } from '../ports/meta.js';
 
 /** Kodo's default max-age, seconds (one year); also what a value ≤ 0 sets (as the Node SDK's putBucketMaxAge). */
 export const DEFAULT_MAX_AGE = 31_536_000;

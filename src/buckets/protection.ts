@@ -11,7 +11,7 @@
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import type { BucketRecord } from '../store/meta.js';
+import type { BucketRecord } from '../ports/meta.js';
 
 /** Switches original protection. 631 when the bucket is missing. */
 export async function setProtected(g: Granary, bucket: string, on: boolean): Promise<void> {

@@ -10,7 +10,7 @@
  */
 import type { Granary } from '../context.js';
 import { Errors, type KodoError } from '../errors.js';
-import type { BucketQuota, BucketRecord, QuotaRefusal } from '../store/meta.js';
+import type { BucketQuota, BucketRecord, QuotaRefusal } from '../ports/meta.js';
 
 /** A requested change: per limit, 0 (or absent) = unchanged, -1 = no limit, > 0 = the limit. */
 export interface QuotaChange {

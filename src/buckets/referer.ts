@@ -19,7 +19,7 @@
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import type { BucketRecord, RefererSettings } from '../store/meta.js';
+import type { BucketRecord, RefererSettings } from '../ports/meta.js';
 
 /** Most rules one bucket may list. */
 export const MAX_REFERER_PATTERNS = 100;

@@ -9,7 +9,7 @@
  *   `no_refer` whether requests without a Referer pass; `source_enabled` whether the referer rules also apply to
  *   path-style URLs on Granary's own host (Kodo: "为源站开启"). It is NOT the mirror source: that is `source`/`host`.
  */
-import type { BucketSettings } from '../store/meta.js';
+import type { BucketSettings } from '../ports/meta.js';
 
 export interface DownloadSettingsInfo {
   protected: 0 | 1;

@@ -7,7 +7,7 @@
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { parsePipeline } from '../fops/registry.js';
-import type { BucketRecord, BucketStyles, ObjectRecord } from '../store/meta.js';
+import type { BucketRecord, BucketStyles, ObjectRecord } from '../ports/meta.js';
 import { findLiveObject } from '../objects/read.js';
 
 /** Separators of a bucket that never set them. */

@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import { addRule, deleteRule, parseDays, rulesOf, updateRule, type RuleInput } from '../buckets/lifecycle-rule-admin.js';
 import { Errors } from '../errors.js';
-import type { LifecycleRule } from '../store/meta.js';
+import type { LifecycleRule } from '../ports/meta.js';
 import { offline, withDataDir, type Opts } from './context.js';
 
 /** The day flags: option name (camel case as commander gives it), flag, rule field. */

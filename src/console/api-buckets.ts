@@ -26,7 +26,7 @@ import { removeStyle, setSeparator, setStyle } from '../buckets/styles.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { addEventRule, deleteEventRule, eventRulesJson, updateEventRule, type EventRuleInput } from '../events/rules.js';
-import type { BucketRecord } from '../store/meta.js';
+import type { BucketRecord } from '../ports/meta.js';
 import type { ConsoleApi } from './app.js';
 import { bodyOf, flag, optText, pathParam, text, type Body } from './body.js';
 import { callerOf } from './guard.js';

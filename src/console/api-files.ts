@@ -27,7 +27,7 @@ import { statEntry } from '../objects/manage/stat.js';
 import { changeMeta, changeStatus, changeType, setDeleteAfterDays } from '../objects/manage/update.js';
 import { sendJson } from '../roles/http.js';
 import { toJson } from '../roles/json.js';
-import type { BucketRecord } from '../store/meta.js';
+import type { BucketRecord } from '../ports/meta.js';
 import type { ConsoleApi } from './app.js';
 import { bodyOf, int, optText, pathParam, queryParam, text, textMap, type Body } from './body.js';
 import { callerOf } from './guard.js';

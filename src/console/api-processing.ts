@@ -20,7 +20,7 @@ import { Errors } from '../errors.js';
 import { asyncFetchStatus, parseAsyncFetchRequest, submitAsyncFetch } from '../objects/fetch/async-fetch.js';
 import { commandTexts } from '../jobs/commands.js';
 import { listPipelines, putPipeline } from '../jobs/pipelines.js';
-import type { JobFilter, JobRecord } from '../jobs/queue.js';
+import type { JobFilter, JobRecord } from '../ports/job-queue.js';
 import { itemsOf, prefopRecord } from '../jobs/record.js';
 import { submitPfop } from '../jobs/submit.js';
 import { deleteWorkflowTemplate, listWorkflowTemplates, putWorkflowTemplate } from '../jobs/workflow-templates.js';

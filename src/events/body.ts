@@ -9,7 +9,7 @@
  */
 import { effectiveType } from '../objects/entry-json.js';
 import { toJson } from '../roles/json.js';
-import type { ObjectRecord } from '../store/meta.js';
+import type { ObjectRecord } from '../ports/meta.js';
 import type { EventName } from './names.js';
 
 /** The `Subject` of every notification (Kodo's). */

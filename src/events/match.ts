@@ -3,7 +3,7 @@
  * with its `prefix` and ends with its `suffix` (either may be empty). Copy and move concern two entries: each
  * bucket's rules are matched against that bucket's key (source or target), and a rule fires at most once.
  */
-import type { EventRule } from '../store/meta.js';
+import type { EventRule } from '../ports/meta.js';
 import type { EventName } from './names.js';
 
 /** Whether `rule` wants `event` on `key`. */

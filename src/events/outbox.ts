@@ -1,5 +1,5 @@
 /**
- * What an entry change writes into the event outbox (store/events.ts). Before the change, `eventsFor` matches the
+ * What an entry change writes into the event outbox (ports/events.ts). Before the change, `eventsFor` matches the
  * bucket's rules (read as the change starts) against the event and key(s); when one fires, it returns the builder
  * the MetaStore calls inside the change's transaction with the entry as committed, so the notification carries
  * the committed attributes and is written atomically with the change. No rule fires → undefined: the store writes
@@ -11,8 +11,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Granary } from '../context.js';
-import type { NewOutboxEvent, OutboxRows } from '../store/events.js';
-import type { BucketRecord, EventRule } from '../store/meta.js';
+import type { NewOutboxEvent, OutboxRows } from '../ports/events.js';
+import type { BucketRecord, EventRule } from '../ports/meta.js';
 import { eventBody } from './body.js';
 import { matchingRules } from './match.js';
 import type { EventName } from './names.js';

@@ -13,7 +13,7 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { MAX_KEY_BYTES } from '../policy/scope.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { BucketRecord, BucketSettings, EventRule } from '../store/meta.js';
+import type { BucketRecord, BucketSettings, EventRule } from '../ports/meta.js';
 import { isEventName, type EventName } from './names.js';
 
 /** Most rules one bucket may have. */

@@ -1,5 +1,5 @@
 /**
- * The event delivery worker: takes due events from the outbox (store/events.ts) and delivers them (deliver.ts), at
+ * The event delivery worker: takes due events from the outbox (ports/events.ts) and delivers them (deliver.ts), at
  * most `concurrency` at a time (GRANARY_EVENT_CONCURRENCY). It wakes when a transaction of this process wrote
  * events (EventOutbox.subscribe), when one of its deliveries ends, on a timer armed (on the Clock) for the earliest
  * retry, and every `pollMs` (events written by another process, e.g. an offline CLI command).
@@ -16,7 +16,7 @@
  */
 import type { Granary } from '../context.js';
 import { ClaimPump } from '../ports/claim-pump.js';
-import type { EventOutbox, OutboxEvent } from '../store/events.js';
+import type { EventOutbox, OutboxEvent } from '../ports/events.js';
 import { deliverEvent } from './deliver.js';
 import type { EventPayload } from './outbox.js';
 

@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { localObjectFile, readObjectSmall } from '../objects/verified-read.js';
-import type { BucketRecord, ObjectRecord } from '../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
 import { fetchResource } from './resource.js';
 import { runPipeline, type FopPools } from './run.js';
 import { killLeftoverSubprocesses } from './video/leftovers.js';

@@ -16,7 +16,7 @@ import { checkSourceUrl, outboundFailure } from '../objects/fetch/fetch-to-entry
 import { outboundRequest } from '../outbound/client.js';
 import { checkDownloadable, isLive } from '../objects/read.js';
 import { readObjectSmall } from '../objects/verified-read.js';
-import type { BucketRecord } from '../store/meta.js';
+import type { BucketRecord } from '../ports/meta.js';
 
 /** The key of `bucket` that `u` names on this server, if it names one. */
 function localKeyOf(g: Granary, bucket: BucketRecord, u: URL): string | undefined {

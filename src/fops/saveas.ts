@@ -10,7 +10,7 @@ import type { Granary } from '../context.js';
 import { putObject } from '../objects/put-object.js';
 import { receiveBody } from '../objects/receive.js';
 import { parsePutPolicy } from '../policy/put-policy.js';
-import type { BucketRecord, ObjectRecord } from '../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
 import { executeFops, resultStream, type FopRun } from './execute.js';
 import type { FopStage } from './types.js';
 

@@ -4,7 +4,7 @@
  * builds the source and the context; the route (or the job worker) only serves or stores the result.
  */
 import type { Clock } from '../ports/clock.js';
-import type { BucketRecord } from '../store/meta.js';
+import type { BucketRecord } from '../ports/meta.js';
 
 /** Limits every command enforces (config GRANARY_FOP_*). */
 export interface FopLimits {

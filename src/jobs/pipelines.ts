@@ -6,7 +6,7 @@
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import type { PipelineRecord } from './queue.js';
+import type { PipelineRecord } from '../ports/job-queue.js';
 
 /** The shared default pipeline. */
 export const DEFAULT_PIPELINE = '0.default';

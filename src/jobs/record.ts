@@ -17,7 +17,7 @@
  * An item's `hash`/`key` name the stored output (with `returnOld: 1`, the output that was already there);
  * both are `""` until the item succeeded.
  */
-import type { JobRecord } from './queue.js';
+import type { JobRecord } from '../ports/job-queue.js';
 
 /** The `desc` of each state code (see the module comment). */
 export const JOB_DESC: Readonly<Record<number, string>> = {

@@ -26,9 +26,9 @@ import { putObject } from '../objects/put-object.js';
 import { receiveBody } from '../objects/receive.js';
 import { parsePutPolicy } from '../policy/put-policy.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { BucketRecord, ObjectRecord } from '../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
 import { commandStages, generatedKey, splitCommands, type JobCommand } from './commands.js';
-import type { JobRecord } from './queue.js';
+import type { JobRecord } from '../ports/job-queue.js';
 import { doneItem, failedItem, itemsOf, type JobItem } from './record.js';
 
 /** The internal put policy of an output never expires. */

@@ -21,7 +21,7 @@
 import type { Granary } from '../context.js';
 import { toKodoError } from '../errors.js';
 import { notifyJob } from './notify.js';
-import type { JobQueue, JobRecord } from './queue.js';
+import type { JobQueue, JobRecord } from '../ports/job-queue.js';
 import { failedItem, finalCode, itemsOf, prefopRecord, type JobItem } from './record.js';
 import { runJobCommands, type JobRunOutcome } from './run-job.js';
 import { commandTexts } from './commands.js';

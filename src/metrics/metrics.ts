@@ -13,7 +13,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Granary } from '../context.js';
 import type { SpaceReading } from '../store/fs/free-space.js';
-import type { BucketUsage } from '../store/meta.js';
+import type { BucketUsage } from '../ports/meta.js';
 
 /** How an object came to be stored (label `kind` of granary_uploads_total). */
 export type UploadKind = 'form' | 'mkfile' | 'v2-complete' | 'fetch' | 'async-fetch' | 'mirror' | 'prefetch' | 'saveas' | 'pfop-output';

@@ -2,7 +2,7 @@
  * The JSON shapes of an entry: the stat answer (protocol.md §8.2) and a list item (§8.3). `putTime` stays a
  * bigint (100-ns units); serialise with roles/json.ts `toJson`.
  */
-import type { ObjectRecord } from '../store/meta.js';
+import type { ObjectRecord } from '../ports/meta.js';
 
 /** Storage class after the lifecycle transitions due at `nowSec` (Unix seconds). */
 export function effectiveType(rec: ObjectRecord, nowSec: number): number {

@@ -7,7 +7,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { urlsafeB64Decode, urlsafeB64Encode } from '../auth/base64.js';
 import { Errors } from '../errors.js';
-import type { BlobSums } from '../store/blob.js';
+import type { BlobSums } from '../ports/blob.js';
 import { SumBuilder } from './integrity.js';
 
 /** Kodo block size: 4 MiB. */

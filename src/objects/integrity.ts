@@ -13,7 +13,7 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
-import type { BlobSums, ByteRange } from '../store/blob.js';
+import type { BlobSums, ByteRange } from '../ports/blob.js';
 
 /** Bytes covered by one checksum: 256 KiB (16 per 4 MiB Kodo block). */
 export const SUM_BLOCK_BYTES = 256 * 1024;

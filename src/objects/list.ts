@@ -15,7 +15,7 @@ import { serverSecret } from '../auth/secrets.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { ListPage } from '../store/meta.js';
+import type { ListPage } from '../ports/meta.js';
 import { listItemJson } from './entry-json.js';
 
 /** Largest page (items + common prefixes) of `/list`, and the page size `/v2/list` streams with. */

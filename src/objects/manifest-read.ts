@@ -1,5 +1,5 @@
 /**
- * Reading objects assembled from resumable pieces (manifests, store/manifest.ts; issue 13): the entry's bytes are
+ * Reading objects assembled from resumable pieces (manifests, ports/manifest.ts; issue 13): the entry's bytes are
  * its pieces' bytes in order, streamed one piece after the other, never copied into one blob.
  *
  * - Ranges map onto the pieces they touch (`piecesInRange`): a range may start and end inside pieces and span
@@ -20,9 +20,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
 import { fopTempRoot } from '../fops/execute.js';
-import type { ByteRange } from '../store/blob.js';
-import type { StoredPiece } from '../store/manifest.js';
-import type { ObjectRecord } from '../store/meta.js';
+import type { ByteRange } from '../ports/blob.js';
+import type { StoredPiece } from '../ports/manifest.js';
+import type { ObjectRecord } from '../ports/meta.js';
 import { checkNotCorrupt, readFailure, verifiedStream, type CorruptTarget } from './verified-read.js';
 
 /** The part of one piece a range covers: the piece's index and inclusive byte offsets inside the piece. */

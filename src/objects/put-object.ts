@@ -23,7 +23,7 @@ import { detectMimeType, checkMimeLimit } from '../policy/mime.js';
 import { checkDeadline, checkSizeLimits, type PutPolicy } from '../policy/put-policy.js';
 import { checkKeyAllowed, insertSemantics, resolveKey } from '../policy/scope.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { ObjectRecord } from '../store/meta.js';
+import type { ObjectRecord } from '../ports/meta.js';
 import type { PutBody } from './receive.js';
 import { releaseBlobs } from './blobs.js';
 

@@ -6,7 +6,7 @@
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { BucketRecord, ObjectRecord } from '../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
 import { effectiveType } from './entry-json.js';
 import { checkNotCorrupt } from './verified-read.js';
 

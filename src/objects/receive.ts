@@ -6,9 +6,9 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
-import type { StagedBlob } from '../store/blob.js';
-import type { ManifestPiece } from '../store/manifest.js';
-import type { SessionClaim } from '../store/meta.js';
+import type { StagedBlob } from '../ports/blob.js';
+import type { ManifestPiece } from '../ports/manifest.js';
+import type { SessionClaim } from '../ports/meta.js';
 import { DigestingStream, type Digests } from './etag.js';
 import { SpillingStage } from './spill-stage.js';
 import { ThrottleStream } from './throttle.js';

@@ -15,7 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Granary } from '../context.js';
 import { isKodoError } from '../errors.js';
-import type { BlobState } from '../store/blob.js';
+import type { BlobState } from '../ports/blob.js';
 import { Pacer } from './throttle.js';
 import { verifyBlob, verifyLegacyEntry } from './verified-read.js';
 

@@ -6,7 +6,7 @@
  * directory fsync; store/inline-blob-store.ts reads it back). Memory per upload stays bounded by `inlineMax`.
  */
 import { Writable } from 'node:stream';
-import type { StagedBlob } from '../store/blob.js';
+import type { StagedBlob } from '../ports/blob.js';
 import { newInlineBlobId } from '../store/inline-blob-store.js';
 
 /** A StagedBlob that stays in memory up to `inlineMax` bytes; see the module comment. */

@@ -16,8 +16,8 @@ import { Readable, Transform, Writable, type TransformCallback } from 'node:stre
 import { finished, pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError, storageError } from '../errors.js';
-import type { BlobSums, ByteRange } from '../store/blob.js';
-import type { ObjectRecord } from '../store/meta.js';
+import type { BlobSums, ByteRange } from '../ports/blob.js';
+import type { ObjectRecord } from '../ports/meta.js';
 import { DigestingStream } from './etag.js';
 import { alignedRange, ChecksumMismatch, checkBuffer, VerifyingStream } from './integrity.js';
 import { localManifestFile, readManifest, readManifestSmall } from './manifest-read.js';

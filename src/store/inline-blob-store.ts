@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import type { BlobStore, ByteRange, StagedBlob } from './blob.js';
+import type { BlobStore, ByteRange, StagedBlob } from '../ports/blob.js';
 
 const INLINE_ID_RE = /^i[0-9a-f]{32}$/;
 

@@ -5,7 +5,7 @@
  * its quota (a quota lowered below the usage): overwrites with smaller content, deletes and moves within the
  * bucket free room and never fail. A negative limit is no limit.
  */
-import type { BucketQuota, BucketUsage, QuotaRefusal } from './meta.js';
+import type { BucketQuota, BucketUsage, QuotaRefusal } from '../ports/meta.js';
 
 /**
  * The refusal for a change of a bucket from `before` to `after` under `quota` (undefined = no quota), or

@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../ports/clock.js';
 import { processLease } from '../ports/leases.js';
-import type { MetaStore } from '../store/meta.js';
+import type { MetaStore } from '../ports/meta.js';
 import { markLocal, type ProcessIdentity } from './identity.js';
 import { releaseDeadProcesses } from './recovery.js';
 

@@ -14,7 +14,7 @@
  * singleton, so a killed worker's jobs are resumed by the others while the primary restarts it.
  */
 import type { Granary } from '../context.js';
-import type { MetaStore } from '../store/meta.js';
+import type { MetaStore } from '../ports/meta.js';
 import { clearFopTemp } from '../fops/execute.js';
 import type { Clock } from '../ports/clock.js';
 import { processLease } from '../ports/leases.js';

@@ -1,5 +1,5 @@
 /**
- * The BlobStore contract (src/store/blob.ts), run against every implementation: blob-store-fs.test.ts (local disk)
+ * The BlobStore contract (src/ports/blob.ts), run against every implementation: blob-store-fs.test.ts (local disk)
  * and blob-store-s3.test.ts (S3 on a real radosgw). Each test file passes a harness factory; the suite drives the
  * store only through the port, plus `stagingLeftovers()` to see what a crash left behind.
  */
@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BlobStore } from '../../src/store/blob.js';
+import type { BlobStore } from '../../src/ports/blob.js';
 
 export interface BlobStoreHarness {
   /** A store over the harness's location; a second call gives another instance over the same blobs (a restart). */

@@ -16,7 +16,7 @@ import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from '../../src/cli.js';
 import { isKodoError } from '../../src/errors.js';
-import type { OutboxEvent } from '../../src/store/events.js';
+import type { OutboxEvent } from '../../src/ports/events.js';
 import { startCallbackApp, type AppRequest, type CallbackApp } from '../helpers/callback-app.js';
 import { qetag } from '../helpers/etag.js';
 import { AK, sdk, SK, startTestServer, staticZoneConfig, type TestServer } from '../helpers/server.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isKodoError } from '../../src/errors.js';
 import { executeFops } from '../../src/fops/execute.js';
 import { parsePipeline } from '../../src/fops/registry.js';
-import type { BucketRecord, ObjectRecord } from '../../src/store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../../src/ports/meta.js';
 import { upload } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket, FIXTURE_IMAGES } from '../helpers/upload.js';

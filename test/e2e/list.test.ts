@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ObjectRecord } from '../../src/store/meta.js';
+import type { ObjectRecord } from '../../src/ports/meta.js';
 import { signedFetch, upload } from '../helpers/http.js';
 import { sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket } from '../helpers/upload.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeQuota, parseQuotaPath, parseQuotaValue, quotaExceeded } from '../../src/buckets/quota.js';
-import type { BucketUsage, ObjectRecord } from '../../src/store/meta.js';
+import type { BucketUsage, ObjectRecord } from '../../src/ports/meta.js';
 import { quotaRefusal } from '../../src/store/quota.js';
 import { EXPIRED_IN_BUCKET } from '../../src/store/sqlite/bucket-usage.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';

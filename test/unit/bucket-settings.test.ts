@@ -18,7 +18,7 @@ import { checkOriginalAccess, isStyleOnly } from '../../src/buckets/protection.j
 import { checkReferer, parsePatterns, parseRefererSettings, patternMatches, refererApplies, refererRefusal } from '../../src/buckets/referer.js';
 import { downloadSettingsInfo } from '../../src/buckets/settings-info.js';
 import { isKodoError } from '../../src/errors.js';
-import type { RefererSettings } from '../../src/store/meta.js';
+import type { RefererSettings } from '../../src/ports/meta.js';
 
 /** The error `fn` throws: a KodoError of `kind` whose message matches `msg`. */
 function expectKodo(fn: () => unknown, kind: string, msg: RegExp): void {

@@ -10,8 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { beijingTime, eventBody, eventMessage, EVENT_SUBJECT, type EventFacts } from '../../src/events/body.js';
 import { matchingRules, ruleMatches } from '../../src/events/match.js';
 import { EMITTED_EVENTS, EVENT_NAMES, isEventName } from '../../src/events/names.js';
-import type { OutboxRows } from '../../src/store/events.js';
-import type { EventRule, ObjectRecord } from '../../src/store/meta.js';
+import type { OutboxRows } from '../../src/ports/events.js';
+import type { EventRule, ObjectRecord } from '../../src/ports/meta.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 
 const rule = (name: string, events: string[], prefix = '', suffix = ''): EventRule => ({

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
-import type { FetchTaskStore } from '../../src/store/tasks.js';
+import type { FetchTaskStore } from '../../src/ports/fetch-tasks.js';
 
 let dir = '';
 let meta: SqliteMetaStore;

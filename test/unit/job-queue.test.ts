@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JobQueue, NewJob } from '../../src/jobs/queue.js';
+import type { JobQueue, NewJob } from '../../src/ports/job-queue.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 
 let dir = '';

@@ -16,7 +16,7 @@ import {
 } from '../../src/buckets/lifecycle-rules.js';
 import { isKodoError } from '../../src/errors.js';
 import { expiryFromDays } from '../../src/policy/expiry.js';
-import type { LifecycleRule, ObjectRecord } from '../../src/store/meta.js';
+import type { LifecycleRule, ObjectRecord } from '../../src/ports/meta.js';
 
 const rule = (name: string, prefix: string, days: Partial<LifecycleRule> = {}): LifecycleRule => ({
   name,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putTimeCutoff } from '../../src/buckets/lifecycle-rules.js';
-import type { LifecycleRule, ObjectRecord } from '../../src/store/meta.js';
+import type { LifecycleRule, ObjectRecord } from '../../src/ports/meta.js';
 import { rangesUnder } from '../../src/store/sqlite/lifecycle.js';
 import { compareCodePoints } from '../../src/store/sqlite/list-query.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListPage, ListQuery, ObjectRecord } from '../../src/store/meta.js';
+import type { ListPage, ListQuery, ObjectRecord } from '../../src/ports/meta.js';
 import { compareCodePoints, listPage, successor } from '../../src/store/sqlite/list-query.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Granary } from '../../context.js';
-import type { BucketRecord, ObjectRecord } from '../../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
 import { executeFops, type FopRun } from '../execute.js';
 import type { FopStage } from '../types.js';
 import type { CacheHit } from './fop-cache.js';

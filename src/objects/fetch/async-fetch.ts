@@ -1,7 +1,7 @@
 /**
  * Async fetch (protocol.md §8.5, api role): `POST /sisyphus/fetch` queues a task that a background worker
  * (fetch-worker.ts) runs later; `GET /sisyphus/fetch?id=` reports on it. This module validates the request,
- * queues it durably (store/tasks.ts) and builds the status answer. Running a task: fetch-task-run.ts.
+ * queues it durably (ports/fetch-tasks.ts) and builds the status answer. Running a task: fetch-task-run.ts.
  *
  * Request (JSON object; unknown fields ignored): `url` (required; one or more http(s) URLs separated by `;`,
  * tried in order), `bucket` (required), `host` (Host header sent to the origin), `key` (absent or empty → the

@@ -16,7 +16,7 @@
  */
 import type { Granary } from '../../context.js';
 import { ClaimPump } from '../../ports/claim-pump.js';
-import type { FetchTaskRecord, FetchTaskStore } from '../../store/tasks.js';
+import type { FetchTaskRecord, FetchTaskStore } from '../../ports/fetch-tasks.js';
 import type { AsyncFetchRequest } from './async-fetch.js';
 import { attemptFetchTask, sendFetchCallback } from './fetch-task-run.js';
 

@@ -17,7 +17,7 @@
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
-import type { BucketRecord, ObjectRecord } from '../../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
 import { findLiveObject, isLive } from '../read.js';
 import { fetchToEntry, type FetchSource } from './fetch-to-entry.js';
 

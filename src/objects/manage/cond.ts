@@ -3,7 +3,7 @@
  * subset); the operation applies only when every given field matches the entry, else 608.
  */
 import { Errors } from '../../errors.js';
-import type { ObjectRecord } from '../../store/meta.js';
+import type { ObjectRecord } from '../../ports/meta.js';
 
 /** Parsed condition: only the fields present are checked. `putTime` in 100-ns units. */
 export interface Cond {

@@ -11,7 +11,7 @@ import { eventsFor, type EventActor } from '../../events/outbox.js';
 import { MAX_KEY_BYTES } from '../../policy/scope.js';
 import { quotaExceeded } from '../../buckets/quota.js';
 import { nowSeconds } from '../../ports/clock.js';
-import type { QuotaRefusal } from '../../store/meta.js';
+import type { QuotaRefusal } from '../../ports/meta.js';
 import { releaseBlobs } from '../blobs.js';
 import type { EntryRef } from './ref.js';
 

@@ -10,7 +10,7 @@ import { eventsFor, type EventActor } from '../../events/outbox.js';
 import type { EventName } from '../../events/names.js';
 import { expiryFromDays } from '../../policy/expiry.js';
 import { nowSeconds } from '../../ports/clock.js';
-import type { ObjectRecord, Transitions } from '../../store/meta.js';
+import type { ObjectRecord, Transitions } from '../../ports/meta.js';
 import { releaseBlobs } from '../blobs.js';
 import { effectiveType } from '../entry-json.js';
 import { checkCond, type Cond } from './cond.js';

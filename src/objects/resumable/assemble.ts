@@ -1,6 +1,6 @@
 /**
  * Assembling a resumable upload (v1 mkfile, v2 complete) without copying it (issue 13): the object becomes a
- * manifest of the stored pieces (store/manifest.ts), committed through putObject like every upload. Its etag is
+ * manifest of the stored pieces (ports/manifest.ts), committed through putObject like every upload. Its etag is
  * composed from digests recorded when the pieces arrived (protocol.md §7), its MIME type sniffed from the first
  * HEAD_BYTES of the first piece(s); no byte is copied and none is hashed again, except:
  * - a v1 block sent as several bput chunks: its SHA-1 is computed at mkfile by reading that block (≤ 4 MiB);
@@ -14,8 +14,8 @@ import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
-import { newManifestId, type StoredPiece } from '../../store/manifest.js';
-import type { SessionClaim } from '../../store/meta.js';
+import { newManifestId, type StoredPiece } from '../../ports/manifest.js';
+import type { SessionClaim } from '../../ports/meta.js';
 import { DigestingStream, HEAD_BYTES } from '../etag.js';
 import { readPiecesHead } from '../manifest-read.js';
 import type { PutBody } from '../receive.js';

@@ -7,7 +7,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { serverSecret } from '../../auth/secrets.js';
 import { Errors } from '../../errors.js';
-import type { MetaStore } from '../../store/meta.js';
+import type { MetaStore } from '../../ports/meta.js';
 
 /** What a ctx carries: block id, next chunk offset (bytes), expiry (Unix seconds). */
 export interface CtxPayload {

@@ -14,7 +14,7 @@ import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import type { PutPolicy } from '../../policy/put-policy.js';
 import { nowSeconds } from '../../ports/clock.js';
-import type { PartRecord, UploadRecord } from '../../store/meta.js';
+import type { PartRecord, UploadRecord } from '../../ports/meta.js';
 import { urlsafeB64Decode } from '../../auth/base64.js';
 import { releaseBlobs } from '../blobs.js';
 import { BLOCK_SIZE, etagFromBlockDigests, etagV2 } from '../etag.js';

@@ -15,7 +15,7 @@ import { cacheControl } from '../../buckets/max-age.js';
 import { checkReferer, refererApplies } from '../../buckets/referer.js';
 import type { Granary } from '../../context.js';
 import { nowSeconds } from '../../ports/clock.js';
-import type { BucketRecord } from '../../store/meta.js';
+import type { BucketRecord } from '../../ports/meta.js';
 import { rawUrlOf } from '../http.js';
 
 /** Adds `value` to the response's `Vary` header. */

@@ -25,7 +25,7 @@ import { readObject, readObjectSmall } from '../../objects/verified-read.js';
 import { isReservedBucketName } from '../../buckets/names.js';
 import { checkOriginalAccess, isStyleOnly } from '../../buckets/protection.js';
 import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
-import type { ObjectRecord } from '../../store/meta.js';
+import type { ObjectRecord } from '../../ports/meta.js';
 import { rawUrlOf } from '../http.js';
 import { downloadCacheControl, guardDownload } from './bucket-settings.js';
 import { serveFop } from './fop.js';

@@ -15,7 +15,7 @@ import { isKodoError } from '../../errors.js';
 import { fopEtag, isCached, runCached } from '../../fops/cache/cached-run.js';
 import { ignoresErrors, parsePipeline } from '../../fops/registry.js';
 import { readObject } from '../../objects/verified-read.js';
-import type { BucketRecord, ObjectRecord } from '../../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
 import { downloadCacheControl } from './bucket-settings.js';
 import { notModified } from './range.js';
 

@@ -23,7 +23,7 @@ import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { parsePipeline } from '../../fops/registry.js';
 import { runAndStore, type SaveasTarget } from '../../fops/saveas.js';
-import type { BucketRecord, ObjectRecord } from '../../store/meta.js';
+import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
 import { decodeEntry } from '../entry.js';
 import { rawUrlOf } from '../http.js';
 

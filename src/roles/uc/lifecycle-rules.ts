@@ -23,7 +23,7 @@ import {
   type RuleInput,
 } from '../../buckets/lifecycle-rule-admin.js';
 import type { Granary } from '../../context.js';
-import type { BucketRecord, LifecycleRule } from '../../store/meta.js';
+import type { BucketRecord, LifecycleRule } from '../../ports/meta.js';
 import { params, READ_METHODS, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
 
 /** The authorised bucket named by the `bucket` parameter, and the parameters. */

@@ -13,7 +13,7 @@ import { close, createReadStream, createWriteStream, open as openFd, read, type 
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { BlobStore, ByteRange, StagedBlob } from '../blob.js';
+import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob.js';
 
 const ID_RE = /^[0-9a-f]{32}$/;
 /**

@@ -28,7 +28,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { BlobStore, ByteRange, StagedBlob } from '../blob.js';
+import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob.js';
 import { BlobFileCache } from './blob-file-cache.js';
 import { fromS3, S3StoreError } from './s3-errors.js';
 import { MIN_PART_BYTES, S3StagedBlob } from './s3-staged-blob.js';

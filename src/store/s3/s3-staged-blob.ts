@@ -28,7 +28,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { StagedBlob } from '../blob.js';
+import type { StagedBlob } from '../../ports/blob.js';
 import { fromS3 } from './s3-errors.js';
 
 /** S3's smallest part size (all parts but the last), bytes. */

@@ -6,9 +6,9 @@
  * piece rows are deleted and each piece is released in turn (pieces reaching zero are freed as above).
  */
 import type Database from 'better-sqlite3';
-import type { BlobSums } from '../blob.js';
+import type { BlobSums } from '../../ports/blob.js';
 import { isInlineBlobId } from '../inline-blob-store.js';
-import { isManifestId, type ManifestPiece } from '../manifest.js';
+import { isManifestId, type ManifestPiece } from '../../ports/manifest.js';
 
 export class BlobRefs {
   private readonly add_;

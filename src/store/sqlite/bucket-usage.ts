@@ -17,7 +17,7 @@
  * transaction then rolls back, so nothing of the change is ever visible.
  */
 import type Database from 'better-sqlite3';
-import type { BucketQuota, BucketUsage, QuotaRefusal } from '../meta.js';
+import type { BucketQuota, BucketUsage, QuotaRefusal } from '../../ports/meta.js';
 import { quotaRefusal } from '../quota.js';
 import type { BlobRefs } from './blob-refs.js';
 

@@ -5,8 +5,8 @@
  * never take the same event; every state change is a compare-and-set on `running`.
  */
 import type Database from 'better-sqlite3';
-import type { EventOutbox, NewOutboxEvent, OutboxEvent, OutboxRows, OutboxState } from '../events.js';
-import type { ObjectRecord } from '../meta.js';
+import type { EventOutbox, NewOutboxEvent, OutboxEvent, OutboxRows, OutboxState } from '../../ports/events.js';
+import type { ObjectRecord } from '../../ports/meta.js';
 import { SqliteQueueTable } from './queue-table.js';
 
 interface EventRow {

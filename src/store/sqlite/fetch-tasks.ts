@@ -4,7 +4,7 @@
  * Subscribers are told of tasks queued through this object (this process).
  */
 import type Database from 'better-sqlite3';
-import type { FetchTaskRecord, FetchTaskState, FetchTaskStore, NewFetchTask } from '../tasks.js';
+import type { FetchTaskRecord, FetchTaskState, FetchTaskStore, NewFetchTask } from '../../ports/fetch-tasks.js';
 import { SqliteQueueTable } from './queue-table.js';
 
 interface TaskRow {

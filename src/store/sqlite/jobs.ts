@@ -1,13 +1,13 @@
 /**
  * The job queue on SQLite (tables `jobs` and `pipelines`, schema.ts), implementing the JobQueue port
- * (jobs/queue.ts). Claims run in an IMMEDIATE transaction, so two processes sharing the data dir never take the
+ * (ports/job-queue.ts). Claims run in an IMMEDIATE transaction, so two processes sharing the data dir never take the
  * same job; every state change is a compare-and-set on the current state and on the claiming process (`owner`,
  * this store's process identity), so a process presumed dead whose jobs were queued again cannot end them
  * afterwards. `seq` orders submissions. Subscribers are told of jobs queued and pipelines changed through this
  * object (this process).
  */
 import type Database from 'better-sqlite3';
-import type { JobFilter, JobQueue, JobRecord, JobState, NewJob, PipelineRecord } from '../../jobs/queue.js';
+import type { JobFilter, JobQueue, JobRecord, JobState, NewJob, PipelineRecord } from '../../ports/job-queue.js';
 
 interface JobRow {
   id: string;

@@ -8,7 +8,7 @@
  * excluded range is skipped with one seek), in key order, at most `scan` keys per call, one transaction per call.
  */
 import type Database from 'better-sqlite3';
-import type { BucketSettings, LifecycleRule } from '../meta.js';
+import type { BucketSettings, LifecycleRule } from '../../ports/meta.js';
 import type { BlobRefs } from './blob-refs.js';
 import { compareCodePoints, successor } from './list-query.js';
 

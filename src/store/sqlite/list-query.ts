@@ -19,7 +19,7 @@
  */
 import type Database from 'better-sqlite3';
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
-import type { LifecycleRule, ListPage, ListQuery, ObjectRecord } from '../meta.js';
+import type { LifecycleRule, ListPage, ListQuery, ObjectRecord } from '../../ports/meta.js';
 import { toRecord, type ObjectRow } from './rows.js';
 
 const MAX_CODE_POINT = 0x10ffff;

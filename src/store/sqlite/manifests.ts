@@ -1,11 +1,11 @@
 /**
- * Manifests in the SQLite MetaStore (store/manifest.ts): the manifest itself is a row of `blobs` (refs counted like
+ * Manifests in the SQLite MetaStore (ports/manifest.ts): the manifest itself is a row of `blobs` (refs counted like
  * any blob, `size` = total bytes, no checksums) and its pieces are rows of `manifest_pieces (manifest_id, seq,
  * piece_id, size)`, `seq` 0.. in object order, `size` bytes. Each piece row holds one reference on its blob
  * (BlobRefs: added with the manifest, released when the manifest's own count reaches zero).
  */
 import type Database from 'better-sqlite3';
-import type { StoredPiece } from '../manifest.js';
+import type { StoredPiece } from '../../ports/manifest.js';
 
 /** The pieces table (created at every open, like the rest of the schema). */
 export const MANIFEST_DDL = `

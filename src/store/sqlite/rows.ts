@@ -2,8 +2,8 @@
  * Mapping between `objects` rows and ObjectRecords (shared by the store and its list query).
  * Integer columns are read as bigints (statements use safeIntegers) so `put_time` (100-ns units) stays exact.
  */
-import type { BlobState } from '../blob.js';
-import type { ObjectRecord, Transitions } from '../meta.js';
+import type { BlobState } from '../../ports/blob.js';
+import type { ObjectRecord, Transitions } from '../../ports/meta.js';
 
 export interface ObjectRow {
   bucket: string;

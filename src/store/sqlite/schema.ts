@@ -125,7 +125,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   created_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 
--- Job pipelines (jobs/queue.ts): named queues with their own concurrency (0 = paused).
+-- Job pipelines (ports/job-queue.ts): named queues with their own concurrency (0 = paused).
 CREATE TABLE IF NOT EXISTS pipelines (
   name        TEXT PRIMARY KEY,
   concurrency INTEGER NOT NULL,

@@ -5,8 +5,8 @@
  * transaction, after the manifest took its own references).
  */
 import type Database from 'better-sqlite3';
-import type { BlobSums } from '../blob.js';
-import type { BlockRecord, PartRecord, SessionClaim, SessionStore, UploadRecord } from '../meta.js';
+import type { BlobSums } from '../../ports/blob.js';
+import type { BlockRecord, PartRecord, SessionClaim, SessionStore, UploadRecord } from '../../ports/meta.js';
 import type { BlobRefs } from './blob-refs.js';
 
 interface BlockRow {

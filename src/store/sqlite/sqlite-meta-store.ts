@@ -24,9 +24,9 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
-import type { BlobState, BlobSums } from '../blob.js';
-import type { OutboxRows } from '../events.js';
-import { isManifestId } from '../manifest.js';
+import type { BlobState, BlobSums } from '../../ports/blob.js';
+import type { OutboxRows } from '../../ports/events.js';
+import { isManifestId } from '../../ports/manifest.js';
 import type {
   AccessKeyRecord,
   BucketRecord,
@@ -42,7 +42,7 @@ import type {
   ObjectRecord,
   PutOutcome,
   QuotaRefusal,
-} from '../meta.js';
+} from '../../ports/meta.js';
 import { BlobRefs } from './blob-refs.js';
 import { Checkpointer } from './checkpointer.js';
 import { WalSync, withGroupCommit } from './group-commit.js';
@@ -90,13 +90,13 @@ export class SqliteMetaStore implements MetaStore {
   private readonly quota: QuotaGuard;
   private readonly manifests: ManifestReads;
   readonly sessions: SqliteSessions;
-  /** The async-fetch task queue (store/tasks.ts). */
+  /** The async-fetch task queue (ports/fetch-tasks.ts). */
   readonly fetchTasks: SqliteFetchTasks;
-  /** The persistent-processing job queue (jobs/queue.ts). */
+  /** The persistent-processing job queue (ports/job-queue.ts). */
   readonly jobs: SqliteJobQueue;
   /** Workflow templates (ports/workflow-templates.ts). */
   readonly workflowTemplates: SqliteWorkflowTemplates;
-  /** The event notification outbox (store/events.ts), written inside the entry transactions below. */
+  /** The event notification outbox (ports/events.ts), written inside the entry transactions below. */
   readonly events: SqliteEventOutbox;
   /** The shared WAL fdatasync of group commit (group-commit.ts). */
   readonly wal: WalSync;

@@ -3,13 +3,13 @@
  * get plain records and outcome tags, the domain layer turns them into Kodo errors.
  * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
  */
-import type { LeaseStore } from '../ports/leases.js';
-import type { JobQueue } from '../jobs/queue.js';
-import type { WorkflowTemplateStore } from '../ports/workflow-templates.js';
+import type { LeaseStore } from './leases.js';
+import type { JobQueue } from './job-queue.js';
+import type { WorkflowTemplateStore } from './workflow-templates.js';
 import type { BlobState, BlobSums } from './blob.js';
 import type { EventOutbox, OutboxRows } from './events.js';
 import type { ManifestPiece, StoredPiece } from './manifest.js';
-import type { FetchTaskStore } from './tasks.js';
+import type { FetchTaskStore } from './fetch-tasks.js';
 
 /**
  * A bucket. `ctime` in Unix seconds; `owner` the AccessKey of the account that owns it. `source` is the mirror
@@ -171,7 +171,7 @@ export interface DomainRecord {
  * - `type` storage class 0..4; `status` 0 enabled / 1 disabled.
  * - `meta` user metadata without the `x-qn-meta-` prefix.
  * - `expireAt` Unix seconds when deleteAfterDays makes it expire, or undefined.
- * - `blobId` the stored bytes (BlobStore id), or a manifest id (store/manifest.ts) for an object assembled from
+ * - `blobId` the stored bytes (BlobStore id), or a manifest id (ports/manifest.ts) for an object assembled from
  *   resumable pieces; several entries may share one blob or manifest.
  */
 export interface ObjectRecord {
@@ -336,10 +336,10 @@ export interface SessionStore {
 }
 
 export interface MetaStore {
-  /** The async-fetch task queue (store/tasks.ts), kept in the same database. */
+  /** The async-fetch task queue (ports/fetch-tasks.ts), kept in the same database. */
   readonly fetchTasks: FetchTaskStore;
   /**
-   * The outbox of bucket event notifications (store/events.ts). The entry changes below take an optional `events`
+   * The outbox of bucket event notifications (ports/events.ts). The entry changes below take an optional `events`
    * builder: its events are written in the change's own transaction, only when the change commits.
    */
   readonly events: EventOutbox;
@@ -507,7 +507,7 @@ export interface MetaStore {
   /** Resumable-upload sessions (v1 blocks, v2 multipart uploads). */
   readonly sessions: SessionStore;
 
-  /** The persistent-processing job queue and its pipelines (jobs/queue.ts), kept in the same database. */
+  /** The persistent-processing job queue and its pipelines (ports/job-queue.ts), kept in the same database. */
   readonly jobs: JobQueue;
 
   /** Workflow templates (ports/workflow-templates.ts), kept in the same database. */
