@@ -20,6 +20,9 @@ NEEDS=(
   "/usr/bin/ceph|ceph-common"
   "/usr/bin/ceph-authtool|ceph-common"
   "/usr/bin/monmaptool|ceph-base"
+  # A throw-away PostgreSQL cluster: the cluster-mode MetaStore tests (test/helpers/pg-server.ts).
+  "/usr/lib/postgresql/15/bin/initdb|postgresql-15"
+  "/usr/lib/postgresql/15/bin/pg_ctl|postgresql-15"
 )
 
 missing_pkgs=()

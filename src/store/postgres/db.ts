@@ -1,0 +1,127 @@
+/**
+ * The PostgreSQL connection of the cluster MetaStore (GRANARY_METADATA=postgres://…): one `pg` Pool, transactions
+ * with retries, the advisory locks that give entry changes the same outcomes as SQLite's one writer, and the
+ * LISTEN connection of wake-ups.
+ *
+ * Isolation: READ COMMITTED, with explicit locks (never SERIALIZABLE: every commit of a bucket would conflict on
+ * its usage counters and retry). What SQLite gets from its single writer, PostgreSQL gets from advisory locks
+ * taken at the start of a transaction, always in the same order (bucket locks, then entry locks sorted by
+ * (bucket, key) in byte order), so two transactions never wait on each other in a cycle:
+ * - `lockBuckets(c, names, 'shared')` by every change of entries in a bucket; `'exclusive'` by dropBucket,
+ *   settings changes, and entry changes of a bucket with a quota (the quota check must see every other change).
+ * - `lockEntries(c, [[bucket, key], …])` by every change of entries: two changes of one key run one after the
+ *   other; changes of different keys run in parallel (PostgreSQL then shares one WAL flush among their commits).
+ * A hash collision between two locks only makes two transactions wait for each other, never a wrong outcome.
+ * Serialization failures and deadlocks (SQLSTATE 40001, 40P01) are retried by `tx` with a short random back-off.
+ *
+ * Numbers: `int8` columns are parsed to `bigint` (put_time is 100-ns units and exceeds 2^53); callers convert
+ * sizes with Number(). `bytea` is a Buffer.
+ */
+import pg from 'pg';
+
+/** A connection inside a transaction (or the pool itself for single statements). */
+export type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/** Parsers of this pool: int8 → bigint, numeric → number (sums of int8 columns). */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20) return (v: string) => BigInt(v);
+    if (oid === 1700) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/** SQLSTATEs of a transaction that may succeed when run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+/** Attempts of a transaction that keeps failing with a retryable error. */
+const MAX_ATTEMPTS = 20;
+
+export interface PgDbOptions {
+  /** Connections of this process's pool (default 16). */
+  max?: number;
+  /** Name shown in pg_stat_activity. */
+  applicationName?: string;
+}
+
+export class PgDb {
+  readonly pool: pg.Pool;
+
+  constructor(
+    readonly url: string,
+    opts: PgDbOptions = {},
+  ) {
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: opts.max ?? 16,
+      application_name: opts.applicationName ?? 'granary',
+      types,
+    });
+    // An idle client's error (the server went away) must not crash the process; the next query reports it.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** One statement outside any transaction (autocommit). */
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.pool.query<R>(text, values);
+  }
+
+  /**
+   * Runs `fn` in a READ COMMITTED transaction on one connection and commits; rolls back when it throws (the error
+   * propagates). Retried from the start on a serialization failure or a deadlock, so `fn` must not have effects
+   * outside the transaction (build results from its return value).
+   */
+  async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const c = await this.pool.connect();
+      let broken = false;
+      try {
+        await c.query('BEGIN');
+        const out = await fn(c);
+        await c.query('COMMIT');
+        return out;
+      } catch (err) {
+        try {
+          await c.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        const code = (err as { code?: string }).code;
+        if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
+          await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+          continue;
+        }
+        throw err;
+      } finally {
+        c.release(broken);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** A 64-bit advisory lock key for `text` (PostgreSQL's own hash, so every node computes the same key). */
+const LOCK_SQL = (fn: string): string => `SELECT ${fn}(hashtextextended($1, 0))`;
+
+/**
+ * Takes the transaction-scoped advisory locks of `buckets` (`shared` or `exclusive`), in name order (byte order),
+ * held until the transaction ends.
+ */
+export async function lockBuckets(c: Queryable, buckets: string[], mode: 'shared' | 'exclusive'): Promise<void> {
+  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  for (const name of [...new Set(buckets)].sort(compareBytes)) await c.query(LOCK_SQL(fn), [`bucket/${name}`]);
+}
+
+/** Takes the exclusive transaction-scoped advisory locks of entries, in (bucket, key) byte order. */
+export async function lockEntries(c: Queryable, entries: Array<[bucket: string, key: string]>): Promise<void> {
+  const names = [...new Set(entries.map(([b, k]) => `entry/${b}/${k}`))].sort(compareBytes);
+  for (const name of names) await c.query(LOCK_SQL('pg_advisory_xact_lock'), [name]);
+}
+
+/** Byte-wise (UTF-8) comparison of two strings, the order of `COLLATE "C"`. */
+export function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

@@ -1,0 +1,300 @@
+/**
+ * The PostgreSQL schema of the cluster MetaStore, as versioned migrations (migrations.ts applies the missing ones
+ * at start, in order, each in its own transaction). Never edit a released migration: add one.
+ *
+ * The tables mirror the embedded SQLite store (store/sqlite/schema.ts) column for column, so the two
+ * implementations read alike. Differences:
+ * - Keys, bucket names and every text compared in listings are `COLLATE "C"`: byte order of UTF-8, the order
+ *   of SQLite's BINARY collation and of Kodo's listings (protocol.md §8.3).
+ * - Integers that may pass 2^31 are `bigint` (sizes in bytes, put_time in 100-ns units, times in ms).
+ * - `bucket_usage` is sharded: a row per (bucket, shard) where the shard is the writing connection's backend pid
+ *   mod 16, so concurrent commits into one bucket do not queue on one counter row; usage is the sum of the shards.
+ * - Change counters (access keys, domains) are bumped by triggers as in SQLite; changes of the queue tables and
+ *   leases send `NOTIFY granary_wake` (delivered at commit) so idle workers on every node wake (db.ts listener).
+ * Units: ctime/expire_at Unix seconds, put_time 100-ns units, *_ms milliseconds, fsize/size bytes.
+ */
+
+/** One migration: `version` (1, 2, …, never reused) and the statements applied in one transaction. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const CORE = `
+CREATE TABLE settings (
+  name  text COLLATE "C" PRIMARY KEY,
+  value text NOT NULL
+);
+
+CREATE TABLE buckets (
+  name        text COLLATE "C" PRIMARY KEY,
+  region      text NOT NULL,
+  private     boolean NOT NULL DEFAULT false,
+  ctime       bigint NOT NULL,
+  owner       text NOT NULL DEFAULT '',
+  source      text,
+  source_host text,
+  nrop        boolean NOT NULL DEFAULT false,
+  styles      text,
+  settings    text
+);
+
+CREATE TABLE access_keys (
+  access_key text COLLATE "C" PRIMARY KEY,
+  secret_key text NOT NULL,
+  ctime      bigint NOT NULL
+);
+
+CREATE TABLE domains (
+  domain text COLLATE "C" PRIMARY KEY,
+  bucket text COLLATE "C" NOT NULL REFERENCES buckets (name),
+  ctime  bigint NOT NULL
+);
+CREATE INDEX domains_bucket ON domains (bucket);
+
+CREATE TABLE objects (
+  bucket         text COLLATE "C" NOT NULL REFERENCES buckets (name),
+  key            text COLLATE "C" NOT NULL,
+  blob_id        text COLLATE "C" NOT NULL,
+  fsize          bigint NOT NULL,
+  hash           text NOT NULL,
+  md5            text NOT NULL,
+  mime           text NOT NULL,
+  put_time       bigint NOT NULL,
+  type           integer NOT NULL DEFAULT 0,
+  status         integer NOT NULL DEFAULT 0,
+  end_user       text,
+  meta           text,
+  expire_at      bigint,
+  transitions    text,
+  restore_status integer,
+  restore_until  bigint,
+  parts          text,
+  PRIMARY KEY (bucket, key)
+);
+CREATE INDEX objects_expire ON objects (expire_at) WHERE expire_at IS NOT NULL;
+
+-- Stored blobs (and manifests, ids 'm…'): reference count, size, per-block CRC-32s (NULL for blobs stored without
+-- them) and the corrupt flag.
+CREATE TABLE blobs (
+  id          text COLLATE "C" PRIMARY KEY,
+  refs        integer NOT NULL,
+  size        bigint,
+  block_bytes integer,
+  sums        bytea,
+  corrupt     boolean NOT NULL DEFAULT false
+);
+CREATE INDEX blobs_corrupt ON blobs (id) WHERE corrupt;
+
+-- Bytes of inline blobs (small objects stored with their entry, store/inline-blob-store.ts).
+CREATE TABLE inline_blobs (
+  id   text COLLATE "C" PRIMARY KEY,
+  data bytea NOT NULL
+);
+
+CREATE TABLE blob_deletions (
+  id text COLLATE "C" PRIMARY KEY
+);
+
+-- Pieces of manifests (ports/manifest.ts): seq 0.. in object order; each row holds one reference on its blob.
+CREATE TABLE manifest_pieces (
+  manifest_id text COLLATE "C" NOT NULL,
+  seq         integer NOT NULL,
+  piece_id    text COLLATE "C" NOT NULL,
+  size        bigint NOT NULL,
+  PRIMARY KEY (manifest_id, seq)
+);
+
+-- Resumable sessions: v1 blocks (chunks: JSON array of blob ids) and v2 uploads with their parts.
+CREATE TABLE blocks (
+  id         text COLLATE "C" PRIMARY KEY,
+  access_key text NOT NULL,
+  size       bigint NOT NULL,
+  "offset"   bigint NOT NULL,
+  chunks     text NOT NULL,
+  expires_at bigint NOT NULL,
+  sha1       text
+);
+CREATE INDEX blocks_expiry ON blocks (expires_at);
+
+CREATE TABLE uploads (
+  id         text COLLATE "C" PRIMARY KEY,
+  access_key text NOT NULL,
+  bucket     text COLLATE "C" NOT NULL,
+  key        text COLLATE "C",
+  created_at bigint NOT NULL,
+  expires_at bigint NOT NULL
+);
+CREATE INDEX uploads_expiry ON uploads (expires_at);
+
+CREATE TABLE parts (
+  upload_id   text COLLATE "C" NOT NULL,
+  part_number integer NOT NULL,
+  blob_id     text COLLATE "C" NOT NULL,
+  size        bigint NOT NULL,
+  md5         text NOT NULL,
+  etag        text NOT NULL,
+  put_time    bigint NOT NULL,
+  block_sha1s bytea,
+  PRIMARY KEY (upload_id, part_number)
+);
+
+-- Persistent-processing jobs (ports/job-queue.ts) and their pipelines.
+CREATE TABLE jobs (
+  id          text COLLATE "C" PRIMARY KEY,
+  seq         bigserial NOT NULL,
+  access_key  text NOT NULL DEFAULT '',
+  bucket      text NOT NULL,
+  key         text NOT NULL,
+  fops        text NOT NULL,
+  notify_url  text,
+  pipeline    text COLLATE "C" NOT NULL DEFAULT '0.default',
+  type        integer NOT NULL DEFAULT 0,
+  force       boolean NOT NULL DEFAULT false,
+  req_id      text NOT NULL DEFAULT '',
+  task_from   text NOT NULL DEFAULT '',
+  code        integer NOT NULL DEFAULT 1,
+  state       text NOT NULL DEFAULT 'waiting',
+  attempts    integer NOT NULL DEFAULT 0,
+  items       text,
+  owner       text,
+  created_ms  bigint NOT NULL,
+  updated_ms  bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX jobs_queue ON jobs (state, pipeline, type, seq);
+CREATE INDEX jobs_seq ON jobs (seq);
+
+CREATE TABLE pipelines (
+  name        text COLLATE "C" PRIMARY KEY,
+  concurrency integer NOT NULL,
+  created_ms  bigint NOT NULL
+);
+
+-- Workflow templates (ports/workflow-templates.ts): one namespace per owner AccessKey.
+CREATE TABLE workflow_templates (
+  owner      text COLLATE "C" NOT NULL,
+  name       text COLLATE "C" NOT NULL,
+  fops       text NOT NULL,
+  pipeline   text,
+  notify_url text,
+  created_ms bigint NOT NULL,
+  updated_ms bigint NOT NULL,
+  PRIMARY KEY (owner, name)
+);
+
+-- Async fetch tasks (ports/fetch-tasks.ts): seq orders the queue; request/result are opaque JSON text.
+CREATE TABLE fetch_tasks (
+  seq         bigserial PRIMARY KEY,
+  id          text COLLATE "C" NOT NULL UNIQUE,
+  access_key  text NOT NULL,
+  request     text NOT NULL,
+  state       text NOT NULL,
+  attempts    integer NOT NULL DEFAULT 0,
+  result      text,
+  owner       text,
+  created_ms  bigint NOT NULL,
+  updated_ms  bigint NOT NULL,
+  next_run_ms bigint NOT NULL
+);
+CREATE INDEX fetch_tasks_updated ON fetch_tasks (updated_ms);
+CREATE INDEX fetch_tasks_queue ON fetch_tasks (state, next_run_ms, seq);
+
+-- Bucket event notifications (ports/events.ts): written in the transaction of the change they report.
+CREATE TABLE event_outbox (
+  seq         bigserial PRIMARY KEY,
+  id          text COLLATE "C" NOT NULL UNIQUE,
+  payload     text NOT NULL,
+  state       text NOT NULL,
+  attempts    integer NOT NULL DEFAULT 0,
+  result      text,
+  owner       text,
+  created_ms  bigint NOT NULL,
+  updated_ms  bigint NOT NULL,
+  next_run_ms bigint NOT NULL
+);
+CREATE INDEX event_outbox_queue ON event_outbox (state, next_run_ms, seq);
+CREATE INDEX event_outbox_updated ON event_outbox (updated_ms);
+
+-- Leases (ports/leases.ts): process liveness ('process:<owner>') and singletons.
+CREATE TABLE leases (
+  name        text COLLATE "C" PRIMARY KEY,
+  owner       text COLLATE "C" NOT NULL,
+  expires_ms  bigint NOT NULL,
+  acquired_ms bigint NOT NULL
+);
+CREATE INDEX leases_owner ON leases (owner);
+
+-- Per-bucket usage (bytes, entries), sharded by the writing connection (see the module comment).
+CREATE TABLE bucket_usage (
+  bucket text COLLATE "C" NOT NULL,
+  shard  integer NOT NULL,
+  bytes  bigint NOT NULL,
+  count  bigint NOT NULL,
+  PRIMARY KEY (bucket, shard)
+);
+
+CREATE FUNCTION granary_usage_add(b text, dbytes bigint, dcount bigint) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO bucket_usage (bucket, shard, bytes, count) VALUES (b, pg_backend_pid() % 16, dbytes, dcount)
+  ON CONFLICT (bucket, shard) DO UPDATE SET bytes = bucket_usage.bytes + excluded.bytes,
+    count = bucket_usage.count + excluded.count;
+$$;
+
+CREATE FUNCTION granary_usage_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    PERFORM granary_usage_add(NEW.bucket, NEW.fsize, 1);
+  ELSIF TG_OP = 'DELETE' THEN
+    PERFORM granary_usage_add(OLD.bucket, -OLD.fsize, -1);
+  ELSIF OLD.bucket IS DISTINCT FROM NEW.bucket OR OLD.fsize IS DISTINCT FROM NEW.fsize THEN
+    PERFORM granary_usage_add(OLD.bucket, -OLD.fsize, -1);
+    PERFORM granary_usage_add(NEW.bucket, NEW.fsize, 1);
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER objects_usage AFTER INSERT OR DELETE OR UPDATE OF bucket, fsize ON objects
+  FOR EACH ROW EXECUTE FUNCTION granary_usage_trigger();
+
+CREATE FUNCTION granary_bucket_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM bucket_usage WHERE bucket = OLD.name;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER buckets_usage_drop AFTER DELETE ON buckets FOR EACH ROW EXECUTE FUNCTION granary_bucket_dropped();
+
+-- Change counters of the in-memory views (ports/reloading.ts).
+CREATE TABLE change_counters (
+  topic text COLLATE "C" PRIMARY KEY,
+  n     bigint NOT NULL
+);
+INSERT INTO change_counters (topic, n) VALUES ('access_keys', 0), ('domains', 0);
+
+CREATE FUNCTION granary_count_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE change_counters SET n = n + 1 WHERE topic = TG_ARGV[0];
+  RETURN NULL;
+END $$;
+CREATE TRIGGER access_keys_changed AFTER INSERT OR UPDATE OR DELETE ON access_keys
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('access_keys');
+CREATE TRIGGER domains_changed AFTER INSERT OR UPDATE OR DELETE ON domains
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('domains');
+
+-- Wake-ups: a change of a queue table or of the leases notifies every listening node at commit (one
+-- notification per transaction and table: PostgreSQL folds identical ones).
+CREATE FUNCTION granary_wake() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('granary_wake', TG_TABLE_NAME);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER jobs_wake AFTER INSERT OR UPDATE OR DELETE ON jobs FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+CREATE TRIGGER pipelines_wake AFTER INSERT OR UPDATE OR DELETE ON pipelines
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+CREATE TRIGGER fetch_tasks_wake AFTER INSERT OR UPDATE OR DELETE ON fetch_tasks
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+CREATE TRIGGER event_outbox_wake AFTER INSERT OR UPDATE OR DELETE ON event_outbox
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+CREATE TRIGGER leases_wake AFTER INSERT OR DELETE ON leases FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+`;
+
+/** Every migration, in order. */
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'core', sql: CORE }];

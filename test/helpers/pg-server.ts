@@ -1,0 +1,111 @@
+/**
+ * A real PostgreSQL for tests: a throw-away cluster of Debian's PostgreSQL 15 (package `postgresql-15`;
+ * scripts/ensure-test-deps.sh installs it), started by the test itself on 127.0.0.1 and a free port, in a temp
+ * dir removed by `stop()`. `initdb` refuses to run as root, so the cluster belongs to the `postgres` user (created
+ * by the package) and is run through `runuser` when the tests run as root. Trust authentication on loopback only;
+ * fsync stays on (the durability tests kill nodes, not the machine, but the settings are the production ones).
+ * About 1 s from nothing to a database on this machine.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from './cli.js';
+
+const run = promisify(execFile);
+
+/** Where Debian installs PostgreSQL 15's server programs. */
+const BIN = '/usr/lib/postgresql/15/bin';
+
+export interface PgTestServer {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` (the maintenance database). */
+  url: string;
+  port: number;
+  /** Creates an empty database and returns its GRANARY_METADATA url. */
+  createDatabase(name?: string): Promise<string>;
+  /** Stops the server (fast shutdown) and removes its files. */
+  stop(): Promise<void>;
+}
+
+/** The uid/gid of the `postgres` user when we are root (initdb refuses root), none otherwise (run as ourselves). */
+async function postgresUser(): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const { stdout: uid } = await run('id', ['-u', 'postgres']);
+  const { stdout: gid } = await run('id', ['-g', 'postgres']);
+  return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
+}
+
+/** Starts a throw-away PostgreSQL cluster. */
+export async function startPgServer(): Promise<PgTestServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'granary-pg-'));
+  const data = join(dir, 'data');
+  const user = await postgresUser();
+  if (user) await chown(dir, user.uid, user.gid);
+  await chmod(dir, 0o700);
+  // The server and initdb run as the postgres user (spawned with its uid: a signal reaches postgres itself).
+  const env = { ...process.env, HOME: dir };
+  await run(join(BIN, 'initdb'), ['-D', data, '--auth=trust', '-U', 'postgres', '--encoding=UTF8', '--locale=C', '--no-sync'], {
+    ...user,
+    env,
+  });
+  const port = await freePort();
+  const args = [
+    '-D', data,
+    '-p', String(port),
+    '-k', dir,
+    '-c', 'listen_addresses=127.0.0.1',
+    '-c', 'max_connections=300',
+    '-c', 'shared_buffers=64MB',
+    '-c', 'log_min_messages=warning',
+  ];
+  const child: ChildProcess = spawn(join(BIN, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...user, env });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const kill = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', kill);
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  // Wait until it accepts connections (or died).
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`postgres exited at start: ${stderr}`);
+    const c = new pg.Client({ connectionString: url });
+    try {
+      await c.connect();
+      await c.end();
+      break;
+    } catch {
+      await c.end().catch(() => undefined);
+      if (i > 200) throw new Error(`postgres did not start: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return {
+    url,
+    port,
+    async createDatabase(name = `t_${randomBytes(6).toString('hex')}`): Promise<string> {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      try {
+        await c.query(`CREATE DATABASE "${name}"`);
+      } finally {
+        await c.end();
+      }
+      return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    async stop(): Promise<void> {
+      process.removeListener('exit', kill);
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGINT'); // fast shutdown
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
