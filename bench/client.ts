@@ -34,6 +34,7 @@ import type {
   UploadStreamJob,
 } from './lib/jobs.js';
 import { multipartFrame } from './lib/multipart.js';
+import { s3Rate } from './lib/s3-load.js';
 import { msSince, summarize } from './lib/stats.js';
 
 const HOST = '127.0.0.1';
@@ -704,6 +705,9 @@ function perform(job: Job): Promise<Tally> {
       return fetchJob(job);
     case 'download-file':
       return downloadFile(job);
+    case 's3-put':
+    case 's3-get':
+      return s3Rate(job);
   }
 }
 

@@ -1,4 +1,5 @@
 /** Messages between the bench (parent) and the load-generator child (client.ts). */
+import type { S3RateJob } from './s3-load.js';
 import type { LatencySummary } from './stats.js';
 
 /** Form uploads of `size`-byte objects under distinct keys, `concurrency` at a time, for `durationMs`. */
@@ -174,7 +175,8 @@ export type Job =
   | StatJob
   | BatchStatJob
   | FetchJob
-  | DownloadFileJob;
+  | DownloadFileJob
+  | S3RateJob;
 
 export interface JobResult {
   /** Requests answered 2xx with the expected body. */
