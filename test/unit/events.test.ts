@@ -16,7 +16,8 @@ import type { OutboxRows } from '../../src/ports/events.js';
 import type { EventRule, MetaStore, ObjectRecord } from '../../src/ports/meta.js';
 import type { PgMetaStore } from '../../src/store/postgres/pg-meta-store.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
-import { metaStoreKinds, type MetaStoreKind } from '../helpers/meta-stores.js';
+import { metaStoreKinds } from '../helpers/meta-stores.js';
+import { commitEvents } from '../helpers/queue-fixtures.js';
 
 const kinds = metaStoreKinds();
 
@@ -231,19 +232,6 @@ describe('the outbox on SQLite', () => {
     expect(told).toBe(1);
   });
 });
-
-/**
- * Writes the events `rows` builds for `e` with a change that commits: a put on SQLite; on PostgreSQL (until its
- * entry store lands, wip/pg-core) a transaction calling `events.write` on its client, as the entry changes will.
- */
-async function commitEvents(kind: MetaStoreKind, meta: MetaStore, e: ObjectRecord, rows: OutboxRows): Promise<void> {
-  if (kind === 'sqlite') {
-    expect((await meta.commitPut(e, { insertOnly: false, nowSec: 1, events: rows })).result).toBe('created');
-    return;
-  }
-  const pgm = meta as unknown as PgMetaStore;
-  await pgm.db.tx((c) => pgm.events.write(c, rows, e));
-}
 
 describe.each(kinds.names)('the outbox on %s', (kind) => {
   let meta: MetaStore;
