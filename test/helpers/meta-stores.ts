@@ -8,13 +8,16 @@
  *   });
  *
  * `fresh(kind, n, owners?)` opens `n` stores on one new database (n > 1: several processes sharing it, like worker
- * processes or cluster nodes), each with its owner identity; all are closed after the file.
+ * processes or cluster nodes), each with its owner identity; all are closed after the file. PostgreSQL databases are
+ * copies of one database migrated once per file (`CREATE DATABASE … TEMPLATE`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { MetaStore } from '../../src/ports/meta.js';
+import { PgDb } from '../../src/store/postgres/db.js';
+import { migrate } from '../../src/store/postgres/migrations.js';
 import { PgMetaStore } from '../../src/store/postgres/pg-meta-store.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 import { startPgServer, type PgTestServer } from './pg-server.js';
@@ -32,8 +35,17 @@ export function metaStoreKinds(names: MetaStoreKind[] = ['sqlite', 'postgres']):
   let pg: PgTestServer | undefined;
   const dirs: string[] = [];
   const open: MetaStore[] = [];
+  /** The migrated database new ones are copied from. */
+  const TEMPLATE = 'granary_template';
   beforeAll(async () => {
-    if (names.includes('postgres')) pg = await startPgServer();
+    if (!names.includes('postgres')) return;
+    pg = await startPgServer({ volatile: true });
+    const db = new PgDb(await pg.createDatabase(TEMPLATE));
+    try {
+      await migrate(db);
+    } finally {
+      await db.close();
+    }
   }, 60_000);
   afterAll(async () => {
     for (const s of open.splice(0)) await s.close().catch(() => undefined);
@@ -50,7 +62,7 @@ export function metaStoreKinds(names: MetaStoreKind[] = ['sqlite', 'postgres']):
         for (let i = 0; i < n; i++) stores.push(new SqliteMetaStore(join(dir, 'meta.db'), owners[i]));
       } else {
         if (!pg) throw new Error('postgres was not set up for this file');
-        const url = await pg.createDatabase();
+        const url = await pg.createDatabase(undefined, TEMPLATE);
         for (let i = 0; i < n; i++) stores.push(await PgMetaStore.open(url, owners[i]));
       }
       open.push(...stores);

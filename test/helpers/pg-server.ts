@@ -3,7 +3,8 @@
  * scripts/ensure-test-deps.sh installs it), started by the test itself on 127.0.0.1 and a free port, in a temp
  * dir removed by `stop()`. `initdb` refuses to run as root, so the cluster belongs to the `postgres` user (created
  * by the package) and is run through `runuser` when the tests run as root. Trust authentication on loopback only;
- * fsync stays on (the durability tests kill nodes, not the machine, but the settings are the production ones).
+ * fsync stays on unless `volatile` (contract tests; the end-to-end tests kill nodes, not the machine, and run with
+ * the production settings).
  * About 1 s from nothing to a database on this machine.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -24,8 +25,11 @@ export interface PgTestServer {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` (the maintenance database). */
   url: string;
   port: number;
-  /** Creates an empty database and returns its GRANARY_METADATA url. */
-  createDatabase(name?: string): Promise<string>;
+  /**
+   * Creates a database and returns its GRANARY_METADATA url: empty, or a copy of `template` (a database of this
+   * server nobody is connected to; PostgreSQL copies it file by file, much faster than migrating again).
+   */
+  createDatabase(name?: string, template?: string): Promise<string>;
   /** Stops the server (fast shutdown) and removes its files. */
   stop(): Promise<void>;
 }
@@ -38,8 +42,16 @@ async function postgresUser(): Promise<{ uid: number; gid: number } | undefined>
   return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
 }
 
+export interface PgServerOptions {
+  /**
+   * Skip fsync (`fsync=off`, `synchronous_commit=off`): for store contract tests, which never crash the machine and
+   * create many databases. Default false: the production settings (the end-to-end and bench servers).
+   */
+  volatile?: boolean;
+}
+
 /** Starts a throw-away PostgreSQL cluster. */
-export async function startPgServer(): Promise<PgTestServer> {
+export async function startPgServer(opts: PgServerOptions = {}): Promise<PgTestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'granary-pg-'));
   const data = join(dir, 'data');
   const user = await postgresUser();
@@ -60,6 +72,7 @@ export async function startPgServer(): Promise<PgTestServer> {
     '-c', 'max_connections=300',
     '-c', 'shared_buffers=64MB',
     '-c', 'log_min_messages=warning',
+    ...(opts.volatile ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
   ];
   const child: ChildProcess = spawn(join(BIN, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...user, env });
   let stderr = '';
@@ -88,11 +101,11 @@ export async function startPgServer(): Promise<PgTestServer> {
   return {
     url,
     port,
-    async createDatabase(name = `t_${randomBytes(6).toString('hex')}`): Promise<string> {
+    async createDatabase(name = `t_${randomBytes(6).toString('hex')}`, template?: string): Promise<string> {
       const c = new pg.Client({ connectionString: url });
       await c.connect();
       try {
-        await c.query(`CREATE DATABASE "${name}"`);
+        await c.query(`CREATE DATABASE "${name}"${template !== undefined ? ` TEMPLATE "${template}"` : ''}`);
       } finally {
         await c.end();
       }
