@@ -564,6 +564,46 @@ export function metaStoreContract(kinds: MetaStoreKinds): void {
         expect(await b!.countObjects('q')).toBe(1);
       });
 
+      it('sweeps racing with commits, copies and deletions of the same keys release each expired entry once', async () => {
+        const [a, b] = await open(2);
+        await a!.createBucket(bucketRec('sw'));
+        // Each expired entry shares its blob with a live one: a reference released twice would free a live blob.
+        const old = Array.from({ length: 48 }, (_, i) => entry('sw', `k${String(i).padStart(2, '0')}`, { expireAt: NOW, putTime: 1000n }));
+        for (const r of old) {
+          await put(a!, r, false, NOW - 10);
+          await put(a!, { ...r, key: `live-${r.key}`, expireAt: undefined, putTime: PUT });
+        }
+        const freed: string[] = [];
+        const fresh: ObjectRecord[] = [];
+        const work: Array<Promise<{ freedBlobs: string[] }>> = [];
+        for (let i = 0; i < old.length; i++) {
+          const key = old[i]!.key;
+          if (i % 3 === 0) {
+            const r = entry('sw', key);
+            fresh.push(r);
+            work.push(b!.commitPut(r, { insertOnly: i % 2 === 0, nowSec: NOW }));
+          } else if (i % 3 === 1) {
+            work.push(b!.deleteObject('sw', key, NOW));
+          } else {
+            work.push(b!.copyObject({ bucket: 'sw', key }, { bucket: 'sw', key: `${key}-copy` }, { force: true, nowSec: NOW, putTime: PUT }));
+          }
+          if (i % 2 === 0) work.push(a!.deleteExpired(NOW, 3));
+          if (i % 6 === 0) work.push(a!.deleteUnderPrefix('sw', { prefix: 'k', exclude: [], putTimeBefore: 2000n }, undefined, 10));
+        }
+        for (const out of await Promise.all(work)) freed.push(...out.freedBlobs);
+        for (;;) {
+          const more = await a!.deleteExpired(NOW, 100);
+          freed.push(...more.freedBlobs);
+          if (more.deleted === 0) break;
+        }
+        expect(freed).toEqual([]);
+        for (const r of fresh) expect((await a!.getObject('sw', r.key))?.blobId).toBe(r.blobId);
+        expect(await a!.countObjects('sw')).toBe(old.length + fresh.length);
+        // The live entries hold the last references: deleting them frees each blob once.
+        for (const r of old) expect((await b!.deleteObject('sw', `live-${r.key}`, NOW)).freedBlobs).toEqual([r.blobId]);
+        expect(await a!.bucketUsage('sw')).toEqual({ count: fresh.length, bytes: 3 * fresh.length });
+      });
+
       it('copy, move, delete and put storms leave every blob counted once per reference', async () => {
         const stores = await open(2);
         const [a] = stores;
