@@ -235,8 +235,9 @@ describe('two nodes sharing PostgreSQL and S3', () => {
   it('bucket settings set on A hold on B: maxAge and a lifecycle rule', async () => {
     expect((await sdk(at(a).bm.putBucketMaxAge(B, { maxAge: 1234 }))).status).toBe(200);
     expect((await get(b, 'small.bin')).headers.get('cache-control')).toContain('max-age=1234');
-    const rule = { name: 'tmp-expiry', prefix: 'tmp/', delete_after_days: 7 };
-    expect((await sdk(at(a).bm.putBucketLifecycleRule(B, rule))).status).toBe(200);
+    const rule = { name: 'tmp_expiry', prefix: 'tmp/', delete_after_days: 7 };
+    const added = await sdk(at(a).bm.putBucketLifecycleRule(B, rule));
+    expect(added.status, JSON.stringify(added.data)).toBe(200);
     const rules = await sdk<Array<{ name: string; prefix: string; delete_after_days: number }>>(at(b).bm.getBucketLifecycleRule(B));
     expect(rules.data).toEqual([expect.objectContaining(rule)]);
   });
