@@ -10,10 +10,9 @@
  */
 import { join } from 'node:path';
 import { loadConfig } from '../config.js';
-import { openStores } from '../main.js';
 import { BlobMap } from '../migrate/blob-map.js';
 import type { ObjectEvent } from '../migrate/copy-entry.js';
-import { checkMetadataUrl, openDestination } from '../migrate/destination.js';
+import { checkMetadataUrl, openDestination, openSource } from '../migrate/destination.js';
 import { formatReport, reportFailed } from '../migrate/report.js';
 import { migrateDataDir } from '../migrate/run.js';
 
@@ -45,7 +44,7 @@ export async function runDataDirMigrate(o: DataDirMigrateOpts): Promise<void> {
   }
 
   // The source: the data dir's SQLite and blob files, whatever GRANARY_BLOBS says (that names the destination).
-  const src = await openStores(config.dataDir);
+  const src = await openSource(config.dataDir);
   const destName = `${metadataUrl.replace(/\/\/[^@/]*@/, '//')}|${config.blobs.bucket}/${config.blobs.prefix}|${config.blobs.endpoint ?? ''}`;
   const mapPath = BlobMap.pathFor(config.dataDir, destName);
   const map = new BlobMap(mapPath);
