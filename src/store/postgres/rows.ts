@@ -1,0 +1,113 @@
+/**
+ * Mapping between PostgreSQL `objects` / `blobs` rows and the port's records (shared by the store, its list query
+ * and its sweeps). The pool parses `bigint` columns to bigints (db.ts): `put_time` (100-ns units) stays exact,
+ * sizes (bytes) and times (Unix seconds) become numbers here. `integer` columns arrive as numbers, `boolean` as
+ * booleans, `bytea` as Buffers.
+ */
+import type { BlobState } from '../../ports/blob.js';
+import type { ObjectRecord, Transitions } from '../../ports/meta.js';
+
+export interface ObjectRow {
+  bucket: string;
+  key: string;
+  blob_id: string;
+  fsize: bigint;
+  hash: string;
+  md5: string;
+  mime: string;
+  put_time: bigint;
+  type: number;
+  status: number;
+  end_user: string | null;
+  meta: string | null;
+  expire_at: bigint | null;
+  transitions: string | null;
+  restore_status: number | null;
+  restore_until: bigint | null;
+  parts: string | null;
+  /** Joined from `blobs` by single-entry reads only. */
+  bl_block_bytes?: number | null;
+  bl_sums?: Buffer | null;
+  bl_corrupt?: boolean | null;
+}
+
+/** The columns of an entry, in the order of `rowValues` ($1..$17 of UPSERT_OBJECT). */
+export const OBJECT_COLUMNS =
+  'bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta, expire_at, transitions, ' +
+  'restore_status, restore_until, parts';
+
+/** Inserts an entry or replaces every column of the one at (bucket, key); parameters: `rowValues`. */
+export const UPSERT_OBJECT = `INSERT INTO objects (${OBJECT_COLUMNS})
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+  ON CONFLICT (bucket, key) DO UPDATE SET blob_id = excluded.blob_id, fsize = excluded.fsize,
+    hash = excluded.hash, md5 = excluded.md5, mime = excluded.mime, put_time = excluded.put_time,
+    type = excluded.type, status = excluded.status, end_user = excluded.end_user, meta = excluded.meta,
+    expire_at = excluded.expire_at, transitions = excluded.transitions,
+    restore_status = excluded.restore_status, restore_until = excluded.restore_until, parts = excluded.parts`;
+
+/** A row → record. */
+export function toRecord(row: ObjectRow): ObjectRecord {
+  const rec: ObjectRecord = {
+    bucket: row.bucket,
+    key: row.key,
+    blobId: row.blob_id,
+    fsize: Number(row.fsize),
+    hash: row.hash,
+    md5: row.md5,
+    mimeType: row.mime,
+    putTime: BigInt(row.put_time),
+    type: Number(row.type),
+    status: Number(row.status),
+    meta: row.meta ? (JSON.parse(row.meta) as Record<string, string>) : {},
+  };
+  if (row.end_user !== null) rec.endUser = row.end_user;
+  if (row.expire_at !== null) rec.expireAt = Number(row.expire_at);
+  if (row.transitions !== null) rec.transitions = JSON.parse(row.transitions) as Transitions;
+  if (row.restore_status !== null) rec.restoreStatus = Number(row.restore_status);
+  if (row.restore_until !== null && row.restore_until !== undefined) rec.restoreUntil = Number(row.restore_until);
+  if (row.parts !== null) rec.parts = JSON.parse(row.parts) as number[];
+  if (row.bl_sums && row.bl_block_bytes) rec.sums = { blockBytes: Number(row.bl_block_bytes), crc32: row.bl_sums };
+  if (row.bl_corrupt) rec.corrupt = true;
+  return rec;
+}
+
+/** The 17 positional parameters of UPSERT_OBJECT for a record (bigint putTime passed as text, exact). */
+export function rowValues(rec: ObjectRecord): unknown[] {
+  const transitions = rec.transitions && Object.keys(rec.transitions).length ? JSON.stringify(rec.transitions) : null;
+  return [
+    rec.bucket,
+    rec.key,
+    rec.blobId,
+    rec.fsize,
+    rec.hash,
+    rec.md5,
+    rec.mimeType,
+    rec.putTime.toString(),
+    rec.type,
+    rec.status,
+    rec.endUser ?? null,
+    Object.keys(rec.meta).length ? JSON.stringify(rec.meta) : null,
+    rec.expireAt ?? null,
+    transitions,
+    rec.restoreStatus ?? null,
+    rec.restoreUntil ?? null,
+    rec.parts ? JSON.stringify(rec.parts) : null,
+  ];
+}
+
+/** A `blobs` row. */
+export interface BlobRow {
+  id: string;
+  size: bigint | null;
+  block_bytes: number | null;
+  sums: Buffer | null;
+  corrupt: boolean;
+}
+
+/** A `blobs` row → its integrity facts. */
+export function toBlobState(row: BlobRow): BlobState {
+  const state: BlobState = { id: row.id, corrupt: row.corrupt };
+  if (row.size !== null) state.size = Number(row.size);
+  if (row.sums !== null && row.block_bytes !== null) state.sums = { blockBytes: Number(row.block_bytes), crc32: row.sums };
+  return state;
+}
