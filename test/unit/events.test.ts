@@ -1,7 +1,9 @@
 /**
  * Bucket event notifications, the pure parts and the store: rule matching (events/match.ts), the body in Kodo's
- * shape (events/body.ts), and the outbox on SQLite — written only by a change that commits, in its transaction,
- * then claimed, retried, finished, released, requeued after a crash and pruned.
+ * shape (events/body.ts), and the outbox on SQLite and PostgreSQL — written only by a change that commits, in its
+ * transaction, then claimed, retried, finished, released, requeued after a crash and pruned. The entry changes
+ * that write events (commitPut, copy, move, update, delete) are checked on SQLite; on PostgreSQL the write on the
+ * caller's transaction is checked directly until its entry store lands (wip/pg-core).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,8 +13,13 @@ import { beijingTime, eventBody, eventMessage, EVENT_SUBJECT, type EventFacts } 
 import { matchingRules, ruleMatches } from '../../src/events/match.js';
 import { EMITTED_EVENTS, EVENT_NAMES, isEventName } from '../../src/events/names.js';
 import type { OutboxRows } from '../../src/ports/events.js';
-import type { EventRule, ObjectRecord } from '../../src/ports/meta.js';
+import type { EventRule, MetaStore, ObjectRecord } from '../../src/ports/meta.js';
+import type { PgMetaStore } from '../../src/store/postgres/pg-meta-store.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
+import { metaStoreKinds } from '../helpers/meta-stores.js';
+import { commitEvents } from '../helpers/queue-fixtures.js';
+
+const kinds = metaStoreKinds();
 
 const rule = (name: string, events: string[], prefix = '', suffix = ''): EventRule => ({
   name,
@@ -224,11 +231,19 @@ describe('the outbox on SQLite', () => {
     await new Promise((r) => setImmediate(r));
     expect(told).toBe(1);
   });
+});
+
+describe.each(kinds.names)('the outbox on %s', (kind) => {
+  let meta: MetaStore;
+  beforeEach(async () => {
+    [meta] = (await kinds.fresh(kind)) as [MetaStore];
+    if (kind === 'sqlite') await meta.createBucket({ name: 'b', region: 'z0', private: false, ctime: 0, owner: 'ak', settings: {} });
+  });
 
   it('claims due events oldest first, retries later, finishes, releases, requeues and prunes', async () => {
     const ids = ['a', 'b', 'c'];
     for (const [i, id] of ids.entries()) {
-      await meta.commitPut(entry({ key: id }), { ...opts, events: () => [{ id, payload: '{}', createdMs: 1000 + i }] });
+      await commitEvents(kind, meta, entry({ key: id }), () => [{ id, payload: '{}', createdMs: 1000 + i }]);
     }
     const o = meta.events;
     expect(await o.claim(999)).toBeUndefined();
@@ -256,5 +271,52 @@ describe('the outbox on SQLite', () => {
     expect(await o.prune(2101)).toBe(1); // b, done at 2100; c failed later; a running
     expect(await o.prune(10_000)).toBe(1);
     expect((await o.recent(10)).map((e) => e.id)).toEqual(['a']);
+  });
+});
+
+describe('the outbox on PostgreSQL: the write on the caller\'s transaction', () => {
+  let pgm: PgMetaStore;
+  beforeEach(async () => {
+    pgm = (await kinds.fresh('postgres'))[0] as unknown as PgMetaStore;
+  });
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it('commits with the transaction; subscribers are told once, after the commit', async () => {
+    let told = 0;
+    const off = pgm.events.subscribe(() => told++);
+    await pgm.db.tx(async (c) => {
+      await pgm.events.write(c, () => [{ id: 'e1', payload: '{"n":1}', createdMs: 7 }, { id: 'e2', payload: '{}', createdMs: 7 }], entry());
+      await turn();
+      await turn();
+      expect(told).toBe(0); // not before the commit
+      expect(await pgm.events.get('e1')).toBeUndefined(); // other connections do not see it yet
+    });
+    expect(told).toBe(0); // told on the next turn, once for every commit until then
+    await turn();
+    expect(told).toBe(1);
+    expect(await pgm.events.get('e1')).toMatchObject({ id: 'e1', payload: '{"n":1}', state: 'waiting', attempts: 0, createdMs: 7, nextRunMs: 7 });
+    expect((await pgm.events.recent(10)).map((e) => e.id)).toEqual(['e2', 'e1']);
+    off();
+  });
+
+  it('rolls back with the transaction (nobody told); a duplicate id fails the transaction; no rows, no write', async () => {
+    let told = 0;
+    pgm.events.subscribe(() => told++);
+    await expect(
+      pgm.db.tx(async (c) => {
+        await pgm.events.write(c, () => [{ id: 'x', payload: '{}', createdMs: 1 }], entry());
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    await expect(
+      pgm.db.tx((c) => pgm.events.write(c, () => [{ id: 'dup', payload: '{}', createdMs: 1 }, { id: 'dup', payload: '{}', createdMs: 1 }], entry())),
+    ).rejects.toThrow();
+    await pgm.db.tx(async (c) => {
+      await pgm.events.write(c, undefined, entry());
+      await pgm.events.write(c, () => [], entry());
+    });
+    await turn();
+    expect(told).toBe(0);
+    expect(await pgm.events.recent(10)).toEqual([]);
   });
 });

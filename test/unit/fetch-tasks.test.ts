@@ -1,31 +1,27 @@
 /**
- * The FetchTaskStore port on SQLite (store/sqlite/fetch-tasks.ts): queue order, `ahead`, claims, retries,
- * release, crash recovery, conditional state changes and subscriptions.
+ * The FetchTaskStore port on SQLite (store/sqlite/fetch-tasks.ts) and PostgreSQL (store/postgres/fetch-tasks.ts):
+ * queue order, `ahead`, claims, retries, release, crash recovery, conditional state changes, list pages and
+ * subscriptions.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { FetchTaskStore } from '../../src/ports/fetch-tasks.js';
+import type { MetaStore } from '../../src/ports/meta.js';
+import { metaStoreKinds } from '../helpers/meta-stores.js';
 
-let dir = '';
-let meta: SqliteMetaStore;
-let store: FetchTaskStore;
+const kinds = metaStoreKinds();
 
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'granary-fetch-tasks-'));
-  meta = new SqliteMetaStore(join(dir, 'meta.db'));
-  store = meta.fetchTasks;
-});
-afterEach(async () => {
-  await meta.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const task = (id: string, createdMs = 1000, accessKey = 'ak') => ({ id, accessKey, request: `{"n":"${id}"}`, createdMs });
 
-const task = (id: string, createdMs = 1000) => ({ id, accessKey: 'ak', request: `{"n":"${id}"}`, createdMs });
+describe.each(kinds.names)('FetchTaskStore on %s', (kind) => {
+  /** Two processes sharing the database; neither holds a process lease (both count as dead for recovery). */
+  let other: MetaStore;
+  let store: FetchTaskStore;
+  beforeEach(async () => {
+    const [a, b] = await kinds.fresh(kind, 2);
+    store = a!.fetchTasks;
+    other = b!;
+  });
 
-describe('SqliteFetchTasks', () => {
   it('queues in order; ahead counts running tasks and the waiting ones before', async () => {
     expect(await store.enqueue(task('a'))).toEqual({ ahead: 0 });
     expect(await store.enqueue(task('b'))).toEqual({ ahead: 1 });
@@ -68,9 +64,8 @@ describe('SqliteFetchTasks', () => {
     await store.enqueue(task('b'));
     await store.claim(1000);
     await store.claim(1000);
-    await meta.close();
-    meta = new SqliteMetaStore(join(dir, 'meta.db'));
-    store = meta.fetchTasks;
+    // The claiming process died (it holds no process lease): the other one takes its tasks back.
+    store = other.fetchTasks;
     expect(await store.requeueAbandoned(3000)).toBe(2);
     expect(await store.get('a')).toMatchObject({ state: 'waiting', attempts: 1, nextRunMs: 3000 });
     expect((await store.claim(3000))?.id).toBe('a');
@@ -99,5 +94,16 @@ describe('SqliteFetchTasks', () => {
     off();
     await store.enqueue(task('b'));
     expect(calls).toBe(1);
+  });
+
+  it('lists newest first, by account, in pages', async () => {
+    for (let i = 0; i < 5; i++) await store.enqueue(task(`t${i}`, 1000 + i, i < 3 ? 'ak1' : 'ak2'));
+    const first = await store.list(undefined, undefined, 3);
+    expect(first.tasks.map((t) => t.id)).toEqual(['t4', 't3', 't2']);
+    const rest = await store.list(undefined, first.next, 3);
+    expect(rest.tasks.map((t) => t.id)).toEqual(['t1', 't0']);
+    expect(rest.next).toBeUndefined();
+    expect((await store.list('ak1', undefined, 10)).tasks.map((t) => t.id)).toEqual(['t2', 't1', 't0']);
+    expect((await store.list('ak2', undefined, 1)).tasks[0]).toMatchObject({ id: 't4', createdMs: 1004, nextRunMs: 1004 });
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The JobQueue port on SQLite (store/sqlite/jobs.ts): claim order (per pipeline, type 0 before type 1, then
- * submission order), state changes as compare-and-set, release and crash recovery, notifying jobs, pipelines,
- * subscriptions, and a database made by the previous schema (its waiting rows stay valid and claimable).
+ * The JobQueue port on SQLite (store/sqlite/jobs.ts) and PostgreSQL (store/postgres/jobs.ts): claim order (per
+ * pipeline, type 0 before type 1, then submission order), state changes as compare-and-set, release and crash
+ * recovery, notifying jobs, pipelines, list pages, subscriptions; and, on SQLite, a database made by the previous
+ * schema (its waiting rows stay valid and claimable).
  */
 import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -10,20 +11,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobQueue, NewJob } from '../../src/ports/job-queue.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
+import { metaStoreKinds } from '../helpers/meta-stores.js';
 
-let dir = '';
-let meta: SqliteMetaStore;
-let q: JobQueue;
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'granary-jobs-'));
-  meta = new SqliteMetaStore(join(dir, 'meta.db'));
-  q = meta.jobs;
-});
-afterEach(async () => {
-  await meta.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const kinds = metaStoreKinds();
 
 const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
   id,
@@ -40,7 +30,12 @@ const job = (id: string, over: Partial<NewJob> = {}): NewJob => ({
   ...over,
 });
 
-describe('SqliteJobQueue', () => {
+describe.each(kinds.names)('JobQueue on %s', (kind) => {
+  let q: JobQueue;
+  beforeEach(async () => {
+    q = (await kinds.fresh(kind))[0]!.jobs;
+  });
+
   it('claims per pipeline: type 0 before type 1, then in submission order; each job once', async () => {
     await q.enqueue(job('idle', { type: 1 }));
     await q.enqueue(job('a'));
@@ -107,6 +102,41 @@ describe('SqliteJobQueue', () => {
     off();
     await q.enqueue(job('b'));
     expect(heard).toBe(3);
+  });
+
+  it('lists newest first with filters and a cursor; counts by state', async () => {
+    for (let i = 0; i < 5; i++) await q.enqueue(job(`j${i}`, { accessKey: i % 2 === 0 ? 'even' : 'odd' }));
+    await q.claim('p', 10);
+    const first = await q.list({}, undefined, 2);
+    expect(first.jobs.map((j) => j.id)).toEqual(['j4', 'j3']);
+    expect(first.next).toBeTypeOf('number');
+    const second = await q.list({}, first.next, 2);
+    expect(second.jobs.map((j) => j.id)).toEqual(['j2', 'j1']);
+    const last = await q.list({}, second.next, 2);
+    expect(last.jobs.map((j) => j.id)).toEqual(['j0']);
+    expect(last.next).toBeUndefined();
+    expect((await q.list({ accessKey: 'even' }, undefined, 10)).jobs.map((j) => j.id)).toEqual(['j4', 'j2', 'j0']);
+    expect((await q.list({ code: 2 }, undefined, 10)).jobs.map((j) => j.id)).toEqual(['j0']);
+    expect((await q.list({ pipeline: 'x' }, undefined, 10)).jobs).toEqual([]);
+    expect(await q.countByState()).toEqual({ waiting: 4, running: 1, notifying: 0, done: 0 });
+    expect(await q.countByState('odd')).toEqual({ waiting: 2, running: 0, notifying: 0, done: 0 });
+    expect(await q.depth()).toEqual({ waiting: 4, running: 1, notifying: 0 });
+    expect(await q.getPipeline('nope')).toBeUndefined();
+  });
+});
+
+describe('SqliteJobQueue', () => {
+  let dir = '';
+  let meta: SqliteMetaStore;
+  let q: JobQueue;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'granary-jobs-'));
+    meta = new SqliteMetaStore(join(dir, 'meta.db'));
+    q = meta.jobs;
+  });
+  afterEach(async () => {
+    await meta.close();
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('jobs of the previous schema stay valid: waiting, in 0.default, claimable', async () => {

@@ -1,34 +1,40 @@
 /**
- * The LeaseStore port on SQLite (store/sqlite/leases.ts) and queue ownership (workers/): a lease is taken when free,
- * expired or already the caller's, never from a live holder; renew fails once another owner took it. Queue rows
- * record their claiming process: another process's state changes of them fail, and `requeueAbandoned` takes back
- * only rows whose owner holds no process lease. Two stores on one database file stand for two worker processes.
+ * The LeaseStore port on SQLite (store/sqlite/leases.ts) and PostgreSQL (store/postgres/leases.ts), and queue
+ * ownership (workers/): a lease is taken when free, expired or already the caller's, never from a live holder;
+ * renew fails once another owner took it. Queue rows record their claiming process: another process's state
+ * changes of them fail, and `requeueAbandoned` takes back only rows whose owner holds no process lease. Two stores
+ * on one database stand for two worker processes (or two cluster nodes).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { processLease } from '../../src/ports/leases.js';
-import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
+import type { MetaStore } from '../../src/ports/meta.js';
 import { processGone, type ProcessIdentity } from '../../src/workers/identity.js';
+import { metaStoreKinds } from '../helpers/meta-stores.js';
 
-let dir = '';
-let a: SqliteMetaStore;
-let b: SqliteMetaStore;
+const kinds = metaStoreKinds();
 
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'granary-leases-'));
-  a = new SqliteMetaStore(join(dir, 'meta.db'), 'host:1:aa');
-  b = new SqliteMetaStore(join(dir, 'meta.db'), 'host:2:bb');
+describe('process identity', () => {
+  it('a process on this host is gone when its pid is; one of another host when its lease lapsed', () => {
+    const self: ProcessIdentity = { owner: 'here:1:aa', tag: '1-aa', host: 'here', pid: process.pid };
+    const lease = (owner: string, expiresMs: number) => ({ name: processLease(owner), owner, expiresMs, acquiredMs: 0 });
+    // A pid that cannot exist (above pid_max) on this host: gone although its lease runs.
+    expect(processGone(lease('here:99999999:cc', 10_000), 0, 1000, self)).toBe(true);
+    // This test process's parent exists: alive until its lease lapsed, plus the grace.
+    expect(processGone(lease(`here:${process.ppid}:dd`, 10_000), 10_500, 1000, self)).toBe(false);
+    expect(processGone(lease(`here:${process.ppid}:dd`, 10_000), 11_000, 1000, self)).toBe(true);
+    expect(processGone(lease('there:5:ee', 10_000), 9_999, 1000, self)).toBe(false);
+    expect(processGone(lease('there:5:ee', 10_000), 10_000, 1000, self)).toBe(true);
+  });
 });
-afterEach(async () => {
-  await a.close();
-  await b.close();
-  await rm(dir, { recursive: true, force: true });
-});
 
-describe('leases', () => {
-  it('one holder at a time; taken over only after it expires; renew and release only by the holder', async () => {
+describe.each(kinds.names)('on %s', (kind) => {
+  let a: MetaStore;
+  let b: MetaStore;
+  beforeEach(async () => {
+    [a, b] = (await kinds.fresh(kind, 2, ['host:1:aa', 'host:2:bb'])) as [MetaStore, MetaStore];
+  });
+
+  it('leases: one holder at a time; taken over only after it expires; renew and release only by the holder', async () => {
     expect(await a.leases.acquire('scrubber', 'A', 1000, 0)).toBe(true);
     expect(await b.leases.acquire('scrubber', 'B', 1000, 500)).toBe(false);
     expect(await a.leases.acquire('scrubber', 'A', 1000, 600)).toBe(true); // renewed: now until 1600
@@ -43,23 +49,9 @@ describe('leases', () => {
     expect(await a.leases.list('')).toEqual([]);
   });
 
-  it('a process on this host is gone when its pid is; one of another host when its lease lapsed', () => {
-    const self: ProcessIdentity = { owner: 'here:1:aa', tag: '1-aa', host: 'here', pid: process.pid };
-    const lease = (owner: string, expiresMs: number) => ({ name: processLease(owner), owner, expiresMs, acquiredMs: 0 });
-    // A pid that cannot exist (above pid_max) on this host: gone although its lease runs.
-    expect(processGone(lease('here:99999999:cc', 10_000), 0, 1000, self)).toBe(true);
-    // This test process's parent exists: alive until its lease lapsed, plus the grace.
-    expect(processGone(lease(`here:${process.ppid}:dd`, 10_000), 10_500, 1000, self)).toBe(false);
-    expect(processGone(lease(`here:${process.ppid}:dd`, 10_000), 11_000, 1000, self)).toBe(true);
-    expect(processGone(lease('there:5:ee', 10_000), 9_999, 1000, self)).toBe(false);
-    expect(processGone(lease('there:5:ee', 10_000), 10_000, 1000, self)).toBe(true);
-  });
-});
-
-describe('queue ownership', () => {
   const job = { accessKey: 'ak', bucket: 'b', key: 'k', fops: 'imageInfo', pipeline: 'p', type: 0, force: false, reqId: 'r', taskFrom: 'pfop', createdMs: 1 };
 
-  it('only the claiming process changes a running job; requeueAbandoned spares a live owner', async () => {
+  it('queue ownership: only the claiming process changes a running job; requeueAbandoned spares a live owner', async () => {
     await a.leases.acquire(processLease(a.owner), a.owner, 60_000, 0);
     await b.leases.acquire(processLease(b.owner), b.owner, 60_000, 0);
     await a.jobs.enqueue({ ...job, id: 'j1' });
@@ -83,7 +75,7 @@ describe('queue ownership', () => {
     expect(await a.jobs.finish('j1', 0, 11)).toBe(true);
   });
 
-  it('fetch tasks and events: the same rule', async () => {
+  it('queue ownership: fetch tasks and events, the same rule', async () => {
     await a.leases.acquire(processLease(a.owner), a.owner, 60_000, 0);
     await a.fetchTasks.enqueue({ id: 't1', accessKey: 'ak', request: '{}', createdMs: 1 });
     expect((await a.fetchTasks.claim(2))?.id).toBe('t1');

@@ -1,7 +1,8 @@
 /**
  * Workflow templates without a server: the pure checks of jobs/workflow-templates.ts (names, fields with the pfop
- * command parser, the job a template gives), the WorkflowTemplateStore port on SQLite (one namespace per owner,
- * replace keeps ctime, list order, delete), and a database made before templates existed (the table appears).
+ * command parser, the job a template gives), the WorkflowTemplateStore port on SQLite and PostgreSQL (one
+ * namespace per owner, replace keeps ctime, list order, delete), and an SQLite database made before templates
+ * existed (the table appears).
  */
 import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,8 +16,12 @@ import {
   templateFields,
   workflowTaskFrom,
 } from '../../src/jobs/workflow-templates.js';
+import type { MetaStore } from '../../src/ports/meta.js';
 import type { WorkflowTemplateRecord } from '../../src/ports/workflow-templates.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
+import { metaStoreKinds } from '../helpers/meta-stores.js';
+
+const kinds = metaStoreKinds();
 
 /** The catalogue kind and status of what `fn` throws. */
 function thrown(fn: () => unknown): { kind: string; status: number; message: string } {
@@ -88,25 +93,19 @@ describe('the job of a template', () => {
   });
 });
 
-describe('the WorkflowTemplateStore on SQLite', () => {
-  let dir = '';
-  let meta: SqliteMetaStore;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'granary-wf-'));
-    meta = new SqliteMetaStore(join(dir, 'meta.db'));
-  });
-  afterEach(async () => {
-    await meta.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+const rec = (owner: string, name: string, over: Partial<WorkflowTemplateRecord> = {}): WorkflowTemplateRecord => ({
+  owner,
+  name,
+  fops: 'imageInfo',
+  createdMs: 1000,
+  updatedMs: 1000,
+  ...over,
+});
 
-  const rec = (owner: string, name: string, over: Partial<WorkflowTemplateRecord> = {}): WorkflowTemplateRecord => ({
-    owner,
-    name,
-    fops: 'imageInfo',
-    createdMs: 1000,
-    updatedMs: 1000,
-    ...over,
+describe.each(kinds.names)('the WorkflowTemplateStore on %s', (kind) => {
+  let meta: MetaStore;
+  beforeEach(async () => {
+    [meta] = (await kinds.fresh(kind)) as [MetaStore];
   });
 
   it('keeps one namespace per owner; replacing keeps ctime and can clear optional fields', async () => {
@@ -130,6 +129,26 @@ describe('the WorkflowTemplateStore on SQLite', () => {
     expect(await store.delete('alice', 'a')).toBe(false);
     expect(await store.get('bob', 'a')).toBeDefined();
     expect((await store.list()).map((t) => `${t.owner}/${t.name}`)).toEqual(['alice/b', 'bob/a', 'bob/z']);
+  });
+
+  it('keeps names and owners byte for byte (case and non-ASCII are distinct; byte order)', async () => {
+    const store = meta.workflowTemplates;
+    for (const n of ['b', 'B', 'é', 'a']) await store.put(rec('ak', n));
+    expect((await store.list('ak')).map((t) => t.name)).toEqual(['B', 'a', 'b', 'é']);
+    expect(await store.get('AK', 'a')).toBeUndefined();
+  });
+});
+
+describe('the WorkflowTemplateStore on SQLite', () => {
+  let dir = '';
+  let meta: SqliteMetaStore;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'granary-wf-'));
+    meta = new SqliteMetaStore(join(dir, 'meta.db'));
+  });
+  afterEach(async () => {
+    await meta.close();
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('is on disk (another connection reads it), and a database made before templates existed gets the table on open', async () => {

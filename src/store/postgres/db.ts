@@ -46,6 +46,8 @@ export interface PgDbOptions {
 
 export class PgDb {
   readonly pool: pg.Pool;
+  /** Callbacks to run once the transaction open on a connection (by `tx`) has committed. */
+  private readonly commitHooks = new WeakMap<object, Array<() => void>>();
 
   constructor(
     readonly url: string,
@@ -75,12 +77,17 @@ export class PgDb {
     for (let attempt = 1; ; attempt++) {
       const c = await this.pool.connect();
       let broken = false;
+      const hooks: Array<() => void> = [];
+      this.commitHooks.set(c, hooks);
       try {
         await c.query('BEGIN');
         const out = await fn(c);
         await c.query('COMMIT');
+        this.commitHooks.delete(c);
+        for (const hook of hooks) runHook(hook);
         return out;
       } catch (err) {
+        this.commitHooks.delete(c);
         try {
           await c.query('ROLLBACK');
         } catch {
@@ -98,8 +105,28 @@ export class PgDb {
     }
   }
 
+  /**
+   * Runs `hook` once the transaction `tx` opened on `c` has committed (never when it rolls back; a retried attempt
+   * registers its own). On a connection outside `tx` (autocommit: already committed) it runs on the next turn of
+   * the event loop. A hook's exception is ignored (the transaction is committed whatever it does).
+   */
+  afterCommit(c: Queryable, hook: () => void): void {
+    const hooks = this.commitHooks.get(c);
+    if (hooks) hooks.push(hook);
+    else setImmediate(() => runHook(hook));
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
+  }
+}
+
+/** Runs a commit hook; its failure never reaches the committed transaction's caller. */
+function runHook(hook: () => void): void {
+  try {
+    hook();
+  } catch {
+    // ignored: see afterCommit
   }
 }
 

@@ -2,8 +2,8 @@
  * The queue-like stores of the PostgreSQL MetaStore, built together on one PgDb: the job queue and its pipelines,
  * the async-fetch tasks, the event outbox, workflow templates, leases, and the LISTEN connection whose
  * notifications (schema.ts `granary_wake`) wake idle workers on every node.
- *
- * STUB (scaffold): every member throws until the PostgreSQL queue implementations land.
+ * Each lives in its own file (jobs.ts, fetch-tasks.ts, event-outbox.ts, workflow-templates.ts, leases.ts,
+ * wake.ts; the shared claim life cycle in queue-table.ts), with the semantics of its SQLite counterpart.
  */
 import type { EventOutbox, OutboxRows } from '../../ports/events.js';
 import type { FetchTaskStore } from '../../ports/fetch-tasks.js';
@@ -12,19 +12,29 @@ import type { LeaseStore } from '../../ports/leases.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import type { WorkflowTemplateStore } from '../../ports/workflow-templates.js';
 import type { PgDb, Queryable } from './db.js';
+import { PgEventOutboxStore } from './event-outbox.js';
+import { PgFetchTasks } from './fetch-tasks.js';
+import { PgJobQueue } from './jobs.js';
+import { PgLeases } from './leases.js';
+import { PgWakeListener, type PgWakeOptions } from './wake.js';
+import { PgWorkflowTemplates } from './workflow-templates.js';
 
 /** The event outbox, plus the write its entry changes call inside their transaction. */
 export interface PgEventOutbox extends EventOutbox {
   /**
    * Inserts the events `rows` builds for `entry` on `c`, inside the transaction of the change they report (the
-   * caller calls it once the change is sure to commit). Nothing when `rows` is undefined.
+   * caller calls it once the change is sure to commit). Nothing when `rows` is undefined. `c` is the client
+   * PgDb.tx gave the change: subscribers are told once that transaction has committed, never when it rolls back.
    */
   write(c: Queryable, rows: OutboxRows | undefined, entry: ObjectRecord): Promise<void>;
 }
 
 /** Wake-ups from other nodes (and this one): a counter moved by every `granary_wake` notification received. */
 export interface PgWake {
-  /** The number of notifications received so far (MetaStore.dataVersion). */
+  /**
+   * The number of notifications received so far, plus bumps while the connection is down (MetaStore.dataVersion;
+   * wake.ts). Only its changes mean something.
+   */
   version(): number;
   close(): Promise<void>;
 }
@@ -38,36 +48,24 @@ export interface PgQueues {
   wake: PgWake;
 }
 
-/** A member that throws on any use (scaffold only). */
-function notYet<T extends object>(what: string): T {
-  return new Proxy({} as T, {
-    get(_t, prop) {
-      if (prop === 'then') return undefined;
-      return () => {
-        throw new Error(`PostgreSQL ${what}.${String(prop)} is not implemented yet`);
-      };
-    },
-  });
+/** Options of `openQueues`. */
+export interface PgQueuesOptions {
+  /** The LISTEN connection's reconnection and polling (wake.ts). */
+  wake?: PgWakeOptions;
 }
 
 /**
  * Opens the queue-like stores on `db` for the process `owner` (recorded on claims). Starts the LISTEN
- * connection (`db.url`) before it returns.
+ * connection (`db.url`) before it returns; throws when it cannot connect.
  */
-export async function openQueues(db: PgDb, owner: string): Promise<PgQueues> {
-  void db;
-  void owner;
-  const events = notYet<PgEventOutbox>('event outbox');
+export async function openQueues(db: PgDb, owner: string, opts: PgQueuesOptions = {}): Promise<PgQueues> {
+  const wake = await PgWakeListener.open(db.url, opts.wake);
   return {
-    jobs: notYet('job queue'),
-    fetchTasks: notYet('fetch tasks'),
-    events: Object.assign(Object.create(events) as PgEventOutbox, {
-      async write(_c: Queryable, rows: OutboxRows | undefined): Promise<void> {
-        if (rows) throw new Error('PostgreSQL event outbox is not implemented yet');
-      },
-    }),
-    workflowTemplates: notYet('workflow templates'),
-    leases: notYet('leases'),
-    wake: { version: () => 0, close: async () => undefined },
+    jobs: new PgJobQueue(db, owner),
+    fetchTasks: new PgFetchTasks(db, owner),
+    events: new PgEventOutboxStore(db, owner),
+    workflowTemplates: new PgWorkflowTemplates(db),
+    leases: new PgLeases(db),
+    wake,
   };
 }

@@ -280,20 +280,23 @@ CREATE TRIGGER domains_changed AFTER INSERT OR UPDATE OR DELETE ON domains
   FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('domains');
 
 -- Wake-ups: a change of a queue table or of the leases notifies every listening node at commit (one
--- notification per transaction and table: PostgreSQL folds identical ones).
+-- notification per transaction and table: PostgreSQL folds identical ones). Row-level: a statement that changes
+-- no row (a claim finding nothing, a requeue with nothing abandoned) notifies nobody, so an idle node's look for
+-- work never wakes the others (statement-level triggers fire even for zero rows, and idle nodes would wake each
+-- other forever). Leases notify on insert and delete only (renewals are updates).
 CREATE FUNCTION granary_wake() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('granary_wake', TG_TABLE_NAME);
   RETURN NULL;
 END $$;
-CREATE TRIGGER jobs_wake AFTER INSERT OR UPDATE OR DELETE ON jobs FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+CREATE TRIGGER jobs_wake AFTER INSERT OR UPDATE OR DELETE ON jobs FOR EACH ROW EXECUTE FUNCTION granary_wake();
 CREATE TRIGGER pipelines_wake AFTER INSERT OR UPDATE OR DELETE ON pipelines
-  FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+  FOR EACH ROW EXECUTE FUNCTION granary_wake();
 CREATE TRIGGER fetch_tasks_wake AFTER INSERT OR UPDATE OR DELETE ON fetch_tasks
-  FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+  FOR EACH ROW EXECUTE FUNCTION granary_wake();
 CREATE TRIGGER event_outbox_wake AFTER INSERT OR UPDATE OR DELETE ON event_outbox
-  FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
-CREATE TRIGGER leases_wake AFTER INSERT OR DELETE ON leases FOR EACH STATEMENT EXECUTE FUNCTION granary_wake();
+  FOR EACH ROW EXECUTE FUNCTION granary_wake();
+CREATE TRIGGER leases_wake AFTER INSERT OR DELETE ON leases FOR EACH ROW EXECUTE FUNCTION granary_wake();
 `;
 
 /** Every migration, in order. */
