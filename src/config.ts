@@ -34,12 +34,21 @@ export interface S3BlobsConfig {
 
 export type BlobsConfig = FsBlobsConfig | S3BlobsConfig;
 
+/**
+ * Where metadata lives (GRANARY_METADATA): the embedded SQLite `<dataDir>/meta.db` (the default), or a PostgreSQL
+ * database shared by every node of a cluster (README "Running a cluster").
+ */
+export type MetadataConfig = { kind: 'sqlite' } | { kind: 'postgres'; url: string };
+
 export interface Config {
   /** GRANARY_PORT: TCP port of the Kodo API listener (every role; default 9000; 0 = any free port). */
   port: number;
   /** GRANARY_HOST: bind address (default 0.0.0.0). */
   host: string;
-  /** GRANARY_DATA_DIR: metadata database, blobs and key file (default ./data). */
+  /**
+   * GRANARY_DATA_DIR: metadata database, blobs and key file (default ./data). With GRANARY_METADATA=postgres://
+   * and GRANARY_BLOBS=s3:// it holds only this node's caches and temp files.
+   */
   dataDir: string;
   /** GRANARY_ACCESS_KEY / GRANARY_SECRET_KEY: root key pair; generated and kept in the data dir when unset. */
   accessKey?: string;
@@ -149,6 +158,11 @@ export interface Config {
    */
   blobs: BlobsConfig;
   /**
+   * GRANARY_METADATA: where metadata lives. Unset: SQLite in the data dir. `postgres://user:pass@host:port/db` (or
+   * `postgresql://`): a PostgreSQL database shared by every node (cluster mode; the root key pair is kept there too).
+   */
+  metadata: MetadataConfig;
+  /**
    * GRANARY_CONSOLE_PORT: TCP port of the console listener (web console and `/metrics`; default 9001).
    * Absent when GRANARY_CONSOLE_PORT=0, which disables the listener; 0 set here in code means any free port (tests).
    */
@@ -238,6 +252,19 @@ function blobsVar(env: Env): BlobsConfig {
   return cfg;
 }
 
+/** GRANARY_METADATA: see Config.metadata. The URL is never echoed in errors (it may hold a password). */
+function metadataVar(env: Env): MetadataConfig {
+  const raw = textVar(env, 'GRANARY_METADATA');
+  if (raw === undefined) return { kind: 'sqlite' };
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1]?.toLowerCase();
+  const expected = 'GRANARY_METADATA must be unset (the embedded SQLite in the data dir) or a postgres://user:pass@host:port/db URL';
+  if (scheme !== 'postgres' && scheme !== 'postgresql') {
+    throw new Error(`${expected}, got ${scheme === undefined ? 'no URL scheme' : `the scheme ${JSON.stringify(`${scheme}:`)}`}`);
+  }
+  if (!URL.canParse(raw)) throw new Error(`${expected}: the value is not a valid URL`);
+  return { kind: 'postgres', url: raw };
+}
+
 function logFormatVar(env: Env): LogFormat {
   const raw = textVar(env, 'GRANARY_LOG_FORMAT') ?? 'auto';
   if ((LOG_FORMATS as readonly string[]).includes(raw)) return raw as LogFormat;
@@ -302,6 +329,7 @@ export function loadConfig(env: Env = process.env): Config {
     leaseSeconds: intVar(env, 'GRANARY_LEASE_SECONDS', 15, 1, 3600),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
     blobs: blobsVar(env),
+    metadata: metadataVar(env),
     consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
     logFormat: logFormatVar(env),
   };

@@ -1,7 +1,9 @@
 /**
  * Start-up and shutdown of one server process: config → stores → registration → recovery → server → listen.
  * Nothing else lives here. Several such processes may share the data dir (GRANARY_WORKERS, cli/serve.ts and
- * workers/primary.ts); this process registers itself (workers/coordinator.ts) before it touches anything shared.
+ * workers/primary.ts), or, in cluster mode, the PostgreSQL metadata and the S3 blobs with the processes of other
+ * nodes (store/open.ts; README "Running a cluster"); this process registers itself (workers/coordinator.ts) before
+ * it touches anything shared.
  *
  * Recovery at start (workers/recovery.ts), only of what processes that are gone left: their staging files and fop
  * temp dirs are removed, their async fetch tasks, persistent jobs (resumed at their first unfinished command) and
@@ -11,14 +13,13 @@
  * After the Kodo API listener, the console listener (console/listener.ts: web console, `/metrics`) starts unless
  * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics`.
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyIndex } from './auth/key-index.js';
 import { loadRootKeys } from './auth/keys.js';
 import { DomainIndex } from './buckets/domain-index.js';
-import type { BlobsConfig, Config } from './config.js';
+import type { Config } from './config.js';
 import type { Granary } from './context.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { JobWorker } from './jobs/worker.js';
@@ -35,14 +36,10 @@ import { trackConnections } from './connections.js';
 import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
-import type { BlobStore } from './ports/blob.js';
-import { FsBlobStore } from './store/fs/fs-blob-store.js';
-import { InlineAwareBlobStore } from './store/inline-blob-store.js';
-import { S3BlobStore } from './store/s3/s3-blob-store.js';
 import { FreeSpace } from './store/fs/free-space.js';
-import { SqliteMetaStore } from './store/sqlite/sqlite-meta-store.js';
+import { openStores, sharedFsBlobsWarning } from './store/open.js';
 import { Coordinator } from './workers/coordinator.js';
-import { newIdentity, type ProcessIdentity } from './workers/identity.js';
+import { newIdentity } from './workers/identity.js';
 import { recoverFromDeadProcesses } from './workers/recovery.js';
 import { startBlobSweep, startSingletons } from './workers/singletons.js';
 
@@ -73,31 +70,6 @@ export interface StartOptions {
 }
 
 /**
- * Opens the stores (shared by the server and the CLI's offline commands): metadata in `dataDir`, blobs in
- * `dataDir` or in the S3 bucket of GRANARY_BLOBS (local copies for ffmpeg under `<dataDir>/blob-cache/<worker slot>/`). Small
- * objects' bytes live in the metadata database either way (store/inline-blob-store.ts). `identity` is the server
- * process's (offline users get a random owner that never claims work).
- */
-export async function openStores(
-  dataDir: string,
-  blobsConfig: BlobsConfig = { kind: 'fs' },
-  identity?: ProcessIdentity,
-): Promise<{ meta: SqliteMetaStore; blobs: BlobStore }> {
-  await mkdir(dataDir, { recursive: true });
-  const meta = new SqliteMetaStore(join(dataDir, 'meta.db'), identity?.owner);
-  const files = (): BlobStore => {
-    if (blobsConfig.kind === 'fs') return new FsBlobStore(dataDir, identity?.tag);
-    const { cacheBytes, partBytes, staleUploadHours, ...location } = blobsConfig;
-    // One cache dir per worker slot (stable across restarts): a process empties its own at start (the index is in
-    // memory); the offline CLI has its own.
-    const slotDir = identity === undefined ? 'offline' : identity.slot === undefined ? 'server' : `slot-${identity.slot}`;
-    const options = { cacheDir: join(dataDir, 'blob-cache', slotDir), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 };
-    return new S3BlobStore(location, options);
-  };
-  return { meta, blobs: new InlineAwareBlobStore(files(), meta) };
-}
-
-/**
  * The fop cache of this process: one directory per worker slot, each bounded by GRANARY_FOP_CACHE_SIZE / workers.
  * Chosen over one shared index (in SQLite) because a hit then costs no cross-process access and eviction stays
  * local; the price is that a result cached by one worker is a miss on another (computed at most once per worker,
@@ -113,16 +85,17 @@ function fopCacheOf(config: Config, slot: number | undefined): { dir: string; by
 export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
   const identity = newIdentity(opts.slot);
   const log = (opts.logger ?? (await createLogger(config))).child(opts.slot !== undefined ? { worker: opts.slot } : {});
-  const { meta, blobs } = await openStores(config.dataDir, config.blobs, identity);
-  meta.startCheckpoints();
+  const { meta, blobs } = await openStores(config, identity);
   // Liveness is about real time: the coordination clock is the wall clock, never the Clock tests move.
   const leaseClock = systemClock;
   const coord = new Coordinator(meta, identity, config.leaseSeconds * 1000, leaseClock, log);
   await coord.join();
-  const { keys, created } = await loadRootKeys(config.dataDir, {
+  const fsBlobsWarning = await sharedFsBlobsWarning(config, meta, identity);
+  if (fsBlobsWarning) log.warn(fsBlobsWarning);
+  const { keys, created } = await loadRootKeys(config, {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
-  });
+  }, meta);
   const domains = new DomainIndex(meta);
   await domains.start();
   const keyIndex = new KeyIndex(meta, keys);

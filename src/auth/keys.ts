@@ -1,10 +1,17 @@
 /**
- * The root key pair (AccessKey/SecretKey). From GRANARY_ACCESS_KEY/GRANARY_SECRET_KEY when set; otherwise
- * generated on first start and kept in `<dataDir>/credentials.json` (mode 0600).
+ * The root key pair (AccessKey/SecretKey). From GRANARY_ACCESS_KEY/GRANARY_SECRET_KEY when set; otherwise generated
+ * on first start and kept:
+ * - embedded mode (SQLite metadata): in `<dataDir>/credentials.json` (mode 0600);
+ * - cluster mode (GRANARY_METADATA=postgres://…): in the shared metadata, setting `root_keys` (JSON
+ *   `{"accessKey","secretKey"}`), so every node answers to the same pair. The first node to start generates it
+ *   (under the lease `setup:root-keys`, so two nodes starting at once agree); a `credentials.json` found in that
+ *   node's data dir (a deployment grown from the embedded mode) is adopted instead of a new pair.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { MetadataConfig } from '../config.js';
+import type { MetaStore } from '../ports/meta.js';
 import { urlsafeB64Encode } from './base64.js';
 
 export interface KeyPair {
@@ -14,42 +21,95 @@ export interface KeyPair {
 
 export type { SecretLookup } from './management.js';
 
+/** Name of the MetaStore setting holding the generated pair in cluster mode. */
+export const ROOT_KEYS_SETTING = 'root_keys';
+
+/** Lease serialising the generation of the pair among nodes starting at once. */
+const SETUP_LEASE = 'setup:root-keys';
+const SETUP_LEASE_MS = 30_000;
+/** How long a node waits for another node generating the pair, ms. */
+const SETUP_WAIT_MS = 60_000;
+
 /** Path of the generated key file inside the data dir. */
 export function credentialsPath(dataDir: string): string {
   return join(dataDir, 'credentials.json');
 }
 
+/** A `{accessKey, secretKey}` JSON document, or undefined when `text` is not one. */
+function parsePair(text: string): KeyPair | undefined {
+  const parsed = JSON.parse(text) as Partial<KeyPair> | null;
+  if (parsed && typeof parsed.accessKey === 'string' && typeof parsed.secretKey === 'string') {
+    return { accessKey: parsed.accessKey, secretKey: parsed.secretKey };
+  }
+  return undefined;
+}
+
 /** Reads the key pair kept in the data dir, if any. */
 export async function readStoredKeys(dataDir: string): Promise<KeyPair | undefined> {
   try {
-    const parsed = JSON.parse(await readFile(credentialsPath(dataDir), 'utf8')) as Partial<KeyPair>;
-    if (typeof parsed.accessKey === 'string' && typeof parsed.secretKey === 'string') {
-      return { accessKey: parsed.accessKey, secretKey: parsed.secretKey };
-    }
+    return parsePair(await readFile(credentialsPath(dataDir), 'utf8'));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   return undefined;
 }
 
+function generatePair(): KeyPair {
+  return { accessKey: urlsafeB64Encode(randomBytes(30)), secretKey: urlsafeB64Encode(randomBytes(30)) };
+}
+
+/** Where a generated pair is kept (for the message printed once). */
+export function rootKeysLocation(config: { dataDir: string; metadata: MetadataConfig }): string {
+  return config.metadata.kind === 'postgres' ? `the PostgreSQL metadata, setting ${ROOT_KEYS_SETTING}` : credentialsPath(config.dataDir);
+}
+
 /**
  * Resolves the root key pair. `created` is true when a new pair was generated (the caller prints it once).
+ * `meta` is the opened MetaStore (used in cluster mode only). Throws when another node holds the setup lease for
+ * longer than a minute without storing a pair.
  */
 export async function loadRootKeys(
-  dataDir: string,
+  config: { dataDir: string; metadata: MetadataConfig },
   fromEnv: Partial<KeyPair>,
+  meta: MetaStore,
 ): Promise<{ keys: KeyPair; created: boolean }> {
   if (fromEnv.accessKey && fromEnv.secretKey) {
     return { keys: { accessKey: fromEnv.accessKey, secretKey: fromEnv.secretKey }, created: false };
   }
-  const stored = await readStoredKeys(dataDir);
+  if (config.metadata.kind === 'postgres') return sharedRootKeys(config.dataDir, meta);
+  const stored = await readStoredKeys(config.dataDir);
   if (stored) return { keys: stored, created: false };
-  const keys: KeyPair = {
-    accessKey: urlsafeB64Encode(randomBytes(30)),
-    secretKey: urlsafeB64Encode(randomBytes(30)),
-  };
-  const path = credentialsPath(dataDir);
+  const keys = generatePair();
+  const path = credentialsPath(config.dataDir);
   await writeFile(`${path}.tmp`, JSON.stringify(keys, null, 2) + '\n', { mode: 0o600 });
   await rename(`${path}.tmp`, path);
   return { keys, created: true };
+}
+
+/** The pair kept in the shared metadata, generated (or adopted from the data dir) by the first node. */
+async function sharedRootKeys(dataDir: string, meta: MetaStore): Promise<{ keys: KeyPair; created: boolean }> {
+  const read = async (): Promise<KeyPair | undefined> => {
+    const text = await meta.getSetting(ROOT_KEYS_SETTING);
+    return text === undefined ? undefined : parsePair(text);
+  };
+  const deadline = Date.now() + SETUP_WAIT_MS;
+  for (;;) {
+    const stored = await read();
+    if (stored) return { keys: stored, created: false };
+    if (await meta.leases.acquire(SETUP_LEASE, meta.owner, SETUP_LEASE_MS, Date.now())) {
+      try {
+        // Read again under the lease: a node that held it before may have stored a pair meanwhile.
+        const again = await read();
+        if (again) return { keys: again, created: false };
+        const adopted = await readStoredKeys(dataDir);
+        const keys = adopted ?? generatePair();
+        await meta.setSetting(ROOT_KEYS_SETTING, JSON.stringify(keys));
+        return { keys, created: adopted === undefined };
+      } finally {
+        await meta.leases.release(SETUP_LEASE, meta.owner);
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`another node holds ${SETUP_LEASE} but stored no root key pair within ${SETUP_WAIT_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

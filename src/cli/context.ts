@@ -1,6 +1,7 @@
 /**
  * What every offline command shares: configuration from the environment and the flags, a Granary context over the
- * data dir (stores, keys; no server), and the data-dir flags.
+ * configured stores (the data dir, or in cluster mode the PostgreSQL metadata and S3 blobs of GRANARY_METADATA and
+ * GRANARY_BLOBS; keys; no server), and the data-dir flags.
  */
 import type { Command } from 'commander';
 import pino from 'pino';
@@ -10,10 +11,10 @@ import { DomainIndex } from '../buckets/domain-index.js';
 import { loadConfig, type Config } from '../config.js';
 import type { Granary } from '../context.js';
 import { FopPools } from '../fops/run.js';
-import { openStores } from '../main.js';
 import type { EntryRef } from '../objects/manage/ref.js';
 import { systemClock } from '../ports/clock.js';
 import { FreeSpace } from '../store/fs/free-space.js';
+import { openStores } from '../store/open.js';
 
 /** Options of a command as commander gives them (flags by camel-case name). */
 export type Opts = Record<string, string | undefined>;
@@ -23,6 +24,7 @@ const FLAG_ENV: Record<string, string> = {
   port: 'GRANARY_PORT',
   host: 'GRANARY_HOST',
   dataDir: 'GRANARY_DATA_DIR',
+  metadata: 'GRANARY_METADATA',
   publicUrl: 'GRANARY_PUBLIC_URL',
   accessKey: 'GRANARY_ACCESS_KEY',
   secretKey: 'GRANARY_SECRET_KEY',
@@ -41,13 +43,13 @@ export function configFrom(opts: Opts): Config {
   return loadConfig(env);
 }
 
-/** A context for offline commands: the stores of the data dir, no server. */
+/** A context for offline commands: the configured stores (store/open.ts), no server. */
 export async function offlineContext(config: Config): Promise<Granary> {
-  const { meta, blobs } = await openStores(config.dataDir, config.blobs);
-  const { keys } = await loadRootKeys(config.dataDir, {
+  const { meta, blobs } = await openStores(config);
+  const { keys } = await loadRootKeys(config, {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
-  });
+  }, meta);
   const keyIndex = new KeyIndex(meta, keys);
   await keyIndex.reload();
   return {
@@ -69,7 +71,7 @@ export async function offlineContext(config: Config): Promise<Granary> {
   };
 }
 
-/** Runs an offline command against the data dir and closes it. */
+/** Runs an offline command against the configured stores and closes them. */
 export async function offline(opts: Opts, fn: (g: Granary) => Promise<void>): Promise<void> {
   const g = await offlineContext(configFrom(opts));
   try {
@@ -84,6 +86,7 @@ export async function offline(opts: Opts, fn: (g: Granary) => Promise<void>): Pr
 export function withDataDir(cmd: Command): Command {
   return cmd
     .option('--data-dir <dir>', 'data directory (GRANARY_DATA_DIR, default ./data)')
+    .option('--metadata <url>', 'metadata database: postgres://… (GRANARY_METADATA, default: SQLite in the data dir)')
     .option('--access-key <ak>', 'root AccessKey (GRANARY_ACCESS_KEY)')
     .option('--secret-key <sk>', 'root SecretKey (GRANARY_SECRET_KEY)');
 }

@@ -7,6 +7,7 @@
 import cluster from 'node:cluster';
 import type { Command } from 'commander';
 import pino from 'pino';
+import { rootKeysLocation } from '../auth/keys.js';
 import { startGranary } from '../main.js';
 import { runPrimary, SLOT_ENV } from '../workers/primary.js';
 import { configFrom, withDataDir, type Opts } from './context.js';
@@ -45,7 +46,7 @@ async function serve(opts: Opts): Promise<void> {
   const { g } = running;
   if (running.generatedKeys) {
     process.stdout.write(
-      `Generated a root key pair (kept in ${g.config.dataDir}/credentials.json; shown once):\n` +
+      `Generated a root key pair (kept in ${rootKeysLocation(g.config)}; shown once):\n` +
         `  AccessKey: ${g.keys.accessKey}\n  SecretKey: ${g.keys.secretKey}\n`,
     );
   }

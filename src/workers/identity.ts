@@ -5,11 +5,32 @@
  * so a process cleans up only what a dead process left, never another live worker's uploads in flight.
  *
  * owner = `<host>:<pid>:<nonce>`, tag = `<pid>-<nonce>`; the nonce tells apart two servers of one process (tests)
- * and a reused pid.
+ * and a reused pid. `<host>` is the host name and, after `@`, a short hash of the kernel's boot id and this
+ * process's pid namespace: pids are compared (`processGone`) only between processes that see the same pids. Two
+ * cluster nodes with the same host name (containers with host networking, copied VM images) then never take each
+ * other's pids for their own — such a mistake would take work from a live node and run it twice.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Lease } from '../ports/leases.js';
+
+/** `/proc` facts that tell one pid namespace of one boot of one machine from any other ('' where unreadable). */
+function pidSpace(): string {
+  const read = (f: () => string): string => {
+    try {
+      return f().trim();
+    } catch {
+      return '';
+    }
+  };
+  const boot = read(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8'));
+  const ns = read(() => readlinkSync('/proc/self/ns/pid'));
+  return createHash('sha256').update(`${boot}\n${ns}`).digest('hex').slice(0, 8);
+}
+
+/** This process's `<host>` part of owners (see the module comment); computed once. */
+let hostId: string | undefined;
 
 export interface ProcessIdentity {
   owner: string;
@@ -22,7 +43,7 @@ export interface ProcessIdentity {
 
 /** A fresh identity for this start of the server. */
 export function newIdentity(slot?: number): ProcessIdentity {
-  const host = hostname() || 'localhost';
+  const host = (hostId ??= `${hostname() || 'localhost'}@${pidSpace()}`);
   const nonce = randomBytes(6).toString('hex');
   return { owner: `${host}:${process.pid}:${nonce}`, tag: `${process.pid}-${nonce}`, host, pid: process.pid, ...(slot !== undefined ? { slot } : {}) };
 }

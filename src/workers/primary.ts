@@ -12,9 +12,9 @@ import cluster, { type Worker } from 'node:cluster';
 import { rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { loadRootKeys } from '../auth/keys.js';
+import { loadRootKeys, rootKeysLocation } from '../auth/keys.js';
 import type { Config } from '../config.js';
-import { openStores } from '../main.js';
+import { openStores } from '../store/open.js';
 
 /** Environment variable carrying a worker's slot (set by the primary only). */
 export const SLOT_ENV = 'GRANARY_WORKER_SLOT';
@@ -36,15 +36,21 @@ async function dropSurplusCaches(dataDir: string, workers: number): Promise<void
 export async function runPrimary(config: Config, log: Logger, print: (text: string) => void): Promise<void> {
   // Schema and migrations once, before several processes open the database at the same time (this also creates
   // the data dir).
-  const { meta } = await openStores(config.dataDir);
-  await meta.close();
-  const { keys, created } = await loadRootKeys(config.dataDir, {
-    ...(config.accessKey ? { accessKey: config.accessKey } : {}),
-    ...(config.secretKey ? { secretKey: config.secretKey } : {}),
-  });
+  const { meta, blobs } = await openStores(config);
+  let loaded;
+  try {
+    loaded = await loadRootKeys(config, {
+      ...(config.accessKey ? { accessKey: config.accessKey } : {}),
+      ...(config.secretKey ? { secretKey: config.secretKey } : {}),
+    }, meta);
+  } finally {
+    await meta.close();
+    await blobs.close?.();
+  }
+  const { keys, created } = loaded;
   if (created) {
     print(
-      `Generated a root key pair (kept in ${config.dataDir}/credentials.json; shown once):\n` +
+      `Generated a root key pair (kept in ${rootKeysLocation(config)}; shown once):\n` +
         `  AccessKey: ${keys.accessKey}\n  SecretKey: ${keys.secretKey}\n`,
     );
   }

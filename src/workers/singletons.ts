@@ -1,6 +1,6 @@
 /**
- * The work that must run in exactly one process of those sharing a data dir, each behind its lease
- * (coordinator.ts):
+ * The work that must run in exactly one process of those sharing a data dir (or, in cluster mode, the PostgreSQL
+ * metadata: one process of the whole cluster), each behind its lease (coordinator.ts):
  * - `reaper`: every ttl/3, takes back what dead processes left (recovery.ts) and wakes the local queue workers;
  * - `blob-sweep`: when taken, finishes blob deletions left pending, then sweeps orphaned blobs (sealed by an
  *   upload whose process died before its commit) in the background; again every ORPHAN_SWEEP_MS;
@@ -10,7 +10,8 @@
  * Orphaned blobs: a blob no entry references is an orphan only if no live process may still commit it, so the
  * cut-off is the registration time of the oldest live process (every blob a live process sealed is younger).
  * Orphans of a worker killed while others kept running are therefore swept once every process older than them
- * has restarted (at the latest at the next full restart): they take space, never data.
+ * has restarted (at the latest at the next full restart): they take space, never data. S3 blobs (shared by the
+ * nodes of a cluster) must be an hour older still (S3_CLOCK_GRACE_MS): their age is measured by the S3 server's clock.
  */
 import type { Granary } from '../context.js';
 import { drainBlobDeletions, logDrain, sweepOrphanBlobs } from '../objects/blobs.js';
@@ -22,6 +23,13 @@ import { recoverFromDeadProcesses } from './recovery.js';
 
 /** How often the holder of `blob-sweep` sweeps orphaned blobs again, ms (a walk of every blob file). */
 const ORPHAN_SWEEP_MS = 24 * 3600 * 1000;
+
+/**
+ * Extra age an S3 blob must have before it counts as orphaned, ms. Its age is the S3 server's LastModified while
+ * the cut-off comes from the registrations of the live processes, written with their own machines' clocks (cluster
+ * nodes): clocks that disagree by less than this never get a blob a live node is about to commit swept.
+ */
+const S3_CLOCK_GRACE_MS = 3600 * 1000;
 
 /** The oldest registration (ms) among the live processes, this one included. */
 async function oldestLiveProcessMs(g: Granary, clock: Clock): Promise<number> {
@@ -40,7 +48,7 @@ export async function startBlobSweep(g: Granary, coord: Coordinator, clock: Cloc
     let stopped = false;
     const sweep = (): void => {
       void oldestLiveProcessMs(g, clock)
-        .then((cutoff) => (stopped ? 0 : sweepOrphanBlobs(g, cutoff)))
+        .then((cutoff) => (stopped ? 0 : sweepOrphanBlobs(g, cutoff - (g.config.blobs.kind === 's3' ? S3_CLOCK_GRACE_MS : 0))))
         .then((n) => n > 0 && g.log.info({ removed: n }, 'orphaned blobs removed'))
         .catch((err: unknown) => g.log.warn({ err }, 'orphan blob sweep failed'));
     };

@@ -1,0 +1,84 @@
+/**
+ * The store factory: configuration → the MetaStore and BlobStore implementations (shared by the server, the worker
+ * primary and the CLI's offline commands).
+ *
+ * - Metadata (GRANARY_METADATA): SQLite `<dataDir>/meta.db` (embedded, default) or PostgreSQL (cluster mode: every
+ *   node opens the same database; migrations run at open, store/postgres/migrations.ts).
+ * - Blobs (GRANARY_BLOBS): files under `<dataDir>/blobs/` (default) or an S3 bucket, with local copies for
+ *   ffmpeg/heif-convert under `<dataDir>/blob-cache/<worker slot>/`. Small objects' bytes live in the metadata
+ *   database either way (store/inline-blob-store.ts).
+ *
+ * PostgreSQL with file blobs works for ONE node only: another node cannot read this node's files. Several nodes need
+ * GRANARY_BLOBS=s3:// (README "Running a cluster"); `sharedFsBlobsWarning` tells a node that finds itself in that
+ * situation.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import type { BlobStore } from '../ports/blob.js';
+import type { MetaStore } from '../ports/meta.js';
+import { parseOwner, type ProcessIdentity } from '../workers/identity.js';
+import { FsBlobStore } from './fs/fs-blob-store.js';
+import { InlineAwareBlobStore } from './inline-blob-store.js';
+import { PgMetaStore } from './postgres/pg-meta-store.js';
+import { S3BlobStore } from './s3/s3-blob-store.js';
+import { SqliteMetaStore } from './sqlite/sqlite-meta-store.js';
+
+/** The opened stores; close `meta` and then `blobs.close?.()` when done. */
+export interface Stores {
+  meta: MetaStore;
+  blobs: BlobStore;
+}
+
+/** What the factory reads from the configuration. */
+export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata'>;
+
+/**
+ * Opens the configured stores. `identity` is the serving process's (workers/identity.ts): its owner is recorded on
+ * queue claims and leases, its tag on staging files, and with it the store's background work starts (SQLite: WAL
+ * checkpoints in a worker thread). Without it (offline commands, the worker primary) the owner is random and never
+ * claims work, and nothing runs in the background. Creates the data dir. Throws when the database cannot be
+ * reached or migrated (PostgreSQL: the pg error).
+ */
+export async function openStores(config: StoreConfig, identity?: ProcessIdentity): Promise<Stores> {
+  const { dataDir } = config;
+  await mkdir(dataDir, { recursive: true });
+  const meta = await openMeta(config, identity);
+  const files = (): BlobStore => {
+    const blobsConfig = config.blobs;
+    if (blobsConfig.kind === 'fs') return new FsBlobStore(dataDir, identity?.tag);
+    const { cacheBytes, partBytes, staleUploadHours, ...location } = blobsConfig;
+    // One cache dir per worker slot (stable across restarts): a process empties its own at start (the index is in
+    // memory); the offline CLI has its own.
+    const slotDir = identity === undefined ? 'offline' : identity.slot === undefined ? 'server' : `slot-${identity.slot}`;
+    const options = { cacheDir: join(dataDir, 'blob-cache', slotDir), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 };
+    return new S3BlobStore(location, options);
+  };
+  return { meta, blobs: new InlineAwareBlobStore(files(), meta) };
+}
+
+async function openMeta(config: StoreConfig, identity: ProcessIdentity | undefined): Promise<MetaStore> {
+  if (config.metadata.kind === 'postgres') return PgMetaStore.open(config.metadata.url, identity?.owner);
+  const sqlite = new SqliteMetaStore(join(config.dataDir, 'meta.db'), identity?.owner);
+  if (identity !== undefined) sqlite.startCheckpoints();
+  return sqlite;
+}
+
+/**
+ * A warning to log when this node keeps blobs on its local disk (GRANARY_BLOBS unset) while processes of other
+ * machines share its PostgreSQL metadata: they cannot read this node's files (nor it theirs). Undefined when fine.
+ * `self` is this process; the other processes are read from the `process:` leases.
+ */
+export async function sharedFsBlobsWarning(config: StoreConfig, meta: MetaStore, self: ProcessIdentity): Promise<string | undefined> {
+  if (config.metadata.kind !== 'postgres' || config.blobs.kind !== 'fs') return undefined;
+  const hosts = new Set<string>();
+  for (const lease of await meta.leases.list('process:')) {
+    const who = parseOwner(lease.owner);
+    if (who && who.host !== self.host) hosts.add(who.host);
+  }
+  if (hosts.size === 0) return undefined;
+  return (
+    `GRANARY_METADATA is shared with other machines (${[...hosts].sort().join(', ')}) but blobs are kept in this ` +
+    `node's data dir: objects uploaded through one node cannot be read through another; set GRANARY_BLOBS=s3://… on every node`
+  );
+}
