@@ -9,19 +9,16 @@
  * - Bound domains; account key pairs; pipelines (concurrency, creation time); workflow templates (times kept).
  * - Settings rows: the server secrets of list markers and v1 ctx (`list_marker_key`, `ctx_key`, so markers handed
  *   out before the move stay valid) and the root key pair of the data dir (`credentials.json`) as the setting
- *   `root_keys` that cluster nodes share (auth/keys.ts). The port has no listing of settings, so the names are the
+ *   `root_keys` that cluster nodes share (auth/keys.ts ROOT_KEYS_SETTING). The port has no listing of settings, so the names are the
  *   ones Granary writes; the scrubber's position (`scrub`) names source blobs and is not copied.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { readStoredKeys } from '../auth/keys.js';
+import { readStoredKeys, ROOT_KEYS_SETTING } from '../auth/keys.js';
 import type { BucketRecord, BucketSettings, MetaStore } from '../ports/meta.js';
 import type { MigrationReport, RowCounts } from './report.js';
 
 /** Settings rows copied as they are (server secrets: objects/list.ts, objects/resumable/ctx.ts). */
 export const COPIED_SETTINGS = ['list_marker_key', 'ctx_key'] as const;
-
-/** The setting holding the root key pair in cluster mode (auth/keys.ts ROOT_KEYS_SETTING on wip/cluster). */
-export const ROOT_KEYS_SETTING = 'root_keys';
 
 /** A bucket's settings without the quota (applied after the entries). */
 function withoutQuota(s: BucketSettings): BucketSettings {
