@@ -209,6 +209,11 @@ export function addTransferCommands(program: Command): void {
         o: CommonOpts & DataDirMigrateOpts & { mode: string; checkpoint?: string; fresh?: boolean; urlExpiry: string; fetchTimeout: string; verify: boolean },
       ) => {
         if (source === undefined && destination === undefined) {
+          const bucketOnly = (['bwlimit', 'include', 'exclude', 'domain', 'checkpoint', 'fresh', 'dryRun'] as const).filter((k) => o[k] !== undefined);
+          if (bucketOnly.length > 0) {
+            const flags = bucketOnly.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
+            throw new TransferError(`${flags}: only for migrate <remote>:<bucket> <remote>:<bucket>, not for the data-dir form`);
+          }
           await runDataDirMigrate(o);
           return;
         }
