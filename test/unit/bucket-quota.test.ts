@@ -1,8 +1,9 @@
 /**
  * Bucket quotas below the wire: the pure rule (store/quota.ts), the wire parsing and merging (buckets/quota.ts),
- * and the SQLite usage counters (store/sqlite/bucket-usage.ts) on a real store file — kept by every kind of change,
- * computed for a data dir of an earlier version, refusing a change with nothing of it left behind, and looking
- * up expired entries on the expiry index (never a scan of the bucket).
+ * and the usage counters of both stores (store/sqlite/bucket-usage.ts on a real store file, store/postgres/
+ * bucket-usage.ts on a throw-away PostgreSQL) — kept by every kind of change, refusing a change with nothing of it
+ * left behind, and looking up expired entries on the expiry index (never a scan of the bucket); and, SQLite only,
+ * computed for a data dir of an earlier version.
  */
 import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -10,10 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeQuota, parseQuotaPath, parseQuotaValue, quotaExceeded } from '../../src/buckets/quota.js';
-import type { BucketUsage, ObjectRecord } from '../../src/ports/meta.js';
+import type { BucketUsage, MetaStore, ObjectRecord } from '../../src/ports/meta.js';
 import { quotaRefusal } from '../../src/store/quota.js';
 import { EXPIRED_IN_BUCKET } from '../../src/store/sqlite/bucket-usage.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
+import { EXPIRED_IN_BUCKET as PG_EXPIRED_IN_BUCKET } from '../../src/store/postgres/bucket-usage.js';
+import type { PgMetaStore } from '../../src/store/postgres/pg-meta-store.js';
+import { metaStoreKinds } from '../helpers/meta-stores.js';
 import { status400 } from '../helpers/errors.js';
 
 const use = (count: number, bytes: number): BucketUsage => ({ count, bytes });
@@ -105,9 +109,11 @@ describe('quotaExceeded', () => {
   });
 });
 
-describe('SQLite usage counters and quota guard', () => {
+const kinds = metaStoreKinds(['postgres']);
+
+describe.each(['sqlite', 'postgres'] as const)('usage counters and quota guard: %s', (kind) => {
   let dir: string;
-  let store: SqliteMetaStore;
+  let store: MetaStore;
   let n = 0;
 
   const rec = (bucket: string, key: string, fsize: number, extra: Partial<ObjectRecord> = {}): ObjectRecord => ({
@@ -131,10 +137,22 @@ describe('SQLite usage counters and quota guard', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'granary-quota-'));
-    store = new SqliteMetaStore(join(dir, 'meta.db'));
+    store = kind === 'sqlite' ? new SqliteMetaStore(join(dir, 'meta.db')) : (await kinds.fresh('postgres'))[0]!;
   });
+
+  /** Rows of `bucket_usage` for `bucket` (PostgreSQL: one per shard written). */
+  const usageRows = async (name: string): Promise<number> => {
+    if (kind === 'postgres') {
+      const { rows } = await (store as PgMetaStore).db.query<{ n: bigint }>('SELECT COUNT(*) AS n FROM bucket_usage WHERE bucket = $1', [name]);
+      return Number(rows[0]!.n);
+    }
+    const raw = new Database(join(dir, 'meta.db'), { readonly: true });
+    const row = raw.prepare('SELECT COUNT(*) AS n FROM bucket_usage WHERE bucket = ?').get(name) as { n: number };
+    raw.close();
+    return row.n;
+  };
   afterAll(async () => {
-    await store?.close();
+    if (kind === 'sqlite') await store?.close(); // PostgreSQL stores: closed by metaStoreKinds
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -166,9 +184,7 @@ describe('SQLite usage counters and quota guard', () => {
     await store.deleteObject('ua', 'a', 1000);
     expect(await store.dropBucket('ua')).toBe('dropped');
     expect(await store.bucketUsage('ua')).toBeUndefined();
-    const raw = new Database(join(dir, 'meta.db'), { readonly: true });
-    expect(raw.prepare("SELECT COUNT(*) AS n FROM bucket_usage WHERE bucket = 'ua'").get()).toEqual({ n: 0 });
-    raw.close();
+    expect(await usageRows('ua')).toBe(0);
   });
 
   it('a refused commit, copy or move changes nothing and frees nothing', async () => {
@@ -208,14 +224,31 @@ describe('SQLite usage counters and quota guard', () => {
     expect(await store.bucketUsage('ux')).toEqual(use(1, 1));
   });
 
-  it('looks expired entries up on the expiry index, not by scanning the bucket', () => {
-    const raw = new Database(join(dir, 'meta.db'), { readonly: true });
-    const plan = raw.prepare(`EXPLAIN QUERY PLAN ${EXPIRED_IN_BUCKET}`).all(5, 'ux') as { detail: string }[];
-    raw.close();
-    expect(plan.map((p) => p.detail).join('\n')).toMatch(/^SEARCH objects USING INDEX objects_expire \(expire_at>\? AND expire_at<\?\)$/);
+  it('looks expired entries up on the expiry index, not by scanning the bucket', async () => {
+    if (kind === 'sqlite') {
+      const raw = new Database(join(dir, 'meta.db'), { readonly: true });
+      const plan = raw.prepare(`EXPLAIN QUERY PLAN ${EXPIRED_IN_BUCKET}`).all(5, 'ux') as { detail: string }[];
+      raw.close();
+      expect(plan.map((p) => p.detail).join('\n')).toMatch(/^SEARCH objects USING INDEX objects_expire \(expire_at>\? AND expire_at<\?\)$/);
+      return;
+    }
+    // A bucket big enough for the planner to care (few rows are read by a scan whatever the plan).
+    const db = (store as PgMetaStore).db;
+    await bucket('big');
+    await db.query(
+      `INSERT INTO objects (bucket, key, blob_id, fsize, hash, md5, mime, put_time)
+       SELECT 'big', 'k' || i, 'b', 1, 'h', '', 'x', 1 FROM generate_series(1, 20000) AS i`,
+    );
+    await db.query('ANALYZE objects');
+    const { rows } = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${PG_EXPIRED_IN_BUCKET.replace('$2', '5').replace('$1', "'big'")}`);
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toMatch(/Index (Only )?Scan using objects_expire on objects/);
+    expect(plan).not.toMatch(/Seq Scan/);
+    await db.query("DELETE FROM objects WHERE bucket = 'big'");
   });
 
-  it('are computed at open for a data dir of an earlier version (no counters, no triggers)', async () => {
+  // SQLite only: a data dir of an earlier version (the PostgreSQL schema had the counters from its first migration).
+  if (kind === 'sqlite') it('are computed at open for a data dir of an earlier version (no counters, no triggers)', async () => {
     await bucket('um');
     for (let i = 0; i < 5; i++) await put(rec('um', `k${i}`, 100 + i));
     await bucket('uempty');

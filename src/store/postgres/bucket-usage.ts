@@ -17,6 +17,12 @@ import { quotaRefusal } from '../quota.js';
 import { releaseRefs } from './blob-refs.js';
 import type { Queryable } from './db.js';
 
+/**
+ * Keys of the expired entries of a bucket (`$1` the bucket, `$2` now in Unix seconds), on the partial expiry index
+ * `objects_expire`: few rows, since the sweeper removes them every minute.
+ */
+export const EXPIRED_IN_BUCKET = 'SELECT key FROM objects WHERE expire_at IS NOT NULL AND expire_at <= $2 AND bucket = $1';
+
 /** Thrown inside a transaction to roll it back when a change would pass the bucket's quota. */
 export class OverQuota extends Error {
   constructor(readonly refusal: QuotaRefusal) {
@@ -59,9 +65,7 @@ export async function underQuota<T>(
 ): Promise<T> {
   if (!quota) return apply();
   const gone = await c.query<{ blob_id: string }>(
-    `DELETE FROM objects WHERE bucket = $1 AND key IN (
-       SELECT key FROM objects WHERE expire_at IS NOT NULL AND expire_at <= $2 AND bucket = $1 FOR UPDATE SKIP LOCKED)
-     RETURNING blob_id`,
+    `DELETE FROM objects WHERE bucket = $1 AND key IN (${EXPIRED_IN_BUCKET} FOR UPDATE SKIP LOCKED) RETURNING blob_id`,
     [bucket, nowSec],
   );
   await releaseRefs(c, gone.rows.map((r) => r.blob_id), freed);

@@ -202,7 +202,7 @@ export class PgMetaStore implements MetaStore {
     return this.db.tx(async (c): Promise<BucketRecord | undefined> => {
       // Exclusive: no entry change of the bucket runs while its quota or rules change (entry-locks.ts).
       await lockBuckets(c, [name], 'exclusive');
-      const { rows } = await c.query<BucketRow>(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = $1 FOR UPDATE`, [name]);
+      const { rows } = await c.query<BucketRow>(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = $1 FOR NO KEY UPDATE`, [name]);
       if (!rows[0]) return undefined;
       const b = toBucket(rows[0]);
       const settings = mutate(b.settings);
@@ -216,7 +216,7 @@ export class PgMetaStore implements MetaStore {
 
   async updateBucketStyles(name: string, mutate: (current: BucketStyles) => BucketStyles): Promise<boolean> {
     return this.db.tx(async (c): Promise<boolean> => {
-      const { rows } = await c.query<BucketRow>(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = $1 FOR UPDATE`, [name]);
+      const { rows } = await c.query<BucketRow>(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = $1 FOR NO KEY UPDATE`, [name]);
       if (!rows[0]) return false;
       const b = toBucket(rows[0]);
       const next = mutate(b.styles ?? { separator: DEFAULT_STYLES.separator, styles: {} });

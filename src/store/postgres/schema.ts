@@ -9,6 +9,8 @@
  * - Integers that may pass 2^31 are `bigint` (sizes in bytes, put_time in 100-ns units, times in ms).
  * - `bucket_usage` is sharded: a row per (bucket, shard) where the shard is the writing connection's backend pid
  *   mod 16, so concurrent commits into one bucket do not queue on one counter row; usage is the sum of the shards.
+ *   Its triggers run once per statement (transition tables), so a statement changing many entries updates each
+ *   counter row once.
  * - Change counters (access keys, domains) are bumped by triggers as in SQLite; changes of the queue tables and
  *   leases send `NOTIFY granary_wake` (delivered at commit) so idle workers on every node wake (db.ts listener).
  * Units: ctime/expire_at Unix seconds, put_time 100-ns units, *_ms milliseconds, fsize/size bytes.
@@ -234,26 +236,46 @@ CREATE TABLE bucket_usage (
   PRIMARY KEY (bucket, shard)
 );
 
-CREATE FUNCTION granary_usage_add(b text, dbytes bigint, dcount bigint) RETURNS void LANGUAGE sql AS $$
-  INSERT INTO bucket_usage (bucket, shard, bytes, count) VALUES (b, pg_backend_pid() % 16, dbytes, dcount)
+-- The usage triggers are per statement, over transition tables: one counter update per statement and bucket, so a
+-- statement inserting or deleting many entries (a sweep, a bulk import) does not update one row once per entry
+-- (each new version of a row updated again in the same transaction costs a walk of its version chain).
+CREATE FUNCTION granary_usage_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO bucket_usage (bucket, shard, bytes, count)
+    SELECT bucket, pg_backend_pid() % 16, SUM(fsize), COUNT(*) FROM new_rows GROUP BY bucket
   ON CONFLICT (bucket, shard) DO UPDATE SET bytes = bucket_usage.bytes + excluded.bytes,
     count = bucket_usage.count + excluded.count;
-$$;
-
-CREATE FUNCTION granary_usage_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'INSERT' THEN
-    PERFORM granary_usage_add(NEW.bucket, NEW.fsize, 1);
-  ELSIF TG_OP = 'DELETE' THEN
-    PERFORM granary_usage_add(OLD.bucket, -OLD.fsize, -1);
-  ELSIF OLD.bucket IS DISTINCT FROM NEW.bucket OR OLD.fsize IS DISTINCT FROM NEW.fsize THEN
-    PERFORM granary_usage_add(OLD.bucket, -OLD.fsize, -1);
-    PERFORM granary_usage_add(NEW.bucket, NEW.fsize, 1);
-  END IF;
   RETURN NULL;
 END $$;
-CREATE TRIGGER objects_usage AFTER INSERT OR DELETE OR UPDATE OF bucket, fsize ON objects
-  FOR EACH ROW EXECUTE FUNCTION granary_usage_trigger();
+
+CREATE FUNCTION granary_usage_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO bucket_usage (bucket, shard, bytes, count)
+    SELECT bucket, pg_backend_pid() % 16, -SUM(fsize), -COUNT(*) FROM old_rows GROUP BY bucket
+  ON CONFLICT (bucket, shard) DO UPDATE SET bytes = bucket_usage.bytes + excluded.bytes,
+    count = bucket_usage.count + excluded.count;
+  RETURN NULL;
+END $$;
+
+-- An update changes usage only when it changes a size or a bucket: the buckets whose sums differ.
+CREATE FUNCTION granary_usage_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO bucket_usage (bucket, shard, bytes, count)
+    SELECT bucket, pg_backend_pid() % 16, SUM(dbytes), SUM(dcount) FROM (
+      SELECT bucket, -fsize AS dbytes, -1 AS dcount FROM old_rows
+      UNION ALL SELECT bucket, fsize, 1 FROM new_rows) d
+    GROUP BY bucket HAVING SUM(dbytes) <> 0 OR SUM(dcount) <> 0
+  ON CONFLICT (bucket, shard) DO UPDATE SET bytes = bucket_usage.bytes + excluded.bytes,
+    count = bucket_usage.count + excluded.count;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER objects_usage_insert AFTER INSERT ON objects REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_usage_inserted();
+CREATE TRIGGER objects_usage_delete AFTER DELETE ON objects REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_usage_deleted();
+CREATE TRIGGER objects_usage_update AFTER UPDATE ON objects REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_usage_updated();
 
 CREATE FUNCTION granary_bucket_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
