@@ -1,7 +1,8 @@
 /**
  * Wake-ups across nodes on a real PostgreSQL (src/store/postgres/wake.ts and the `granary_wake` triggers of
- * schema.ts): the LISTEN connection survives `pg_terminate_backend` and a database refusing connections for a
- * while (its version keeps moving while it is down, it reconnects, and notifications move it again afterwards);
+ * schema.ts): the LISTEN connection survives `pg_terminate_backend`, a database refusing connections for a
+ * while (its version keeps moving while it is down, it reconnects, and notifications move it again afterwards)
+ * and a server process that stops answering without closing the connection (SIGSTOP: found by the heartbeat);
  * and only statements that change rows notify, so idle nodes looking for work do not wake each other.
  */
 import pg from 'pg';
@@ -32,7 +33,7 @@ afterAll(async () => {
 });
 
 /** A migrated database, a pool on it, and a wake listener with short back-offs. */
-async function setUp(errors: unknown[] = []): Promise<{ name: string; db: PgDb; wake: PgWakeListener }> {
+async function setUp(errors: unknown[] = [], heartbeatMs = 15_000): Promise<{ name: string; db: PgDb; wake: PgWakeListener }> {
   const url = await server.createDatabase();
   const db = new PgDb(url);
   await migrate(db);
@@ -40,6 +41,8 @@ async function setUp(errors: unknown[] = []): Promise<{ name: string; db: PgDb; 
     retryMinMs: 20,
     retryMaxMs: 200,
     disconnectedPollMs: 20,
+    heartbeatMs,
+    heartbeatTimeoutMs: Math.min(heartbeatMs * 4, 10_000),
     onError: (err) => errors.push(err),
   });
   cleanup.push(() => db.close(), () => wake.close());
@@ -87,6 +90,19 @@ describe('the wake-up listener', () => {
     const before = wake.version();
     await touch(db, 'back');
     await until(() => wake.version() > before, 'notifications arrive again');
+  });
+
+  it('finds a connection whose server process stopped answering (heartbeat) and moves to a new one', async () => {
+    const errors: unknown[] = [];
+    const { db, wake } = await setUp(errors, 50);
+    const pid = wake.backendPid()!;
+    process.kill(pid, 'SIGSTOP'); // the TCP connection stays open; nothing answers on it
+    cleanup.push(async () => process.kill(pid, 'SIGCONT'));
+    await until(() => wake.connected && wake.backendPid() !== pid, 'the listener moves to a new connection');
+    expect(String(errors[0])).toMatch(/timeout/i);
+    const before = wake.version();
+    await touch(db, 'after-stall');
+    await until(() => wake.version() > before, 'notifications arrive on the new connection');
   });
 });
 

@@ -7,7 +7,9 @@
  *
  * The connection may drop (server restart, failover, `pg_terminate_backend`, a network cut). It never crashes
  * the process: the client is dropped and a new one connects after a back-off (`retryMinMs`, doubling up to
- * `retryMaxMs`, with jitter) until it succeeds. Notifications sent while no client listened are lost, so while
+ * `retryMaxMs`, with jitter) until it succeeds. A connection that went silent without closing (a peer or network
+ * that stopped answering) is found by a heartbeat: `SELECT 1` every `heartbeatMs`, the connection counted lost when
+ * it gets no answer within `heartbeatTimeoutMs` (a connection attempt gives up after the same time). Notifications sent while no client listened are lost, so while
  * disconnected the version is bumped every `disconnectedPollMs` (workers then look for work as if polling), and
  * once more on reconnection.
  */
@@ -25,6 +27,10 @@ export interface PgWakeOptions {
   disconnectedPollMs?: number;
   /** Told of a lost connection and of each failed reconnection (a log line; never thrown). */
   onError?: (err: unknown) => void;
+  /** Interval of the heartbeat query, ms (default 15000). */
+  heartbeatMs?: number;
+  /** A heartbeat or a connection attempt without an answer within this is a lost connection, ms (default 10000). */
+  heartbeatTimeoutMs?: number;
   /** Name shown in pg_stat_activity (default `granary-wake`). */
   applicationName?: string;
 }
@@ -37,6 +43,8 @@ export class PgWakeListener {
   private delayMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+  private beating = false;
   private readonly opts: Required<Omit<PgWakeOptions, 'onError'>> & Pick<PgWakeOptions, 'onError'>;
 
   private constructor(
@@ -47,16 +55,25 @@ export class PgWakeListener {
       retryMinMs: opts.retryMinMs ?? 100,
       retryMaxMs: opts.retryMaxMs ?? 5000,
       disconnectedPollMs: opts.disconnectedPollMs ?? 1000,
+      heartbeatMs: opts.heartbeatMs ?? 15_000,
+      heartbeatTimeoutMs: opts.heartbeatTimeoutMs ?? 10_000,
       applicationName: opts.applicationName ?? 'granary-wake',
       ...(opts.onError ? { onError: opts.onError } : {}),
     };
     this.delayMs = this.opts.retryMinMs;
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), this.opts.heartbeatMs);
+    this.heartbeatTimer.unref();
   }
 
   /** Connects to `url` and listens before it returns; throws when the first connection fails. */
   static async open(url: string, opts: PgWakeOptions = {}): Promise<PgWakeListener> {
     const wake = new PgWakeListener(url, opts);
-    await wake.connect();
+    try {
+      await wake.connect();
+    } catch (err) {
+      await wake.close();
+      throw err;
+    }
     return wake;
   }
 
@@ -80,6 +97,7 @@ export class PgWakeListener {
     this.closed = true;
     clearTimeout(this.retryTimer);
     clearInterval(this.pollTimer);
+    clearInterval(this.heartbeatTimer);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
@@ -87,7 +105,12 @@ export class PgWakeListener {
 
   /** Opens a client, listens, and makes it the current one (ended again when closed meanwhile). */
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, application_name: this.opts.applicationName, keepAlive: true });
+    const client = new pg.Client({
+      connectionString: this.url,
+      application_name: this.opts.applicationName,
+      keepAlive: true,
+      connectionTimeoutMillis: this.opts.heartbeatTimeoutMs,
+    });
     client.on('notification', (msg) => {
       if (msg.channel === WAKE_CHANNEL) this.n++;
     });
@@ -105,6 +128,23 @@ export class PgWakeListener {
       return;
     }
     this.client = client;
+  }
+
+  /** Asks the current client for an answer; none in time (or an error) means the connection is lost. */
+  private heartbeat(): void {
+    const client = this.client;
+    if (!client || this.beating) return;
+    this.beating = true;
+    client
+      // query_timeout per query: a pg option its types leave out.
+      .query({ text: 'SELECT 1', query_timeout: this.opts.heartbeatTimeoutMs } as pg.QueryConfig)
+      .then(
+        () => undefined,
+        (err: unknown) => this.lost(client, err),
+      )
+      .finally(() => {
+        this.beating = false;
+      });
   }
 
   /** The current client failed or ended: drop it, poll, and reconnect. Events of an older client are ignored. */
