@@ -4,8 +4,9 @@
  * `bucket rule add|update|delete|list`,
  * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
  * `cp`, `mv`, `ls`, and `scrub` (check every blob against its checksums).
- * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the data dir directly
- * (SQLite in WAL mode allows this while a server runs; domain changes reach a running server within 5 s).
+ * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the configured stores
+ * directly (store/open.ts: the data dir, or the cluster's PostgreSQL and S3 with GRANARY_METADATA/GRANARY_BLOBS;
+ * safe while servers run; domain changes reach a running server within 5 s).
  */
 import { Command } from 'commander';
 import { isKodoError } from './errors.js';
