@@ -10,12 +10,15 @@
  *   granary sync <src> <dst> [--delete] [--dry-run]
  *   granary migrate <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>] [--mode auto|fetch|stream]
  *                   [--checkpoint file] [--fresh] [--url-expiry s] [--fetch-timeout s] [--no-verify]
+ *   granary migrate --data-dir <dir> --metadata <postgres url> --blobs <s3 url>   (no positional arguments: an
+ *                   embedded data dir into a PostgreSQL + S3 deployment, cli/migrate-data-dir.ts)
  * Shared: --concurrency n (default 8), --bwlimit rate (e.g. 10M, bytes/s), --include/--exclude glob (repeatable),
  * --domain d (download domain), --quiet, --json. Profiles: $GRANARY_CONFIG_DIR/remotes.json (transfer/remotes.ts).
  * Exit status 1 when anything failed (each failure is reported with its reason).
  */
 import type { Command } from 'commander';
 import { defaultCheckpoint } from '../transfer/checkpoint.js';
+import { runDataDirMigrate, type DataDirMigrateOpts } from './migrate-data-dir.js';
 import { TransferError } from '../transfer/errors.js';
 import { runGet } from '../transfer/get.js';
 import { parseLocation, type RemoteLocation } from '../transfer/location.js';
@@ -183,8 +186,15 @@ export function addTransferCommands(program: Command): void {
   withCommon(
     program
       .command('migrate [source] [destination]')
-      .description('copy a bucket to another endpoint: <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>] (resumable, verified)'),
+      .description(
+        'copy a bucket to another endpoint: <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>] (resumable, verified); ' +
+          'without arguments, copy an embedded data dir into a PostgreSQL + S3 deployment: --data-dir <dir> --metadata <postgres url> --blobs <s3 url> ' +
+          '(resumable, verified by etag)',
+      ),
   )
+    .option('--data-dir <dir>', 'data-dir form: the embedded data dir to copy (GRANARY_DATA_DIR, default ./data)')
+    .option('--metadata <url>', 'data-dir form: the destination PostgreSQL, postgres://user:pass@host:port/db (GRANARY_METADATA)')
+    .option('--blobs <url>', 'data-dir form: the destination S3 bucket, s3://<bucket>[/<prefix>]?endpoint=…&region=… (GRANARY_BLOBS, AWS_* credentials)')
     .option('--mode <mode>', 'auto (server-side fetch when the destination reaches the source, else stream), fetch or stream', 'auto')
     .option('--checkpoint <file>', 'checkpoint file (default: one per source and destination under $GRANARY_CONFIG_DIR/migrate/)')
     .option('--fresh', 'ignore an existing checkpoint and start over')
@@ -196,8 +206,20 @@ export function addTransferCommands(program: Command): void {
       async (
         source: string | undefined,
         destination: string | undefined,
-        o: CommonOpts & { mode: string; checkpoint?: string; fresh?: boolean; urlExpiry: string; fetchTimeout: string; verify: boolean },
+        o: CommonOpts & DataDirMigrateOpts & { mode: string; checkpoint?: string; fresh?: boolean; urlExpiry: string; fetchTimeout: string; verify: boolean },
       ) => {
+        if (source === undefined && destination === undefined) {
+          const bucketOnly = (['bwlimit', 'include', 'exclude', 'domain', 'checkpoint', 'fresh', 'dryRun'] as const).filter((k) => o[k] !== undefined);
+          if (bucketOnly.length > 0) {
+            const flags = bucketOnly.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
+            throw new TransferError(`${flags}: only for migrate <remote>:<bucket> <remote>:<bucket>, not for the data-dir form`);
+          }
+          await runDataDirMigrate(o);
+          return;
+        }
+        if (o.dataDir !== undefined || o.metadata !== undefined || o.blobs !== undefined) {
+          throw new TransferError('--data-dir, --metadata and --blobs belong to the data-dir form of migrate, which takes no <source> <destination>');
+        }
         if (!source || !destination) throw new TransferError('migrate needs <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>]');
         if (!['auto', 'fetch', 'stream'].includes(o.mode)) throw new TransferError(`--mode must be auto, fetch or stream, got ${JSON.stringify(o.mode)}`);
         const s = session('migrate', o);
