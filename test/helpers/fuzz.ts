@@ -187,7 +187,8 @@ export type Outcome =
 /** Where requests go: 127.0.0.1:`port` through `agent` (keep-alive). */
 export interface Target {
   port: number;
-  agent: http.Agent;
+  /** Keep-alive agent of the requests; `false`: a new connection for the request. */
+  agent: http.Agent | false;
 }
 
 /** `body` in `n` pieces of (nearly) equal size. */
@@ -202,7 +203,10 @@ function piecesOf(body: Buffer, n: number): Buffer[] {
 /**
  * Sends `w` and resolves with its outcome; never rejects. An answer that arrives before the body is sent whole
  * stops the writing (the socket is dropped once the answer is read). A request not answered within `timeoutMs`
- * is destroyed and reported as a timeout.
+ * is destroyed and reported as a timeout. A request that finds its reused keep-alive socket already closed by the
+ * server (EPIPE/ECONNRESET before any answer: the server ended that connection after an earlier request, and the
+ * agent picked it before seeing the FIN — nothing reached the server) is sent again once on a new connection, as
+ * Node's documentation advises for keep-alive clients.
  */
 export function send(target: Target, w: Wire, timeoutMs: number): Promise<Outcome> {
   return new Promise((resolve) => {
@@ -243,6 +247,13 @@ export function send(target: Target, w: Wire, timeoutMs: number): Promise<Outcom
       });
     });
     req.on('error', (err) => {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (req.reusedSocket && !responded && !settled && (code === 'EPIPE' || code === 'ECONNRESET')) {
+        settled = true;
+        clearTimeout(timer);
+        resolve(send({ ...target, agent: false }, w, timeoutMs));
+        return;
+      }
       if (w.cutAt === undefined && !responded) settle({ kind: 'error', message: `${err.message}${req.reusedSocket ? ' (on a reused keep-alive socket)' : ''}` });
     });
     req.on('close', () => {
