@@ -74,6 +74,11 @@ export interface Config {
   fetchMaxBytes: number;
   /** GRANARY_FETCH_CONCURRENCY: async-fetch tasks (`/sisyphus/fetch`) run at the same time (default 2). */
   fetchConcurrency: number;
+  /**
+   * GRANARY_FETCH_RETRY_MS: back-off after the first failed attempt of an async-fetch task, milliseconds, doubled
+   * after each further one (default 1000); measured on the Clock (ports/clock.ts).
+   */
+  fetchRetryMs: number;
   /** GRANARY_FOP_MAX_SOURCE: largest object an image fop reads, bytes (default 20 MiB; larger → 400). */
   fopMaxSourceBytes: number;
   /** GRANARY_FOP_MAX_SIDE: largest width or height of a fop's source image, pixels (default 30000). */
@@ -300,6 +305,7 @@ export function loadConfig(env: Env = process.env): Config {
     fetchTimeoutSeconds: intVar(env, 'GRANARY_FETCH_TIMEOUT', 30, 1, 3600),
     fetchMaxBytes: intVar(env, 'GRANARY_FETCH_MAX_SIZE', 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     fetchConcurrency: intVar(env, 'GRANARY_FETCH_CONCURRENCY', 2, 1, 256),
+    fetchRetryMs: intVar(env, 'GRANARY_FETCH_RETRY_MS', 1000, 1, 3_600_000),
     fopMaxSourceBytes: intVar(env, 'GRANARY_FOP_MAX_SOURCE', 20 * 1024 ** 2, 1, 1024 ** 3),
     fopMaxSide: intVar(env, 'GRANARY_FOP_MAX_SIDE', 30000, 1, 1_000_000),
     fopMaxPixels: intVar(env, 'GRANARY_FOP_MAX_PIXELS', 150_000_000, 1, Number.MAX_SAFE_INTEGER),

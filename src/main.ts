@@ -155,7 +155,10 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   }
 
   configureImageWork();
-  const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, { concurrency: config.fetchConcurrency });
+  const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, {
+    concurrency: config.fetchConcurrency,
+    retryDelayMs: (attempt) => config.fetchRetryMs * 2 ** (attempt - 1),
+  });
   await fetchWorker.start();
   const jobWorker = new JobWorker(g, g.jobs);
   await jobWorker.start();

@@ -2,7 +2,8 @@
  * The claim loop of a durable queue's worker (async fetch tasks, event deliveries): claims due items while fewer
  * than `concurrency` run, runs each, and sleeps on one timer armed for the earliest item not due yet (retries with
  * back-off, on the Clock). No polling: the owner calls `wake()` when something may have become due (a new item, a
- * finished one); a finished run wakes it by itself. Re-entrant wakes make the loop run once more instead of racing
+ * finished one); a finished run wakes it by itself, and so does a jump of the Clock (`Clock.onJump`: a test moved
+ * it), so retries whose back-off the new time has passed run at once and tests never wait for a back-off. Re-entrant wakes make the loop run once more instead of racing
  * for claims. An item claimed while stopping is handed back untouched.
  */
 import type { Clock } from './clock.js';
@@ -34,6 +35,7 @@ export class ClaimPump<T extends { id: string }> {
   /** Runs in progress by item id. */
   readonly active = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private offJump: (() => void) | undefined;
   private started = false;
   private stopping = false;
   private pumpingNow = false;
@@ -49,6 +51,7 @@ export class ClaimPump<T extends { id: string }> {
   /** Starts taking items. */
   start(): void {
     this.started = true;
+    this.offJump ??= this.opts.clock.onJump?.(() => this.wake());
     this.wake();
   }
 
@@ -75,6 +78,8 @@ export class ClaimPump<T extends { id: string }> {
   /** Stops taking items and clears the timer; runs in progress go on (their owner decides what to do with them). */
   stop(): void {
     this.stopping = true;
+    this.offJump?.();
+    this.offJump = undefined;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }

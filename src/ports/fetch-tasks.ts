@@ -1,16 +1,16 @@
 /**
- * The FetchTaskStore port: the durable queue of async-fetch tasks (protocol.md §8.5 `POST /sisyphus/fetch`).
- * Specific to fetch (the general job engine of persistent processing is another port). The store knows nothing
- * of Kodo: the request and the result are opaque JSON texts owned by objects/fetch/async-fetch.ts.
+ * The FetchTaskStore port: the async-fetch tasks (protocol.md §8.5 `POST /sisyphus/fetch`), the view of kind
+ * `fetch` of the one durable task queue (ports/tasks.ts; the other kind is the pfop jobs of ports/job-queue.ts,
+ * with the same life cycle in the same table). The store knows nothing of Kodo: the request and the result are
+ * opaque JSON texts owned by objects/fetch/async-fetch.ts.
  *
  * Life of a task: `waiting` → (claim) `running` → `done` | `failed`, or back to `waiting` with a later
  * `nextRunMs` for a retry. A task left `running` by a process that died is put back to `waiting`
  * (`requeueAbandoned`: at start and by the reaper of workers/, once the process's lease is gone), so it runs
  * again: storing is atomic, a retry cannot leave a partial object. A claim records the claiming process; later
- * state changes require it (store/sqlite/queue-table.ts).
+ * state changes require it (store/<backend>/queue-table.ts). A retry's `nextRunMs` is counted on the Clock.
  *
- * The embedded implementation is SQLite (store/sqlite/fetch-tasks.ts); a Redis or PostgreSQL queue can implement
- * the same interface (its `subscribe` would then also relay submissions made by other processes).
+ * Implementations: SQLite (store/sqlite/fetch-tasks.ts) and PostgreSQL (store/postgres/fetch-tasks.ts).
  */
 
 /** `waiting` (queued or waiting for a retry), `running`, `done` (stored or skipped), `failed` (final). */

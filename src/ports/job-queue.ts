@@ -1,8 +1,8 @@
 /**
- * The JobQueue port: the durable queue of persistent-processing jobs (protocol.md §9: pfop and persistentOps)
- * and the named pipelines they run in. The embedded implementation is SQLite (store/sqlite/jobs.ts); a Redis or
- * PostgreSQL queue can implement the same interface for the cluster mode (its `subscribe` would then also relay
- * submissions made by other processes).
+ * The JobQueue port: the persistent-processing jobs (protocol.md §9: pfop and persistentOps), the view of kind
+ * `job` of the one durable task queue (ports/tasks.ts; the other kind is the async-fetch tasks of
+ * ports/fetch-tasks.ts, with the same life cycle in the same table), and the named pipelines they run in.
+ * Implementations: SQLite (store/sqlite/jobs.ts) and PostgreSQL (store/postgres/jobs.ts).
  *
  * The store knows nothing of Kodo: `fops` is the submitted command text and `items` the per-command outcomes as
  * opaque JSON text, both owned by jobs/run-job.ts and jobs/record.ts.

@@ -5,6 +5,7 @@
  */
 import type { LeaseStore } from './leases.js';
 import type { JobQueue } from './job-queue.js';
+import type { TaskQueue } from './tasks.js';
 import type { WorkflowTemplateStore } from './workflow-templates.js';
 import type { BlobState, BlobSums } from './blob.js';
 import type { EventOutbox, OutboxRows } from './events.js';
@@ -509,6 +510,11 @@ export interface MetaStore {
 
   /** The persistent-processing job queue and its pipelines (ports/job-queue.ts), kept in the same database. */
   readonly jobs: JobQueue;
+  /**
+   * The one durable task queue the job queue and the async-fetch tasks are views of (ports/tasks.ts): recovery
+   * of a dead process's tasks of every kind in one call, and the depth by kind.
+   */
+  readonly tasks: TaskQueue;
 
   /** Workflow templates (ports/workflow-templates.ts), kept in the same database. */
   readonly workflowTemplates: WorkflowTemplateStore;

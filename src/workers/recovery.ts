@@ -4,9 +4,10 @@
  * 1. Its leases: every `process:` lease whose process is gone (identity.ts `processGone`: a pid of this host that
  *    no longer exists, or a lease lapsed long enough) is dropped with the other leases of that owner (its
  *    singletons become free for the next look of the live processes).
- * 2. Its queue rows: running jobs, async-fetch tasks and event deliveries whose owner holds no process lease go
- *    back to waiting (`requeueAbandoned`, one atomic UPDATE each: a live worker's rows are never touched);
- *    notifying jobs lose their owner and are notified again by whichever JobWorker claims them.
+ * 2. Its queue rows: running tasks of every kind (jobs and async-fetch tasks: one queue, ports/tasks.ts) and
+ *    event deliveries whose owner holds no process lease go back to waiting (`requeueAbandoned`, one atomic
+ *    UPDATE for the task queue and one for the outbox: a live worker's rows are never touched); notifying jobs
+ *    lose their owner and are notified again by whichever JobWorker claims them.
  * 3. Its files: staging files (`tmp/<tag>.…`) and fop temp dirs (`fop-tmp/<tag>.…`, their ffmpeg subprocesses
  *    killed) of tags no live process has.
  *
@@ -66,8 +67,7 @@ export async function releaseDeadProcesses(meta: MetaStore, self: ProcessIdentit
 export async function recoverFromDeadProcesses(g: Granary, self: ProcessIdentity, clock: Clock, ttlMs: number): Promise<Recovered> {
   const deadOwners = await releaseDeadProcesses(g.meta, self, clock, ttlMs);
   const queueNow = g.clock.nowMs();
-  const jobs = await g.jobs.requeueAbandoned(queueNow);
-  const fetchTasks = await g.meta.fetchTasks.requeueAbandoned(queueNow);
+  const { job: jobs, fetch: fetchTasks } = await g.meta.tasks.requeueAbandoned(queueNow);
   const events = await g.meta.events.requeueAbandoned(queueNow);
   const live = (): Promise<ReadonlySet<string>> => liveTags(g, self);
   const stagingFiles = await g.blobs.recover(live);

@@ -134,6 +134,6 @@ describe('notifications', () => {
     // A change afterwards: notifications arrive in commit order, so any from the idle looks would come first.
     await node.fetchTasks.enqueue({ id: 't', accessKey: 'ak', request: '{}', createdMs: 1 });
     await until(() => heard.length > 0, 'the notification of the enqueue');
-    expect(heard).toEqual(['fetch_tasks']);
+    expect(heard).toEqual(['tasks']);
   });
 });

@@ -3,7 +3,7 @@
  * and a local callback application (the server allows 127.0.0.1 through the outbound guard): the object is
  * stored with the right etag, the completion callback is signed (`qiniu.util.isQiniuCallback`) and rendered;
  * `;`-separated URL alternatives; md5/etag mismatch fails the task and stores nothing (failure callback);
- * an origin 5xx is retried; `ignore_same_key`; `wait` and the concurrency bound; a task survives a SIGKILL of
+ * an origin 5xx is retried, after a back-off counted on the Clock; `ignore_same_key`; `wait` and the concurrency bound; a task survives a SIGKILL of
  * the server; bad input.
  */
 import { createHash } from 'node:crypto';
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import qiniu from 'qiniu';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startCallbackApp, type AppRequest, type CallbackApp } from '../helpers/callback-app.js';
 import { qetag } from '../helpers/etag.js';
 import { upload } from '../helpers/http.js';
@@ -304,6 +304,34 @@ describe('async fetch', () => {
     expect(origin.hits('/down.txt')).toBe(3);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
     await expectAbsent(s, BUCKET, 'af/down.txt');
+  });
+
+  it('the retry back-off runs on the Clock: an hour of back-off is over as soon as the clock moves an hour', async () => {
+    const hourly = await startTestServer({ GRANARY_OUTBOUND_ALLOW: '127.0.0.1/32', GRANARY_FETCH_RETRY_MS: '3600000' });
+    onTestFinished(() => hourly.stop());
+    await createBucket(hourly, BUCKET);
+    const hApi = { base: hourly.url, mac: hourly.mac };
+    const content = Buffer.from('back after an hour');
+    origin.on('/hourly.txt', (req, res, hit) => {
+      if (hit === 1) res.writeHead(503).end('busy');
+      else serve(content)(req, res, hit);
+    });
+    const r = await submit(hApi, { url: `${origin.base}/hourly.txt`, bucket: BUCKET, key: 'af/hourly.txt' });
+    const id = r.data.id as string;
+    // The first attempt failed: the task waits for its retry, an hour away on the server's clock.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const st = await status(hApi, id);
+      if (st.data.state === 'waiting' && st.data.attempts === 1) break;
+      if (Date.now() > deadline) throw new Error(`task ${id} did not fail its first attempt: ${JSON.stringify(st.data)}`);
+      await sleep(25);
+    }
+    expect(origin.hits('/hourly.txt')).toBe(1);
+    // The hour passes on the Clock (no real waiting: the worker's timer is an hour long).
+    hourly.clock.advance(3600);
+    const st = await final(hApi, id);
+    expect(st).toMatchObject({ state: 'done', attempts: 2, hash: qetag(content) });
+    expect(origin.hits('/hourly.txt')).toBe(2);
   });
 
   it('does not retry a 404 from every alternative: failed after one attempt', async () => {

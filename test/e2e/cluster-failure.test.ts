@@ -224,8 +224,8 @@ describe('a node killed during uploads, pfop jobs and async fetches', () => {
     let tasksOfA: string[] = [];
     await waitUntil(
       async () => {
-        const jobs = await rows<{ id: string; owner: string | null }>("SELECT id, owner FROM jobs WHERE state = 'running'");
-        const tasks = await rows<{ id: string; owner: string | null }>("SELECT id, owner FROM fetch_tasks WHERE state = 'running'");
+        const jobs = await rows<{ id: string; owner: string | null }>("SELECT id, owner FROM tasks WHERE kind = 'job' AND state = 'running'");
+        const tasks = await rows<{ id: string; owner: string | null }>("SELECT id, owner FROM tasks WHERE kind = 'fetch' AND state = 'running'");
         jobsOfA = jobs.filter((r) => ownedByA(r.owner)).map((r) => r.id);
         tasksOfA = tasks.filter((r) => ownedByA(r.owner)).map((r) => r.id);
         return jobsOfA.length > 0 && tasksOfA.length > 0;
@@ -245,8 +245,8 @@ describe('a node killed during uploads, pfop jobs and async fetches', () => {
     // Nothing is left to run anywhere, so nothing more can arrive: then count.
     await waitUntil(
       async () =>
-        (await rows("SELECT id FROM jobs WHERE state <> 'done'")).length === 0 &&
-        (await rows("SELECT id FROM fetch_tasks WHERE state NOT IN ('done', 'failed')")).length === 0,
+        (await rows("SELECT id FROM tasks WHERE kind = 'job' AND state <> 'done'")).length === 0 &&
+        (await rows("SELECT id FROM tasks WHERE kind = 'fetch' AND state NOT IN ('done', 'failed')")).length === 0,
       'the shared queues to be empty',
       30_000,
     );
@@ -258,7 +258,7 @@ describe('a node killed during uploads, pfop jobs and async fetches', () => {
       expect(body).toMatchObject({ id, code: 0 });
       for (let i = 0; i < FOPS_PER_JOB; i++) expect((await read(b, `job-${j}/out-${i}.jpg`)).status, `job-${j}/out-${i}.jpg`).toBe(200);
     }
-    const jobRows = await rows<{ id: string; state: string; attempts: number }>('SELECT id, state, attempts FROM jobs ORDER BY id');
+    const jobRows = await rows<{ id: string; state: string; attempts: number }>("SELECT id, state, attempts FROM tasks WHERE kind = 'job' ORDER BY id");
     expect(jobRows).toHaveLength(JOBS);
     for (const row of jobRows) {
       expect(row.state).toBe('done');
@@ -266,7 +266,7 @@ describe('a node killed during uploads, pfop jobs and async fetches', () => {
       expect(row.attempts, row.id).toBe(jobsOfA.includes(row.id) ? 2 : 1);
     }
     // The fetch tasks A was running were taken over and finished.
-    const taskRows = await rows<{ id: string; state: string; owner: string | null }>('SELECT id, state, owner FROM fetch_tasks');
+    const taskRows = await rows<{ id: string; state: string; owner: string | null }>("SELECT id, state, owner FROM tasks WHERE kind = 'fetch'");
     for (const id of tasksOfA) {
       const row = taskRows.find((r) => r.id === id);
       expect(row?.state, id).toBe('done');

@@ -296,7 +296,7 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
       'the job makes progress',
       60_000,
     );
-    const [row] = query<{ owner: string }>('SELECT owner FROM jobs WHERE id = ?', id);
+    const [row] = query<{ owner: string }>('SELECT owner FROM tasks WHERE id = ?', id);
     const pid = Number(/:(\d+):[0-9a-f]+$/.exec(row?.owner ?? '')?.[1]);
     const victim = conns.find((c) => c.pid === pid);
     expect(victim, `job owner ${row?.owner}`).toBeDefined();
@@ -325,7 +325,7 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
     expect(final?.code).toBe(0);
     for (const [i, item] of (final?.items ?? []).entries()) expect(item).toMatchObject({ code: 0, key: `out-${i}.jpg` });
     expect(JSON.parse((await notified).body)).toMatchObject({ id, code: 0 });
-    const [job] = query<{ attempts: number; owner: string; state: string }>('SELECT attempts, owner, state FROM jobs WHERE id = ?', id);
+    const [job] = query<{ attempts: number; owner: string; state: string }>('SELECT attempts, owner, state FROM tasks WHERE id = ?', id);
     // Two runs: the killed one and the one that finished it (no third, no parallel duplicate).
     expect(job).toMatchObject({ attempts: 2, state: 'done' });
     expect(job?.owner).not.toBe(row?.owner);
@@ -334,7 +334,7 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
       expect(o?.t, `out-${i}.jpg was redone`).toBe(t);
     }
     // Nothing more arrives for this job: wait until the other worker is idle (no running job), then count.
-    await waitUntil(async () => query("SELECT 1 FROM jobs WHERE state IN ('running', 'notifying')").length === 0, 'no job runs', 10_000);
+    await waitUntil(async () => query("SELECT 1 FROM tasks WHERE kind = 'job' AND state IN ('running', 'notifying')").length === 0, 'no job runs', 10_000);
     expect(receiver.count()).toBe(1);
     await restarted(victim?.slot ?? -1, pid);
   }, 240_000);

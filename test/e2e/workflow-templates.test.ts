@@ -104,7 +104,7 @@ function formPut(policy: Record<string, unknown>, key: string, body: Buffer, mac
 function jobCount(): number {
   const db = new Database(join(s.dataDir, 'meta.db'), { readonly: true });
   try {
-    return (db.prepare('SELECT COUNT(*) AS n FROM jobs').get() as { n: number }).n;
+    return (db.prepare("SELECT COUNT(*) AS n FROM tasks WHERE kind = 'job'").get() as { n: number }).n;
   } finally {
     db.close();
   }

@@ -1,8 +1,8 @@
 /**
  * The JobQueue port on SQLite (store/sqlite/jobs.ts) and PostgreSQL (store/postgres/jobs.ts): claim order (per
  * pipeline, type 0 before type 1, then submission order), state changes as compare-and-set, release and crash
- * recovery, notifying jobs, pipelines, list pages, subscriptions; and, on SQLite, a database made by the previous
- * schema (its waiting rows stay valid and claimable).
+ * recovery, notifying jobs, pipelines, list pages, subscriptions; and, on SQLite, databases made by earlier schemas
+ * (the first job engine's rows stay valid; the two tables `jobs` and `fetch_tasks` move into `tasks` at open).
  */
 import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -154,5 +154,75 @@ describe('SqliteJobQueue', () => {
     await q.enqueue(job('new', { pipeline: '0.default' }));
     expect((await q.claim('0.default', 10))?.id).toBe('z0.old');
     expect((await q.claim('0.default', 10))?.id).toBe('new');
+  });
+
+  it('a data dir of the two-table schema: jobs and fetch tasks move into the one task table at open, once', async () => {
+    await meta.close();
+    const path = join(dir, 'two-tables.db');
+    const old = new Database(path);
+    // The jobs and fetch_tasks tables as the previous release left them (store/sqlite/schema.ts before `tasks`).
+    old.exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, fops TEXT NOT NULL,
+      notify_url TEXT, pipeline TEXT, type INTEGER NOT NULL DEFAULT 0, code INTEGER NOT NULL DEFAULT 1,
+      created_ms INTEGER NOT NULL, seq INTEGER NOT NULL DEFAULT 0, access_key TEXT NOT NULL DEFAULT '',
+      force INTEGER NOT NULL DEFAULT 0, req_id TEXT NOT NULL DEFAULT '', task_from TEXT NOT NULL DEFAULT '',
+      state TEXT NOT NULL DEFAULT 'waiting', attempts INTEGER NOT NULL DEFAULT 0, items TEXT,
+      updated_ms INTEGER NOT NULL DEFAULT 0, owner TEXT) WITHOUT ROWID;
+      CREATE TABLE fetch_tasks (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, access_key TEXT NOT NULL,
+      request TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, result TEXT,
+      created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL, next_run_ms INTEGER NOT NULL, owner TEXT);`);
+    const insertJob = old.prepare(`INSERT INTO jobs (id, seq, bucket, key, fops, notify_url, pipeline, type, code, state,
+      attempts, items, access_key, force, req_id, task_from, owner, created_ms, updated_ms)
+      VALUES (?, ?, 'b', 'k', 'imageInfo', ?, 'p', ?, ?, ?, ?, ?, 'ak', 1, 'r', 'pfop', ?, 10, 20)`);
+    insertJob.run('j.done', 1, null, 0, 3, 'done', 1, '["x"]', null);
+    insertJob.run('j.running', 2, 'http://n/', 0, 2, 'running', 1, '["half"]', 'host:9:dead');
+    insertJob.run('j.idle', 3, null, 1, 1, 'waiting', 0, null, null);
+    insertJob.run('j.next', 4, null, 0, 1, 'waiting', 0, null, null);
+    const insertTask = old.prepare(`INSERT INTO fetch_tasks (id, access_key, request, state, attempts, result, created_ms,
+      updated_ms, next_run_ms) VALUES (?, 'ak', ?, ?, ?, ?, 10, 20, ?)`);
+    insertTask.run('t.retry', '{"n":1}', 'waiting', 1, '{"error":"busy"}', 5000);
+    insertTask.run('t.done', '{"n":2}', 'done', 1, '{"key":"k"}', 10);
+    insertTask.run('t.new', '{"n":3}', 'waiting', 0, null, 10);
+    old.close();
+
+    const check = async (m: SqliteMetaStore): Promise<void> => {
+      expect(await m.jobs.get('j.done')).toMatchObject({ state: 'done', code: 3, items: '["x"]', force: true, attempts: 1 });
+      expect(await m.jobs.get('j.running')).toMatchObject({ state: 'running', code: 2, items: '["half"]', notifyUrl: 'http://n/' });
+      expect((await m.jobs.list({}, undefined, 10)).jobs.map((j) => j.id)).toEqual(['j.next', 'j.idle', 'j.running', 'j.done']);
+      expect(await m.fetchTasks.get('t.retry')).toMatchObject({ state: 'waiting', attempts: 1, result: '{"error":"busy"}', nextRunMs: 5000 });
+      expect((await m.fetchTasks.list(undefined, undefined, 10)).tasks.map((t) => t.id)).toEqual(['t.new', 't.done', 't.retry']);
+    };
+    meta = new SqliteMetaStore(path);
+    await check(meta);
+    await meta.close();
+    meta = new SqliteMetaStore(path); // idempotent: a second open finds nothing to move
+    await check(meta);
+    const db = new Database(path, { readonly: true });
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('jobs', 'fetch_tasks', 'tasks')").pluck().all();
+    const byKind = db.prepare('SELECT kind, COUNT(*) AS n FROM tasks GROUP BY kind ORDER BY kind').all();
+    db.close();
+    expect(tables).toEqual(['tasks']);
+    expect(byKind).toEqual([{ kind: 'fetch', n: 3 }, { kind: 'job', n: 4 }]);
+    // The moved rows go on: the dead owner's job is taken back, claims keep their order (type 0 first; due first).
+    expect(await meta.tasks.requeueAbandoned(30)).toEqual({ job: 1, fetch: 0 });
+    expect((await meta.jobs.claim('p', 40))?.id).toBe('j.running');
+    expect((await meta.jobs.claim('p', 40))?.id).toBe('j.next');
+    expect((await meta.jobs.claim('p', 40))?.id).toBe('j.idle');
+    expect((await meta.fetchTasks.claim(40))?.id).toBe('t.new');
+    expect(await meta.fetchTasks.claim(40)).toBeUndefined();
+    expect((await meta.fetchTasks.claim(5000))?.id).toBe('t.retry');
+  });
+
+  it('a done job of the first schema (no state column, final code) stays done', async () => {
+    await meta.close();
+    const path = join(dir, 'first.db');
+    const old = new Database(path);
+    old.exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, fops TEXT NOT NULL,
+      notify_url TEXT, pipeline TEXT, type INTEGER NOT NULL DEFAULT 0, code INTEGER NOT NULL DEFAULT 1,
+      created_ms INTEGER NOT NULL) WITHOUT ROWID`);
+    old.prepare("INSERT INTO jobs (id, bucket, key, fops, pipeline, code, created_ms) VALUES ('z0.done', 'b', 'k', 'imageInfo', '', 0, 5)").run();
+    old.close();
+    meta = new SqliteMetaStore(path);
+    expect(await meta.jobs.get('z0.done')).toMatchObject({ state: 'done', code: 0, pipeline: '0.default' });
+    expect(await meta.jobs.claim('0.default', 10)).toBeUndefined();
   });
 });

@@ -1,12 +1,13 @@
 /**
  * The async-fetch worker: runs queued `/sisyphus/fetch` tasks in this process, at most `concurrency` at a time
  * (GRANARY_FETCH_CONCURRENCY). No polling: it wakes when a task is queued (FetchTaskStore.subscribe), when one of
- * its tasks ends, and on a timer armed for the earliest retry.
+ * its tasks ends, on a timer armed for the earliest retry, and when the Clock jumps (ports/claim-pump.ts).
  *
  * Retries: a retryable failure (fetch-task-run.ts) is tried again after `retryDelayMs(attempt)` (default 1 s,
- * then 2 s, …) until `maxAttempts` (default 3) attempts were made; then the task fails. A task ends `done` or
- * `failed` only after its completion callback was attempted (a crash in between runs the task again: the
- * callback may be delivered twice, never lost).
+ * then 2 s, …; main.ts: GRANARY_FETCH_RETRY_MS), counted on the Clock (the task's `nextRunMs` is the Clock's now
+ * plus the delay, so a test moves the clock instead of waiting), until `maxAttempts` (default 3) attempts were
+ * made; then the task fails. A task ends `done` or `failed` only after its completion callback was attempted (a
+ * crash in between runs the task again: the callback may be delivered twice, never lost).
  *
  * Tasks left `running` by a process that died are queued again by workers/recovery.ts (at start, and by the reaper
  * while other workers run); tasks queued by another process wake this one through `poke()` (workers/).

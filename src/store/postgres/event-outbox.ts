@@ -4,7 +4,8 @@
  * MetaStore's entry changes inside their transaction, on that transaction's client `c`: the events commit or roll
  * back with the change. Subscribers (this process) are told once that transaction has committed (PgDb.afterCommit;
  * a burst of commits in one turn of the event loop tells them once), never for one rolled back. Other nodes learn
- * of new events through the wake-up counter (wake.ts). Claims and state changes: queue-table.ts. Times in Unix ms.
+ * of new events through the wake-up counter (wake.ts). Claims and state changes: queue-table.ts (the life cycle of
+ * the task queue, on its own table because events are written inside the entry transactions). Times in Unix ms.
  */
 import type { EventOutbox, NewOutboxEvent, OutboxEvent, OutboxRows, OutboxState } from '../../ports/events.js';
 import type { ObjectRecord } from '../../ports/meta.js';
@@ -43,7 +44,7 @@ export class PgEventOutboxStore implements EventOutbox {
     private readonly db: PgDb,
     owner: string,
   ) {
-    this.queue = new PgQueueTable(db, 'event_outbox', toEvent, owner);
+    this.queue = new PgQueueTable(db, { table: 'event_outbox', toRecord: toEvent, owner });
   }
 
   /**

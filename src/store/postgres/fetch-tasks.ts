@@ -1,6 +1,7 @@
 /**
- * The async-fetch task queue on PostgreSQL (table `fetch_tasks`, schema.ts), implementing the FetchTaskStore port
- * (ports/fetch-tasks.ts) with the semantics of store/sqlite/fetch-tasks.ts. Claims and state changes:
+ * The async-fetch tasks on PostgreSQL, implementing the FetchTaskStore port (ports/fetch-tasks.ts) with the
+ * semantics of store/sqlite/fetch-tasks.ts: the rows of kind `fetch` of the one task table `tasks` (schema.ts,
+ * ports/tasks.ts), the request in `payload`. Claims and state changes: the shared life cycle of
  * queue-table.ts (SKIP LOCKED, compare-and-set on the owner). `seq` (bigserial) orders submissions and is the
  * list cursor. Subscribers are told of tasks queued through this object (this process) once committed; other
  * nodes' submissions reach this one through the wake-up counter (wake.ts). Times in Unix ms.
@@ -13,7 +14,7 @@ interface TaskRow {
   seq: bigint;
   id: string;
   access_key: string;
-  request: string;
+  payload: string;
   state: FetchTaskState;
   attempts: number;
   result: string | null;
@@ -25,7 +26,7 @@ interface TaskRow {
 const toRecord = (r: TaskRow): FetchTaskRecord => ({
   id: r.id,
   accessKey: r.access_key,
-  request: r.request,
+  request: r.payload,
   state: r.state,
   attempts: r.attempts,
   ...(r.result !== null ? { result: r.result } : {}),
@@ -35,8 +36,8 @@ const toRecord = (r: TaskRow): FetchTaskRecord => ({
 });
 
 /** Tasks ahead of the row `f`: every running task plus the waiting ones claimed before it (one snapshot). */
-const AHEAD = `(SELECT COUNT(*) FROM fetch_tasks WHERE state = 'running')
-  + (SELECT COUNT(*) FROM fetch_tasks w WHERE w.state = 'waiting'
+const AHEAD = `(SELECT COUNT(*) FROM tasks WHERE kind = 'fetch' AND state = 'running')
+  + (SELECT COUNT(*) FROM tasks w WHERE w.kind = 'fetch' AND w.state = 'waiting'
        AND (w.next_run_ms < f.next_run_ms OR (w.next_run_ms = f.next_run_ms AND w.seq < f.seq)))`;
 
 export class PgFetchTasks implements FetchTaskStore {
@@ -47,15 +48,15 @@ export class PgFetchTasks implements FetchTaskStore {
     private readonly db: PgDb,
     owner: string,
   ) {
-    this.queue = new PgQueueTable(db, 'fetch_tasks', toRecord, owner);
+    this.queue = new PgQueueTable(db, { table: 'tasks', kind: 'fetch', toRecord, owner });
   }
 
   async enqueue(task: NewFetchTask): Promise<{ ahead: number }> {
     // One statement: the insert, then `ahead` counted on the snapshot before it (the new row is not ahead of itself).
     const { rows } = await this.db.query<{ ahead: bigint }>(
       `WITH f AS (
-         INSERT INTO fetch_tasks (id, access_key, request, state, attempts, created_ms, updated_ms, next_run_ms)
-         VALUES ($1, $2, $3, 'waiting', 0, $4, $4, $4) RETURNING seq, next_run_ms)
+         INSERT INTO tasks (id, kind, access_key, payload, state, attempts, created_ms, updated_ms, next_run_ms)
+         VALUES ($1, 'fetch', $2, $3, 'waiting', 0, $4, $4, $4) RETURNING seq, next_run_ms)
        SELECT ${AHEAD} AS ahead FROM f`,
       [task.id, task.accessKey, task.request, task.createdMs],
     );
@@ -65,7 +66,7 @@ export class PgFetchTasks implements FetchTaskStore {
 
   async get(id: string): Promise<(FetchTaskRecord & { ahead: number }) | undefined> {
     const { rows } = await this.db.query<TaskRow & { ahead: bigint }>(
-      `SELECT f.*, ${AHEAD} AS ahead FROM fetch_tasks f WHERE f.id = $1`,
+      `SELECT f.*, ${AHEAD} AS ahead FROM tasks f WHERE f.id = $1 AND f.kind = 'fetch'`,
       [id],
     );
     const row = rows[0];
@@ -73,7 +74,7 @@ export class PgFetchTasks implements FetchTaskStore {
   }
 
   async list(accessKey: string | undefined, before: number | undefined, limit: number): Promise<{ tasks: FetchTaskRecord[]; next?: number }> {
-    const where: string[] = [];
+    const where: string[] = ["kind = 'fetch'"];
     const args: Array<string | number> = [];
     if (accessKey !== undefined) {
       args.push(accessKey);
@@ -84,7 +85,7 @@ export class PgFetchTasks implements FetchTaskStore {
       where.push(`seq < $${args.length}`);
     }
     args.push(limit + 1);
-    const sql = `SELECT * FROM fetch_tasks ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+    const sql = `SELECT * FROM tasks WHERE ${where.join(' AND ')}
                  ORDER BY seq DESC LIMIT $${args.length}`;
     const { rows } = await this.db.query<TaskRow>(sql, args);
     const page = rows.slice(0, limit);

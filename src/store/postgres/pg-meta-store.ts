@@ -101,6 +101,7 @@ type Refused = { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefus
 
 export class PgMetaStore implements MetaStore {
   readonly jobs: PgQueues['jobs'];
+  readonly tasks: PgQueues['tasks'];
   readonly fetchTasks: PgQueues['fetchTasks'];
   readonly events: PgQueues['events'];
   readonly workflowTemplates: PgQueues['workflowTemplates'];
@@ -114,6 +115,7 @@ export class PgMetaStore implements MetaStore {
     readonly owner: string,
   ) {
     this.jobs = queues.jobs;
+    this.tasks = queues.tasks;
     this.fetchTasks = queues.fetchTasks;
     this.events = queues.events;
     this.workflowTemplates = queues.workflowTemplates;

@@ -1,14 +1,15 @@
 /**
- * The queue-like stores of the PostgreSQL MetaStore, built together on one PgDb: the job queue and its pipelines,
- * the async-fetch tasks, the event outbox, workflow templates, leases, and the LISTEN connection whose
+ * The queue-like stores of the PostgreSQL MetaStore, built together on one PgDb: the one task queue (tasks.ts) and
+ * its two views, the job queue with its pipelines and the async-fetch tasks; the event outbox, workflow templates, leases, and the LISTEN connection whose
  * notifications (schema.ts `granary_wake`) wake idle workers on every node.
- * Each lives in its own file (jobs.ts, fetch-tasks.ts, event-outbox.ts, workflow-templates.ts, leases.ts,
+ * Each lives in its own file (tasks.ts, jobs.ts, fetch-tasks.ts, event-outbox.ts, workflow-templates.ts, leases.ts,
  * wake.ts; the shared claim life cycle in queue-table.ts), with the semantics of its SQLite counterpart.
  */
 import type { EventOutbox, OutboxRows } from '../../ports/events.js';
 import type { FetchTaskStore } from '../../ports/fetch-tasks.js';
 import type { JobQueue } from '../../ports/job-queue.js';
 import type { LeaseStore } from '../../ports/leases.js';
+import type { TaskQueue } from '../../ports/tasks.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import type { WorkflowTemplateStore } from '../../ports/workflow-templates.js';
 import type { PgDb, Queryable } from './db.js';
@@ -16,6 +17,7 @@ import { PgEventOutboxStore } from './event-outbox.js';
 import { PgFetchTasks } from './fetch-tasks.js';
 import { PgJobQueue } from './jobs.js';
 import { PgLeases } from './leases.js';
+import { PgTasks } from './tasks.js';
 import { PgWakeListener, type PgWakeOptions } from './wake.js';
 import { PgWorkflowTemplates } from './workflow-templates.js';
 
@@ -40,6 +42,7 @@ export interface PgWake {
 }
 
 export interface PgQueues {
+  tasks: TaskQueue;
   jobs: JobQueue;
   fetchTasks: FetchTaskStore;
   events: PgEventOutbox;
@@ -61,6 +64,7 @@ export interface PgQueuesOptions {
 export async function openQueues(db: PgDb, owner: string, opts: PgQueuesOptions = {}): Promise<PgQueues> {
   const wake = await PgWakeListener.open(db.url, opts.wake);
   return {
+    tasks: new PgTasks(db, owner),
     jobs: new PgJobQueue(db, owner),
     fetchTasks: new PgFetchTasks(db, owner),
     events: new PgEventOutboxStore(db, owner),

@@ -142,31 +142,41 @@ CREATE TABLE parts (
   PRIMARY KEY (upload_id, part_number)
 );
 
--- Persistent-processing jobs (ports/job-queue.ts) and their pipelines.
-CREATE TABLE jobs (
-  id          text COLLATE "C" PRIMARY KEY,
-  seq         bigserial NOT NULL,
-  access_key  text NOT NULL DEFAULT '',
-  bucket      text NOT NULL,
-  key         text NOT NULL,
-  fops        text NOT NULL,
-  notify_url  text,
-  pipeline    text COLLATE "C" NOT NULL DEFAULT '0.default',
-  type        integer NOT NULL DEFAULT 0,
-  force       boolean NOT NULL DEFAULT false,
-  req_id      text NOT NULL DEFAULT '',
-  task_from   text NOT NULL DEFAULT '',
-  code        integer NOT NULL DEFAULT 1,
-  state       text NOT NULL DEFAULT 'waiting',
+-- The one durable task queue (ports/tasks.ts; tasks.ts, jobs.ts, fetch-tasks.ts, the life cycle in queue-table.ts):
+-- kind 'job' (pfop) or 'fetch' (async fetch). seq orders submissions; payload is the submission (a job's commands,
+-- a fetch task's request JSON), result the outcome (a job's item outcomes, a fetch task's result or last error),
+-- code a done job's final code. The job columns are NULL for fetch tasks.
+CREATE TABLE tasks (
+  seq         bigserial PRIMARY KEY,
+  id          text COLLATE "C" NOT NULL UNIQUE,
+  kind        text NOT NULL CHECK (kind IN ('job', 'fetch')),
+  state       text NOT NULL,
   attempts    integer NOT NULL DEFAULT 0,
-  items       text,
   owner       text,
+  next_run_ms bigint NOT NULL,
   created_ms  bigint NOT NULL,
-  updated_ms  bigint NOT NULL DEFAULT 0
+  updated_ms  bigint NOT NULL,
+  access_key  text NOT NULL,
+  payload     text NOT NULL,
+  result      text,
+  code        integer,
+  bucket      text,
+  key         text,
+  notify_url  text,
+  pipeline    text COLLATE "C",
+  type        integer,
+  force       boolean,
+  req_id      text,
+  task_from   text
 );
-CREATE INDEX jobs_queue ON jobs (state, pipeline, type, seq);
-CREATE INDEX jobs_seq ON jobs (seq);
+CREATE INDEX tasks_due ON tasks (kind, state, next_run_ms, seq);
+CREATE INDEX tasks_lane ON tasks (kind, state, pipeline, type, seq);
+CREATE INDEX tasks_kind_seq ON tasks (kind, seq);
+CREATE INDEX tasks_account ON tasks (kind, access_key, seq);
+CREATE INDEX tasks_bucket ON tasks (kind, bucket, seq);
+CREATE INDEX tasks_updated ON tasks (kind, state, updated_ms);
 
+-- Pipelines of the jobs: named queues with their own concurrency (0 = paused).
 CREATE TABLE pipelines (
   name        text COLLATE "C" PRIMARY KEY,
   concurrency integer NOT NULL,
@@ -184,23 +194,6 @@ CREATE TABLE workflow_templates (
   updated_ms bigint NOT NULL,
   PRIMARY KEY (owner, name)
 );
-
--- Async fetch tasks (ports/fetch-tasks.ts): seq orders the queue; request/result are opaque JSON text.
-CREATE TABLE fetch_tasks (
-  seq         bigserial PRIMARY KEY,
-  id          text COLLATE "C" NOT NULL UNIQUE,
-  access_key  text NOT NULL,
-  request     text NOT NULL,
-  state       text NOT NULL,
-  attempts    integer NOT NULL DEFAULT 0,
-  result      text,
-  owner       text,
-  created_ms  bigint NOT NULL,
-  updated_ms  bigint NOT NULL,
-  next_run_ms bigint NOT NULL
-);
-CREATE INDEX fetch_tasks_updated ON fetch_tasks (updated_ms);
-CREATE INDEX fetch_tasks_queue ON fetch_tasks (state, next_run_ms, seq);
 
 -- Bucket event notifications (ports/events.ts): written in the transaction of the change they report.
 CREATE TABLE event_outbox (
@@ -311,10 +304,8 @@ BEGIN
   PERFORM pg_notify('granary_wake', TG_TABLE_NAME);
   RETURN NULL;
 END $$;
-CREATE TRIGGER jobs_wake AFTER INSERT OR UPDATE OR DELETE ON jobs FOR EACH ROW EXECUTE FUNCTION granary_wake();
+CREATE TRIGGER tasks_wake AFTER INSERT OR UPDATE OR DELETE ON tasks FOR EACH ROW EXECUTE FUNCTION granary_wake();
 CREATE TRIGGER pipelines_wake AFTER INSERT OR UPDATE OR DELETE ON pipelines
-  FOR EACH ROW EXECUTE FUNCTION granary_wake();
-CREATE TRIGGER fetch_tasks_wake AFTER INSERT OR UPDATE OR DELETE ON fetch_tasks
   FOR EACH ROW EXECUTE FUNCTION granary_wake();
 CREATE TRIGGER event_outbox_wake AFTER INSERT OR UPDATE OR DELETE ON event_outbox
   FOR EACH ROW EXECUTE FUNCTION granary_wake();

@@ -1,8 +1,8 @@
 /**
  * Wake-ups across nodes: a dedicated `pg.Client` (not from the pool: a pooled connection would be handed to
  * queries and its LISTEN lost) that runs `LISTEN granary_wake` and counts the notifications it receives. The
- * triggers of schema.ts send one at the commit of every transaction that changed a row of jobs, pipelines,
- * fetch_tasks, event_outbox (or inserted/deleted a lease), on any node, this one included. The count is
+ * triggers of schema.ts send one at the commit of every transaction that changed a row of tasks (jobs and fetch
+ * tasks), pipelines, event_outbox (or inserted/deleted a lease), on any node, this one included. The count is
  * MetaStore.dataVersion: workers/coordinator.ts polls it and lets idle workers look for work when it moved.
  *
  * The connection may drop (server restart, failover, `pg_terminate_backend`, a network cut). It never crashes

@@ -2,7 +2,8 @@
  * The event outbox on SQLite (table `event_outbox`, schema.ts), implementing the EventOutbox port. `write` is
  * called by SqliteMetaStore inside the transaction of the change an event reports; subscribers are told once that
  * (synchronous) transaction is over. Claims run in an IMMEDIATE transaction, so two processes sharing the data dir
- * never take the same event; every state change is a compare-and-set on `running`.
+ * never take the same event; every state change is a compare-and-set on `running`. The life cycle is the one of the
+ * task queue (queue-table.ts), on its own table because events are written inside the entry transactions.
  */
 import type Database from 'better-sqlite3';
 import type { EventOutbox, NewOutboxEvent, OutboxEvent, OutboxRows, OutboxState } from '../../ports/events.js';
@@ -39,7 +40,7 @@ export class SqliteEventOutbox implements EventOutbox {
 
   /** `owner`: the identity of this process (recorded on claims; queue-table.ts). */
   constructor(db: Database.Database, owner: string) {
-    this.queue = new SqliteQueueTable(db, 'event_outbox', toEvent, owner);
+    this.queue = new SqliteQueueTable(db, { table: 'event_outbox', toRecord: toEvent, owner });
     this.st = {
       insert: db.prepare(
         `INSERT INTO event_outbox (id, payload, state, attempts, created_ms, updated_ms, next_run_ms)

@@ -1,7 +1,8 @@
 /**
- * The async-fetch task queue on SQLite (table `fetch_tasks`, schema.ts), implementing the FetchTaskStore port.
- * Claims run in an IMMEDIATE transaction, so two processes sharing the data dir never take the same task.
- * Subscribers are told of tasks queued through this object (this process).
+ * The async-fetch tasks on SQLite, implementing the FetchTaskStore port: the rows of kind `fetch` of the one task
+ * table `tasks` (schema.ts, ports/tasks.ts), the submitted request in `payload`. Claims and state changes are the
+ * shared life cycle (queue-table.ts: IMMEDIATE transactions, so two processes sharing the data dir never take the
+ * same task). Subscribers are told of tasks queued through this object (this process).
  */
 import type Database from 'better-sqlite3';
 import type { FetchTaskRecord, FetchTaskState, FetchTaskStore, NewFetchTask } from '../../ports/fetch-tasks.js';
@@ -11,7 +12,7 @@ interface TaskRow {
   seq: number;
   id: string;
   access_key: string;
-  request: string;
+  payload: string;
   state: FetchTaskState;
   attempts: number;
   result: string | null;
@@ -23,7 +24,7 @@ interface TaskRow {
 const toRecord = (r: TaskRow): FetchTaskRecord => ({
   id: r.id,
   accessKey: r.access_key,
-  request: r.request,
+  request: r.payload,
   state: r.state,
   attempts: r.attempts,
   ...(r.result !== null ? { result: r.result } : {}),
@@ -41,17 +42,17 @@ export class SqliteFetchTasks implements FetchTaskStore {
     private readonly db: Database.Database,
     owner: string,
   ) {
-    this.queue = new SqliteQueueTable(db, 'fetch_tasks', toRecord, owner);
+    this.queue = new SqliteQueueTable(db, { table: 'tasks', kind: 'fetch', toRecord, owner });
     this.st = {
       insert: db.prepare(
-        `INSERT INTO fetch_tasks (id, access_key, request, state, attempts, created_ms, updated_ms, next_run_ms)
-         VALUES (?, ?, ?, 'waiting', 0, ?, ?, ?)`,
+        `INSERT INTO tasks (id, kind, access_key, payload, state, attempts, created_ms, updated_ms, next_run_ms)
+         VALUES (?, 'fetch', ?, ?, 'waiting', 0, ?, ?, ?)`,
       ),
-      get: db.prepare('SELECT * FROM fetch_tasks WHERE id = ?'),
-      running: db.prepare("SELECT COUNT(*) AS n FROM fetch_tasks WHERE state = 'running'"),
+      get: db.prepare("SELECT * FROM tasks WHERE id = ? AND kind = 'fetch'"),
+      running: db.prepare("SELECT COUNT(*) AS n FROM tasks WHERE kind = 'fetch' AND state = 'running'"),
       waitingBefore: db.prepare(
-        `SELECT COUNT(*) AS n FROM fetch_tasks
-         WHERE state = 'waiting' AND (next_run_ms < ? OR (next_run_ms = ? AND seq < ?))`,
+        `SELECT COUNT(*) AS n FROM tasks
+         WHERE kind = 'fetch' AND state = 'waiting' AND (next_run_ms < ? OR (next_run_ms = ? AND seq < ?))`,
       ),
     };
   }
@@ -80,7 +81,7 @@ export class SqliteFetchTasks implements FetchTaskStore {
   }
 
   async list(accessKey: string | undefined, before: number | undefined, limit: number): Promise<{ tasks: FetchTaskRecord[]; next?: number }> {
-    const where: string[] = [];
+    const where: string[] = ["kind = 'fetch'"];
     const args: Array<string | number> = [];
     if (accessKey !== undefined) {
       where.push('access_key = ?');
@@ -90,7 +91,7 @@ export class SqliteFetchTasks implements FetchTaskStore {
       where.push('seq < ?');
       args.push(before);
     }
-    const sql = `SELECT * FROM fetch_tasks ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+    const sql = `SELECT * FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`;
     const rows = this.db.prepare(sql).all(...args, limit + 1) as TaskRow[];
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];

@@ -1,13 +1,16 @@
 /**
- * The job queue on SQLite (tables `jobs` and `pipelines`, schema.ts), implementing the JobQueue port
- * (ports/job-queue.ts). Claims run in an IMMEDIATE transaction, so two processes sharing the data dir never take the
- * same job; every state change is a compare-and-set on the current state and on the claiming process (`owner`,
- * this store's process identity), so a process presumed dead whose jobs were queued again cannot end them
- * afterwards. `seq` orders submissions. Subscribers are told of jobs queued and pipelines changed through this
+ * The job queue on SQLite, implementing the JobQueue port (ports/job-queue.ts): the rows of kind `job` of the one
+ * task table `tasks` (schema.ts, ports/tasks.ts; the commands in `payload`, the item outcomes in `result`, the
+ * final code in `code`) and the table `pipelines`. Claims and state changes are the shared life cycle
+ * (queue-table.ts: IMMEDIATE transactions, compare-and-set on the state and on the claiming process). `seq`
+ * orders submissions and is the list cursor. The public code is derived from the state: 1 waiting, 2 running or
+ * notifying, the final code once done. Subscribers are told of jobs queued and pipelines changed through this
  * object (this process).
  */
 import type Database from 'better-sqlite3';
 import type { JobFilter, JobQueue, JobRecord, JobState, NewJob, PipelineRecord } from '../../ports/job-queue.js';
+import { codeCondition, jobCode } from '../job-code.js';
+import { SqliteQueueTable } from './queue-table.js';
 
 interface JobRow {
   id: string;
@@ -15,7 +18,7 @@ interface JobRow {
   access_key: string;
   bucket: string;
   key: string;
-  fops: string;
+  payload: string;
   notify_url: string | null;
   pipeline: string;
   type: number;
@@ -23,9 +26,9 @@ interface JobRow {
   req_id: string;
   task_from: string;
   state: JobState;
-  code: number;
+  code: number | null;
   attempts: number;
-  items: string | null;
+  result: string | null;
   owner: string | null;
   created_ms: number;
   updated_ms: number;
@@ -36,7 +39,7 @@ const toRecord = (r: JobRow): JobRecord => ({
   accessKey: r.access_key,
   bucket: r.bucket,
   key: r.key,
-  fops: r.fops,
+  fops: r.payload,
   ...(r.notify_url !== null && r.notify_url !== '' ? { notifyUrl: r.notify_url } : {}),
   pipeline: r.pipeline,
   type: r.type,
@@ -44,9 +47,9 @@ const toRecord = (r: JobRow): JobRecord => ({
   reqId: r.req_id,
   taskFrom: r.task_from,
   state: r.state,
-  code: r.code,
+  code: jobCode(r.state, r.code),
   attempts: r.attempts,
-  ...(r.items !== null ? { items: r.items } : {}),
+  ...(r.result !== null ? { items: r.result } : {}),
   createdMs: r.created_ms,
   updatedMs: r.updated_ms,
 });
@@ -59,67 +62,31 @@ const toPipeline = (r: { name: string; concurrency: number; created_ms: number }
 
 export class SqliteJobQueue implements JobQueue {
   private readonly st;
-  private readonly listeners = new Set<() => void>();
+  private readonly queue: SqliteQueueTable<JobRow, JobRecord>;
 
   /** `owner`: the identity of this process (recorded on claims, required by every later state change). */
   constructor(
     private readonly db: Database.Database,
-    private readonly owner: string,
+    owner: string,
   ) {
-    /** Rows of `jobs` whose owner holds no process lease (it died: workers/recovery.ts removed its leases). */
-    const abandoned = `(owner IS NULL OR NOT EXISTS (SELECT 1 FROM leases l WHERE l.name = 'process:' || jobs.owner))`;
+    this.queue = new SqliteQueueTable(db, { table: 'tasks', kind: 'job', toRecord, owner });
     this.st = {
       insert: db.prepare(
-        `INSERT INTO jobs (id, seq, access_key, bucket, key, fops, notify_url, pipeline, type, force, req_id, task_from,
-           state, code, attempts, created_ms, updated_ms)
-         VALUES (@id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs), @accessKey, @bucket, @key, @fops, @notifyUrl,
-           @pipeline, @type, @force, @reqId, @taskFrom, 'waiting', 1, 0, @createdMs, @createdMs)`,
+        `INSERT INTO tasks (id, kind, access_key, bucket, key, payload, notify_url, pipeline, type, force, req_id, task_from,
+           state, attempts, created_ms, updated_ms, next_run_ms)
+         VALUES (@id, 'job', @accessKey, @bucket, @key, @fops, @notifyUrl, @pipeline, @type, @force, @reqId, @taskFrom,
+           'waiting', 0, @createdMs, @createdMs, @createdMs)`,
       ),
-      get: db.prepare('SELECT * FROM jobs WHERE id = ?'),
-      next: db.prepare(
-        "SELECT * FROM jobs WHERE state = 'waiting' AND pipeline = ? ORDER BY type, seq LIMIT 1",
+      get: db.prepare("SELECT * FROM tasks WHERE id = ? AND kind = 'job'"),
+      waitingPipelines: db.prepare("SELECT DISTINCT pipeline FROM tasks WHERE kind = 'job' AND state = 'waiting'"),
+      depth: db.prepare(
+        "SELECT state, COUNT(*) AS n FROM tasks WHERE kind = 'job' AND state IN ('waiting', 'running', 'notifying') GROUP BY state",
       ),
-      take: db.prepare(
-        "UPDATE jobs SET state = 'running', owner = ?, code = 2, attempts = attempts + 1, updated_ms = ? WHERE id = ? AND state = 'waiting'",
-      ),
-      waitingPipelines: db.prepare("SELECT DISTINCT pipeline FROM jobs WHERE state = 'waiting'"),
-      saveItems: db.prepare("UPDATE jobs SET items = ?, updated_ms = ? WHERE id = ? AND state = 'running' AND owner IS ?"),
-      endItems: db.prepare(
-        "UPDATE jobs SET items = ?, state = ?, code = ?, updated_ms = ? WHERE id = ? AND state = 'running' AND owner IS ?",
-      ),
-      finish: db.prepare(
-        "UPDATE jobs SET state = 'done', code = ?, updated_ms = ? WHERE id = ? AND state = 'notifying' AND owner IS ?",
-      ),
-      release: db.prepare(
-        `UPDATE jobs SET state = 'waiting', owner = NULL, code = 1, attempts = MAX(attempts - 1, 0), updated_ms = ?
-         WHERE id = ? AND state = 'running' AND owner IS ?`,
-      ),
-      requeue: db.prepare(
-        `UPDATE jobs SET state = 'waiting', owner = NULL, code = 1, updated_ms = @now WHERE state = 'running' AND ${abandoned}`,
-      ),
-      orphanNotifying: db.prepare(`UPDATE jobs SET owner = NULL WHERE state = 'notifying' AND ${abandoned}`),
-      anyUnownedNotifying: db.prepare("SELECT 1 FROM jobs WHERE state = 'notifying' AND owner IS NULL LIMIT 1"),
-      claimNotifying: db.prepare(
-        `UPDATE jobs SET owner = ?, updated_ms = ? WHERE id = (
-           SELECT id FROM jobs WHERE state = 'notifying' AND owner IS NULL ORDER BY seq LIMIT 1)
-         AND state = 'notifying' AND owner IS NULL RETURNING *`,
-      ),
-      depth: db.prepare("SELECT state, COUNT(*) AS n FROM jobs WHERE state IN ('waiting', 'running', 'notifying') GROUP BY state"),
       getPipeline: db.prepare('SELECT name, concurrency, created_ms FROM pipelines WHERE name = ?'),
       listPipelines: db.prepare('SELECT name, concurrency, created_ms FROM pipelines ORDER BY name'),
       insertPipeline: db.prepare('INSERT OR IGNORE INTO pipelines (name, concurrency, created_ms) VALUES (?, ?, ?)'),
       updatePipeline: db.prepare('UPDATE pipelines SET concurrency = ? WHERE name = ?'),
     };
-  }
-
-  private tell(): void {
-    for (const listener of this.listeners) {
-      try {
-        listener();
-      } catch {
-        // a listener's failure must not fail the submission (the job is queued durably)
-      }
-    }
   }
 
   async enqueue(job: NewJob): Promise<void> {
@@ -137,7 +104,7 @@ export class SqliteJobQueue implements JobQueue {
       taskFrom: job.taskFrom,
       createdMs: job.createdMs,
     });
-    this.tell();
+    this.queue.notify();
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
@@ -146,27 +113,26 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   async claim(pipeline: string, nowMs: number): Promise<JobRecord | undefined> {
-    return this.db
-      .transaction(() => {
-        const row = this.st.next.get(pipeline) as JobRow | undefined;
-        if (!row) return undefined;
-        this.st.take.run(this.owner, nowMs, row.id);
-        return toRecord({ ...row, state: 'running', owner: this.owner, code: 2, attempts: row.attempts + 1, updated_ms: nowMs });
-      })
-      .immediate();
+    return this.queue.claim(nowMs, pipeline);
   }
 
   async list(filter: JobFilter, before: number | undefined, limit: number): Promise<{ jobs: JobRecord[]; next?: number }> {
-    const conditions: Array<[string, string | number | undefined]> = [
-      ['seq < ?', before],
-      ['access_key = ?', filter.accessKey],
-      ['pipeline = ?', filter.pipeline],
-      ['code = ?', filter.code],
-    ];
-    const given = conditions.filter(([, v]) => v !== undefined);
-    const where = given.map(([c]) => c);
-    const args = given.map(([, v]) => v as string | number);
-    const sql = `SELECT * FROM jobs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`;
+    const where = ["kind = 'job'"];
+    const args: Array<string | number> = [];
+    const add = (sql: string, value: string | number | undefined): void => {
+      if (value === undefined) return;
+      where.push(sql);
+      args.push(value);
+    };
+    add('seq < ?', before);
+    add('access_key = ?', filter.accessKey);
+    add('pipeline = ?', filter.pipeline);
+    if (filter.code !== undefined) {
+      const c = codeCondition(filter.code, '?');
+      where.push(c.sql);
+      if (c.needsValue) args.push(filter.code);
+    }
+    const sql = `SELECT * FROM tasks WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`;
     const rows = this.db.prepare(sql).all(...args, limit + 1) as JobRow[];
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
@@ -178,8 +144,8 @@ export class SqliteJobQueue implements JobQueue {
     const out: Record<JobState, number> = { waiting: 0, running: 0, notifying: 0, done: 0 };
     const rows = (
       accessKey === undefined
-        ? this.db.prepare('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state').all()
-        : this.db.prepare('SELECT state, COUNT(*) AS n FROM jobs WHERE access_key = ? GROUP BY state').all(accessKey)
+        ? this.db.prepare("SELECT state, COUNT(*) AS n FROM tasks WHERE kind = 'job' GROUP BY state").all()
+        : this.db.prepare("SELECT state, COUNT(*) AS n FROM tasks WHERE kind = 'job' AND access_key = ? GROUP BY state").all(accessKey)
     ) as { state: JobState; n: number }[];
     for (const r of rows) out[r.state] = r.n;
     return out;
@@ -190,33 +156,27 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   async saveItems(id: string, items: string, nowMs: number): Promise<boolean> {
-    return this.st.saveItems.run(items, nowMs, id, this.owner).changes === 1;
+    return this.queue.saveResult(id, items, nowMs);
   }
 
   async endItems(id: string, items: string, code: number, notify: boolean, nowMs: number): Promise<boolean> {
-    const [state, shown] = notify ? ['notifying', 2] : ['done', code];
-    return this.st.endItems.run(items, state, shown, nowMs, id, this.owner).changes === 1;
+    return notify ? this.queue.finish(id, 'notifying', items, nowMs) : this.queue.finish(id, 'done', items, nowMs, code);
   }
 
   async finish(id: string, code: number, nowMs: number): Promise<boolean> {
-    return this.st.finish.run(code, nowMs, id, this.owner).changes === 1;
+    return this.queue.endNotifying(id, code, nowMs);
   }
 
   async release(id: string, nowMs: number): Promise<boolean> {
-    return this.st.release.run(nowMs, id, this.owner).changes === 1;
+    return this.queue.release(id, nowMs);
   }
 
   async requeueAbandoned(nowMs: number): Promise<number> {
-    return this.db.transaction(() => {
-      this.st.orphanNotifying.run();
-      return this.st.requeue.run({ now: nowMs }).changes;
-    }).immediate();
+    return this.queue.requeueAbandoned(nowMs);
   }
 
   async claimNotifying(nowMs: number): Promise<JobRecord | undefined> {
-    if (this.st.anyUnownedNotifying.get() === undefined) return undefined; // a read: no write lock for nothing
-    const row = this.st.claimNotifying.get(this.owner, nowMs) as JobRow | undefined;
-    return row ? toRecord(row) : undefined;
+    return this.queue.claimNotifying(nowMs);
   }
 
   async depth(): Promise<{ waiting: number; running: number; notifying: number }> {
@@ -231,7 +191,7 @@ export class SqliteJobQueue implements JobQueue {
       this.st.updatePipeline.run(concurrency, name);
       return 'updated' as const;
     }).immediate();
-    this.tell();
+    this.queue.notify();
     return result;
   }
 
@@ -249,9 +209,6 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return this.queue.subscribe(listener);
   }
 }

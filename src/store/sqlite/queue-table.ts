@@ -1,61 +1,101 @@
 /**
- * The life cycle every durable queue table shares (async fetch tasks, the event outbox): rows `waiting` until
- * `next_run_ms`, claimed oldest first in an IMMEDIATE transaction (two processes sharing the data dir never take
- * the same row), then `done`/`failed`, retried at a later time, or released back (attempt not counted); every
- * state change is a compare-and-set on `running` AND on the claiming process (`owner`), so a process presumed
- * dead whose rows were queued again cannot end them afterwards. Times in ms. The table has the columns `seq`
- * (order), `id`, `state`, `attempts`, `result`, `updated_ms`, `next_run_ms`, `owner` besides its own.
+ * The one life cycle of the durable queues on SQLite (ports/tasks.ts): the task table `tasks` (kinds `job` and
+ * `fetch`, one instance per kind, or all kinds for recovery) and the event outbox `event_outbox`. Rows are
+ * `waiting` until `next_run_ms`, claimed in an IMMEDIATE transaction (two processes sharing the data dir never
+ * take the same row), then `done`/`failed` (or `notifying` then `done`: jobs), retried at a later time, or
+ * released back (attempt not counted); every state change is a compare-and-set on the state AND on the claiming
+ * process (`owner`), so a process presumed dead whose rows were queued again cannot end them afterwards. Times in
+ * Unix ms.
+ *
+ * Claim order: due rows by earliest `next_run_ms`, then `seq` (fetch tasks, events); or a job lane — the waiting
+ * jobs of one pipeline, type 0 before type 1, then `seq` (jobs never wait for a retry, so their lane does not look
+ * at `next_run_ms`: nodes whose clocks differ a little still run them in submission order at once).
  *
  * Ownership (workers/): a claim records `owner` (this store's process identity). `requeueAbandoned` puts back
- * only running rows whose owner holds no `process:<owner>` lease (table `leases`; the reaper removes the
- * leases of dead processes): a live worker's rows
- * are never taken from it; a killed worker's rows are, as soon as its lease is gone.
+ * only running rows whose owner holds no `process:<owner>` lease (table `leases`; the reaper removes the leases
+ * of dead processes), and takes the owner off such `notifying` rows; a live worker's rows are never touched.
+ *
+ * Columns: `seq` (order), `id`, `state`, `attempts`, `owner`, `result`, `updated_ms`, `next_run_ms` on both
+ * tables; `tasks` adds `kind`, `code` (a done job's final code), `pipeline` and `type` (jobs).
  */
 import type Database from 'better-sqlite3';
+import type { TaskKind } from '../../ports/tasks.js';
+
+/** Which table and which of its rows an instance works on. */
+export interface QueueTableScope<Row, Rec> {
+  /** `tasks` (with kinds) or `event_outbox`. */
+  table: 'tasks' | 'event_outbox';
+  /** Rows of this kind only (tasks); every row when absent. */
+  kind?: TaskKind;
+  /** Maps a row to the port's record. */
+  toRecord: (row: Row) => Rec;
+  /** The identity of this process (recorded on claims, required by every later state change). */
+  owner: string;
+}
 
 export class SqliteQueueTable<Row extends { seq: number; attempts: number }, Rec> {
   private readonly st;
   private readonly listeners = new Set<() => void>();
+  private readonly toRecord: (row: Row) => Rec;
+  private readonly owner: string;
 
-  /**
-   * `table` is a constant of ours (never input); `toRecord` maps a row to the port's record; `owner` is the
-   * identity of this process (recorded on claims, required by every later state change).
-   */
   constructor(
     private readonly db: Database.Database,
-    table: string,
-    private readonly toRecord: (row: Row) => Rec,
-    private readonly owner: string,
+    scope: QueueTableScope<Row, Rec>,
   ) {
+    const { table, kind } = scope;
+    this.toRecord = scope.toRecord;
+    this.owner = scope.owner;
+    const tasks = table === 'tasks';
+    // Constants of ours (never input): the table and the kind filter.
+    const mine = kind ? `kind = '${kind}' AND ` : '';
+    const mineRunning = `${mine}id = ? AND state = 'running' AND owner IS ?`;
+    const abandoned = `(owner IS NULL OR NOT EXISTS (SELECT 1 FROM leases l WHERE l.name = 'process:' || ${table}.owner))`;
     this.st = {
-      next: db.prepare(`SELECT * FROM ${table} WHERE state = 'waiting' AND next_run_ms <= ? ORDER BY next_run_ms, seq LIMIT 1`),
+      nextDue: db.prepare(`SELECT * FROM ${table} WHERE ${mine}state = 'waiting' AND next_run_ms <= ? ORDER BY next_run_ms, seq LIMIT 1`),
+      nextInLane: tasks
+        ? db.prepare(`SELECT * FROM ${table} WHERE ${mine}state = 'waiting' AND pipeline = ? ORDER BY type, seq LIMIT 1`)
+        : undefined,
       take: db.prepare(`UPDATE ${table} SET state = 'running', owner = ?, attempts = attempts + 1, updated_ms = ? WHERE seq = ?`),
-      nextRun: db.prepare(`SELECT MIN(next_run_ms) AS t FROM ${table} WHERE state = 'waiting'`),
+      nextRun: db.prepare(`SELECT MIN(next_run_ms) AS t FROM ${table} WHERE ${mine}state = 'waiting'`),
+      saveResult: db.prepare(`UPDATE ${table} SET result = ?, updated_ms = ? WHERE ${mineRunning}`),
       finish: db.prepare(
-        `UPDATE ${table} SET state = ?, result = ?, updated_ms = ? WHERE id = ? AND state = 'running' AND owner IS ?`,
+        `UPDATE ${table} SET state = ?, result = ?, updated_ms = ?${tasks ? ', code = ?' : ''} WHERE ${mineRunning}`,
+      ),
+      endNotifying: tasks
+        ? db.prepare(`UPDATE ${table} SET state = 'done', code = ?, updated_ms = ?
+                      WHERE ${mine}id = ? AND state = 'notifying' AND owner IS ?`)
+        : undefined,
+      anyUnownedNotifying: db.prepare(`SELECT 1 FROM ${table} WHERE ${mine}state = 'notifying' AND owner IS NULL LIMIT 1`),
+      claimNotifying: db.prepare(
+        `UPDATE ${table} SET owner = ?, updated_ms = ? WHERE seq = (
+           SELECT seq FROM ${table} WHERE ${mine}state = 'notifying' AND owner IS NULL ORDER BY seq LIMIT 1)
+         AND state = 'notifying' AND owner IS NULL RETURNING *`,
       ),
       retry: db.prepare(
-        `UPDATE ${table} SET state = 'waiting', owner = NULL, next_run_ms = ?, result = ?, updated_ms = ?
-         WHERE id = ? AND state = 'running' AND owner IS ?`,
+        `UPDATE ${table} SET state = 'waiting', owner = NULL, next_run_ms = ?, result = ?, updated_ms = ? WHERE ${mineRunning}`,
       ),
       release: db.prepare(
         `UPDATE ${table} SET state = 'waiting', owner = NULL, attempts = MAX(attempts - 1, 0), next_run_ms = ?, updated_ms = ?
-         WHERE id = ? AND state = 'running' AND owner IS ?`,
+         WHERE ${mineRunning}`,
       ),
       requeue: db.prepare(
         `UPDATE ${table} SET state = 'waiting', owner = NULL, next_run_ms = ?, updated_ms = ?
-         WHERE state = 'running' AND (owner IS NULL OR NOT EXISTS (
-           SELECT 1 FROM leases l WHERE l.name = 'process:' || ${table}.owner))`,
+         WHERE ${mine}state = 'running' AND ${abandoned} RETURNING ${tasks ? 'kind' : "'' AS kind"}`,
       ),
-      prune: db.prepare(`DELETE FROM ${table} WHERE state IN ('done', 'failed') AND updated_ms < ?`),
+      orphanNotifying: db.prepare(`UPDATE ${table} SET owner = NULL WHERE ${mine}state = 'notifying' AND owner IS NOT NULL AND ${abandoned}`),
+      prune: db.prepare(`DELETE FROM ${table} WHERE ${mine}state IN ('done', 'failed') AND updated_ms < ?`),
     };
   }
 
-  /** Takes the oldest due row (state running, one more attempt), or undefined. */
-  claim(nowMs: number): Rec | undefined {
+  /**
+   * Takes the next row (state running, one more attempt) in one IMMEDIATE transaction, or undefined: the oldest
+   * due one (`next_run_ms` ≤ `nowMs`), or with `pipeline` the next job of that lane (see the module comment).
+   */
+  claim(nowMs: number, pipeline?: string): Rec | undefined {
     return this.db
       .transaction(() => {
-        const row = this.st.next.get(nowMs) as Row | undefined;
+        const row = (pipeline === undefined ? this.st.nextDue.get(nowMs) : this.st.nextInLane?.get(pipeline)) as Row | undefined;
         if (!row) return undefined;
         this.st.take.run(this.owner, nowMs, row.seq);
         return this.toRecord({ ...row, state: 'running', owner: this.owner, attempts: row.attempts + 1, updated_ms: nowMs });
@@ -68,9 +108,30 @@ export class SqliteQueueTable<Row extends { seq: number; attempts: number }, Rec
     return (this.st.nextRun.get() as { t: number | null }).t ?? undefined;
   }
 
-  /** Ends a running row; false when it was not running. */
-  finish(id: string, state: 'done' | 'failed', result: string, nowMs: number): boolean {
-    return this.st.finish.run(state, result, nowMs, id, this.owner).changes === 1;
+  /** Saves the result so far of a running row of this process (jobs' item outcomes); false when not running. */
+  saveResult(id: string, result: string, nowMs: number): boolean {
+    return this.st.saveResult.run(result, nowMs, id, this.owner).changes === 1;
+  }
+
+  /**
+   * Ends a running row of this process: `done`/`failed`, or `notifying` (a job whose notify URL is to be
+   * called); `code` is a job's final code (tasks only). False when it was not running.
+   */
+  finish(id: string, state: 'done' | 'failed' | 'notifying', result: string, nowMs: number, code?: number): boolean {
+    const args = this.st.endNotifying ? [state, result, nowMs, code ?? null] : [state, result, nowMs];
+    return this.st.finish.run(...args, id, this.owner).changes === 1;
+  }
+
+  /** A `notifying` row of this process is `done` with `code`; false when it was not notifying (tasks only). */
+  endNotifying(id: string, code: number, nowMs: number): boolean {
+    return this.st.endNotifying?.run(code, nowMs, id, this.owner).changes === 1;
+  }
+
+  /** Takes the oldest `notifying` row without an owner (its process died) for this process, or undefined. */
+  claimNotifying(nowMs: number): Rec | undefined {
+    if (this.st.anyUnownedNotifying.get() === undefined) return undefined; // a read: no write lock for nothing
+    const row = this.st.claimNotifying.get(this.owner, nowMs) as Row | undefined;
+    return row ? this.toRecord(row) : undefined;
   }
 
   /** Puts a running row back to waiting until `nextRunMs`; false when it was not running. */
@@ -78,17 +139,28 @@ export class SqliteQueueTable<Row extends { seq: number; attempts: number }, Rec
     return this.st.retry.run(nextRunMs, result, nowMs, id, this.owner).changes === 1;
   }
 
-  /** Hands a running row back, its attempt not counted; false when it was not running. */
+  /** Hands a running row back, runnable at `nowMs`, its attempt not counted; false when it was not running. */
   release(id: string, nowMs: number): boolean {
     return this.st.release.run(nowMs, nowMs, id, this.owner).changes === 1;
   }
 
   /**
    * Puts back to waiting (runnable at `nowMs`) every running row whose owner holds no process lease (it died:
-   * workers/recovery.ts removes a dead process's leases; or the row predates owners); how many.
+   * workers/recovery.ts removes a dead process's leases; or the row predates owners), and takes the owner off
+   * such notifying rows, in one transaction; the kinds of the rows put back (`''` on the outbox).
    */
+  requeueAbandonedKinds(nowMs: number): string[] {
+    return this.db
+      .transaction(() => {
+        this.st.orphanNotifying.run();
+        return (this.st.requeue.all(nowMs, nowMs) as { kind: string }[]).map((r) => r.kind);
+      })
+      .immediate();
+  }
+
+  /** `requeueAbandonedKinds`, counted. */
   requeueAbandoned(nowMs: number): number {
-    return this.st.requeue.run(nowMs, nowMs).changes;
+    return this.requeueAbandonedKinds(nowMs).length;
   }
 
   /** Deletes done and failed rows that ended before `beforeMs`; how many. */

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { migrateBucketUsage } from './bucket-usage.js';
 import { migrateManifests } from './manifests.js';
+import { migrateTasks } from './tasks-migration.js';
 
 /**
  * The SQLite schema of the embedded MetaStore. Idempotent (`IF NOT EXISTS`), applied at every open.
@@ -113,17 +114,40 @@ CREATE TABLE IF NOT EXISTS parts (
   PRIMARY KEY (upload_id, part_number)
 ) WITHOUT ROWID;
 
-CREATE TABLE IF NOT EXISTS jobs (
-  id         TEXT PRIMARY KEY,
-  bucket     TEXT NOT NULL,
-  key        TEXT NOT NULL,
-  fops       TEXT NOT NULL,
-  notify_url TEXT,
-  pipeline   TEXT,
-  type       INTEGER NOT NULL DEFAULT 0,
-  code       INTEGER NOT NULL DEFAULT 1,
-  created_ms INTEGER NOT NULL
-) WITHOUT ROWID;
+-- The one durable task queue (ports/tasks.ts; store/sqlite/tasks.ts, jobs.ts, fetch-tasks.ts; the life cycle in
+-- queue-table.ts): kind 'job' (pfop) or 'fetch' (async fetch). seq orders submissions; payload is the submission
+-- (a job's commands, a fetch task's request JSON), result the outcome (a job's item outcomes, a fetch task's result
+-- or last error), code a done job's final code. The job columns are NULL for fetch tasks. Data dirs of earlier
+-- versions: tasks-migration.ts moves the rows of their jobs and fetch_tasks tables here.
+CREATE TABLE IF NOT EXISTS tasks (
+  seq         INTEGER PRIMARY KEY,
+  id          TEXT NOT NULL UNIQUE,
+  kind        TEXT NOT NULL,
+  state       TEXT NOT NULL,
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  owner       TEXT,
+  next_run_ms INTEGER NOT NULL,
+  created_ms  INTEGER NOT NULL,
+  updated_ms  INTEGER NOT NULL,
+  access_key  TEXT NOT NULL,
+  payload     TEXT NOT NULL,
+  result      TEXT,
+  code        INTEGER,
+  bucket      TEXT,
+  key         TEXT,
+  notify_url  TEXT,
+  pipeline    TEXT,
+  type        INTEGER,
+  force       INTEGER,
+  req_id      TEXT,
+  task_from   TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_due ON tasks (kind, state, next_run_ms, seq);
+CREATE INDEX IF NOT EXISTS tasks_lane ON tasks (kind, state, pipeline, type, seq);
+CREATE INDEX IF NOT EXISTS tasks_kind_seq ON tasks (kind, seq);
+CREATE INDEX IF NOT EXISTS tasks_account ON tasks (kind, access_key, seq);
+CREATE INDEX IF NOT EXISTS tasks_bucket ON tasks (kind, bucket, seq);
+CREATE INDEX IF NOT EXISTS tasks_updated ON tasks (kind, state, updated_ms);
 
 -- Job pipelines (ports/job-queue.ts): named queues with their own concurrency (0 = paused).
 CREATE TABLE IF NOT EXISTS pipelines (
@@ -143,22 +167,6 @@ CREATE TABLE IF NOT EXISTS workflow_templates (
   updated_ms INTEGER NOT NULL,
   PRIMARY KEY (owner, name)
 ) WITHOUT ROWID;
-
--- Async fetch tasks (store/sqlite/fetch-tasks.ts): seq orders the queue; request/result are opaque JSON text.
-CREATE TABLE IF NOT EXISTS fetch_tasks (
-  seq         INTEGER PRIMARY KEY,
-  id          TEXT NOT NULL UNIQUE,
-  access_key  TEXT NOT NULL,
-  request     TEXT NOT NULL,
-  state       TEXT NOT NULL,
-  attempts    INTEGER NOT NULL DEFAULT 0,
-  result      TEXT,
-  created_ms  INTEGER NOT NULL,
-  updated_ms  INTEGER NOT NULL,
-  next_run_ms INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS fetch_tasks_updated ON fetch_tasks (updated_ms);
-CREATE INDEX IF NOT EXISTS fetch_tasks_queue ON fetch_tasks (state, next_run_ms, seq);
 
 -- Bucket event notifications (store/sqlite/event-outbox.ts): written in the transaction of the change they report;
 -- seq orders them; payload is opaque JSON text (events/outbox.ts).
@@ -223,31 +231,16 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['blobs', 'block_bytes', 'INTEGER'],
   ['blobs', 'sums', 'BLOB'],
   ['blobs', 'corrupt', 'INTEGER NOT NULL DEFAULT 0'],
-  // The job engine (store/sqlite/jobs.ts): rows queued by earlier versions stay valid (waiting, code 1).
-  ['jobs', 'seq', 'INTEGER NOT NULL DEFAULT 0'],
-  ['jobs', 'access_key', "TEXT NOT NULL DEFAULT ''"],
-  ['jobs', 'force', 'INTEGER NOT NULL DEFAULT 0'],
-  ['jobs', 'req_id', "TEXT NOT NULL DEFAULT ''"],
-  ['jobs', 'task_from', "TEXT NOT NULL DEFAULT ''"],
-  ['jobs', 'state', "TEXT NOT NULL DEFAULT 'waiting'"],
-  ['jobs', 'attempts', 'INTEGER NOT NULL DEFAULT 0'],
-  ['jobs', 'items', 'TEXT'],
-  ['jobs', 'updated_ms', 'INTEGER NOT NULL DEFAULT 0'],
   // Zero-copy assembly (manifests.ts): block and part digests recorded as they arrive (NULL for older sessions).
   ['blocks', 'sha1', 'TEXT'],
   ['parts', 'block_sha1s', 'BLOB'],
   // Worker processes (workers/): the process that claimed a running row (NULL = none: rows of earlier versions).
-  ['jobs', 'owner', 'TEXT'],
-  ['fetch_tasks', 'owner', 'TEXT'],
   ['event_outbox', 'owner', 'TEXT'],
 ];
 
 /** Statements run after the columns exist (indexes on added columns, back-filled values). Idempotent. */
 const AFTER_MIGRATION = `
-UPDATE jobs SET pipeline = '0.default' WHERE pipeline IS NULL OR pipeline = '';
 CREATE INDEX IF NOT EXISTS blobs_corrupt ON blobs (corrupt) WHERE corrupt = 1;
-CREATE INDEX IF NOT EXISTS jobs_queue ON jobs (state, pipeline, type, seq);
-CREATE INDEX IF NOT EXISTS jobs_seq ON jobs (seq);
 `;
 
 /** Brings a database made by an earlier version up to SCHEMA (idempotent). */
@@ -257,6 +250,8 @@ export function migrate(db: Database.Database): void {
     if (!cols.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
   }
   db.exec(AFTER_MIGRATION);
+  // pfop jobs and async-fetch tasks of earlier versions move into the one task table (tasks-migration.ts).
+  migrateTasks(db);
   // Per-bucket usage counters kept by triggers, computed here for data dirs of earlier versions (bucket-usage.ts).
   migrateBucketUsage(db);
   // Objects assembled from resumable pieces (manifests.ts).

@@ -50,6 +50,7 @@ import { SqliteEventOutbox } from './event-outbox.js';
 import { OverQuota, QuotaGuard } from './bucket-usage.js';
 import { SqliteFetchTasks } from './fetch-tasks.js';
 import { SqliteJobQueue } from './jobs.js';
+import { SqliteTasks } from './tasks.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
 import { SqliteLeases } from './leases.js';
 import { listPage } from './list-query.js';
@@ -94,6 +95,8 @@ export class SqliteMetaStore implements MetaStore {
   readonly fetchTasks: SqliteFetchTasks;
   /** The persistent-processing job queue (ports/job-queue.ts). */
   readonly jobs: SqliteJobQueue;
+  /** The one task queue both are views of (ports/tasks.ts): recovery and depth of every kind at once. */
+  readonly tasks: SqliteTasks;
   /** Workflow templates (ports/workflow-templates.ts). */
   readonly workflowTemplates: SqliteWorkflowTemplates;
   /** The event notification outbox (ports/events.ts), written inside the entry transactions below. */
@@ -133,6 +136,7 @@ export class SqliteMetaStore implements MetaStore {
     this.sessions = durable(new SqliteSessions(db, this.refs));
     this.fetchTasks = durable(new SqliteFetchTasks(db, this.owner));
     this.jobs = durable(new SqliteJobQueue(db, this.owner));
+    this.tasks = durable(new SqliteTasks(db, this.owner));
     this.workflowTemplates = durable(new SqliteWorkflowTemplates(db));
     this.events = durable(new SqliteEventOutbox(db, this.owner));
     this.leases = durable(new SqliteLeases(db));
