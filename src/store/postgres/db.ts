@@ -130,22 +130,51 @@ function runHook(hook: () => void): void {
   }
 }
 
-/** A 64-bit advisory lock key for `text` (PostgreSQL's own hash, so every node computes the same key). */
-const LOCK_SQL = (fn: string): string => `SELECT ${fn}(hashtextextended($1, 0))`;
+/** An advisory lock to take: its name (hashed to PostgreSQL's 64-bit key) and mode. */
+export interface AdvisoryLock {
+  name: string;
+  mode: 'shared' | 'exclusive';
+}
+
+/**
+ * Takes transaction-scoped advisory locks (held until the transaction ends) in ONE statement, in the order of
+ * `locks` (callers sort them: bucket locks, then entry locks, see the module comment). The key of a lock is
+ * PostgreSQL's own hash of its name (`hashtextextended(name, 0)`), so every node computes the same key.
+ * Order: `unnest` yields the array in order and the scan evaluates each row's lock call before reading the next row
+ * (no ORDER BY, no sort: the calls run as the rows stream), so a statement waiting on its n-th lock holds the ones
+ * before it and none after it (test/contract/pg-locks.test.ts checks this in pg_locks).
+ */
+export async function takeLocks(c: Queryable, locks: AdvisoryLock[]): Promise<void> {
+  if (locks.length === 0) return;
+  await c.query(
+    `SELECT CASE WHEN t.shared THEN pg_advisory_xact_lock_shared(hashtextextended(t.name, 0))
+                 ELSE pg_advisory_xact_lock(hashtextextended(t.name, 0)) END
+     FROM unnest($1::text[], $2::boolean[]) AS t(name, shared)`,
+    [locks.map((l) => l.name), locks.map((l) => l.mode === 'shared')],
+  );
+}
+
+/** The lock name of a bucket. */
+export function bucketLockName(bucket: string): string {
+  return `bucket/${bucket}`;
+}
+
+/** The lock names of entries ([bucket, key]), deduplicated, in (bucket, key) byte order. */
+export function entryLockNames(entries: Array<[bucket: string, key: string]>): string[] {
+  return [...new Set(entries.map(([b, k]) => `entry/${b}/${k}`))].sort(compareBytes);
+}
 
 /**
  * Takes the transaction-scoped advisory locks of `buckets` (`shared` or `exclusive`), in name order (byte order),
  * held until the transaction ends.
  */
 export async function lockBuckets(c: Queryable, buckets: string[], mode: 'shared' | 'exclusive'): Promise<void> {
-  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  for (const name of [...new Set(buckets)].sort(compareBytes)) await c.query(LOCK_SQL(fn), [`bucket/${name}`]);
+  await takeLocks(c, [...new Set(buckets)].sort(compareBytes).map((name) => ({ name: bucketLockName(name), mode })));
 }
 
 /** Takes the exclusive transaction-scoped advisory locks of entries, in (bucket, key) byte order. */
 export async function lockEntries(c: Queryable, entries: Array<[bucket: string, key: string]>): Promise<void> {
-  const names = [...new Set(entries.map(([b, k]) => `entry/${b}/${k}`))].sort(compareBytes);
-  for (const name of names) await c.query(LOCK_SQL('pg_advisory_xact_lock'), [name]);
+  await takeLocks(c, entryLockNames(entries).map((name) => ({ name, mode: 'exclusive' as const })));
 }
 
 /** Byte-wise (UTF-8) comparison of two strings, the order of `COLLATE "C"`. */

@@ -39,10 +39,10 @@ import type {
   PutOutcome,
   QuotaRefusal,
 } from '../../ports/meta.js';
-import { addManifest, addRef, releaseRef, releaseRefs } from './blob-refs.js';
-import { bucketUsage, OverQuota, underQuota } from './bucket-usage.js';
+import { addManifest, addRefAndUpsert, deleteEntryAndRelease, releaseRef, releaseRefs } from './blob-refs.js';
+import { bucketUsage, OverQuota, quotaOf, underQuota } from './bucket-usage.js';
 import { lockBuckets, PgDb, type Queryable } from './db.js';
-import { lockedRow, lockForChange } from './entry-locks.js';
+import { lockForChange, type LockedChange, type QuotaHints } from './entry-locks.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
 import { listPage } from './list-query.js';
 import { piecesOf } from './manifests.js';
@@ -106,6 +106,8 @@ export class PgMetaStore implements MetaStore {
   readonly workflowTemplates: PgQueues['workflowTemplates'];
   readonly leases: PgQueues['leases'];
   readonly sessions: PgSessions;
+  /** The buckets this process last saw with a quota: their entry changes lock them exclusive at once (entry-locks.ts). */
+  private readonly quotaHints: QuotaHints = new Set();
 
   private constructor(
     /** The pool (tests and tools may query it directly). */
@@ -206,6 +208,9 @@ export class PgMetaStore implements MetaStore {
       if (!rows[0]) return undefined;
       const b = toBucket(rows[0]);
       const settings = mutate(b.settings);
+      // This node's next change of the bucket then locks it in the right mode at once (a hint: entry-locks.ts).
+      const hasQuota = quotaOf(JSON.stringify(settings)) !== undefined;
+      this.db.afterCommit(c, () => void (hasQuota ? this.quotaHints.add(name) : this.quotaHints.delete(name)));
       await c.query('UPDATE buckets SET settings = $1 WHERE name = $2', [
         Object.keys(settings).length > 0 ? JSON.stringify(settings) : null,
         name,
@@ -311,24 +316,24 @@ export class PgMetaStore implements MetaStore {
   }
 
   /**
-   * The live entry at (bucket, key) on the transaction `c` (which holds the key's lock), as stored (its own
-   * lifecycle), its row locked; an expired one — past its own expireAt or deleted by the bucket's lifecycle
+   * The live entry at (bucket, key) on the transaction `c` (which holds the key's lock), as `locked` read it (its
+   * row locked), as stored (its own lifecycle); an expired one — past its own expireAt or deleted by the bucket's lifecycle
    * `rules` — is deleted and its blob released into `freed`.
    */
   private async liveRow(
     c: Queryable,
+    locked: LockedChange,
     bucket: string,
     key: string,
     nowSec: number,
     freed: string[],
     rules: LifecycleRule[] | undefined,
   ): Promise<ObjectRecord | undefined> {
-    const row = await lockedRow(c, bucket, key);
+    const row = locked.row(bucket, key);
     if (!row) return undefined;
     const rec = toRecord(row);
     if ((rec.expireAt !== undefined && rec.expireAt <= nowSec) || expiredByRules(rules, key, rec.putTime, nowSec)) {
-      await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [bucket, key]);
-      await releaseRef(c, rec.blobId, freed);
+      await deleteEntryAndRelease(c, bucket, key, rec.blobId, freed);
       return undefined;
     }
     return rec;
@@ -340,13 +345,13 @@ export class PgMetaStore implements MetaStore {
   ): Promise<PutOutcome> {
     return this.commit(async (c): Promise<PutOutcome> => {
       const freed: string[] = [];
-      const locked = await lockForChange(c, [{ name: rec.bucket, grows: true }], [[rec.bucket, rec.key]]);
-      const bucket = locked.get(rec.bucket);
+      const locked = await lockForChange(c, [{ name: rec.bucket, grows: true }], [[rec.bucket, rec.key]], this.quotaHints);
+      const bucket = locked.buckets.get(rec.bucket);
       if (!bucket) return { result: 'no-bucket', freedBlobs: freed };
       const manifest = opts.manifest;
       const lost = manifest && (await this.sessions.claimLost(c, manifest.claim));
       if (lost) return { result: 'session-lost', freedBlobs: freed, reason: lost };
-      const existing = await this.liveRow(c, rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
+      const existing = await this.liveRow(c, locked, rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
       // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
       if (existing && opts.insertOnly && !(existing.hash === rec.hash && (await this.isCorrupt(c, existing.blobId)))) {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
@@ -355,9 +360,12 @@ export class PgMetaStore implements MetaStore {
         return { result, freedBlobs: freed, existing };
       }
       await underQuota(c, rec.bucket, bucket.quota, opts.nowSec, freed, async () => {
-        if (manifest) await addManifest(c, manifest.id, rec.fsize, manifest.pieces);
-        else await addRef(c, rec.blobId, rec.fsize, opts.sums, opts.inline);
-        await c.query(UPSERT_OBJECT, rowValues(rec));
+        if (manifest) {
+          await addManifest(c, manifest.id, rec.fsize, manifest.pieces);
+          await c.query(UPSERT_OBJECT, rowValues(rec));
+        } else {
+          await addRefAndUpsert(c, rec, opts.sums, opts.inline);
+        }
         if (existing) await releaseRef(c, existing.blobId, freed);
         // The pieces now hold the manifest's references: the session's go with it.
         if (manifest) await this.sessions.dropClaimed(c, manifest.claim, freed);
@@ -377,13 +385,12 @@ export class PgMetaStore implements MetaStore {
   ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
     return this.db.tx(async (c) => {
       const freed: string[] = [];
-      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]]);
-      const b = locked.get(bucket);
+      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      const b = locked.buckets.get(bucket);
       if (!b) return { result: 'missing' as const, freedBlobs: freed };
-      const rec = await this.liveRow(c, bucket, key, nowSec, freed, rulesFromSettings(b.settings));
+      const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, rulesFromSettings(b.settings));
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
-      await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [bucket, key]);
-      await releaseRef(c, rec.blobId, freed);
+      await deleteEntryAndRelease(c, bucket, key, rec.blobId, freed);
       await this.events.write(c, events, rec);
       return { result: 'deleted' as const, freedBlobs: freed };
     });
@@ -406,21 +413,21 @@ export class PgMetaStore implements MetaStore {
           [from.bucket, from.key],
           [to.bucket, to.key],
         ],
+        this.quotaHints,
       );
-      const source = locked.get(from.bucket);
-      const src = source && (await this.liveRow(c, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
+      const source = locked.buckets.get(from.bucket);
+      const src = source && (await this.liveRow(c, locked, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
-      const target = locked.get(to.bucket);
+      const target = locked.buckets.get(to.bucket);
       if (!target) return { result: 'no-bucket' as const, freedBlobs: freed };
       if (from.bucket === to.bucket && from.key === to.key) {
         return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
       }
-      const dst = await this.liveRow(c, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
+      const dst = await this.liveRow(c, locked, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       const copy = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
       await underQuota(c, to.bucket, target.quota, opts.nowSec, freed, async () => {
-        await addRef(c, src.blobId);
-        await c.query(UPSERT_OBJECT, rowValues(copy));
+        await addRefAndUpsert(c, copy);
         if (dst) await releaseRef(c, dst.blobId, freed);
       });
       await this.events.write(c, opts.events, copy);
@@ -437,11 +444,11 @@ export class PgMetaStore implements MetaStore {
   ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }> {
     return this.db.tx(async (c) => {
       const freed: string[] = [];
-      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]]);
-      const b = locked.get(bucket);
+      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      const b = locked.buckets.get(bucket);
       if (!b) return { result: 'missing' as const, freedBlobs: freed };
       const rules = rulesFromSettings(b.settings);
-      const rec = await this.liveRow(c, bucket, key, nowSec, freed, rules);
+      const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, rules);
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
       // `applyRules` may return `rec` itself: give `mutate` a copy of the stored record.
       const next = mutate(rec, applyRules({ ...rec }, rules));
@@ -470,21 +477,19 @@ export class PgMetaStore implements MetaStore {
           [from.bucket, from.key],
           [to.bucket, to.key],
         ],
+        this.quotaHints,
       );
-      const source = locked.get(from.bucket);
-      const src = source && (await this.liveRow(c, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
+      const source = locked.buckets.get(from.bucket);
+      const src = source && (await this.liveRow(c, locked, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
-      const target = locked.get(to.bucket);
+      const target = locked.buckets.get(to.bucket);
       if (!target) return { result: 'no-bucket' as const, freedBlobs: freed };
       if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
-      const dst = await this.liveRow(c, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
+      const dst = await this.liveRow(c, locked, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       const moved = { ...src, bucket: to.bucket, key: to.key };
       await underQuota(c, to.bucket, target.quota, opts.nowSec, freed, async () => {
-        if (dst) {
-          await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [to.bucket, to.key]);
-          await releaseRef(c, dst.blobId, freed);
-        }
+        if (dst) await deleteEntryAndRelease(c, to.bucket, to.key, dst.blobId, freed);
         await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [from.bucket, from.key]);
         await c.query(UPSERT_OBJECT, rowValues(moved));
       });
