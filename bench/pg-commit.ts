@@ -78,13 +78,13 @@ try {
     const queriesPerPut = await countQueries(store, () => put('count/1'));
     const queriesPerGet = await countQueries(store, async () => {
       const { object } = await store.getBucketAndObject(BUCKET, 'count/1');
-      if (object && (object as { inline?: Buffer }).inline === undefined) await store.inlineBlob(object.blobId);
+      if (object && object.inline === undefined) await store.inlineBlob(object.blobId);
     });
     const sequential = await measure(n, 1, (i) => put(`seq/${i}`));
     const parallel = await measure(n, 32, (i) => put(`par/${i}`));
     const get = await measure(n, 1, async () => {
       const { object } = await store.getBucketAndObject(BUCKET, 'seq/1');
-      if (object && (object as { inline?: Buffer }).inline === undefined) await store.inlineBlob(object.blobId);
+      if (object && object.inline === undefined) await store.inlineBlob(object.blobId);
     });
     const del = await measure(n, 32, (i) => store.deleteObject(BUCKET, `par/${i}`, NOW));
     console.log(
