@@ -41,7 +41,7 @@ import type {
 } from '../../ports/meta.js';
 import { addManifest, addRefAndUpsert, deleteEntryAndRelease, releaseRef, releaseRefs } from './blob-refs.js';
 import { bucketUsage, OverQuota, quotaOf, underQuota } from './bucket-usage.js';
-import { lockBuckets, PgDb, type Queryable } from './db.js';
+import { lockBuckets, PgDb, type PgDbOptions, type Queryable } from './db.js';
 import { lockForChange, type LockedChange, type QuotaHints } from './entry-locks.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
 import { listPage } from './list-query.js';
@@ -124,11 +124,11 @@ export class PgMetaStore implements MetaStore {
   }
 
   /**
-   * Connects to `url`, applies the missing migrations, and opens the stores. `owner` is the identity of the process
+   * Connects to `url` (pool size and timeouts: `opts`, db.ts), applies the missing migrations, and opens the stores. `owner` is the identity of the process
    * (workers/identity.ts); offline users get a random one that never holds a process lease.
    */
-  static async open(url: string, owner?: string): Promise<PgMetaStore> {
-    const db = new PgDb(url);
+  static async open(url: string, owner?: string, opts: PgDbOptions = {}): Promise<PgMetaStore> {
+    const db = new PgDb(url, opts);
     try {
       await migrate(db);
       const who = owner ?? `offline:${process.pid}:${randomBytes(6).toString('hex')}`;
@@ -267,7 +267,7 @@ export class PgMetaStore implements MetaStore {
   async getObject(bucket: string, key: string): Promise<ObjectRecord | undefined> {
     const { rows } = await this.db.query<ObjectRow & { b_settings: string | null }>(ENTRY_WITH_BLOB, [bucket, key]);
     const row = rows[0];
-    return row ? applyRules(await this.withPieces(this.db.pool, toRecord(row)), rulesFromSettings(row.b_settings)) : undefined;
+    return row ? applyRules(await this.withPieces(this.db.autocommit, toRecord(row)), rulesFromSettings(row.b_settings)) : undefined;
   }
 
   /** A single-entry read's record with its manifest's pieces (and `corrupt` when one of them is). */
@@ -312,7 +312,7 @@ export class PgMetaStore implements MetaStore {
     });
     if (row.blob_id === null) return { bucket: b };
     const rec = toRecord(row as ObjectRow);
-    return { bucket: b, object: applyRules(await this.withPieces(this.db.pool, rec), rulesFromSettings(row.b_settings)) };
+    return { bucket: b, object: applyRules(await this.withPieces(this.db.autocommit, rec), rulesFromSettings(row.b_settings)) };
   }
 
   /**
