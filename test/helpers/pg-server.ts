@@ -127,6 +127,18 @@ export async function startPgServer(opts: PgServerOptions = {}): Promise<PgTestS
     const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(pid)]).catch(() => ({ stdout: '' }));
     return [pid, ...stdout.split(/\s+/).filter(Boolean).map(Number)];
   };
+  /** Sends `signal` to the postmaster and its backends (one that exited meanwhile is skipped). */
+  let frozen = false;
+  const signalAll = async (signal: NodeJS.Signals): Promise<void> => {
+    for (const pid of await processes()) {
+      try {
+        process.kill(pid, signal);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+      }
+    }
+    frozen = signal === 'SIGSTOP';
+  };
   await launch();
   return {
     url,
@@ -143,17 +155,13 @@ export async function startPgServer(opts: PgServerOptions = {}): Promise<PgTestS
     },
     async stop(): Promise<void> {
       process.removeListener('exit', kill);
-      for (const pid of await processes()) process.kill(pid, 'SIGCONT');
+      if (frozen) await signalAll('SIGCONT');
       await halt();
       await rm(dir, { recursive: true, force: true });
     },
     halt,
     start: launch,
-    async freeze(): Promise<void> {
-      for (const pid of await processes()) process.kill(pid, 'SIGSTOP');
-    },
-    async thaw(): Promise<void> {
-      for (const pid of await processes()) process.kill(pid, 'SIGCONT');
-    },
+    freeze: () => signalAll('SIGSTOP'),
+    thaw: () => signalAll('SIGCONT'),
   };
 }
