@@ -32,17 +32,19 @@ export async function addRef(c: Queryable, blobId: string, size?: number, sums?:
 /**
  * One more reference to `rec.blobId` (as `addRef`: a new blob's `size`, checksums and `inline` bytes recorded with
  * it) and the entry `rec` inserted or put in place of the one at its (bucket, key), in ONE statement (the blob
- * writes as CTEs of the entry's upsert; they touch other tables, so their order does not matter).
+ * writes as CTEs of the entry's upsert; they touch other tables, so their order does not matter). A named (prepared)
+ * statement.
  */
 export async function addRefAndUpsert(c: Queryable, rec: ObjectRecord, sums?: BlobSums, inline?: Buffer): Promise<void> {
-  await c.query(
-    `WITH ref AS (
+  await c.query({
+    name: 'granary_add_ref_and_upsert',
+    text: `WITH ref AS (
        INSERT INTO blobs (id, refs, size, block_bytes, sums) VALUES ($3, 1, $18::bigint, $19::integer, $20::bytea)
        ON CONFLICT (id) DO UPDATE SET refs = blobs.refs + 1),
      bytes AS (INSERT INTO inline_blobs (id, data) SELECT $3, $21::bytea WHERE $21::bytea IS NOT NULL)
      ${UPSERT_OBJECT}`,
-    [...rowValues(rec), rec.fsize, sums?.blockBytes ?? null, sums?.crc32 ?? null, inline ?? null],
-  );
+    values: [...rowValues(rec), rec.fsize, sums?.blockBytes ?? null, sums?.crc32 ?? null, inline ?? null],
+  });
 }
 
 /**

@@ -93,10 +93,13 @@ export class PgDb {
     this.pool.on('error', () => undefined);
   }
 
-  /** One statement outside any transaction (autocommit). Throws PgUnavailable when the database failed. */
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  /**
+   * One statement outside any transaction (autocommit). Throws PgUnavailable when the database failed. `name`: run
+   * it as a named prepared statement (parsed and planned once per connection; for hot reads).
+   */
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], name?: string): Promise<pg.QueryResult<R>> {
     try {
-      return await this.pool.query<R>(text, values);
+      return await (name !== undefined ? this.pool.query<R>({ name, text, values }) : this.pool.query<R>(text, values));
     } catch (err) {
       throw fromPg(err);
     }
@@ -197,16 +200,18 @@ export interface AdvisoryLock {
  * PostgreSQL's own hash of its name (`hashtextextended(name, 0)`), so every node computes the same key.
  * Order: `unnest` yields the array in order and the scan evaluates each row's lock call before reading the next row
  * (no ORDER BY, no sort: the calls run as the rows stream), so a statement waiting on its n-th lock holds the ones
- * before it and none after it (test/contract/pg-locks.test.ts checks this in pg_locks).
+ * before it and none after it (test/contract/pg-locks.test.ts checks this in pg_locks). A named (prepared)
+ * statement, like the other statements of every entry change: parsed and planned once per connection.
  */
 export async function takeLocks(c: Queryable, locks: AdvisoryLock[]): Promise<void> {
   if (locks.length === 0) return;
-  await c.query(
-    `SELECT CASE WHEN t.shared THEN pg_advisory_xact_lock_shared(hashtextextended(t.name, 0))
+  await c.query({
+    name: 'granary_take_locks',
+    text: `SELECT CASE WHEN t.shared THEN pg_advisory_xact_lock_shared(hashtextextended(t.name, 0))
                  ELSE pg_advisory_xact_lock(hashtextextended(t.name, 0)) END
      FROM unnest($1::text[], $2::boolean[]) AS t(name, shared)`,
-    [locks.map((l) => l.name), locks.map((l) => l.mode === 'shared')],
-  );
+    values: [locks.map((l) => l.name), locks.map((l) => l.mode === 'shared')],
+  });
 }
 
 /** The lock name of a bucket. */

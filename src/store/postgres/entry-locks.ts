@@ -21,7 +21,7 @@
  */
 import { bucketLockName, compareBytes, entryLockNames, takeLocks, type Queryable } from './db.js';
 import { quotaOf } from './bucket-usage.js';
-import type { ObjectRow } from './rows.js';
+import { OBJECT_COLUMNS, type ObjectRow } from './rows.js';
 import type { BucketQuota } from '../../ports/meta.js';
 
 /** A bucket a change touches: `grows` when the change may add entries or bytes to it (quota applies). */
@@ -59,10 +59,13 @@ function retry(): Error {
  * bucket is missing; the entry's columns null when it is absent. FOR UPDATE sits in the lateral subquery (it may
  * not name the nullable side of an outer join).
  */
-const READ_LOCKED = `SELECT t.bucket AS t_bucket, t.key AS t_key, b.name IS NOT NULL AS b_found, b.settings AS b_settings, o.*
+const READ_LOCKED = `SELECT t.bucket AS t_bucket, t.key AS t_key, b.name IS NOT NULL AS b_found, b.settings AS b_settings,
+    ${OBJECT_COLUMNS.split(', ').map((col) => `o.${col}`).join(', ')}
   FROM unnest($1::text[], $2::text[]) AS t(bucket, key)
     LEFT JOIN buckets b ON b.name = t.bucket
     LEFT JOIN LATERAL (SELECT * FROM objects WHERE objects.bucket = t.bucket AND objects.key = t.key FOR UPDATE) o ON true`;
+/** READ_LOCKED runs as a named (prepared) statement; its columns are listed for that (see pg-meta-store.ts). */
+const READ_LOCKED_NAME = 'granary_read_locked';
 
 type ReadRow = { t_bucket: string; t_key: string; b_found: boolean; b_settings: string | null } & (ObjectRow | { [K in keyof ObjectRow]: null });
 
@@ -84,7 +87,11 @@ export async function lockForChange(
     ...names.map((n) => ({ name: bucketLockName(n), mode: exclusive.has(n) ? ('exclusive' as const) : ('shared' as const) })),
     ...entryLockNames(entries).map((name) => ({ name, mode: 'exclusive' as const })),
   ]);
-  const { rows } = await c.query<ReadRow>(READ_LOCKED, [entries.map(([b]) => b), entries.map(([, k]) => k)]);
+  const { rows } = await c.query<ReadRow>({
+    name: READ_LOCKED_NAME,
+    text: READ_LOCKED,
+    values: [entries.map(([b]) => b), entries.map(([, k]) => k)],
+  });
   const settled = new Map<string, LockedBucket | undefined>();
   const found = new Map<string, ObjectRow>();
   let missed = false;

@@ -48,7 +48,7 @@ import { listPage } from './list-query.js';
 import { piecesOf } from './manifests.js';
 import { migrate } from './migrations.js';
 import { openQueues, type PgQueues } from './queues.js';
-import { rowValues, toBlobState, toRecord, UPSERT_OBJECT, type BlobRow, type ObjectRow } from './rows.js';
+import { OBJECT_COLUMNS, rowValues, toBlobState, toRecord, UPSERT_OBJECT, type BlobRow, type ObjectRow } from './rows.js';
 import { PgSessions } from './sessions.js';
 
 /** The columns of a bucket record. */
@@ -95,6 +95,21 @@ const ENTRY_WITH_BLOB = `SELECT o.*, bl.block_bytes AS bl_block_bytes, bl.sums A
     b.settings AS b_settings
   FROM objects o JOIN buckets b ON b.name = o.bucket LEFT JOIN blobs bl ON bl.id = o.blob_id
   WHERE o.bucket = $1 AND o.key = $2`;
+
+/**
+ * The download read (getBucketAndObject): the bucket, its entry under `$2` with its blob's integrity facts and the
+ * inline bytes, in one statement. Run as a named (prepared) statement: parsed and planned once per connection, which
+ * on this 4-table join is most of its time. Columns are listed (no `o.*`) so that a column added by a later
+ * migration does not change the prepared statement's result.
+ */
+const BUCKET_AND_ENTRY = `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
+    b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
+    b.nrop AS b_nrop, b.styles AS b_styles, b.settings AS b_settings,
+    ${OBJECT_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')},
+    bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt, ib.data AS ib_data
+  FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = $2
+    LEFT JOIN blobs bl ON bl.id = o.blob_id LEFT JOIN inline_blobs ib ON ib.id = o.blob_id
+  WHERE b.name = $1`;
 
 /** The over-quota outcome of a refused change. */
 type Refused = { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal };
@@ -287,14 +302,9 @@ export class PgMetaStore implements MetaStore {
 
   async getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }> {
     const { rows } = await this.db.query<Prefixed<BucketRow> & Omit<ObjectRow, 'blob_id'> & { blob_id: string | null }>(
-      `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
-              b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
-              b.nrop AS b_nrop, b.styles AS b_styles, b.settings AS b_settings, o.*,
-              bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt, ib.data AS ib_data
-       FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = $2
-         LEFT JOIN blobs bl ON bl.id = o.blob_id LEFT JOIN inline_blobs ib ON ib.id = o.blob_id
-       WHERE b.name = $1`,
+      BUCKET_AND_ENTRY,
       [bucket, key],
+      'granary_bucket_and_entry',
     );
     const row = rows[0];
     if (!row) return {};
