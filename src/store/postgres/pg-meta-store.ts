@@ -139,8 +139,9 @@ export class PgMetaStore implements MetaStore {
   }
 
   /**
-   * Connects to `url` (pool size and timeouts: `opts`, db.ts), applies the missing migrations, and opens the stores. `owner` is the identity of the process
-   * (workers/identity.ts); offline users get a random one that never holds a process lease.
+   * Connects to `url` (pool size and timeouts: `opts`, db.ts), applies the missing migrations, and opens the
+   * stores. `owner` is the identity of the process (workers/identity.ts); offline users get a random one that never
+   * holds a process lease.
    */
   static async open(url: string, owner?: string, opts: PgDbOptions = {}): Promise<PgMetaStore> {
     const db = new PgDb(url, opts);
@@ -327,8 +328,8 @@ export class PgMetaStore implements MetaStore {
 
   /**
    * The live entry at (bucket, key) on the transaction `c` (which holds the key's lock), as `locked` read it (its
-   * row locked), as stored (its own lifecycle); an expired one — past its own expireAt or deleted by the bucket's lifecycle
-   * `rules` — is deleted and its blob released into `freed`.
+   * row locked), as stored (its own lifecycle); an expired one — past its own expireAt or deleted by the bucket's
+   * lifecycle `rules` — is deleted and its blob released into `freed`.
    */
   private async liveRow(
     c: Queryable,
