@@ -167,6 +167,14 @@ export interface Config {
    * `postgresql://`): a PostgreSQL database shared by every node (cluster mode; the root key pair is kept there too).
    */
   metadata: MetadataConfig;
+  /** GRANARY_PG_POOL: connections of this process's PostgreSQL pool (cluster mode; default 16, 1–1000). */
+  pgPool: number;
+  /**
+   * GRANARY_PG_TIMEOUT: seconds (default 30, 1–3600) before a PostgreSQL statement (lock waits included) or a
+   * session idle inside a transaction is cancelled by the server; connecting gives up after min(10, this) seconds,
+   * a statement without any answer 2 s after this. The request then answers 599 (README "Running a cluster").
+   */
+  pgTimeoutSeconds: number;
   /**
    * GRANARY_CONSOLE_PORT: TCP port of the console listener (web console and `/metrics`; default 9001).
    * Absent when GRANARY_CONSOLE_PORT=0, which disables the listener; 0 set here in code means any free port (tests).
@@ -336,6 +344,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
     blobs: blobsVar(env),
     metadata: metadataVar(env),
+    pgPool: intVar(env, 'GRANARY_PG_POOL', 16, 1, 1000),
+    pgTimeoutSeconds: intVar(env, 'GRANARY_PG_TIMEOUT', 30, 1, 3600),
     consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
     logFormat: logFormatVar(env),
   };

@@ -129,6 +129,7 @@ const CATALOGUE = {
   storageDenied: [599, 'storage permission denied: the data directory is not writable by the server'],
   storageIo: [599, 'storage I/O error'],
   storageRemote: [599, 'the object store (S3) failed or did not answer'],
+  metadataRemote: [599, 'the metadata database (PostgreSQL) failed or did not answer'],
 } as const satisfies Record<string, Entry>;
 
 /** A detail appended to an entry's message after `: ` (what failed, which parameter, …). */
@@ -181,9 +182,9 @@ function buildFactories(): Factories {
 }
 
 /**
- * Errors of the file system (errno codes), of SQLite (result codes) and of the S3 BlobStore (`S3_…` codes) that
- * mean the storage itself failed, mapped to the storage entries of the catalogue. Anything else is not a storage
- * failure (undefined).
+ * Errors of the file system (errno codes), of SQLite (result codes), of the S3 BlobStore (`S3_…` codes) and of the
+ * PostgreSQL MetaStore (`PG_…` codes) that mean the storage itself failed, mapped to the storage entries of the
+ * catalogue. Anything else is not a storage failure (undefined).
  */
 const STORAGE_CODES: ReadonlyArray<[RegExp, ErrorFactory<ErrorKind>]> = [
   [/^(ENOSPC|EDQUOT|SQLITE_FULL|S3_QuotaExceeded)$/, Errors.storageFull],
@@ -192,6 +193,8 @@ const STORAGE_CODES: ReadonlyArray<[RegExp, ErrorFactory<ErrorKind>]> = [
   [/^(EIO|ENXIO|EUCLEAN|EBADMSG|SQLITE_IOERR(_\w+)?|SQLITE_CORRUPT(_\w+)?|SQLITE_NOTADB)$/, Errors.storageIo],
   // Any other failure of the S3 BlobStore (store/s3/s3-errors.ts: `S3_<S3 error code or errno>`).
   [/^S3_\w+$/, Errors.storageRemote],
+  // The PostgreSQL MetaStore's database failed or is unreachable (store/postgres/pg-errors.ts: `PG_<reason>`).
+  [/^PG_\w+$/, Errors.metadataRemote],
 ];
 
 /**

@@ -81,14 +81,33 @@ function pipeRead(g: Granary, source: Readable, out: Transform, target: CorruptT
  */
 export function readObject(g: Granary, rec: ObjectRecord, range?: ByteRange): Readable {
   if (rec.pieces) return readManifest(g, { ...rec, pieces: rec.pieces }, range);
-  return rec.sums ? verifiedStream(g, targetOf(rec), rec.fsize, rec.sums, range) : readLegacy(g, rec, range);
+  return rec.sums ? verifiedStream(g, targetOf(rec), rec.fsize, rec.sums, range, rec.inline) : readLegacy(g, rec, range);
 }
 
-/** The verified bytes of a blob of `size` bytes (or of `range`), reading whole blocks around the range. */
-export function verifiedStream(g: Granary, target: CorruptTarget, size: number, sums: BlobSums, range?: ByteRange): Readable {
+/**
+ * The bytes of blob `blobId` (or of `range`): `inline`, the bytes of an inline blob the entry read carried
+ * (ObjectRecord.inline), when given, else a read of the BlobStore.
+ */
+function blobRead(g: Granary, blobId: string, range: ByteRange | undefined, inline: Buffer | undefined): Readable {
+  if (!inline) return g.blobs.read(blobId, range);
+  return Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline], { objectMode: false });
+}
+
+/**
+ * The verified bytes of a blob of `size` bytes (or of `range`), reading whole blocks around the range; `inline`:
+ * the blob's bytes when the entry read carried them (ObjectRecord.inline), verified all the same.
+ */
+export function verifiedStream(
+  g: Granary,
+  target: CorruptTarget,
+  size: number,
+  sums: BlobSums,
+  range?: ByteRange,
+  inline?: Buffer,
+): Readable {
   const window = range ?? { start: 0, end: size - 1 };
   const aligned = alignedRange(window, size, sums.blockBytes);
-  const source = g.blobs.read(target.blobId, range ? aligned : undefined);
+  const source = blobRead(g, target.blobId, range ? aligned : undefined, inline);
   const verify = new VerifyingStream(sums, size, window, aligned.start, (m) => readFailure(g, target, m));
   return pipeRead(g, source, verify, target);
 }
@@ -143,7 +162,7 @@ export async function readObjectSmall(g: Granary, rec: ObjectRecord): Promise<Bu
   checkNotCorrupt(rec);
   let bytes: Buffer;
   try {
-    bytes = await g.blobs.readSmall(rec.blobId, rec.fsize);
+    bytes = rec.inline ?? (await g.blobs.readSmall(rec.blobId, rec.fsize));
   } catch (err) {
     throw readFailure(g, targetOf(rec), err);
   }
@@ -211,7 +230,7 @@ async function checkLegacyBuffer(g: Granary, rec: ObjectRecord, bytes: Buffer): 
  * digest matched the entry (then its checksums are recorded).
  */
 function readLegacy(g: Granary, rec: ObjectRecord, range?: ByteRange): Readable {
-  const source = g.blobs.read(rec.blobId, range);
+  const source = blobRead(g, rec.blobId, range, rec.inline);
   if (range) return pipeRead(g, source, new Transform({ transform: (c: Buffer, _e, cb) => cb(null, c) }), targetOf(rec));
   const digest = new DigestingStream();
   digest.resume();

@@ -208,6 +208,12 @@ export interface ObjectRecord {
    * for plain blobs). `corrupt` is then true when any piece was found corrupt.
    */
   pieces?: StoredPiece[];
+  /**
+   * The bytes of an inline blob (store/inline-blob-store.ts), read with the entry by `getBucketAndObject` (the
+   * download read) so that serving it needs no second query; absent for file blobs and from other reads. Verified
+   * against `sums` like any blob's bytes (objects/verified-read.ts).
+   */
+  inline?: Buffer;
 }
 
 /** Lifecycle transition times in Unix seconds (absent = none scheduled). */
@@ -383,7 +389,10 @@ export interface MetaStore {
 
   /** The entry (lifecycle rules applied; expired entries included: callers check `expireAt`). */
   getObject(bucket: string, key: string): Promise<ObjectRecord | undefined>;
-  /** The bucket and the entry under `key` in one read (the download path); the entry as `getObject` answers it. */
+  /**
+   * The bucket and the entry under `key` in one read (the download path); the entry as `getObject` answers it,
+   * plus the bytes of an inline blob (`ObjectRecord.inline`).
+   */
   getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }>;
   /**
    * Commits an entry pointing at a new blob, atomically. With `insertOnly`, an existing entry with the same

@@ -3,7 +3,8 @@
  * primary and the CLI's offline commands).
  *
  * - Metadata (GRANARY_METADATA): SQLite `<dataDir>/meta.db` (embedded, default) or PostgreSQL (cluster mode: every
- *   node opens the same database; migrations run at open, store/postgres/migrations.ts).
+ *   node opens the same database; migrations run at open, store/postgres/migrations.ts; pool size and timeouts
+ *   GRANARY_PG_POOL, GRANARY_PG_TIMEOUT).
  * - Blobs (GRANARY_BLOBS): files under `<dataDir>/blobs/` (default) or an S3 bucket, with local copies for
  *   ffmpeg/heif-convert under `<dataDir>/blob-cache/<worker slot>/`. Small objects' bytes live in the metadata
  *   database either way (store/inline-blob-store.ts).
@@ -31,7 +32,7 @@ export interface Stores {
 }
 
 /** What the factory reads from the configuration. */
-export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata'>;
+export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'>;
 
 /**
  * Opens the configured stores. `identity` is the serving process's (workers/identity.ts): its owner is recorded on
@@ -58,7 +59,9 @@ export async function openStores(config: StoreConfig, identity?: ProcessIdentity
 }
 
 async function openMeta(config: StoreConfig, identity: ProcessIdentity | undefined): Promise<MetaStore> {
-  if (config.metadata.kind === 'postgres') return PgMetaStore.open(config.metadata.url, identity?.owner);
+  if (config.metadata.kind === 'postgres') {
+    return PgMetaStore.open(config.metadata.url, identity?.owner, { max: config.pgPool, timeoutSeconds: config.pgTimeoutSeconds });
+  }
   const sqlite = new SqliteMetaStore(join(config.dataDir, 'meta.db'), identity?.owner);
   if (identity !== undefined) sqlite.startCheckpoints();
   return sqlite;

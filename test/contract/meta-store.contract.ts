@@ -220,6 +220,11 @@ export function metaStoreContract(kinds: MetaStoreKinds): void {
       const bytes = Buffer.from('hello inline');
       await s.commitPut(entry('b', 'small', { blobId: id, fsize: bytes.length }), { insertOnly: false, nowSec: NOW, inline: bytes });
       expect(await s.inlineBlob(id)).toEqual(bytes);
+      // The download read carries the bytes (no second query); other reads and file blobs do not.
+      expect((await s.getBucketAndObject('b', 'small')).object?.inline).toEqual(bytes);
+      expect((await s.getObject('b', 'small'))?.inline).toBeUndefined();
+      await s.commitPut(entry('b', 'file'), { insertOnly: false, nowSec: NOW });
+      expect((await s.getBucketAndObject('b', 'file')).object).not.toHaveProperty('inline');
       await s.copyObject({ bucket: 'b', key: 'small' }, { bucket: 'b', key: 'copy' }, { force: false, nowSec: NOW, putTime: PUT });
       expect((await s.deleteObject('b', 'small', NOW)).freedBlobs).toEqual([]);
       expect(await s.inlineBlob(id)).toEqual(bytes);

@@ -4,6 +4,7 @@
  * Range, copy, move, delete, fops and their cache, and a restart; larger ones are files; a data dir written with
  * inline storage off keeps working with it on.
  */
+import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +80,26 @@ describe('small objects inline', () => {
     expect(suffix.body.equals(small.subarray(small.length - 10))).toBe(true);
     const open = await range(s, 'edge', `bytes=${INLINE_MAX - 5}-`);
     expect(open.body.equals(edge.subarray(INLINE_MAX - 5))).toBe(true);
+  });
+
+  it('verifies the inline bytes read with the entry: flipped in the database, GET and Range answer 599, stat shows corrupt', async () => {
+    const bytes = seededBytes('inline-rot', 8 * KiB);
+    await put(s, BUCKET, 'rot', bytes);
+    await expectStored(s, BUCKET, 'rot', bytes);
+    const db = new Database(join(dataDir, 'meta.db'));
+    try {
+      const flipped = Buffer.from(bytes);
+      flipped[5000] = (flipped[5000] ?? 0) ^ 0xff;
+      db.prepare('UPDATE inline_blobs SET data = ? WHERE id = ?').run(flipped, await blobIdOf(s, 'rot'));
+    } finally {
+      db.close();
+    }
+    const get = await fetch(`${s.url}/${BUCKET}/rot`);
+    expect(get.status).toBe(599);
+    expect(await get.json()).toEqual({ error: expect.stringMatching(/corrupt/) });
+    expect((await range(s, 'rot', 'bytes=4900-5100')).status).toBe(599);
+    const st = await rawOp(s, `/stat/${entry(BUCKET, 'rot')}`, { method: 'GET' });
+    expect(st.json).toMatchObject({ corrupt: true, fsize: bytes.length });
   });
 
   it('copy and move share the inline bytes; the last delete frees them', async () => {

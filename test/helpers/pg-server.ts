@@ -32,6 +32,16 @@ export interface PgTestServer {
   createDatabase(name?: string, template?: string): Promise<string>;
   /** Stops the server (fast shutdown) and removes its files. */
   stop(): Promise<void>;
+  /** Stops the server (fast shutdown) and keeps its files: an outage; `start` ends it. */
+  halt(): Promise<void>;
+  /** Starts a halted server again, on the same port and files; resolves once it accepts connections. */
+  start(): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP to the postmaster and every backend): connections stay open but nothing answers,
+   * as on a hung machine; `thaw` (SIGCONT) ends it.
+   */
+  freeze(): Promise<void>;
+  thaw(): Promise<void>;
 }
 
 /** The uid/gid of the `postgres` user when we are root (initdb refuses root), none otherwise (run as ourselves). */
@@ -74,30 +84,62 @@ export async function startPgServer(opts: PgServerOptions = {}): Promise<PgTestS
     '-c', 'log_min_messages=warning',
     ...(opts.volatile ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
   ];
-  const child: ChildProcess = spawn(join(BIN, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...user, env });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  let child: ChildProcess | undefined;
   const kill = (): void => {
-    child.kill('SIGKILL');
+    child?.kill('SIGKILL');
   };
   process.once('exit', kill);
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  // Wait until it accepts connections (or died).
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`postgres exited at start: ${stderr}`);
-    const c = new pg.Client({ connectionString: url });
-    try {
-      await c.connect();
-      await c.end();
-      break;
-    } catch {
-      await c.end().catch(() => undefined);
-      if (i > 200) throw new Error(`postgres did not start: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
+  /** Starts the postmaster and waits until it accepts connections (or died). */
+  const launch = async (): Promise<void> => {
+    const proc = spawn(join(BIN, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...user, env });
+    child = proc;
+    let stderr = '';
+    proc.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    for (let i = 0; ; i++) {
+      if (proc.exitCode !== null) throw new Error(`postgres exited at start: ${stderr}`);
+      const c = new pg.Client({ connectionString: url });
+      try {
+        await c.connect();
+        await c.end();
+        break;
+      } catch {
+        await c.end().catch(() => undefined);
+        if (i > 200) throw new Error(`postgres did not start: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
     }
-  }
+  };
+  /** Fast shutdown of the running postmaster. */
+  const halt = async (): Promise<void> => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGINT'); // fast shutdown
+    await exited;
+  };
+  /** The postmaster and its backends (children). */
+  const processes = async (): Promise<number[]> => {
+    const pid = child?.pid;
+    if (pid === undefined) return [];
+    const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(pid)]).catch(() => ({ stdout: '' }));
+    return [pid, ...stdout.split(/\s+/).filter(Boolean).map(Number)];
+  };
+  /** Sends `signal` to the postmaster and its backends (one that exited meanwhile is skipped). */
+  let frozen = false;
+  const signalAll = async (signal: NodeJS.Signals): Promise<void> => {
+    for (const pid of await processes()) {
+      try {
+        process.kill(pid, signal);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+      }
+    }
+    frozen = signal === 'SIGSTOP';
+  };
+  await launch();
   return {
     url,
     port,
@@ -113,12 +155,13 @@ export async function startPgServer(opts: PgServerOptions = {}): Promise<PgTestS
     },
     async stop(): Promise<void> {
       process.removeListener('exit', kill);
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGINT'); // fast shutdown
-        await exited;
-      }
+      if (frozen) await signalAll('SIGCONT');
+      await halt();
       await rm(dir, { recursive: true, force: true });
     },
+    halt,
+    start: launch,
+    freeze: () => signalAll('SIGSTOP'),
+    thaw: () => signalAll('SIGCONT'),
   };
 }

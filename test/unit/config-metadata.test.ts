@@ -1,4 +1,4 @@
-/** GRANARY_METADATA: the embedded SQLite by default, a postgres:// URL for cluster mode, a clear error otherwise. */
+/** GRANARY_METADATA: the embedded SQLite by default, a postgres:// URL for cluster mode, a clear error otherwise; the pool settings. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
@@ -23,5 +23,14 @@ describe('GRANARY_METADATA', () => {
     expect(() => metadata('sqlite:meta.db')).toThrow(/GRANARY_METADATA/);
     expect(() => metadata('postgres://u:secret@[bad/granary')).toThrow(/GRANARY_METADATA .*not a valid URL/);
     expect(() => metadata('postgres://u:secret@[bad/granary')).not.toThrow(/secret/);
+  });
+});
+
+describe('GRANARY_PG_POOL and GRANARY_PG_TIMEOUT', () => {
+  it('default to 16 connections and 30 seconds; take integers in range; refuse anything else by name', () => {
+    expect(loadConfig({})).toMatchObject({ pgPool: 16, pgTimeoutSeconds: 30 });
+    expect(loadConfig({ GRANARY_PG_POOL: '4', GRANARY_PG_TIMEOUT: '2' })).toMatchObject({ pgPool: 4, pgTimeoutSeconds: 2 });
+    expect(() => loadConfig({ GRANARY_PG_POOL: '0' })).toThrow(/GRANARY_PG_POOL must be an integer between 1 and 1000/);
+    expect(() => loadConfig({ GRANARY_PG_TIMEOUT: '1.5' })).toThrow(/GRANARY_PG_TIMEOUT must be an integer between 1 and 3600/);
   });
 });

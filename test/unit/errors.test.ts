@@ -39,6 +39,8 @@ const STORAGE_CASES: [string, ErrorKind][] = [
   ['S3_QuotaExceeded', 'storageFull'],
   ['S3_AccessDenied', 'storageRemote'],
   ['S3_ECONNREFUSED', 'storageRemote'],
+  ['PG_UNREACHABLE', 'metadataRemote'],
+  ['PG_DISK_FULL', 'metadataRemote'],
 ];
 
 /** Text of every .ts file under src/ but errors.ts. */

@@ -12,7 +12,9 @@
 import type { BlobSums } from '../../ports/blob.js';
 import { isManifestId, type ManifestPiece } from '../../ports/manifest.js';
 import { isInlineBlobId } from '../inline-blob-store.js';
+import type { ObjectRecord } from '../../ports/meta.js';
 import type { Queryable } from './db.js';
+import { rowValues, UPSERT_OBJECT } from './rows.js';
 
 /**
  * One more reference to `blobId` on the transaction `c`. A new blob's `size` (bytes) and checksums are recorded
@@ -25,6 +27,24 @@ export async function addRef(c: Queryable, blobId: string, size?: number, sums?:
     [blobId, size ?? null, sums?.blockBytes ?? null, sums?.crc32 ?? null],
   );
   if (inline) await c.query('INSERT INTO inline_blobs (id, data) VALUES ($1, $2)', [blobId, inline]);
+}
+
+/**
+ * One more reference to `rec.blobId` (as `addRef`: a new blob's `size`, checksums and `inline` bytes recorded with
+ * it) and the entry `rec` inserted or put in place of the one at its (bucket, key), in ONE statement (the blob
+ * writes as CTEs of the entry's upsert; they touch other tables, so their order does not matter). A named (prepared)
+ * statement.
+ */
+export async function addRefAndUpsert(c: Queryable, rec: ObjectRecord, sums?: BlobSums, inline?: Buffer): Promise<void> {
+  await c.query({
+    name: 'granary_add_ref_and_upsert',
+    text: `WITH ref AS (
+       INSERT INTO blobs (id, refs, size, block_bytes, sums) VALUES ($3, 1, $18::bigint, $19::integer, $20::bytea)
+       ON CONFLICT (id) DO UPDATE SET refs = blobs.refs + 1),
+     bytes AS (INSERT INTO inline_blobs (id, data) SELECT $3, $21::bytea WHERE $21::bytea IS NOT NULL)
+     ${UPSERT_OBJECT}`,
+    values: [...rowValues(rec), rec.fsize, sums?.blockBytes ?? null, sums?.crc32 ?? null, inline ?? null],
+  });
 }
 
 /**
@@ -49,22 +69,41 @@ export async function addManifest(c: Queryable, id: string, size: number, pieces
  */
 export async function releaseRef(c: Queryable, blobId: string, freed: string[]): Promise<void> {
   const { rows } = await c.query<{ refs: number }>('UPDATE blobs SET refs = refs - 1 WHERE id = $1 RETURNING refs', [blobId]);
-  const row = rows[0];
-  if (!row || row.refs > 0) return;
-  await c.query('DELETE FROM blobs WHERE id = $1', [blobId]);
+  await released(c, blobId, rows[0]?.refs, freed);
+}
+
+/**
+ * Deletes the entry at (`bucket`, `key`), whose blob is `blobId`, and releases that reference (as `releaseRef`),
+ * the deletion and the count's decrement in one statement.
+ */
+export async function deleteEntryAndRelease(c: Queryable, bucket: string, key: string, blobId: string, freed: string[]): Promise<void> {
+  const { rows } = await c.query<{ refs: number }>(
+    `WITH gone AS (DELETE FROM objects WHERE bucket = $1 AND key = $2)
+     UPDATE blobs SET refs = refs - 1 WHERE id = $3 RETURNING refs`,
+    [bucket, key, blobId],
+  );
+  await released(c, blobId, rows[0]?.refs, freed);
+}
+
+/** After a decrement of `blobId`'s count to `refs` (undefined: no row): what a count of zero frees. */
+async function released(c: Queryable, blobId: string, refs: number | undefined, freed: string[]): Promise<void> {
+  if (refs === undefined || refs > 0) return;
+  // Each: the blob's row and what hangs on it, in one statement.
   if (isManifestId(blobId)) {
     const pieces = await c.query<{ piece_id: string }>(
-      'DELETE FROM manifest_pieces WHERE manifest_id = $1 RETURNING piece_id, seq',
+      `WITH b AS (DELETE FROM blobs WHERE id = $1) DELETE FROM manifest_pieces WHERE manifest_id = $1 RETURNING piece_id, seq`,
       [blobId],
     );
     for (const p of pieces.rows) await releaseRef(c, p.piece_id, freed);
     return;
   }
   if (isInlineBlobId(blobId)) {
-    await c.query('DELETE FROM inline_blobs WHERE id = $1', [blobId]);
+    await c.query('WITH b AS (DELETE FROM blobs WHERE id = $1) DELETE FROM inline_blobs WHERE id = $1', [blobId]);
     return;
   }
-  await c.query('INSERT INTO blob_deletions (id) VALUES ($1) ON CONFLICT DO NOTHING', [blobId]);
+  await c.query('WITH b AS (DELETE FROM blobs WHERE id = $1) INSERT INTO blob_deletions (id) VALUES ($1) ON CONFLICT DO NOTHING', [
+    blobId,
+  ]);
   freed.push(blobId);
 }
 

@@ -14,10 +14,17 @@
  * A hash collision between two locks only makes two transactions wait for each other, never a wrong outcome.
  * Serialization failures and deadlocks (SQLSTATE 40001, 40P01) are retried by `tx` with a short random back-off.
  *
+ * Failures: nothing waits forever (GRANARY_PG_TIMEOUT, `timeoutSeconds`): a connection is given up after
+ * min(10 s, the timeout); the server cancels a statement (lock waits included) after the timeout and ends a session
+ * left idle inside a transaction (a frozen node must not hold its locks) after it; a statement without any answer
+ * (the server frozen) is abandoned 2 s after that and its connection dropped. Errors meaning the database failed or
+ * is unreachable are thrown as `PgUnavailable` (pg-errors.ts: 599 `metadataRemote` for the client).
+ *
  * Numbers: `int8` columns are parsed to `bigint` (put_time is 100-ns units and exceeds 2^53); callers convert
  * sizes with Number(). `bytea` is a Buffer.
  */
 import pg from 'pg';
+import { fromPg, unavailableReason } from './pg-errors.js';
 
 /** A connection inside a transaction (or the pool itself for single statements). */
 export type Queryable = Pick<pg.PoolClient, 'query'>;
@@ -38,11 +45,28 @@ const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 20;
 
 export interface PgDbOptions {
-  /** Connections of this process's pool (default 16). */
+  /** Connections of this process's pool (GRANARY_PG_POOL, default 16). */
   max?: number;
   /** Name shown in pg_stat_activity. */
   applicationName?: string;
+  /**
+   * GRANARY_PG_TIMEOUT, seconds (default 30): statement and idle-in-transaction timeout; connecting times out after
+   * min(10, this) seconds; a statement with no answer at all is abandoned 2 s after it.
+   */
+  timeoutSeconds?: number;
 }
+
+/** Defaults of PgDbOptions. */
+export const PG_DEFAULTS = { max: 16, timeoutSeconds: 30 } as const;
+
+/** Longest connection attempt, ms (shorter when the timeout is). */
+const MAX_CONNECT_MS = 10_000;
+
+/** How long after the server's statement_timeout a statement without any answer is abandoned, ms. */
+const NO_ANSWER_GRACE_MS = 2_000;
+
+/** A client-side timeout longer than any statement (migrations): setTimeout's largest delay, ms. */
+export const NO_QUERY_TIMEOUT = 2 ** 31 - 1;
 
 export class PgDb {
   readonly pool: pg.Pool;
@@ -53,20 +77,38 @@ export class PgDb {
     readonly url: string,
     opts: PgDbOptions = {},
   ) {
+    const timeoutMs = (opts.timeoutSeconds ?? PG_DEFAULTS.timeoutSeconds) * 1000;
     this.pool = new pg.Pool({
       connectionString: url,
-      max: opts.max ?? 16,
+      max: opts.max ?? PG_DEFAULTS.max,
       application_name: opts.applicationName ?? 'granary',
       types,
+      keepAlive: true,
+      connectionTimeoutMillis: Math.min(MAX_CONNECT_MS, timeoutMs),
+      statement_timeout: timeoutMs,
+      idle_in_transaction_session_timeout: timeoutMs,
+      query_timeout: timeoutMs + NO_ANSWER_GRACE_MS,
     });
     // An idle client's error (the server went away) must not crash the process; the next query reports it.
     this.pool.on('error', () => undefined);
   }
 
-  /** One statement outside any transaction (autocommit). */
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    return this.pool.query<R>(text, values);
+  /**
+   * One statement outside any transaction (autocommit). Throws PgUnavailable when the database failed. `name`: run
+   * it as a named prepared statement (parsed and planned once per connection; for hot reads).
+   */
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], name?: string): Promise<pg.QueryResult<R>> {
+    try {
+      return await (name !== undefined ? this.pool.query<R>({ name, text, values }) : this.pool.query<R>(text, values));
+    } catch (err) {
+      throw fromPg(err);
+    }
   }
+
+  /** The pool as a Queryable whose failures are mapped like `query`'s (for helpers shared with transactions). */
+  readonly autocommit: Queryable = {
+    query: ((text: string, values?: unknown[]) => this.query(text, values)) as Queryable['query'],
+  };
 
   /**
    * Runs `fn` in a READ COMMITTED transaction on one connection and commits; rolls back when it throws (the error
@@ -75,7 +117,16 @@ export class PgDb {
    */
   async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const c = await this.pool.connect();
+      let c: pg.PoolClient;
+      try {
+        c = await this.pool.connect();
+      } catch (err) {
+        throw fromPg(err);
+      }
+      // A checked-out client has no listener of its own (pg-pool's is for idle ones): the connection dropping
+      // between two statements must not crash the process; the next statement fails instead.
+      const onError = (): void => undefined;
+      c.on('error', onError);
       let broken = false;
       const hooks: Array<() => void> = [];
       this.commitHooks.set(c, hooks);
@@ -88,18 +139,25 @@ export class PgDb {
         return out;
       } catch (err) {
         this.commitHooks.delete(c);
-        try {
-          await c.query('ROLLBACK');
-        } catch {
-          broken = true;
+        // A lost connection (or one without an answer: the driver's errors carry no code) cannot roll back:
+        // dropping it ends the transaction.
+        broken = (err as { code?: unknown }).code === undefined && unavailableReason(err) !== undefined;
+        if (!broken) {
+          try {
+            await c.query('ROLLBACK');
+          } catch {
+            broken = true;
+          }
         }
         const code = (err as { code?: string }).code;
         if (code !== undefined && RETRYABLE.has(code) && attempt < MAX_ATTEMPTS) {
           await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
           continue;
         }
-        throw err;
+        throw fromPg(err);
       } finally {
+        // A broken client is discarded: it keeps the listener for whatever its socket still reports.
+        if (!broken) c.removeListener('error', onError);
         c.release(broken);
       }
     }
@@ -130,22 +188,53 @@ function runHook(hook: () => void): void {
   }
 }
 
-/** A 64-bit advisory lock key for `text` (PostgreSQL's own hash, so every node computes the same key). */
-const LOCK_SQL = (fn: string): string => `SELECT ${fn}(hashtextextended($1, 0))`;
+/** An advisory lock to take: its name (hashed to PostgreSQL's 64-bit key) and mode. */
+export interface AdvisoryLock {
+  name: string;
+  mode: 'shared' | 'exclusive';
+}
+
+/**
+ * Takes transaction-scoped advisory locks (held until the transaction ends) in ONE statement, in the order of
+ * `locks` (callers sort them: bucket locks, then entry locks, see the module comment). The key of a lock is
+ * PostgreSQL's own hash of its name (`hashtextextended(name, 0)`), so every node computes the same key.
+ * Order: `unnest` yields the array in order and the scan evaluates each row's lock call before reading the next row
+ * (no ORDER BY, no sort: the calls run as the rows stream), so a statement waiting on its n-th lock holds the ones
+ * before it and none after it (test/contract/pg-locks.test.ts checks this in pg_locks). A named (prepared)
+ * statement, like the other statements of every entry change: parsed and planned once per connection.
+ */
+export async function takeLocks(c: Queryable, locks: AdvisoryLock[]): Promise<void> {
+  if (locks.length === 0) return;
+  await c.query({
+    name: 'granary_take_locks',
+    text: `SELECT CASE WHEN t.shared THEN pg_advisory_xact_lock_shared(hashtextextended(t.name, 0))
+                 ELSE pg_advisory_xact_lock(hashtextextended(t.name, 0)) END
+     FROM unnest($1::text[], $2::boolean[]) AS t(name, shared)`,
+    values: [locks.map((l) => l.name), locks.map((l) => l.mode === 'shared')],
+  });
+}
+
+/** The lock name of a bucket. */
+export function bucketLockName(bucket: string): string {
+  return `bucket/${bucket}`;
+}
+
+/** The lock names of entries ([bucket, key]), deduplicated, in (bucket, key) byte order. */
+export function entryLockNames(entries: Array<[bucket: string, key: string]>): string[] {
+  return [...new Set(entries.map(([b, k]) => `entry/${b}/${k}`))].sort(compareBytes);
+}
 
 /**
  * Takes the transaction-scoped advisory locks of `buckets` (`shared` or `exclusive`), in name order (byte order),
  * held until the transaction ends.
  */
 export async function lockBuckets(c: Queryable, buckets: string[], mode: 'shared' | 'exclusive'): Promise<void> {
-  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  for (const name of [...new Set(buckets)].sort(compareBytes)) await c.query(LOCK_SQL(fn), [`bucket/${name}`]);
+  await takeLocks(c, [...new Set(buckets)].sort(compareBytes).map((name) => ({ name: bucketLockName(name), mode })));
 }
 
 /** Takes the exclusive transaction-scoped advisory locks of entries, in (bucket, key) byte order. */
 export async function lockEntries(c: Queryable, entries: Array<[bucket: string, key: string]>): Promise<void> {
-  const names = [...new Set(entries.map(([b, k]) => `entry/${b}/${k}`))].sort(compareBytes);
-  for (const name of names) await c.query(LOCK_SQL('pg_advisory_xact_lock'), [name]);
+  await takeLocks(c, entryLockNames(entries).map((name) => ({ name, mode: 'exclusive' as const })));
 }
 
 /** Byte-wise (UTF-8) comparison of two strings, the order of `COLLATE "C"`. */

@@ -1,19 +1,27 @@
 /**
  * The locks an entry change takes at its start (db.ts module comment: bucket locks, then entry locks, each in byte
- * order, so no two transactions wait for each other in a cycle), and the locked read of an entry.
+ * order, so no two transactions wait for each other in a cycle), and the locked read of its buckets and entries.
  *
- * `lockForChange` reads the buckets' settings, takes each bucket's advisory lock — exclusive for a bucket the change
- * may grow that has a quota (bucket-usage.ts), shared otherwise — then re-reads the settings under the locks.
- * Settings change only under the exclusive lock (updateBucketSettings), so the re-read is final; if it shows a
- * quota appearing since the first read, the shared lock is not enough and the transaction is retried from the start
- * (a serialization failure, SQLSTATE 40001, which PgDb.tx retries). Then it takes the entry locks.
+ * `lockForChange` costs two statements (issue 14 follow-up: each round trip to PostgreSQL is most of a small
+ * change's time):
+ * 1. every advisory lock at once (db.ts `takeLocks`, in order): each bucket's — exclusive for a bucket the change
+ *    may grow that has a quota (bucket-usage.ts), shared otherwise — then each entry's (exclusive);
+ * 2. then, in a later statement (a statement's snapshot is taken at its start: only one that starts after the entry
+ *    locks are held sees the last change of their previous holder), the buckets' settings and the entry rows,
+ *    the rows locked `FOR UPDATE`.
+ * Which buckets have a quota is guessed before statement 1 from `QuotaHints`, what this process last saw of each
+ * bucket. Settings change only under the exclusive lock (updateBucketSettings), so statement 2's settings are final;
+ * when they show a quota the guess missed (set by another node since), the shared lock is not enough and the
+ * transaction is retried from the start (a serialization failure, SQLSTATE 40001, which PgDb.tx retries) with the
+ * hint now right. A wrong guess the other way (exclusive without a quota) is only stronger than needed; the hint is
+ * corrected for the next change.
  *
- * Entry rows are read `FOR UPDATE` (`lockedRow`): the sweeps, which take no advisory locks, delete rows they lock
- * with `FOR UPDATE SKIP LOCKED`, so a row is never changed by a sweep and a change at once.
+ * Entry rows are read `FOR UPDATE`: the sweeps, which take no advisory locks, delete rows they lock with
+ * `FOR UPDATE SKIP LOCKED`, so a row is never changed by a sweep and a change at once.
  */
-import { compareBytes, lockBuckets, lockEntries, type Queryable } from './db.js';
+import { bucketLockName, compareBytes, entryLockNames, takeLocks, type Queryable } from './db.js';
 import { quotaOf } from './bucket-usage.js';
-import type { ObjectRow } from './rows.js';
+import { OBJECT_COLUMNS, type ObjectRow } from './rows.js';
 import type { BucketQuota } from '../../ports/meta.js';
 
 /** A bucket a change touches: `grows` when the change may add entries or bytes to it (quota applies). */
@@ -30,54 +38,78 @@ export interface LockedBucket {
   quota?: BucketQuota;
 }
 
-/** Thrown inside a transaction to have PgDb.tx run it again (a quota appeared between the read and the lock). */
+/** What `lockForChange` read under the locks. */
+export interface LockedChange {
+  /** Each bucket of the change → its settings, undefined when the bucket does not exist. */
+  buckets: Map<string, LockedBucket | undefined>;
+  /** The entry row at (bucket, key), locked `FOR UPDATE`, with every column; undefined when absent. */
+  row(bucket: string, key: string): ObjectRow | undefined;
+}
+
+/** The names of the buckets this process last saw with a quota (one set per store: every node keeps its own). */
+export type QuotaHints = Set<string>;
+
+/** Thrown inside a transaction to have PgDb.tx run it again (a quota the guess missed). */
 function retry(): Error {
   return Object.assign(new Error('bucket quota set while taking locks'), { code: '40001' });
 }
 
-async function readSettings(c: Queryable, names: string[]): Promise<Map<string, string | null>> {
-  const { rows } = await c.query<{ name: string; settings: string | null }>(
-    'SELECT name, settings FROM buckets WHERE name = ANY($1::text[])',
-    [names],
-  );
-  return new Map(rows.map((r) => [r.name, r.settings]));
-}
+/**
+ * The buckets' settings and the entry rows (locked), one row per entry asked: `b_found` false when the entry's
+ * bucket is missing; the entry's columns null when it is absent. FOR UPDATE sits in the lateral subquery (it may
+ * not name the nullable side of an outer join).
+ */
+const READ_LOCKED = `SELECT t.bucket AS t_bucket, t.key AS t_key, b.name IS NOT NULL AS b_found, b.settings AS b_settings,
+    ${OBJECT_COLUMNS.split(', ').map((col) => `o.${col}`).join(', ')}
+  FROM unnest($1::text[], $2::text[]) AS t(bucket, key)
+    LEFT JOIN buckets b ON b.name = t.bucket
+    LEFT JOIN LATERAL (SELECT * FROM objects WHERE objects.bucket = t.bucket AND objects.key = t.key FOR UPDATE) o ON true`;
+/** READ_LOCKED runs as a named (prepared) statement; its columns are listed for that (see pg-meta-store.ts). */
+const READ_LOCKED_NAME = 'granary_read_locked';
+
+type ReadRow = { t_bucket: string; t_key: string; b_found: boolean; b_settings: string | null } & (ObjectRow | { [K in keyof ObjectRow]: null });
 
 /**
- * Takes the bucket locks of `buckets` (see the module comment) and the entry locks of `entries` ([bucket, key]) on
- * the transaction `c`; returns each bucket's settings as seen under its lock.
+ * Takes the bucket locks of `buckets` and the entry locks of `entries` ([bucket, key]; every bucket of `buckets`
+ * has an entry there, and every entry's bucket is in `buckets`) on the transaction `c`, then reads the buckets' settings and the entry rows under them (see the module
+ * comment). `hints` is read to choose the lock modes and updated from what was read.
  */
 export async function lockForChange(
   c: Queryable,
   buckets: BucketUse[],
   entries: Array<[bucket: string, key: string]>,
-): Promise<Map<string, LockedBucket | undefined>> {
-  const names = [...new Set(buckets.map((b) => b.name))];
+  hints: QuotaHints,
+): Promise<LockedChange> {
+  const names = [...new Set(buckets.map((b) => b.name))].sort(compareBytes);
   const grows = new Set(buckets.filter((b) => b.grows).map((b) => b.name));
-  const first = await readSettings(c, names);
-  const exclusive = new Set(names.filter((n) => grows.has(n) && quotaOf(first.get(n)) !== undefined));
-  // One call per mode, in name order across both: lockBuckets sorts within a call, so merge the two ourselves.
-  for (const name of [...names].sort(compareBytes)) {
-    await lockBuckets(c, [name], exclusive.has(name) ? 'exclusive' : 'shared');
-  }
-  const settled = await readSettings(c, names);
-  const out = new Map<string, LockedBucket | undefined>();
-  for (const name of names) {
-    if (!settled.has(name)) {
-      out.set(name, undefined);
+  const exclusive = new Set(names.filter((n) => grows.has(n) && hints.has(n)));
+  await takeLocks(c, [
+    ...names.map((n) => ({ name: bucketLockName(n), mode: exclusive.has(n) ? ('exclusive' as const) : ('shared' as const) })),
+    ...entryLockNames(entries).map((name) => ({ name, mode: 'exclusive' as const })),
+  ]);
+  const { rows } = await c.query<ReadRow>({
+    name: READ_LOCKED_NAME,
+    text: READ_LOCKED,
+    values: [entries.map(([b]) => b), entries.map(([, k]) => k)],
+  });
+  const settled = new Map<string, LockedBucket | undefined>();
+  const found = new Map<string, ObjectRow>();
+  let missed = false;
+  for (const r of rows) {
+    const bucket = r.t_bucket;
+    if (r.bucket !== null) found.set(`${bucket}\n${r.t_key}`, r as ObjectRow);
+    if (settled.has(bucket)) continue;
+    if (!r.b_found) {
+      settled.set(bucket, undefined);
       continue;
     }
-    const settings = settled.get(name) ?? null;
-    const quota = grows.has(name) ? quotaOf(settings) : undefined;
-    if (quota && !exclusive.has(name)) throw retry();
-    out.set(name, quota ? { settings, quota } : { settings });
+    const quota = quotaOf(r.b_settings);
+    if (quota) hints.add(bucket);
+    else hints.delete(bucket);
+    const applies = grows.has(bucket) ? quota : undefined;
+    if (applies && !exclusive.has(bucket)) missed = true;
+    settled.set(bucket, applies ? { settings: r.b_settings, quota: applies } : { settings: r.b_settings });
   }
-  await lockEntries(c, entries);
-  return out;
-}
-
-/** The entry row at (bucket, key), locked until the transaction ends, with every column. */
-export async function lockedRow(c: Queryable, bucket: string, key: string): Promise<ObjectRow | undefined> {
-  const { rows } = await c.query<ObjectRow>('SELECT * FROM objects WHERE bucket = $1 AND key = $2 FOR UPDATE', [bucket, key]);
-  return rows[0];
+  if (missed) throw retry();
+  return { buckets: settled, row: (bucket, key) => found.get(`${bucket}\n${key}`) };
 }

@@ -5,7 +5,8 @@
  * work done). A database migrated by a newer Granary (a version this one does not know) is refused: running old
  * code on a newer schema could corrupt it.
  */
-import type { PgDb } from './db.js';
+import type pg from 'pg';
+import { NO_QUERY_TIMEOUT, type PgDb } from './db.js';
 import { MIGRATIONS, type Migration } from './schema.js';
 
 /** The advisory lock key of migrations (any constant no other lock uses). */
@@ -15,7 +16,10 @@ const MIGRATION_LOCK = 0x6772616e; // 'gran'
 export async function migrate(db: PgDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const c = await db.pool.connect();
   try {
-    await c.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    // A migration (or the wait for another node's) may take longer than GRANARY_PG_TIMEOUT: no timeouts here.
+    await c.query('SET statement_timeout = 0');
+    const slow = (text: string, values?: unknown[]) => c.query({ text, values, query_timeout: NO_QUERY_TIMEOUT } as pg.QueryConfig);
+    await slow('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       await c.query(
         `CREATE TABLE IF NOT EXISTS granary_migrations (
@@ -39,7 +43,7 @@ export async function migrate(db: PgDb, migrations: readonly Migration[] = MIGRA
         if (done.has(m.version)) continue;
         await c.query('BEGIN');
         try {
-          await c.query(m.sql);
+          await slow(m.sql);
           await c.query('INSERT INTO granary_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
           await c.query('COMMIT');
         } catch (err) {
@@ -53,6 +57,11 @@ export async function migrate(db: PgDb, migrations: readonly Migration[] = MIGRA
       await c.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
-    c.release();
+    // Back to the pool with the pool's timeout, or not at all.
+    const reset = await c.query('RESET statement_timeout').then(
+      () => true,
+      () => false,
+    );
+    c.release(!reset);
   }
 }

@@ -39,16 +39,16 @@ import type {
   PutOutcome,
   QuotaRefusal,
 } from '../../ports/meta.js';
-import { addManifest, addRef, releaseRef, releaseRefs } from './blob-refs.js';
-import { bucketUsage, OverQuota, underQuota } from './bucket-usage.js';
-import { lockBuckets, PgDb, type Queryable } from './db.js';
-import { lockedRow, lockForChange } from './entry-locks.js';
+import { addManifest, addRefAndUpsert, deleteEntryAndRelease, releaseRef, releaseRefs } from './blob-refs.js';
+import { bucketUsage, OverQuota, quotaOf, underQuota } from './bucket-usage.js';
+import { lockBuckets, PgDb, type PgDbOptions, type Queryable } from './db.js';
+import { lockForChange, type LockedChange, type QuotaHints } from './entry-locks.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
 import { listPage } from './list-query.js';
 import { piecesOf } from './manifests.js';
 import { migrate } from './migrations.js';
 import { openQueues, type PgQueues } from './queues.js';
-import { rowValues, toBlobState, toRecord, UPSERT_OBJECT, type BlobRow, type ObjectRow } from './rows.js';
+import { OBJECT_COLUMNS, rowValues, toBlobState, toRecord, UPSERT_OBJECT, type BlobRow, type ObjectRow } from './rows.js';
 import { PgSessions } from './sessions.js';
 
 /** The columns of a bucket record. */
@@ -96,6 +96,21 @@ const ENTRY_WITH_BLOB = `SELECT o.*, bl.block_bytes AS bl_block_bytes, bl.sums A
   FROM objects o JOIN buckets b ON b.name = o.bucket LEFT JOIN blobs bl ON bl.id = o.blob_id
   WHERE o.bucket = $1 AND o.key = $2`;
 
+/**
+ * The download read (getBucketAndObject): the bucket, its entry under `$2` with its blob's integrity facts and the
+ * inline bytes, in one statement. Run as a named (prepared) statement: parsed and planned once per connection, which
+ * on this 4-table join is most of its time. Columns are listed (no `o.*`) so that a column added by a later
+ * migration does not change the prepared statement's result.
+ */
+const BUCKET_AND_ENTRY = `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
+    b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
+    b.nrop AS b_nrop, b.styles AS b_styles, b.settings AS b_settings,
+    ${OBJECT_COLUMNS.split(', ').map((c) => `o.${c}`).join(', ')},
+    bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt, ib.data AS ib_data
+  FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = $2
+    LEFT JOIN blobs bl ON bl.id = o.blob_id LEFT JOIN inline_blobs ib ON ib.id = o.blob_id
+  WHERE b.name = $1`;
+
 /** The over-quota outcome of a refused change. */
 type Refused = { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal };
 
@@ -107,6 +122,8 @@ export class PgMetaStore implements MetaStore {
   readonly workflowTemplates: PgQueues['workflowTemplates'];
   readonly leases: PgQueues['leases'];
   readonly sessions: PgSessions;
+  /** The buckets this process last saw with a quota: their entry changes lock them exclusive at once (entry-locks.ts). */
+  private readonly quotaHints: QuotaHints = new Set();
 
   private constructor(
     /** The pool (tests and tools may query it directly). */
@@ -124,11 +141,12 @@ export class PgMetaStore implements MetaStore {
   }
 
   /**
-   * Connects to `url`, applies the missing migrations, and opens the stores. `owner` is the identity of the process
-   * (workers/identity.ts); offline users get a random one that never holds a process lease.
+   * Connects to `url` (pool size and timeouts: `opts`, db.ts), applies the missing migrations, and opens the
+   * stores. `owner` is the identity of the process (workers/identity.ts); offline users get a random one that never
+   * holds a process lease.
    */
-  static async open(url: string, owner?: string): Promise<PgMetaStore> {
-    const db = new PgDb(url);
+  static async open(url: string, owner?: string, opts: PgDbOptions = {}): Promise<PgMetaStore> {
+    const db = new PgDb(url, opts);
     try {
       await migrate(db);
       const who = owner ?? `offline:${process.pid}:${randomBytes(6).toString('hex')}`;
@@ -208,6 +226,9 @@ export class PgMetaStore implements MetaStore {
       if (!rows[0]) return undefined;
       const b = toBucket(rows[0]);
       const settings = mutate(b.settings);
+      // This node's next change of the bucket then locks it in the right mode at once (a hint: entry-locks.ts).
+      const hasQuota = quotaOf(JSON.stringify(settings)) !== undefined;
+      this.db.afterCommit(c, () => void (hasQuota ? this.quotaHints.add(name) : this.quotaHints.delete(name)));
       await c.query('UPDATE buckets SET settings = $1 WHERE name = $2', [
         Object.keys(settings).length > 0 ? JSON.stringify(settings) : null,
         name,
@@ -264,7 +285,7 @@ export class PgMetaStore implements MetaStore {
   async getObject(bucket: string, key: string): Promise<ObjectRecord | undefined> {
     const { rows } = await this.db.query<ObjectRow & { b_settings: string | null }>(ENTRY_WITH_BLOB, [bucket, key]);
     const row = rows[0];
-    return row ? applyRules(await this.withPieces(this.db.pool, toRecord(row)), rulesFromSettings(row.b_settings)) : undefined;
+    return row ? applyRules(await this.withPieces(this.db.autocommit, toRecord(row)), rulesFromSettings(row.b_settings)) : undefined;
   }
 
   /** A single-entry read's record with its manifest's pieces (and `corrupt` when one of them is). */
@@ -284,14 +305,9 @@ export class PgMetaStore implements MetaStore {
 
   async getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }> {
     const { rows } = await this.db.query<Prefixed<BucketRow> & Omit<ObjectRow, 'blob_id'> & { blob_id: string | null }>(
-      `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
-              b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
-              b.nrop AS b_nrop, b.styles AS b_styles, b.settings AS b_settings, o.*,
-              bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt
-       FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = $2
-         LEFT JOIN blobs bl ON bl.id = o.blob_id
-       WHERE b.name = $1`,
+      BUCKET_AND_ENTRY,
       [bucket, key],
+      'granary_bucket_and_entry',
     );
     const row = rows[0];
     if (!row) return {};
@@ -309,28 +325,28 @@ export class PgMetaStore implements MetaStore {
     });
     if (row.blob_id === null) return { bucket: b };
     const rec = toRecord(row as ObjectRow);
-    return { bucket: b, object: applyRules(await this.withPieces(this.db.pool, rec), rulesFromSettings(row.b_settings)) };
+    return { bucket: b, object: applyRules(await this.withPieces(this.db.autocommit, rec), rulesFromSettings(row.b_settings)) };
   }
 
   /**
-   * The live entry at (bucket, key) on the transaction `c` (which holds the key's lock), as stored (its own
-   * lifecycle), its row locked; an expired one — past its own expireAt or deleted by the bucket's lifecycle
-   * `rules` — is deleted and its blob released into `freed`.
+   * The live entry at (bucket, key) on the transaction `c` (which holds the key's lock), as `locked` read it (its
+   * row locked), as stored (its own lifecycle); an expired one — past its own expireAt or deleted by the bucket's
+   * lifecycle `rules` — is deleted and its blob released into `freed`.
    */
   private async liveRow(
     c: Queryable,
+    locked: LockedChange,
     bucket: string,
     key: string,
     nowSec: number,
     freed: string[],
     rules: LifecycleRule[] | undefined,
   ): Promise<ObjectRecord | undefined> {
-    const row = await lockedRow(c, bucket, key);
+    const row = locked.row(bucket, key);
     if (!row) return undefined;
     const rec = toRecord(row);
     if ((rec.expireAt !== undefined && rec.expireAt <= nowSec) || expiredByRules(rules, key, rec.putTime, nowSec)) {
-      await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [bucket, key]);
-      await releaseRef(c, rec.blobId, freed);
+      await deleteEntryAndRelease(c, bucket, key, rec.blobId, freed);
       return undefined;
     }
     return rec;
@@ -342,13 +358,13 @@ export class PgMetaStore implements MetaStore {
   ): Promise<PutOutcome> {
     return this.commit(async (c): Promise<PutOutcome> => {
       const freed: string[] = [];
-      const locked = await lockForChange(c, [{ name: rec.bucket, grows: true }], [[rec.bucket, rec.key]]);
-      const bucket = locked.get(rec.bucket);
+      const locked = await lockForChange(c, [{ name: rec.bucket, grows: true }], [[rec.bucket, rec.key]], this.quotaHints);
+      const bucket = locked.buckets.get(rec.bucket);
       if (!bucket) return { result: 'no-bucket', freedBlobs: freed };
       const manifest = opts.manifest;
       const lost = manifest && (await this.sessions.claimLost(c, manifest.claim));
       if (lost) return { result: 'session-lost', freedBlobs: freed, reason: lost };
-      const existing = await this.liveRow(c, rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
+      const existing = await this.liveRow(c, locked, rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
       // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
       if (existing && opts.insertOnly && !(existing.hash === rec.hash && (await this.isCorrupt(c, existing.blobId)))) {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
@@ -357,9 +373,12 @@ export class PgMetaStore implements MetaStore {
         return { result, freedBlobs: freed, existing };
       }
       await underQuota(c, rec.bucket, bucket.quota, opts.nowSec, freed, async () => {
-        if (manifest) await addManifest(c, manifest.id, rec.fsize, manifest.pieces);
-        else await addRef(c, rec.blobId, rec.fsize, opts.sums, opts.inline);
-        await c.query(UPSERT_OBJECT, rowValues(rec));
+        if (manifest) {
+          await addManifest(c, manifest.id, rec.fsize, manifest.pieces);
+          await c.query(UPSERT_OBJECT, rowValues(rec));
+        } else {
+          await addRefAndUpsert(c, rec, opts.sums, opts.inline);
+        }
         if (existing) await releaseRef(c, existing.blobId, freed);
         // The pieces now hold the manifest's references: the session's go with it.
         if (manifest) await this.sessions.dropClaimed(c, manifest.claim, freed);
@@ -379,13 +398,12 @@ export class PgMetaStore implements MetaStore {
   ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
     return this.db.tx(async (c) => {
       const freed: string[] = [];
-      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]]);
-      const b = locked.get(bucket);
+      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      const b = locked.buckets.get(bucket);
       if (!b) return { result: 'missing' as const, freedBlobs: freed };
-      const rec = await this.liveRow(c, bucket, key, nowSec, freed, rulesFromSettings(b.settings));
+      const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, rulesFromSettings(b.settings));
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
-      await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [bucket, key]);
-      await releaseRef(c, rec.blobId, freed);
+      await deleteEntryAndRelease(c, bucket, key, rec.blobId, freed);
       await this.events.write(c, events, rec);
       return { result: 'deleted' as const, freedBlobs: freed };
     });
@@ -408,21 +426,21 @@ export class PgMetaStore implements MetaStore {
           [from.bucket, from.key],
           [to.bucket, to.key],
         ],
+        this.quotaHints,
       );
-      const source = locked.get(from.bucket);
-      const src = source && (await this.liveRow(c, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
+      const source = locked.buckets.get(from.bucket);
+      const src = source && (await this.liveRow(c, locked, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
-      const target = locked.get(to.bucket);
+      const target = locked.buckets.get(to.bucket);
       if (!target) return { result: 'no-bucket' as const, freedBlobs: freed };
       if (from.bucket === to.bucket && from.key === to.key) {
         return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
       }
-      const dst = await this.liveRow(c, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
+      const dst = await this.liveRow(c, locked, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       const copy = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
       await underQuota(c, to.bucket, target.quota, opts.nowSec, freed, async () => {
-        await addRef(c, src.blobId);
-        await c.query(UPSERT_OBJECT, rowValues(copy));
+        await addRefAndUpsert(c, copy);
         if (dst) await releaseRef(c, dst.blobId, freed);
       });
       await this.events.write(c, opts.events, copy);
@@ -439,11 +457,11 @@ export class PgMetaStore implements MetaStore {
   ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }> {
     return this.db.tx(async (c) => {
       const freed: string[] = [];
-      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]]);
-      const b = locked.get(bucket);
+      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      const b = locked.buckets.get(bucket);
       if (!b) return { result: 'missing' as const, freedBlobs: freed };
       const rules = rulesFromSettings(b.settings);
-      const rec = await this.liveRow(c, bucket, key, nowSec, freed, rules);
+      const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, rules);
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
       // `applyRules` may return `rec` itself: give `mutate` a copy of the stored record.
       const next = mutate(rec, applyRules({ ...rec }, rules));
@@ -472,21 +490,19 @@ export class PgMetaStore implements MetaStore {
           [from.bucket, from.key],
           [to.bucket, to.key],
         ],
+        this.quotaHints,
       );
-      const source = locked.get(from.bucket);
-      const src = source && (await this.liveRow(c, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
+      const source = locked.buckets.get(from.bucket);
+      const src = source && (await this.liveRow(c, locked, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
-      const target = locked.get(to.bucket);
+      const target = locked.buckets.get(to.bucket);
       if (!target) return { result: 'no-bucket' as const, freedBlobs: freed };
       if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
-      const dst = await this.liveRow(c, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
+      const dst = await this.liveRow(c, locked, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       const moved = { ...src, bucket: to.bucket, key: to.key };
       await underQuota(c, to.bucket, target.quota, opts.nowSec, freed, async () => {
-        if (dst) {
-          await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [to.bucket, to.key]);
-          await releaseRef(c, dst.blobId, freed);
-        }
+        if (dst) await deleteEntryAndRelease(c, to.bucket, to.key, dst.blobId, freed);
         await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [from.bucket, from.key]);
         await c.query(UPSERT_OBJECT, rowValues(moved));
       });

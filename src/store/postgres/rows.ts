@@ -29,6 +29,8 @@ export interface ObjectRow {
   bl_block_bytes?: number | null;
   bl_sums?: Buffer | null;
   bl_corrupt?: boolean | null;
+  /** Joined from `inline_blobs` by getBucketAndObject only: the bytes of an inline blob. */
+  ib_data?: Buffer | null;
 }
 
 /** The columns of an entry, in the order of `rowValues` ($1..$17 of UPSERT_OBJECT). */
@@ -68,6 +70,7 @@ export function toRecord(row: ObjectRow): ObjectRecord {
   if (row.parts !== null) rec.parts = JSON.parse(row.parts) as number[];
   if (row.bl_sums && row.bl_block_bytes) rec.sums = { blockBytes: Number(row.bl_block_bytes), crc32: row.bl_sums };
   if (row.bl_corrupt) rec.corrupt = true;
+  if (row.ib_data) rec.inline = row.ib_data;
   return rec;
 }
 

@@ -175,9 +175,9 @@ export class SqliteMetaStore implements MetaStore {
           `SELECT b.name AS b_name, b.region AS b_region, b.private AS b_private, b.ctime AS b_ctime,
                   b.owner AS b_owner, b.source AS b_source, b.source_host AS b_source_host,
                   b.nrop AS b_nrop, b.styles AS b_styles, b.settings AS b_settings, o.*,
-                  bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt
+                  bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt, ib.data AS ib_data
            FROM buckets b LEFT JOIN objects o ON o.bucket = b.name AND o.key = ?
-             LEFT JOIN blobs bl ON bl.id = o.blob_id
+             LEFT JOIN blobs bl ON bl.id = o.blob_id LEFT JOIN inline_blobs ib ON ib.id = o.blob_id
            WHERE b.name = ?`,
         )
         .safeIntegers(true),
