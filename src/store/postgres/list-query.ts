@@ -22,16 +22,10 @@
  */
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
 import type { LifecycleRule, ListPage, ListQuery, ObjectRecord } from '../../ports/meta.js';
-import { compareCodePoints, successor } from '../sqlite/list-query.js';
+import { MAX_BATCH, startBound, successor, type Bound } from '../sqlite/list-query.js';
 import type { PgDb, Queryable } from './db.js';
 import { rulesFromSettings } from './lifecycle.js';
 import { toRecord, type ObjectRow } from './rows.js';
-
-/** Where a read starts: at `key` (inclusive) or just after it. */
-interface Bound {
-  key: string;
-  inclusive: boolean;
-}
 
 /** A key-only row (the delimiter walk). */
 interface KeyRow {
@@ -55,26 +49,6 @@ async function read<T>(
   const { rows } = await c.query(sql, upper !== undefined ? [bucket, from.key, limit, upper] : [bucket, from.key, limit]);
   return rows as T[];
 }
-
-/** The first read position of a query, or undefined when nothing can follow (resume point past the end). */
-function startBound(query: ListQuery): Bound | undefined {
-  const atPrefix: Bound = { key: query.prefix, inclusive: true };
-  const after = query.after;
-  if (!after) return atPrefix;
-  let bound: Bound;
-  if (after.isPrefix) {
-    const next = successor(after.key);
-    if (next === undefined) return undefined;
-    bound = { key: next, inclusive: true };
-  } else {
-    bound = { key: after.key, inclusive: false };
-  }
-  // A resume point before the prefix (a marker of another listing) starts at the prefix.
-  return compareCodePoints(bound.key, query.prefix) < 0 ? atPrefix : bound;
-}
-
-/** Largest batch read at once (rows), whatever the page size. */
-const MAX_BATCH = 1001;
 
 /** Shared state of one page being built. */
 interface Cursor {

@@ -66,7 +66,7 @@ export function compareCodePoints(a: string, b: string): number {
 }
 
 /** Where a read starts: at `key` (inclusive) or just after it. */
-interface Bound {
+export interface Bound {
   key: string;
   inclusive: boolean;
 }
@@ -130,8 +130,11 @@ function read<T>(r: RangeReads, bucket: string, from: Bound, upper: string | und
   return (from.inclusive ? r.ge : r.gt).all(bucket, from.key, limit) as T[];
 }
 
-/** The first read position of a query, or undefined when nothing can follow (resume point past the end). */
-function startBound(query: ListQuery): Bound | undefined {
+/**
+ * The first read position of a query, or undefined when nothing can follow (resume point past the end). Shared by
+ * the PostgreSQL listing (store/postgres/list-query.ts).
+ */
+export function startBound(query: ListQuery): Bound | undefined {
   const atPrefix: Bound = { key: query.prefix, inclusive: true };
   const after = query.after;
   if (!after) return atPrefix;
@@ -148,7 +151,7 @@ function startBound(query: ListQuery): Bound | undefined {
 }
 
 /** Largest batch read at once (rows), whatever the page size. */
-const MAX_BATCH = 1001;
+export const MAX_BATCH = 1001;
 
 /** Shared state of one page being built. */
 interface Cursor {
