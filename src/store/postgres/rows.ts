@@ -5,7 +5,8 @@
  * booleans, `bytea` as Buffers.
  */
 import type { BlobState } from '../../ports/blob.js';
-import type { ObjectRecord, Transitions } from '../../ports/meta.js';
+import type { ObjectRecord } from '../../ports/meta.js';
+import { toRecord as sqliteToRecord } from '../sqlite/rows.js';
 
 export interface ObjectRow {
   bucket: string;
@@ -47,31 +48,12 @@ export const UPSERT_OBJECT = `INSERT INTO objects (${OBJECT_COLUMNS})
     expire_at = excluded.expire_at, transitions = excluded.transitions,
     restore_status = excluded.restore_status, restore_until = excluded.restore_until, parts = excluded.parts`;
 
-/** A row → record. */
+/**
+ * A row → record: the embedded store's mapping (store/sqlite/rows.ts), which takes either driver's integers
+ * (bigint or number) and flags (bigint or boolean); put_time is a bigint here too (db.ts parses int8 so).
+ */
 export function toRecord(row: ObjectRow): ObjectRecord {
-  const rec: ObjectRecord = {
-    bucket: row.bucket,
-    key: row.key,
-    blobId: row.blob_id,
-    fsize: Number(row.fsize),
-    hash: row.hash,
-    md5: row.md5,
-    mimeType: row.mime,
-    putTime: BigInt(row.put_time),
-    type: Number(row.type),
-    status: Number(row.status),
-    meta: row.meta ? (JSON.parse(row.meta) as Record<string, string>) : {},
-  };
-  if (row.end_user !== null) rec.endUser = row.end_user;
-  if (row.expire_at !== null) rec.expireAt = Number(row.expire_at);
-  if (row.transitions !== null) rec.transitions = JSON.parse(row.transitions) as Transitions;
-  if (row.restore_status !== null) rec.restoreStatus = Number(row.restore_status);
-  if (row.restore_until !== null && row.restore_until !== undefined) rec.restoreUntil = Number(row.restore_until);
-  if (row.parts !== null) rec.parts = JSON.parse(row.parts) as number[];
-  if (row.bl_sums && row.bl_block_bytes) rec.sums = { blockBytes: Number(row.bl_block_bytes), crc32: row.bl_sums };
-  if (row.bl_corrupt) rec.corrupt = true;
-  if (row.ib_data) rec.inline = row.ib_data;
-  return rec;
+  return sqliteToRecord(row);
 }
 
 /** The 17 positional parameters of UPSERT_OBJECT for a record (bigint putTime passed as text, exact). */

@@ -14,24 +14,27 @@ export interface ObjectRow {
   md5: string;
   mime: string;
   put_time: bigint;
-  type: bigint;
-  status: bigint;
+  type: bigint | number;
+  status: bigint | number;
   end_user: string | null;
   meta: string | null;
   expire_at: bigint | null;
   transitions: string | null;
-  restore_status: bigint | null;
+  restore_status: bigint | number | null;
   restore_until: bigint | null;
   parts: string | null;
   /** Joined from `blobs` by single-entry reads only. */
-  bl_block_bytes?: bigint | null;
+  bl_block_bytes?: bigint | number | null;
   bl_sums?: Buffer | null;
-  bl_corrupt?: bigint | null;
+  bl_corrupt?: bigint | boolean | null;
   /** Joined from `inline_blobs` by getBucketAndObject only: the bytes of an inline blob. */
   ib_data?: Buffer | null;
 }
 
-/** A row read with safeIntegers → record. */
+/**
+ * A row → record: a SQLite row read with safeIntegers (bigints), or a PostgreSQL row (store/postgres/rows.ts:
+ * numbers for int4, bigints for int8, booleans for flags).
+ */
 export function toRecord(row: ObjectRow): ObjectRecord {
   const rec: ObjectRecord = {
     bucket: row.bucket,
