@@ -44,7 +44,8 @@ import type {
   QuotaRefusal,
 } from '../../ports/meta.js';
 import { BlobRefs } from './blob-refs.js';
-import { Checkpointer } from './checkpointer.js';
+import { Checkpointer, JOURNAL_LIMIT_BYTES } from './checkpointer.js';
+import { CommitBatch } from './commit-batch.js';
 import { WalSync, withGroupCommit } from './group-commit.js';
 import { SqliteEventOutbox } from './event-outbox.js';
 import { OverQuota, QuotaGuard } from './bucket-usage.js';
@@ -81,6 +82,9 @@ function withSource(
 /** The columns of a bucket record. */
 const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host, nrop, styles, settings';
 
+/** How long a write waits for another connection's write lock before failing with SQLITE_BUSY, ms. */
+const BUSY_TIMEOUT_MS = 5000;
+
 /** Styles of a bucket that never set any: separator `-`, no styles. */
 const DEFAULT_STYLES: BucketStyles = { separator: '-', styles: {} };
 
@@ -104,6 +108,8 @@ export class SqliteMetaStore implements MetaStore {
   /** The shared WAL fdatasync of group commit (group-commit.ts). */
   readonly wal: WalSync;
   private checkpointer: Checkpointer | undefined;
+  /** Upload commits sharing transactions (commit-batch.ts). */
+  readonly batch: CommitBatch;
   /** Leases (ports/leases.ts): process liveness and singletons. */
   readonly leases: SqliteLeases;
   /** The identity of the process using this store (recorded on queue claims). */
@@ -119,7 +125,7 @@ export class SqliteMetaStore implements MetaStore {
   ) {
     this.owner = owner ?? `offline:${process.pid}:${randomBytes(6).toString('hex')}`;
     this.db = new Database(path);
-    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
@@ -131,6 +137,7 @@ export class SqliteMetaStore implements MetaStore {
     const totalChanges = db.prepare('SELECT total_changes()').pluck();
     const changes = (): number => Number(totalChanges.get());
     this.wal = new WalSync(`${path}-wal`);
+    this.batch = new CommitBatch(db, this.wal, BUSY_TIMEOUT_MS);
     const durable = <T extends object>(store: T): T => withGroupCommit(store, this.wal, changes);
     this.manifests = new ManifestReads(db);
     this.sessions = durable(new SqliteSessions(db, this.refs));
@@ -275,6 +282,17 @@ export class SqliteMetaStore implements MetaStore {
     }
   }
 
+  /**
+   * Runs a commit body in the next shared transaction (commit-batch.ts); resolves once durable. A body refused by
+   * a bucket quota (OverQuota thrown, its savepoint rolled back) becomes the 'over-quota' outcome.
+   */
+  private batched<T>(fn: () => T): Promise<T | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal }> {
+    return this.batch.run(fn).catch((err: unknown) => {
+      if (err instanceof OverQuota) return { result: 'over-quota' as const, freedBlobs: [], refusal: err.refusal };
+      throw err;
+    });
+  }
+
   async createBucket(b: BucketRecord): Promise<boolean> {
     return this.st.insertBucket.run(b.name, b.region, b.private ? 1 : 0, b.ctime, b.owner).changes === 1;
   }
@@ -409,7 +427,7 @@ export class SqliteMetaStore implements MetaStore {
     rec: ObjectRecord,
     opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; manifest?: ManifestCommit; inline?: Buffer },
   ): Promise<PutOutcome> {
-    return this.commit((): PutOutcome => {
+    return this.batched((): PutOutcome => {
       const freed: string[] = [];
       const bucket = this.st.getBucket.get(rec.bucket) as { settings: string | null } | undefined;
       if (!bucket) return { result: 'no-bucket', freedBlobs: freed };
@@ -679,6 +697,8 @@ export class SqliteMetaStore implements MetaStore {
   startCheckpoints(intervalMs = 1000): void {
     if (this.checkpointer) return;
     this.db.pragma('wal_autocheckpoint = 100000');
+    // The connection that rewinds the log (its next writer) trims the file too.
+    this.db.pragma(`journal_size_limit = ${JOURNAL_LIMIT_BYTES}`);
     this.checkpointer = new Checkpointer(this.path, intervalMs);
   }
 
