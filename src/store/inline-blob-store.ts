@@ -8,7 +8,7 @@
  * characters, never a file blob id) are read from the database; every other id goes to the file store unchanged.
  * So downloads, Range, fops and their cache, the scrubber and copy/move need no special case.
  */
-import { randomBytes } from 'node:crypto';
+import { randomHexId } from './random-id.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ const INLINE_ID_RE = /^i[0-9a-f]{32}$/;
 
 /** A fresh inline blob id. */
 export function newInlineBlobId(): string {
-  return `i${randomBytes(16).toString('hex')}`;
+  return `i${randomHexId()}`;
 }
 
 /** Whether `blobId` names an inline blob (bytes in the metadata database). */

@@ -8,7 +8,7 @@
  * survives a crash or power loss. `recover(liveTags)` removes the staging files of processes that are gone
  * (leftovers of a crash or of a killed worker), never those of a live worker with uploads in flight.
  */
-import { randomBytes } from 'node:crypto';
+import { randomHexId } from '../random-id.js';
 import { close, createReadStream, createWriteStream, open as openFd, read, type WriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -73,7 +73,7 @@ export class FsBlobStore implements BlobStore {
   }
 
   async stage(): Promise<StagedBlob> {
-    const id = randomBytes(16).toString('hex');
+    const id = randomHexId();
     const tmpPath = join(this.tmpDir, `${this.tag}.${id}.part`);
     const sink: WriteStream = createWriteStream(tmpPath, { flags: 'wx', flush: true });
     let done = false;

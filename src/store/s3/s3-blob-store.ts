@@ -16,6 +16,7 @@
  * The bucket (or prefix) belongs to one Granary deployment: the orphan sweep deletes any `<prefix><id>` object its
  * metadata does not reference.
  */
+import { randomHexId } from '../random-id.js';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -26,7 +27,6 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob.js';
 import { BlobFileCache } from './blob-file-cache.js';
@@ -172,7 +172,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async stage(): Promise<StagedBlob> {
-    const id = randomBytes(16).toString('hex');
+    const id = randomHexId();
     return new S3StagedBlob({ client: this.client, bucket: this.loc.bucket, key: this.keyOf(id), id, partBytes: this.opts.partBytes });
   }
 
