@@ -26,7 +26,10 @@ export function etagFromBlockDigests(digests: Buffer[]): string {
   return urlsafeB64Encode(Buffer.concat([Buffer.from([0x96]), outer.digest()]));
 }
 
-/** Digests of a finished stream. `size` bytes; `md5` lower-case hex; `crc32` unsigned CRC-32 (IEEE). */
+/**
+ * Digests of a finished stream. `size` bytes; `md5` lower-case hex ('' when not computed); `crc32` unsigned
+ * CRC-32 (IEEE; 0 when not computed).
+ */
 export interface Digests {
   size: number;
   etag: string;
@@ -46,8 +49,16 @@ export interface Digests {
  * It also keeps a CRC-32 per 256 KiB block (`sums`), stored with the blob and checked on every read.
  * Read `digests()` after the stream has finished.
  */
+export interface DigestChoice {
+  /** Compute the MD5 (default true). v1 chunks skip it: nothing reads a chunk's MD5 (710 MB/s here: ~1.5 ms/MiB). */
+  md5?: boolean;
+  /** Compute the whole content's CRC-32 (default true). v2 parts skip it: their answer has none. */
+  crc32?: boolean;
+}
+
 export class DigestingStream extends Transform {
-  private readonly md5 = createHash('md5');
+  private readonly md5: Hash | undefined;
+  private readonly withCrc: boolean;
   private block: Hash = createHash('sha1');
   private blockFill = 0;
   private readonly blockDigests: Buffer[] = [];
@@ -58,12 +69,18 @@ export class DigestingStream extends Transform {
   private headLen = 0;
   private result: Digests | undefined;
 
-  /** `before`: awaited before the first byte is taken (a refusal fails the stream with its error). */
+  /**
+   * `before`: awaited before the first byte is taken (a refusal fails the stream with its error); `choice`: which
+   * optional digests to compute (all by default).
+   */
   constructor(
     private readonly maxBytes = Number.POSITIVE_INFINITY,
     private readonly before?: () => Promise<void>,
+    choice: DigestChoice = {},
   ) {
     super();
+    this.md5 = choice.md5 === false ? undefined : createHash('md5');
+    this.withCrc = choice.crc32 !== false;
   }
 
   override _construct(cb: (err?: Error | null) => void): void {
@@ -77,8 +94,8 @@ export class DigestingStream extends Transform {
       cb(Errors.objectTooLarge(`more than ${this.maxBytes} bytes`));
       return;
     }
-    this.md5.update(chunk);
-    this.crc = crc32(chunk, this.crc);
+    this.md5?.update(chunk);
+    if (this.withCrc) this.crc = crc32(chunk, this.crc);
     this.sums.update(chunk);
     if (this.headLen < HEAD_BYTES) {
       const part = chunk.subarray(0, HEAD_BYTES - this.headLen);
@@ -105,7 +122,7 @@ export class DigestingStream extends Transform {
     this.result = {
       size: this.size,
       etag: etagFromBlockDigests(this.blockDigests),
-      md5: this.md5.digest('hex'),
+      md5: this.md5?.digest('hex') ?? '',
       crc32: this.crc >>> 0,
       head: Buffer.concat(this.headParts),
       sums: this.sums.finish(),

@@ -9,7 +9,7 @@ import type { Granary } from '../context.js';
 import type { StagedBlob } from '../ports/blob.js';
 import type { ManifestPiece } from '../ports/manifest.js';
 import type { SessionClaim } from '../ports/meta.js';
-import { DigestingStream, type Digests } from './etag.js';
+import { DigestingStream, type DigestChoice, type Digests } from './etag.js';
 import { SpillingStage } from './spill-stage.js';
 import { ThrottleStream } from './throttle.js';
 
@@ -51,6 +51,8 @@ export interface ReceiveLimits {
    * objects/spill-stage.ts). Only for bodies headed straight to putObject; absent or 0 = always a file.
    */
   inlineMax?: number;
+  /** Optional digests to skip (etag.ts DigestChoice): all are computed by default. */
+  digests?: DigestChoice;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function receiveBody(g: Pick<Granary, 'blobs' | 'space'>, source: R
   const staged = limits.inlineMax ? new SpillingStage(() => g.blobs.stage(), limits.inlineMax) : await g.blobs.stage();
   // The reserve is checked as the pipeline starts, so a refusal fails the pipeline like any other error: the
   // source is destroyed the way pipeline() does it (a server request keeps its socket for the answer).
-  const digesting = new DigestingStream(limits.maxBytes, () => g.space.require(limits.expectedBytes ?? 0));
+  const digesting = new DigestingStream(limits.maxBytes, () => g.space.require(limits.expectedBytes ?? 0), limits.digests);
   try {
     if (limits.bitsPerSecond) {
       await pipeline(source, new ThrottleStream(limits.bitsPerSecond), digesting, staged.sink);

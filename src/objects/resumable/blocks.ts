@@ -81,7 +81,12 @@ async function receiveChunk(
   }
   let received;
   try {
-    received = await receiveBody(g, body, { maxBytes, ...(declaredBytes !== undefined ? { expectedBytes: declaredBytes } : {}) });
+    // No MD5: a chunk's is never read (the assembled object has none: protocol.md §8.2).
+    received = await receiveBody(g, body, {
+      maxBytes,
+      digests: { md5: false },
+      ...(declaredBytes !== undefined ? { expectedBytes: declaredBytes } : {}),
+    });
   } catch (err) {
     if (isKodoError(err, 'objectTooLarge')) throw Errors.badBlock('the chunk is larger than the rest of its block');
     throw err;
