@@ -9,11 +9,12 @@
  * PASSIVE alone never gets the WAL back to its start under a steady stream of commits: SQLite rewinds the log only
  * when a writer finds every frame checkpointed, and by then new frames have always arrived. The log then grows
  * without end (352 MB in a 12 s upload bench), every commit extends the file and every read searches a longer
- * wal-index (a bucket lookup went from 9 to ~50 µs). So once the log holds `RESTART_FRAMES` frames after the
- * PASSIVE pass, the thread runs `wal_checkpoint(RESTART)`: it copies the few frames written meanwhile, syncs, and
- * waits (up to `RESTART_WAIT_MS`, in this thread) until readers are off the log, holding new writers back for that
- * moment; the next commit writes from the start of the file again. Writers wait without blocking their event loop
- * (commit-batch.ts). `journal_size_limit` then trims a log a burst made larger than `JOURNAL_LIMIT_BYTES`.
+ * wal-index. So once the log holds `RESTART_FRAMES` frames after the PASSIVE pass, the thread runs
+ * `wal_checkpoint(RESTART)`: it copies the few frames written meanwhile, syncs, and waits (up to
+ * `RESTART_WAIT_MS`, in this thread) until readers are off the log, holding new writers back for that moment; the
+ * next commit writes from the start of the file again. Upload commits wait for that without blocking their event
+ * loop (commit-batch.ts); other writes wait in SQLite's busy handler, as before. `journal_size_limit` then trims a
+ * log a burst made larger than `JOURNAL_LIMIT_BYTES`.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
