@@ -62,7 +62,8 @@ export interface ReceiveLimits {
  * error is rethrown (a file-system error keeps its errno code: the error handler maps it to the 599 family).
  */
 export async function receiveBody(g: Pick<Granary, 'blobs' | 'space'>, source: Readable, limits: ReceiveLimits): Promise<ReceivedBody> {
-  const staged = limits.inlineMax ? new SpillingStage(() => g.blobs.stage(), limits.inlineMax) : await g.blobs.stage();
+  // Always through the spilling stage: it writes in 256 KiB batches (spill-stage.ts), inline or not.
+  const staged = new SpillingStage(() => g.blobs.stage(), limits.inlineMax ?? 0);
   // The reserve is checked as the pipeline starts, so a refusal fails the pipeline like any other error: the
   // source is destroyed the way pipeline() does it (a server request keeps its socket for the answer).
   const digesting = new DigestingStream(limits.maxBytes, () => g.space.require(limits.expectedBytes ?? 0), limits.digests);
@@ -77,4 +78,17 @@ export async function receiveBody(g: Pick<Granary, 'blobs' | 'space'>, source: R
     throw err;
   }
   return { staged, digests: digesting.digests() };
+}
+
+/**
+ * Seals a staged body (its blob id); when sealing fails (a full disk refusing the rename's directory, an I/O
+ * error) the staged bytes are discarded before the error is rethrown, so no staging file outlives the request.
+ */
+export async function sealOrDiscard(staged: Pick<StagedBlob, 'seal' | 'discard'>): Promise<string> {
+  try {
+    return await staged.seal();
+  } catch (err) {
+    await staged.discard().catch(() => undefined);
+    throw err;
+  }
 }

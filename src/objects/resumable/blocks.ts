@@ -21,7 +21,7 @@ import type { BlobSums } from '../../ports/blob.js';
 import type { BlockRecord } from '../../ports/meta.js';
 import { BLOCK_SIZE, etagFromBlockDigests } from '../etag.js';
 import { putObject, type PutRequest, type PutResult } from '../put-object.js';
-import { receiveBody } from '../receive.js';
+import { receiveBody, sealOrDiscard } from '../receive.js';
 import { assembledBody, sha1OfPieces, storedPieces } from './assemble.js';
 import { decodeCtx, encodeCtx } from './ctx.js';
 
@@ -98,7 +98,7 @@ async function receiveChunk(
   const { size, crc32, etag, sums } = received.digests;
   // A chunk is at most 4 MiB, so its etag is 0x16‖sha1(chunk): the SHA-1 without reading the bytes again.
   const sha1 = urlsafeB64Encode(urlsafeB64Decode(etag).subarray(1));
-  return { blobId: await received.staged.seal(), size, crc32, sha1, sums };
+  return { blobId: await sealOrDiscard(received.staged), size, crc32, sha1, sums };
 }
 
 /**

@@ -19,7 +19,7 @@ import { urlsafeB64Decode } from '../../auth/base64.js';
 import { releaseBlobs } from '../blobs.js';
 import { BLOCK_SIZE, etagFromBlockDigests, etagV2 } from '../etag.js';
 import { putObject, type PutRequest, type PutResult } from '../put-object.js';
-import { receiveBody } from '../receive.js';
+import { receiveBody, sealOrDiscard } from '../receive.js';
 import { assembledBody, blockSha1sOfPiece, storedPieces } from './assemble.js';
 
 /** Lifetime of an upload, seconds. */
@@ -106,7 +106,7 @@ export async function uploadPart(
     await received.staged.discard();
     throw Errors.md5Mismatch();
   }
-  const blobId = await received.staged.seal();
+  const blobId = await sealOrDiscard(received.staged);
   const part: PartRecord = {
     partNumber,
     blobId,
