@@ -102,7 +102,7 @@ export class SpillingStage implements StagedBlob {
     return out;
   }
 
-  /** Opens the file blob and writes what was buffered so far into it. */
+  /** Opens the file blob; what was buffered so far starts its first write batch. */
   private async toFile(): Promise<StagedBlob> {
     if (this.file) return this.file;
     this.opening ??= this.open();
@@ -112,9 +112,10 @@ export class SpillingStage implements StagedBlob {
       throw new Error('staged upload discarded');
     }
     this.file = file;
-    const buffered = this.chunks;
+    // What was kept in memory goes out with the first batch.
+    this.batch = this.chunks;
+    this.batchBytes = this.size;
     this.chunks = [];
-    for (const c of buffered) await new Promise<void>((resolve, reject) => write(file.sink, c, (e) => (e ? reject(e) : resolve())));
     return file;
   }
 }
