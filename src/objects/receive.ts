@@ -4,6 +4,7 @@
  * saveas and job outputs all come through here).
  */
 import type { Readable } from 'node:stream';
+import { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
 import type { StagedBlob } from '../ports/blob.js';
@@ -11,6 +12,7 @@ import type { ManifestPiece } from '../ports/manifest.js';
 import type { SessionClaim } from '../ports/meta.js';
 import { DigestingStream, type DigestChoice, type Digests } from './etag.js';
 import { SpillingStage } from './spill-stage.js';
+import { chain } from './stream-chain.js';
 import { ThrottleStream } from './throttle.js';
 
 /** Bytes received and staged (fsynced in the staging area, not yet visible), with their digests. */
@@ -70,8 +72,11 @@ export async function receiveBody(g: Pick<Granary, 'blobs' | 'space'>, source: R
   try {
     if (limits.bitsPerSecond) {
       await pipeline(source, new ThrottleStream(limits.bitsPerSecond), digesting, staged.sink);
-    } else {
+    } else if (source instanceof IncomingMessage) {
       await pipeline(source, digesting, staged.sink);
+    } else {
+      // Form files (busboy), fetched and processed bodies: the cheaper chain (stream-chain.ts).
+      await chain(source, digesting, staged.sink);
     }
   } catch (err) {
     await staged.discard();
