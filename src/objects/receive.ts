@@ -73,9 +73,10 @@ export async function receiveBody(g: Pick<Granary, 'blobs' | 'space'>, source: R
     if (limits.bitsPerSecond) {
       await pipeline(source, new ThrottleStream(limits.bitsPerSecond), digesting, staged.sink);
     } else if (source instanceof IncomingMessage) {
+      // Chunk and part requests, fetched responses: pipeline() keeps a server request's socket for the answer.
       await pipeline(source, digesting, staged.sink);
     } else {
-      // Form files (busboy), fetched and processed bodies: the cheaper chain (stream-chain.ts).
+      // Form files (busboy) and fop outputs: the cheaper chain (stream-chain.ts).
       await chain(source, digesting, staged.sink);
     }
   } catch (err) {
