@@ -7,7 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Two files at a time (Vitest's default on 2 cores is one): most e2e files wait on servers, subprocesses and
-    // disks more than they compute. The whole suite took 668 s this way against 776–1,028 s one at a time.
+    // disks more than they compute. Vitest took 668–727 s this way against 776–1,028 s one file at a time.
     maxWorkers: 2,
     reporters: ['default'],
   },
