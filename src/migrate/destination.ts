@@ -10,8 +10,6 @@ import { join } from 'node:path';
 import type { S3BlobsConfig } from '../config.js';
 import { FsBlobStore } from '../store/fs/fs-blob-store.js';
 import { InlineAwareBlobStore } from '../store/inline-blob-store.js';
-import { PgMetaStore } from '../store/postgres/pg-meta-store.js';
-import { S3BlobStore } from '../store/s3/s3-blob-store.js';
 import { SqliteMetaStore } from '../store/sqlite/sqlite-meta-store.js';
 import type { Stores } from './copy-entry.js';
 
@@ -37,6 +35,11 @@ export function checkMetadataUrl(url: string | undefined): string {
  */
 export async function openDestination(metadataUrl: string, blobs: S3BlobsConfig, cacheDir: string): Promise<Stores> {
   const { cacheBytes, partBytes, staleUploadHours, ...location } = blobs;
+  // Loaded here, not at start: every CLI call imports this module, and pg + the AWS SDK take ~350 ms to load.
+  const [{ S3BlobStore }, { PgMetaStore }] = await Promise.all([
+    import('../store/s3/s3-blob-store.js'),
+    import('../store/postgres/pg-meta-store.js'),
+  ]);
   const files = new S3BlobStore(location, { cacheDir, cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 });
   const meta = await PgMetaStore.open(metadataUrl);
   return { meta, blobs: new InlineAwareBlobStore(files, meta) };

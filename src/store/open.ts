@@ -21,8 +21,6 @@ import type { MetaStore } from '../ports/meta.js';
 import { parseOwner, type ProcessIdentity } from '../workers/identity.js';
 import { FsBlobStore } from './fs/fs-blob-store.js';
 import { InlineAwareBlobStore } from './inline-blob-store.js';
-import { PgMetaStore } from './postgres/pg-meta-store.js';
-import { S3BlobStore } from './s3/s3-blob-store.js';
 import { SqliteMetaStore } from './sqlite/sqlite-meta-store.js';
 
 /** The opened stores; close `meta` and then `blobs.close?.()` when done. */
@@ -45,9 +43,12 @@ export async function openStores(config: StoreConfig, identity?: ProcessIdentity
   const { dataDir } = config;
   await mkdir(dataDir, { recursive: true });
   const meta = await openMeta(config, identity);
-  const files = (): BlobStore => {
+  // The PostgreSQL and S3 modules are loaded only when configured: pg and the AWS SDK take ~350 ms to load, paid by
+  // every CLI call otherwise.
+  const files = async (): Promise<BlobStore> => {
     const blobsConfig = config.blobs;
     if (blobsConfig.kind === 'fs') return new FsBlobStore(dataDir, identity?.tag);
+    const { S3BlobStore } = await import('./s3/s3-blob-store.js');
     const { cacheBytes, partBytes, staleUploadHours, ...location } = blobsConfig;
     // One cache dir per worker slot (stable across restarts): a process empties its own at start (the index is in
     // memory); the offline CLI has its own.
@@ -55,11 +56,12 @@ export async function openStores(config: StoreConfig, identity?: ProcessIdentity
     const options = { cacheDir: join(dataDir, 'blob-cache', slotDir), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 };
     return new S3BlobStore(location, options);
   };
-  return { meta, blobs: new InlineAwareBlobStore(files(), meta) };
+  return { meta, blobs: new InlineAwareBlobStore(await files(), meta) };
 }
 
 async function openMeta(config: StoreConfig, identity: ProcessIdentity | undefined): Promise<MetaStore> {
   if (config.metadata.kind === 'postgres') {
+    const { PgMetaStore } = await import('./postgres/pg-meta-store.js');
     return PgMetaStore.open(config.metadata.url, identity?.owner, { max: config.pgPool, timeoutSeconds: config.pgTimeoutSeconds });
   }
   const sqlite = new SqliteMetaStore(join(config.dataDir, 'meta.db'), identity?.owner);
