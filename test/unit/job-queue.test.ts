@@ -125,6 +125,17 @@ describe.each(kinds.names)('JobQueue on %s', (kind) => {
   });
 });
 
+/** A database file at `path` with the jobs table of the first schema (no state column) and the row `insert` adds. */
+function firstSchemaDb(path: string, insert: string): string {
+  const old = new Database(path);
+  old.exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, fops TEXT NOT NULL,
+    notify_url TEXT, pipeline TEXT, type INTEGER NOT NULL DEFAULT 0, code INTEGER NOT NULL DEFAULT 1,
+    created_ms INTEGER NOT NULL) WITHOUT ROWID`);
+  old.prepare(insert).run();
+  old.close();
+  return path;
+}
+
 describe('SqliteJobQueue', () => {
   let dir = '';
   let meta: SqliteMetaStore;
@@ -141,13 +152,10 @@ describe('SqliteJobQueue', () => {
 
   it('jobs of the previous schema stay valid: waiting, in 0.default, claimable', async () => {
     await meta.close();
-    const path = join(dir, 'old.db');
-    const old = new Database(path);
-    old.exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, fops TEXT NOT NULL,
-      notify_url TEXT, pipeline TEXT, type INTEGER NOT NULL DEFAULT 0, code INTEGER NOT NULL DEFAULT 1,
-      created_ms INTEGER NOT NULL) WITHOUT ROWID`);
-    old.prepare("INSERT INTO jobs (id, bucket, key, fops, notify_url, pipeline, type, code, created_ms) VALUES ('z0.old', 'b', 'k', 'imageInfo', NULL, NULL, 0, 1, 5)").run();
-    old.close();
+    const path = firstSchemaDb(
+      join(dir, 'old.db'),
+      "INSERT INTO jobs (id, bucket, key, fops, notify_url, pipeline, type, code, created_ms) VALUES ('z0.old', 'b', 'k', 'imageInfo', NULL, NULL, 0, 1, 5)",
+    );
     meta = new SqliteMetaStore(path);
     q = meta.jobs;
     expect(await q.get('z0.old')).toMatchObject({ state: 'waiting', code: 1, pipeline: '0.default', attempts: 0, force: false });
@@ -214,13 +222,10 @@ describe('SqliteJobQueue', () => {
 
   it('a done job of the first schema (no state column, final code) stays done', async () => {
     await meta.close();
-    const path = join(dir, 'first.db');
-    const old = new Database(path);
-    old.exec(`CREATE TABLE jobs (id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, fops TEXT NOT NULL,
-      notify_url TEXT, pipeline TEXT, type INTEGER NOT NULL DEFAULT 0, code INTEGER NOT NULL DEFAULT 1,
-      created_ms INTEGER NOT NULL) WITHOUT ROWID`);
-    old.prepare("INSERT INTO jobs (id, bucket, key, fops, pipeline, code, created_ms) VALUES ('z0.done', 'b', 'k', 'imageInfo', '', 0, 5)").run();
-    old.close();
+    const path = firstSchemaDb(
+      join(dir, 'first.db'),
+      "INSERT INTO jobs (id, bucket, key, fops, pipeline, code, created_ms) VALUES ('z0.done', 'b', 'k', 'imageInfo', '', 0, 5)",
+    );
     meta = new SqliteMetaStore(path);
     expect(await meta.jobs.get('z0.done')).toMatchObject({ state: 'done', code: 0, pipeline: '0.default' });
     expect(await meta.jobs.claim('0.default', 10)).toBeUndefined();

@@ -44,10 +44,12 @@ export class CommitBatch {
    * `db`: the store's connection (its busy timeout is `busyTimeoutMs`, restored after each attempt); `wal`: the
    * shared fdatasync every batch waits for before its promises resolve.
    */
+  private readonly busyTimeoutMs: number;
+
   constructor(
     private readonly db: Database.Database,
     private readonly wal: WalSync,
-    private readonly busyTimeoutMs: number,
+    busyTimeoutMs: number,
   ) {
     this.busyTimeoutMs = Math.max(0, Math.floor(busyTimeoutMs));
     this.st = {
