@@ -7,7 +7,7 @@ import type { KeyPair, SecretLookup } from './auth/keys.js';
 import type { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
 import type { FopCache } from './fops/cache/fop-cache.js';
-import type { FopPools } from './fops/run.js';
+import type { FopPools } from './fops/pools.js';
 import type { FopTools, Moderation } from './fops/types.js';
 import type { JobQueue } from './ports/job-queue.js';
 import type { Metrics } from './metrics/metrics.js';

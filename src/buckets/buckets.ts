@@ -4,7 +4,7 @@
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import { checkSourceUrl } from '../objects/fetch/fetch-to-entry.js';
+import { checkSourceUrl } from '../objects/fetch/source-url.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { BucketRecord, DomainRecord } from '../ports/meta.js';
 import { checkBucketName, normaliseDomain } from './names.js';

@@ -10,7 +10,7 @@ import { loadRootKeys } from '../auth/keys.js';
 import { DomainIndex } from '../buckets/domain-index.js';
 import { loadConfig, type Config } from '../config.js';
 import type { Granary } from '../context.js';
-import { FopPools } from '../fops/run.js';
+import { FopPools } from '../fops/pools.js';
 import type { EntryRef } from '../objects/manage/ref.js';
 import { systemClock } from '../ports/clock.js';
 import { FreeSpace } from '../store/fs/free-space.js';

@@ -8,16 +8,17 @@ import cluster from 'node:cluster';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { rootKeysLocation } from '../auth/keys.js';
-import { startGranary } from '../main.js';
-import { runPrimary, SLOT_ENV } from '../workers/primary.js';
 import { configFrom, withDataDir, type Opts } from './context.js';
 
 async function serve(opts: Opts): Promise<void> {
   const config = configFrom(opts);
+  // The server (fastify, sharp, the stores) is imported here, not with the command tree: other commands skip it.
   if (cluster.isPrimary && config.workers > 1) {
+    const { runPrimary } = await import('../workers/primary.js');
     await runPrimary(config, pino({ level: config.logLevel }).child({ role: 'primary' }), (t) => process.stdout.write(t));
     return;
   }
+  const [{ startGranary }, { SLOT_ENV }] = await Promise.all([import('../main.js'), import('../workers/primary.js')]);
   const slotText = cluster.isWorker ? process.env[SLOT_ENV] : undefined;
   const slot = slotText !== undefined && /^\d+$/.test(slotText) ? Number(slotText) : undefined;
   const started = startGranary(config, slot !== undefined ? { slot } : {});

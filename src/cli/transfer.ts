@@ -18,17 +18,17 @@
  */
 import type { Command } from 'commander';
 import { defaultCheckpoint } from '../transfer/checkpoint.js';
-import { runDataDirMigrate, type DataDirMigrateOpts } from './migrate-data-dir.js';
+import type { DataDirMigrateOpts } from './migrate-data-dir.js';
 import { TransferError } from '../transfer/errors.js';
-import { runGet } from '../transfer/get.js';
 import { parseLocation, type RemoteLocation } from '../transfer/location.js';
-import { runMigrate, type MigrateMode } from '../transfer/migrate.js';
+import type { MigrateMode } from '../transfer/migrate.js';
 import { Reporter, type ReportMode } from '../transfer/progress.js';
-import { runPut } from '../transfer/put.js';
 import { RemoteStore, type RemoteProfile } from '../transfer/remotes.js';
-import { KeyFilter, Session } from '../transfer/session.js';
-import { runSync } from '../transfer/sync.js';
+import type { Session } from '../transfer/session.js';
 import { parseRate, RateLimiter } from '../transfer/throttle.js';
+
+// The commands' engines (the qiniu SDK, the put path of the data-dir migration) are imported when a command runs:
+// every other `granary` call would otherwise load them (~200 ms).
 
 interface CommonOpts {
   concurrency?: string;
@@ -61,7 +61,8 @@ function positiveInt(text: string | undefined, flag: string, fallback: number): 
   return n;
 }
 
-function session(command: string, opts: CommonOpts): Session {
+async function session(command: string, opts: CommonOpts): Promise<Session> {
+  const { KeyFilter, Session } = await import('../transfer/session.js');
   const mode: ReportMode = opts.json ? 'json' : opts.quiet ? 'quiet' : 'bar';
   let limiter: RateLimiter | undefined;
   if (opts.bwlimit !== undefined) {
@@ -159,7 +160,8 @@ export function addTransferCommands(program: Command): void {
 
   withCommon(program.command('put <local> <destination>').description('upload a file or directory to <remote>:<bucket>[/<prefix>]')).action(
     async (local: string, destination: string, o: CommonOpts) => {
-      const s = session('put', o);
+      const { runPut } = await import('../transfer/put.js');
+      const s = await session('put', o);
       await runPut(s, local, await remoteArg(s, destination, 'the destination'));
       finish(s);
     },
@@ -167,7 +169,8 @@ export function addTransferCommands(program: Command): void {
 
   withCommon(program.command('get <source> <local>').description('download <remote>:<bucket>/<key|prefix> to a local path')).action(
     async (source: string, local: string, o: CommonOpts) => {
-      const s = session('get', o);
+      const { runGet } = await import('../transfer/get.js');
+      const s = await session('get', o);
       await runGet(s, await remoteArg(s, source, 'the source'), local);
       finish(s);
     },
@@ -177,7 +180,8 @@ export function addTransferCommands(program: Command): void {
     .option('--delete', 'delete destination keys the source lacks')
     .option('--dry-run', 'print what would be copied or deleted, change nothing')
     .action(async (source: string, destination: string, o: CommonOpts & { delete?: boolean }) => {
-      const s = session('sync', o);
+      const { runSync } = await import('../transfer/sync.js');
+      const s = await session('sync', o);
       const names = await s.remoteNames();
       await runSync(s, parseLocation(source, names), parseLocation(destination, names), { delete: o.delete === true });
       finish(s);
@@ -214,6 +218,7 @@ export function addTransferCommands(program: Command): void {
             const flags = bucketOnly.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
             throw new TransferError(`${flags}: only for migrate <remote>:<bucket> <remote>:<bucket>, not for the data-dir form`);
           }
+          const { runDataDirMigrate } = await import('./migrate-data-dir.js');
           await runDataDirMigrate(o);
           return;
         }
@@ -222,7 +227,8 @@ export function addTransferCommands(program: Command): void {
         }
         if (!source || !destination) throw new TransferError('migrate needs <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>]');
         if (!['auto', 'fetch', 'stream'].includes(o.mode)) throw new TransferError(`--mode must be auto, fetch or stream, got ${JSON.stringify(o.mode)}`);
-        const s = session('migrate', o);
+        const { runMigrate } = await import('../transfer/migrate.js');
+        const s = await session('migrate', o);
         const src = await remoteArg(s, source, 'the source');
         const dst = await remoteArg(s, destination, 'the destination');
         const report = await runMigrate(s, src, dst, {

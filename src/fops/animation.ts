@@ -19,10 +19,11 @@
  *   composited on every frame with one frame-sized overlay tiled down the stack (`frameOverlay`).
  * - EXIF orientation is not applied to animations (browsers do not apply it either).
  */
-import sharp, { type Metadata, type OverlayOptions, type Sharp } from 'sharp';
+import type { Metadata, OverlayOptions, Sharp } from 'sharp';
 import { Errors } from '../errors.js';
 import { checkOutputSize, OUTPUT_MAX_PIXELS, type OutFormat } from './image-output.js';
 import type { FopLimits } from './types.js';
+import { loadSharp } from './sharp.js';
 
 /** Source formats whose frames are decoded and written as animations. */
 const ANIMATED_FORMATS: ReadonlySet<string> = new Set(['gif', 'webp']);
@@ -96,7 +97,7 @@ export const PER_FRAME_MAX_PIXELS = OUTPUT_MAX_PIXELS - 1;
 
 /** A pipeline over every frame of a checked animated source (one tall image, `pageHeight` per frame). */
 export function openAnimated(input: Buffer | string, limits: FopLimits): Sharp {
-  return sharp(input, { animated: true, limitInputPixels: limits.maxPixels, failOn: 'error', sequentialRead: true }).timeout({
+  return loadSharp()(input, { animated: true, limitInputPixels: limits.maxPixels, failOn: 'error', sequentialRead: true }).timeout({
     seconds: limits.timeoutSeconds,
   });
 }
@@ -123,7 +124,7 @@ export async function perFrame(
   let size: { width: number; height: number; channels: 1 | 2 | 3 | 4 } | undefined;
   for (let i = 0; i < frames; i++) {
     if (signal.aborted) throw Errors.fopFailed(`${cmd}: processing timed out`);
-    const frame = sharp(data.subarray(i * frameBytes, (i + 1) * frameBytes), {
+    const frame = loadSharp()(data.subarray(i * frameBytes, (i + 1) * frameBytes), {
       raw: { width: info.width, height: frameHeight, channels: info.channels },
     }).timeout({ seconds: timeoutSeconds });
     const r = await step(frame).raw().toBuffer({ resolveWithObject: true });
@@ -134,7 +135,7 @@ export async function perFrame(
     out.push(r.data);
   }
   const s = size as NonNullable<typeof size>;
-  return sharp(Buffer.concat(out), {
+  return loadSharp()(Buffer.concat(out), {
     raw: { width: s.width, height: s.height * frames, channels: s.channels, pageHeight: s.height },
   }).timeout({ seconds: timeoutSeconds });
 }
@@ -144,7 +145,7 @@ export async function perFrame(
  * the marks are drawn on a transparent frame-sized canvas which is tiled down the stack of frames.
  */
 export async function frameOverlay(overlays: OverlayOptions[], width: number, height: number, timeoutSeconds: number): Promise<OverlayOptions> {
-  const canvas = await sharp({ create: { width, height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+  const canvas = await loadSharp()({ create: { width, height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
     .timeout({ seconds: timeoutSeconds })
     .composite(overlays)
     .raw()

@@ -14,7 +14,9 @@ import { Errors } from '../errors.js';
 import { localObjectFile, readObjectSmall } from '../objects/verified-read.js';
 import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
 import { fetchResource } from './resource.js';
-import { runPipeline, type FopPools } from './run.js';
+import type { FopPools } from './pools.js';
+import { runPipeline } from './run.js';
+import { fopTempRoot } from './temp-root.js';
 import { killLeftoverSubprocesses } from './video/leftovers.js';
 import type { FopContext, FopLimits, FopPool, FopResult, FopSource, FopStage } from './types.js';
 
@@ -36,11 +38,6 @@ export interface ExecuteOptions {
    * not the time it queued behind other jobs' commands for the video or image slots.
    */
   countQueueWait?: boolean;
-}
-
-/** The directory of fop temp dirs; the dirs of processes that are gone are removed (`clearFopTemp`). */
-export function fopTempRoot(dataDir: string): string {
-  return join(dataDir, 'fop-tmp');
 }
 
 /** The limits of `g.config` as commands see them. */

@@ -27,7 +27,7 @@
  * pixels, so their output must have fewer than 25,000,000 pixels over all frames), loop and delays are kept, and
  * `auto-orient` does nothing. Other outputs take the first frame.
  */
-import sharp, { type Metadata, type Sharp } from 'sharp';
+import type { Metadata, Sharp } from 'sharp';
 import { checkAnimatedOutput, keptAnimation, openAnimated, perFrame, PER_FRAME_MAX_PIXELS, type Animation } from './animation.js';
 import { checkOutputSize, CONTENT_TYPES, encode, LOSSY, outputFormatFor, uprightSize, type OutFormat } from './image-output.js';
 import { loadImage, openImage, vips } from './image-source.js';
@@ -35,6 +35,7 @@ import { effectiveQuality } from './jpeg-quality.js';
 import { cropRect, rotatedSize, thumbnailSize, type Rect } from './mogr2-geometry.js';
 import { parseImageMogr2, type Mogr2Params } from './mogr2-params.js';
 import type { FopCommand, FopLimits } from './types.js';
+import { loadSharp } from './sharp.js';
 
 const CMD = 'imageMogr2';
 
@@ -114,7 +115,7 @@ async function pixels(
   }
   if (plan.crop && p.rotate !== undefined) {
     const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
-    img = sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).timeout({ seconds: limits.timeoutSeconds });
+    img = loadSharp()(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).timeout({ seconds: limits.timeoutSeconds });
   }
   if (p.rotate !== undefined) img = img.rotate(p.rotate, { background });
   if (blur !== undefined) img = img.blur(blur);
@@ -137,7 +138,7 @@ async function limitSize(
   const { data, info } = await (await build()).raw().toBuffer({ resolveWithObject: true });
   const raw = { width: info.width, height: info.height, channels: info.channels, ...(anim ? { pageHeight: info.height / anim.frames } : {}) };
   const at = (quality: number): Promise<Buffer> =>
-    encode(sharp(data, { raw }).timeout({ seconds: timeoutSeconds }), format, {
+    encode(loadSharp()(data, { raw }).timeout({ seconds: timeoutSeconds }), format, {
       quality,
       interlace: p.interlace,
       ...(anim ? { animation: anim } : {}),

@@ -6,11 +6,12 @@
  * `loadImage(cmd, source, ctx)` is the entry point for commands that decode pixels: it also decodes HEIC
  * (which libvips cannot) through heif-convert (heif.ts) into a PNG, so every image command accepts iPhone photos.
  */
-import sharp, { type Metadata, type Sharp } from 'sharp';
+import type { Metadata, Sharp } from 'sharp';
 import { Errors, isKodoError } from '../errors.js';
 import { checkFrames } from './animation.js';
 import { heifToPng } from './heif.js';
 import type { FopContext, FopLimits, FopSource } from './types.js';
+import { loadSharp } from './sharp.js';
 
 /** Formats sharp decodes fully (HEIF here is HEIC and cannot be decoded by the prebuilt libvips). */
 const DECODABLE = new Set(['jpeg', 'png', 'webp', 'gif', 'avif', 'tiff']);
@@ -19,7 +20,7 @@ const DECODABLE = new Set(['jpeg', 'png', 'webp', 'gif', 'avif', 'tiff']);
 export async function readHeader(cmd: string, input: Buffer | string, limits: FopLimits): Promise<Metadata> {
   let meta: Metadata;
   try {
-    meta = await sharp(input, { limitInputPixels: false }).metadata();
+    meta = await loadSharp()(input, { limitInputPixels: false }).metadata();
   } catch {
     throw Errors.unsupportedImage(`${cmd}: the source is not a supported image`);
   }
@@ -76,7 +77,7 @@ export async function loadImage(cmd: string, source: FopSource, ctx: FopContext)
 /** A decoding pipeline over a checked source; throws 415 when its pixels cannot be decoded. */
 export function openImage(cmd: string, input: Buffer | string, meta: Metadata, limits: FopLimits): Sharp {
   if (!decodable(meta)) throw Errors.unsupportedImage(`${cmd}: cannot decode ${meta.format} images`);
-  return sharp(input, { limitInputPixels: limits.maxPixels, failOn: 'error', sequentialRead: true }).timeout({
+  return loadSharp()(input, { limitInputPixels: limits.maxPixels, failOn: 'error', sequentialRead: true }).timeout({
     seconds: limits.timeoutSeconds,
   });
 }

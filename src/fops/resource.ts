@@ -12,7 +12,8 @@
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import { checkSourceUrl, outboundFailure } from '../objects/fetch/fetch-to-entry.js';
+import { outboundFailure } from '../objects/fetch/fetch-to-entry.js';
+import { checkSourceUrl } from '../objects/fetch/source-url.js';
 import { outboundRequest } from '../outbound/client.js';
 import { checkDownloadable, isLive } from '../objects/read.js';
 import { readObjectSmall } from '../objects/verified-read.js';

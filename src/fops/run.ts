@@ -5,11 +5,11 @@
  * cannot starve uploads and downloads.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import sharp from 'sharp';
 import { Errors } from '../errors.js';
 import { commandOf } from './registry.js';
-import { Semaphore } from './semaphore.js';
-import type { FopContext, FopPool, FopResult, FopSource, FopStage } from './types.js';
+import type { FopPools } from './pools.js';
+import type { FopContext, FopResult, FopSource, FopStage } from './types.js';
+import { loadSharp } from './sharp.js';
 
 let configured = false;
 
@@ -17,21 +17,8 @@ let configured = false;
 export function configureImageWork(): void {
   if (configured) return;
   configured = true;
-  sharp.concurrency(1);
-  sharp.cache(false);
-}
-
-/** The bounded pools of one server. */
-export class FopPools {
-  private readonly pools: Record<FopPool, Semaphore>;
-
-  constructor(sizes: { image: number; video: number; model?: number }) {
-    this.pools = { image: new Semaphore(sizes.image), video: new Semaphore(sizes.video), model: new Semaphore(sizes.model ?? 1) };
-  }
-
-  run<T>(pool: FopPool, task: () => Promise<T>): Promise<T> {
-    return this.pools[pool].run(task);
-  }
+  loadSharp().concurrency(1);
+  loadSharp().cache(false);
 }
 
 /** Wraps a stage's in-memory output as the next stage's source. */

@@ -14,9 +14,9 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import sharp from 'sharp';
 import { Errors } from '../errors.js';
 import { OUTPUT_MAX_PIXELS } from './image-output.js';
+import { loadSharp } from './sharp.js';
 
 /** A DejaVu face: its pango family/style description and its file. */
 export interface FontFace {
@@ -108,7 +108,7 @@ export async function renderText(text: string, font: FontFace, fontSize: number,
   if (longest * px * 1.5 * (lines.length * px * 1.5) > OUTPUT_MAX_PIXELS) {
     throw Errors.badRequest(`watermark: the text at ${px} pt is too large to render`);
   }
-  const { data, info } = await sharp({
+  const { data, info } = await loadSharp()({
     text: { text: `<span foreground="${fill}">${escapeMarkup(text)}</span>`, font: `${font.name} ${px}`, fontfile: font.file, rgba: true, dpi: 72 },
   })
     .timeout({ seconds: timeoutSeconds })

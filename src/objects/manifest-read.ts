@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
-import { fopTempRoot } from '../fops/execute.js';
+import { fopTempRoot } from '../fops/temp-root.js';
 import type { ByteRange } from '../ports/blob.js';
 import type { StoredPiece } from '../ports/manifest.js';
 import type { ObjectRecord } from '../ports/meta.js';
@@ -103,7 +103,8 @@ export async function localManifestFile(
   checkNotCorrupt(rec);
   const root = fopTempRoot(g.config.dataDir);
   await mkdir(root, { recursive: true });
-  const path = join(root, `manifest-${randomBytes(8).toString('hex')}`);
+  // Named with the process tag, like the fops' temp dirs: the reaper removes only what a dead process left.
+  const path = join(root, `${g.processTag ?? 'offline'}.manifest-${randomBytes(8).toString('hex')}`);
   const release = (): Promise<void> => rm(path, { force: true });
   try {
     await pipeline(readManifest(g, rec), createWriteStream(path, { flags: 'wx' }));

@@ -8,7 +8,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clearFopTemp, fopTempRoot } from '../../src/fops/execute.js';
+import { clearFopTemp } from '../../src/fops/execute.js';
+import { fopTempRoot } from '../../src/fops/temp-root.js';
 import { killLeftoverSubprocesses, recordSubprocess } from '../../src/fops/video/leftovers.js';
 import { readdir } from 'node:fs/promises';
 

@@ -33,7 +33,7 @@ import { Errors, isKodoError } from '../../errors.js';
 import { validateJsonTemplate } from '../../policy/template.js';
 import { MAX_KEY_BYTES } from '../../policy/scope.js';
 import { splitCallbackUrls } from '../callback.js';
-import { checkSourceUrl } from './fetch-to-entry.js';
+import { checkSourceUrl } from './source-url.js';
 
 /** Form callback body type (the default) and the JSON one. */
 export const FORM_BODY_TYPE = 'application/x-www-form-urlencoded';

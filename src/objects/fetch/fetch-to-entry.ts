@@ -19,6 +19,7 @@ import { parsePutPolicy } from '../../policy/put-policy.js';
 import type { Digests } from '../etag.js';
 import { putObject, type PutResult } from '../put-object.js';
 import { receiveBody } from '../receive.js';
+import { checkSourceUrl } from './source-url.js';
 
 /** Where a fetched resource goes: `key` undefined → the etag becomes the key. */
 export interface FetchTarget {
@@ -81,18 +82,6 @@ function digestMismatch(digests: Digests, expect: FetchExpect | undefined): stri
   }
   if (expect?.etag !== undefined && expect.etag !== digests.etag) return `etag is ${digests.etag}, expected ${expect.etag}`;
   return '';
-}
-
-/** Checks the URL is absolute http(s); 400 otherwise. */
-export function checkSourceUrl(url: string): URL {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw Errors.badFetchUrl(`${JSON.stringify(url)} is not a URL`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw Errors.badFetchUrl(`${u.protocol} URLs are not fetched`);
-  return u;
 }
 
 /** Opens the origin's response: 404 → 404, any other non-200 → 478 naming the status. */

@@ -1,0 +1,11 @@
+/**
+ * Where fops keep their temp files: `<data dir>/fop-tmp/<process tag>.<random>/` (fops/execute.ts), also used
+ * for a manifest object assembled into one file for a command that reads a path (objects/manifest-read.ts).
+ * A module of its own so that the read path does not load the fop runner.
+ */
+import { join } from 'node:path';
+
+/** The directory of fop temp dirs; the dirs of processes that are gone are removed (`clearFopTemp`). */
+export function fopTempRoot(dataDir: string): string {
+  return join(dataDir, 'fop-tmp');
+}
