@@ -4,7 +4,6 @@
  * a time limit, a temp dir `<dataDir>/fop-tmp/<process tag>.<random>/`, guarded resource fetches, the tools) and runs the pipeline
  * in the server's pools. The caller consumes the result, then calls `dispose()` (removes the temp dir).
  */
-import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,7 +15,7 @@ import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
 import { fetchResource } from './resource.js';
 import type { FopPools } from './pools.js';
 import { runPipeline } from './run.js';
-import { fopTempRoot } from './temp-root.js';
+import { fopTempPath, fopTempRoot } from './temp-root.js';
 import { killLeftoverSubprocesses } from './video/leftovers.js';
 import type { FopContext, FopLimits, FopPool, FopResult, FopSource, FopStage } from './types.js';
 
@@ -105,7 +104,7 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
       });
     },
   };
-  const dir = join(fopTempRoot(g.config.dataDir), `${g.processTag ?? 'offline'}.${randomBytes(8).toString('hex')}`);
+  const dir = fopTempPath(g.config.dataDir, g.processTag);
   let made = false;
   let n = 0;
   let disposed = false;

@@ -12,14 +12,12 @@
  * - `localManifestFile` (ffmpeg and other readers that need a path) writes the verified bytes into a temp file
  *   under the fop temp dir (`<dataDir>/fop-tmp/`, emptied at start), removed by `release()`.
  */
-import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Granary } from '../context.js';
-import { fopTempRoot } from '../fops/temp-root.js';
+import { fopTempPath, fopTempRoot } from '../fops/temp-root.js';
 import type { ByteRange } from '../ports/blob.js';
 import type { StoredPiece } from '../ports/manifest.js';
 import type { ObjectRecord } from '../ports/meta.js';
@@ -101,10 +99,9 @@ export async function localManifestFile(
   rec: ObjectRecord & { pieces: StoredPiece[] },
 ): Promise<{ path: string; release(): Promise<void> }> {
   checkNotCorrupt(rec);
-  const root = fopTempRoot(g.config.dataDir);
-  await mkdir(root, { recursive: true });
+  await mkdir(fopTempRoot(g.config.dataDir), { recursive: true });
   // Named with the process tag, like the fops' temp dirs: the reaper removes only what a dead process left.
-  const path = join(root, `${g.processTag ?? 'offline'}.manifest-${randomBytes(8).toString('hex')}`);
+  const path = fopTempPath(g.config.dataDir, g.processTag, 'manifest-');
   const release = (): Promise<void> => rm(path, { force: true });
   try {
     await pipeline(readManifest(g, rec), createWriteStream(path, { flags: 'wx' }));

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clearFopTemp } from '../../src/fops/execute.js';
-import { fopTempRoot } from '../../src/fops/temp-root.js';
+import { fopTempPath, fopTempRoot } from '../../src/fops/temp-root.js';
 import { killLeftoverSubprocesses, recordSubprocess } from '../../src/fops/video/leftovers.js';
 import { readdir } from 'node:fs/promises';
 
@@ -57,5 +57,16 @@ describe('killLeftoverSubprocesses', () => {
     expect(await dead.exited).toBe('SIGKILL');
     expect(live.child.exitCode === null && live.child.signalCode === null).toBe(true);
     expect((await readdir(temp)).sort()).toEqual(['live-2.b', 'own-1.a']);
+  });
+
+  it('clearFopTemp removes the temp files of gone processes (a manifest read into one file), never a live one\'s', async () => {
+    root = await mkdtemp(join(tmpdir(), 'granary-leftovers-'));
+    await mkdir(fopTempRoot(root), { recursive: true });
+    const liveFile = fopTempPath(root, 'live-2', 'manifest-');
+    const deadFile = fopTempPath(root, 'dead-3', 'manifest-');
+    const offlineFile = fopTempPath(root, undefined, 'manifest-');
+    for (const f of [liveFile, deadFile, offlineFile]) await writeFile(f, 'bytes');
+    expect(await clearFopTemp(root, 'own-1', async () => new Set(['live-2']))).toBe(0);
+    expect(await readdir(fopTempRoot(root))).toEqual([liveFile.slice(fopTempRoot(root).length + 1)]);
   });
 });
