@@ -13,13 +13,16 @@
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client),
  * --workers=N (the core phases' Granary runs N worker processes, GRANARY_WORKERS: bench/granary-primary.ts),
- * --upload-sizes=4096,1048576 (the form upload sizes of phase `upload`, bytes).
+ * --upload-sizes=4096,1048576 (the form upload sizes of phase `upload`, bytes),
+ * --node-args='--trace-gc …' (extra node flags of Granary's process; one process gets --initial-old-space-size as
+ * `granary serve` gives its workers, GRANARY_WORKER_OLD_SPACE_MB).
  */
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
+import { loadConfig } from '../src/config.js';
 import { transpileForBench } from './lib/build.js';
 import { runOneShot, startClient, startServer, type ClientChild, type OneShotResult, type ServerChild } from './lib/child.js';
 import { writeContentFile } from './lib/data.js';
@@ -37,6 +40,8 @@ const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
 const workersArg = argv.find((a) => a.startsWith('--workers='));
 const uploadSizesArg = argv.find((a) => a.startsWith('--upload-sizes='));
+/** Extra node flags of Granary's process (e.g. `--node-args=--trace-gc`; space-separated). */
+const nodeArgs = (argv.find((a) => a.startsWith('--node-args='))?.slice('--node-args='.length) ?? '').split(' ').filter((a) => a !== '');
 /** Worker processes of the core phases' Granary (1: one process, granary-server.ts in-process as before). */
 const workers = workersArg ? Number(workersArg.slice('--workers='.length)) : 1;
 if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers: a positive integer, got ${workersArg ?? ''}`);
@@ -317,7 +322,10 @@ async function main(): Promise<void> {
         ...(workers > 1 ? { GRANARY_WORKERS: String(workers) } : {}),
       };
       const script = workers > 1 ? 'granary-primary' : 'granary-server';
-      const s = await startServer(buildDir, script, env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+      // One process gets the flag `granary serve` gives each worker (GRANARY_WORKER_OLD_SPACE_MB, default 256).
+      const heap = workers > 1 ? [] : [`--initial-old-space-size=${loadConfig({}).workerOldSpaceMb}`];
+      const prof = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+      const s = await startServer(buildDir, script, env, [...heap, ...prof, ...nodeArgs]);
       children.add(s);
       return s;
     };

@@ -32,6 +32,15 @@ async function dropSurplusCaches(dataDir: string, workers: number): Promise<void
   }
 }
 
+/**
+ * The node flags of the workers: the primary's (`inherited`) plus `--initial-old-space-size=<oldSpaceMb>`, unless
+ * `oldSpaceMb` is 0 or the flags already set it (an operator's own choice wins).
+ */
+export function workerExecArgv(inherited: readonly string[], oldSpaceMb: number): string[] {
+  if (oldSpaceMb === 0 || inherited.some((a) => /^--initial[-_]old[-_]space[-_]size\b/.test(a))) return [...inherited];
+  return [...inherited, `--initial-old-space-size=${oldSpaceMb}`];
+}
+
 /** Runs the primary; resolves once the workers are forked (the process then lives until they are gone). */
 export async function runPrimary(config: Config, log: Logger, print: (text: string) => void): Promise<void> {
   // Schema and migrations once, before several processes open the database at the same time (this also creates
@@ -61,6 +70,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   let stopping = false;
   let listened = false;
 
+  cluster.setupPrimary({ execArgv: workerExecArgv(cluster.settings.execArgv ?? process.execArgv, config.workerOldSpaceMb) });
   const fork = (slot: number): void => {
     const worker = cluster.fork({ [SLOT_ENV]: String(slot) });
     bySlot.set(slot, { worker, startedMs: Date.now() });

@@ -5,12 +5,13 @@
  * bound; a worker SIGKILLed mid-upload is restarted while the other keeps serving, no acknowledged object is lost,
  * the cut upload leaves nothing half-written and its staging file is removed; a pfop job running on a killed worker
  * is finished by the other worker exactly once (one notification, outputs done before the kill not redone);
- * SIGTERM stops everything gracefully (no lease left); workers of a killed primary stop by themselves.
+ * each worker runs with V8's old-space size of GRANARY_WORKER_OLD_SPACE_MB; SIGTERM stops everything gracefully (no lease left); workers of a killed primary stop by themselves.
  *
  * Each request goes through an http.Agent holding one keep-alive connection, so the test knows which worker
  * answers it (cluster hands each new connection to the next worker).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -163,6 +164,8 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
     const conns = await connections();
     expect(conns.map((c) => c.slot)).toEqual([0, 1]);
     expect(conns[0]?.pid).not.toBe(conns[1]?.pid);
+    // Each worker runs with the old-space size of GRANARY_WORKER_OLD_SPACE_MB (default 256 MiB).
+    for (const c of conns) expect(readFileSync(`/proc/${c.pid}/cmdline`, 'utf8').split('\0')).toContain('--initial-old-space-size=256');
     const started = (name: string): number =>
       server.stdout().split('\n').filter((l) => l.includes('singleton started here') && l.includes(`"singleton":"${name}"`)).length;
     await waitUntil(async () => SINGLETONS.every((n) => started(n) >= 1), 'every singleton started', 30_000);
