@@ -18,7 +18,7 @@ async function serve(opts: Opts): Promise<void> {
     await runPrimary(config, pino({ level: config.logLevel }).child({ role: 'primary' }), (t) => process.stdout.write(t));
     return;
   }
-  const [{ startGranary }, { SLOT_ENV }] = await Promise.all([import('../main.js'), import('../workers/primary.js')]);
+  const [{ startGranary }, { SLOT_ENV, setsOldSpace }] = await Promise.all([import('../main.js'), import('../workers/primary.js')]);
   const slotText = cluster.isWorker ? process.env[SLOT_ENV] : undefined;
   const slot = slotText !== undefined && /^\d+$/.test(slotText) ? Number(slotText) : undefined;
   const started = startGranary(config, slot !== undefined ? { slot } : {});
@@ -52,6 +52,13 @@ async function serve(opts: Opts): Promise<void> {
     );
   }
   g.log.info({ url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir, pid: process.pid }, 'granary listening');
+  if (!cluster.isWorker && config.workerOldSpaceMb > 0 && !setsOldSpace(process.execArgv)) {
+    // One process cannot give itself the flag the primary gives its workers (V8 reads it at start-up only).
+    g.log.warn(
+      { flag: `--initial-old-space-size=${config.workerOldSpaceMb}` },
+      'one process without node --initial-old-space-size: large downloads cost about twice the CPU (garbage collection); start node with the flag (README "Workers")',
+    );
+  }
   // No input may reach here (every stream Granary pipes has its errors handled; the test suite fails on any
   // uncaught error). Should a bug do it anyway, it is logged as one JSON line before the process ends.
   process.once('uncaughtException', (err) => {

@@ -32,12 +32,17 @@ async function dropSurplusCaches(dataDir: string, workers: number): Promise<void
   }
 }
 
+/** Whether node flags `execArgv` set V8's initial old-space size. */
+export function setsOldSpace(execArgv: readonly string[]): boolean {
+  return execArgv.some((a) => /^--initial[-_]old[-_]space[-_]size\b/.test(a));
+}
+
 /**
  * The node flags of the workers: the primary's (`inherited`) plus `--initial-old-space-size=<oldSpaceMb>`, unless
  * `oldSpaceMb` is 0 or the flags already set it (an operator's own choice wins).
  */
 export function workerExecArgv(inherited: readonly string[], oldSpaceMb: number): string[] {
-  if (oldSpaceMb === 0 || inherited.some((a) => /^--initial[-_]old[-_]space[-_]size\b/.test(a))) return [...inherited];
+  if (oldSpaceMb === 0 || setsOldSpace(inherited)) return [...inherited];
   return [...inherited, `--initial-old-space-size=${oldSpaceMb}`];
 }
 

@@ -1,6 +1,7 @@
 /**
  * The `granary` command as a subprocess (built once with `npm run build`): offline bucket/domain/keys commands
- * on a data dir, `serve` printing a generated key pair once, graceful shutdown on SIGTERM, and `bucket nrop`
+ * on a data dir, `serve` printing a generated key pair once, warning a single process without node's
+ * --initial-old-space-size, graceful shutdown on SIGTERM, and `bucket nrop`
  * with the compiled server's moderation worker.
  */
 import { execFileSync } from 'node:child_process';
@@ -176,6 +177,25 @@ describe('serve', () => {
     expect((await sdk<string[]>(sdkFor(restarted.host, m![1]!, m![2]!).bucketManager.listBucket())).data).toEqual(['fresh']);
     restarted.child.kill('SIGTERM');
     expect((await restarted.exited).code).toBe(0);
+  });
+
+  it('one process warns at start when node lacks --initial-old-space-size, and not when it has it', async () => {
+    const warning = /"level":40[^\n]*"flag":"--initial-old-space-size=256"[^\n]*one process without node --initial-old-space-size/;
+    const plain = new ServeProcess(D, port);
+    server = plain;
+    await plain.ready();
+    await plain.waitFor(warning);
+    plain.child.kill('SIGTERM');
+    expect((await plain.exited).code).toBe(0);
+
+    const flagged = new ServeProcess(D, port, { nodeArgs: ['--initial-old-space-size=256'] });
+    server = flagged;
+    await flagged.ready();
+    // The warning would follow the listening line in the same tick: one answered request later it would be out.
+    expect((await rawRequest({ port, path: '/health/live' })).status).toBe(200);
+    expect(flagged.stdout).not.toMatch(/initial-old-space-size/);
+    flagged.child.kill('SIGTERM');
+    expect((await flagged.exited).code).toBe(0);
   });
 
   it('serves what the offline commands set up, and finishes an in-flight upload on SIGTERM', async () => {

@@ -55,15 +55,16 @@ export class ServeProcess {
   /**
    * `options.env`: GRANARY_* settings added to the child's environment (e.g. a fixed key pair, limits);
    * `options.fromSource`: run src/ through tsx (test/helpers/cli-entry.ts) instead of the built bin/granary.js.
+   * `options.nodeArgs`: node flags before the entry (e.g. `--initial-old-space-size=256`).
    * One process (GRANARY_WORKERS=1) unless `options.env` asks for workers (test/e2e/workers.test.ts covers them).
    */
   constructor(
     readonly dataDir: string,
     readonly port: number,
-    options: { env?: Record<string, string>; fromSource?: boolean } = {},
+    options: { env?: Record<string, string>; fromSource?: boolean; nodeArgs?: string[] } = {},
   ) {
     const entry = options.fromSource ? ['--import', 'tsx', CLI_ENTRY] : [BIN];
-    this.child = spawn(process.execPath, [...entry, 'serve', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1'], {
+    this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'serve', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1'], {
       cwd: REPO_ROOT,
       env: cleanEnv({ GRANARY_LOG_LEVEL: 'info', GRANARY_CONSOLE_PORT: '0', GRANARY_WORKERS: '1', ...options.env }),
       stdio: ['ignore', 'pipe', 'pipe'],

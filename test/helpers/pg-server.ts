@@ -127,15 +127,26 @@ export async function startPgServer(opts: PgServerOptions = {}): Promise<PgTestS
     const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(pid)]).catch(() => ({ stdout: '' }));
     return [pid, ...stdout.split(/\s+/).filter(Boolean).map(Number)];
   };
-  /** Sends `signal` to the postmaster and its backends (one that exited meanwhile is skipped). */
+  /**
+   * Sends `signal` to the postmaster and its backends (one that exited meanwhile is skipped). SIGSTOP lists them
+   * again until no new one shows up: a backend forked between the listing and the postmaster's stop (the server's
+   * pool still connecting) would otherwise keep answering.
+   */
   let frozen = false;
   const signalAll = async (signal: NodeJS.Signals): Promise<void> => {
-    for (const pid of await processes()) {
-      try {
-        process.kill(pid, signal);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    const sent = new Set<number>();
+    for (;;) {
+      const pids = (await processes()).filter((pid) => !sent.has(pid));
+      if (pids.length === 0) break;
+      for (const pid of pids) {
+        sent.add(pid);
+        try {
+          process.kill(pid, signal);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+        }
       }
+      if (signal !== 'SIGSTOP') break;
     }
     frozen = signal === 'SIGSTOP';
   };
