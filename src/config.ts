@@ -151,9 +151,10 @@ export interface Config {
   workers: number;
   /**
    * GRANARY_WORKER_OLD_SPACE_MB: V8's initial old-space size of each worker process, MiB (`--initial-old-space-size`;
-   * default 256; 0 = V8's own). Below it V8 does not start full collections. Streamed bodies hold buffers long
-   * enough to be promoted; with V8's small default a worker serving 16 large downloads ran a full collection every
-   * ~50 ms (a third of its CPU). Only worker processes: a single process (GRANARY_WORKERS=1) takes node's flag.
+   * default 256; 0 = V8's own). V8 sizes its old-space limit from it. Streamed bodies hold buffers long enough to
+   * be promoted; with V8's small default a process serving 16 large downloads ran a full collection every ~50 ms
+   * (a quarter of its event loop). Only worker processes: a single process (GRANARY_WORKERS=1) needs node's flag
+   * on its command line (cli/serve.ts warns when it is missing).
    */
   workerOldSpaceMb: number;
   /**
