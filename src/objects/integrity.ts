@@ -3,7 +3,7 @@
  * and checked on every read.
  *
  * - `SumBuilder` computes the checksums of a stream, one CRC-32 (IEEE, zlib's SIMD implementation) per
- *   `SUM_BLOCK_BYTES` block.
+ *   `SUM_BLOCK_BYTES` block; `crc32OfSums` combines them into the whole content's CRC-32.
  * - `VerifyingStream` checks bytes read from a block boundary against them and passes on only verified bytes,
  *   clipped to the requested window: a block is held back (at most one block, 256 KiB) until its checksum
  *   matched, so a corrupt byte never leaves the server. A mismatch, a short or a long blob fails the stream.
@@ -14,6 +14,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import type { BlobSums, ByteRange } from '../ports/blob.js';
+import { crc32Combine } from './crc32-combine.js';
 
 /** Bytes covered by one checksum: 256 KiB (16 per 4 MiB Kodo block). */
 export const SUM_BLOCK_BYTES = 256 * 1024;
@@ -49,6 +50,18 @@ export class SumBuilder {
     all.forEach((v, i) => out.writeUInt32BE(v, i * 4));
     return { blockBytes: this.blockBytes, crc32: out };
   }
+}
+
+/**
+ * The CRC-32 of a whole blob of `size` bytes from its per-block checksums (crc32-combine.ts): the whole-content
+ * CRC-32 that form uploads check and v1 chunks answer, without a second pass over the bytes.
+ */
+export function crc32OfSums(sums: BlobSums, size: number): number {
+  let crc = 0;
+  for (let i = 0, off = 0; off < size; i++, off += sums.blockBytes) {
+    crc = crc32Combine(crc, sums.crc32.readUInt32BE(i * 4), Math.min(sums.blockBytes, size - off));
+  }
+  return crc;
 }
 
 /** The checksums of one buffer (a whole small blob). */

@@ -95,10 +95,8 @@ export async function uploadPart(
   if (declaredBytes !== undefined && declaredBytes > maxBytes) {
     throw Errors.objectTooLarge(`the part's Content-Length ${declaredBytes} exceeds ${maxBytes} bytes`);
   }
-  // No whole-part CRC-32: the answer has none (each 256 KiB block still gets its own, for bitrot checks).
   const received = await receiveBody(g, body, {
     maxBytes,
-    digests: { crc32: false },
     ...(declaredBytes !== undefined ? { expectedBytes: declaredBytes } : {}),
   });
   const { digests } = received;
