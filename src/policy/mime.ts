@@ -50,6 +50,9 @@ function isTextual(type: string): boolean {
   );
 }
 
+/** file-type, imported on first use (~90 ms with its dependencies): offline commands never sniff content. */
+let fileType: Promise<typeof import('file-type')> | undefined;
+
 /**
  * MIME type from the content alone. `head` is the first bytes of the content (at least `SNIFF_BYTES` when the
  * content is that long). Returns file-type's answer for known binary signatures, `'text/plain'` for non-empty
@@ -57,8 +60,7 @@ function isTextual(type: string): boolean {
  */
 export async function sniffContentMime(head: Buffer): Promise<string | undefined> {
   if (head.length === 0) return undefined;
-  // Imported on first use (~90 ms with its dependencies): offline commands never sniff content.
-  const { fileTypeFromBuffer } = await import('file-type');
+  const { fileTypeFromBuffer } = await (fileType ??= import('file-type'));
   const found = await fileTypeFromBuffer(head);
   if (found) return found.mime;
   return looksLikeText(head) ? 'text/plain' : undefined;
