@@ -10,7 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { SpillingStage } from '../../src/objects/spill-stage.js';
 import type { StagedBlob } from '../../src/ports/blob.js';
 
-/** A file blob in memory that records its writes; `failOnFinal` fails its end the way a failing fsync does. */
+/**
+ * A file blob in memory that records its writes (one entry per write or writev call, as the fs WriteStream makes
+ * them); `failOnFinal` fails its end the way a failing fsync does.
+ */
 function fakeFile(opts: { failOnFinal?: Error; failOnWrite?: Error } = {}): StagedBlob & { writes: number[]; discarded: boolean; bytes: () => number } {
   const writes: number[] = [];
   const file = {
@@ -20,6 +23,10 @@ function fakeFile(opts: { failOnFinal?: Error; failOnWrite?: Error } = {}): Stag
     sink: new Writable({
       write: (chunk: Buffer, _e, cb) => {
         writes.push(chunk.length);
+        cb(opts.failOnWrite ?? null);
+      },
+      writev: (chunks: Array<{ chunk: Buffer }>, cb) => {
+        writes.push(chunks.reduce((n, c) => n + c.chunk.length, 0));
         cb(opts.failOnWrite ?? null);
       },
       final: (cb) => cb(opts.failOnFinal ?? null),
@@ -35,7 +42,7 @@ function fakeFile(opts: { failOnFinal?: Error; failOnWrite?: Error } = {}): Stag
 const chunks = (n: number, size: number): Buffer[] => Array.from({ length: n }, (_, i) => Buffer.alloc(size, i));
 
 describe('SpillingStage', () => {
-  it('writes a spilled body in 256 KiB batches, all bytes in order', async () => {
+  it('writes a spilled body in 256 KiB batches, one write call each', async () => {
     const file = fakeFile();
     const stage = new SpillingStage(async () => file, 64 * 1024);
     await pipeline(Readable.from(chunks(64, 16 * 1024)), stage.sink); // 1 MiB in 16 KiB pieces
