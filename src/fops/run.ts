@@ -17,8 +17,9 @@ let configured = false;
 export function configureImageWork(): void {
   if (configured) return;
   configured = true;
-  loadSharp().concurrency(1);
-  loadSharp().cache(false);
+  const sharp = loadSharp();
+  sharp.concurrency(1);
+  sharp.cache(false);
 }
 
 /** Wraps a stage's in-memory output as the next stage's source. */

@@ -10,6 +10,7 @@ const POLY = 0xedb88320;
 
 /** a(x) · b(x) modulo p(x), reflected 32-bit polynomials (bit 31 is x^0). */
 function multModP(a: number, b: number): number {
+  if (a === 0) return 0; // the loop below ends at a's last set bit
   let m = 0x80000000;
   let p = 0;
   for (;;) {
