@@ -7,10 +7,9 @@
  * Once in a file, bytes are written in batches of WRITE_BATCH_BYTES (256 KiB), one `writev` of the batch's chunks
  * (no copy into one buffer), rather than one write per socket chunk: each write is a call into the thread pool
  * costing ~16–20 µs of the event loop whatever its size (256 MiB in 16 KiB writes: 269 ms of the main thread; in
- * 256 KiB writes: 21 ms), so per-chunk writes took 13% of the
- * event loop in the 1 MiB upload bench and 29% in the resumable one. With `inlineMax` 0 nothing stays in memory
- * (resumable chunks and parts, which are never inline): the stage then only batches, and empty content is an empty
- * file. Memory per upload: at most `inlineMax` + 256 KiB.
+ * 256 KiB writes: 21 ms), so per-chunk writes took 13% of the event loop in the 1 MiB upload bench and 29% in the
+ * resumable one. With `inlineMax` 0 nothing stays in memory (resumable chunks and parts, which are never inline):
+ * the stage then only batches, and empty content is an empty file. Memory per upload: at most `inlineMax` + 256 KiB.
  */
 import { finished, Writable } from 'node:stream';
 import type { StagedBlob } from '../ports/blob.js';
