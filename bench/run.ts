@@ -30,7 +30,7 @@ import type { Job, JobResult } from './lib/jobs.js';
 import { hotFunctions } from './lib/profile.js';
 import type { BenchRun } from './lib/standalone.js';
 import { layoutSize, seedListBucket, type ListLayout } from './lib/seed.js';
-import { CpuMeter, dropPageCache, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
+import { CpuMeter, DiskMeter, dropPageCache, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
 import { fmt, GiB, KiB, MB, MiB, table } from './lib/table.js';
 
 const argv = process.argv.slice(2);
@@ -167,6 +167,8 @@ interface Measured {
   /** Cores used by everything else on the machine (not server, client or bench). */
   otherCores: number;
   peakRssBytes?: number;
+  /** What the disk under the temp dir (both servers' data) did meanwhile (DiskMeter). */
+  disk?: ReturnType<DiskMeter['read']>;
 }
 
 const log = (line = ''): void => void process.stdout.write(`${line}\n`);
@@ -182,6 +184,14 @@ async function memoryNote(server: ServerChild): Promise<string> {
 const loadNote = (m: Measured): string =>
   `server ${fmt(m.serverCores, 2)} / client ${fmt(m.result.clientCores, 2)} / other ${fmt(m.otherCores, 2)} cores`;
 
+/** Per operation: bytes written to the disk, write requests and cache flushes; and how busy the disk was. */
+const diskNote = (m: Measured): string => {
+  const d = m.disk;
+  if (!d || m.result.ok === 0) return '';
+  const per = (n: number): string => fmt(n / m.result.ok, 1);
+  return `; disk per upload ${fmt(d.writtenBytes / m.result.ok / KiB)} KiB in ${per(d.writeIos)} writes, ${per(d.flushes)} flushes, busy ${fmt(d.busy * 100)}%`;
+};
+
 /** Highest RSS seen per server pid by any phase's sampler. */
 const peakByPid = new Map<number, number>();
 
@@ -193,8 +203,9 @@ async function measure(client: ClientChild, server: ServerChild, job: Job, sampl
   const sampler = sampleRss ? new RssSampler(server.pid, P.rssSampleMs).start() : undefined;
   const cpu = new CpuMeter(server.pid);
   const other = new OtherLoadMeter([server.pid, client.pid, process.pid]);
+  const disk = new DiskMeter(os.tmpdir());
   const result = await client.run(job);
-  const m: Measured = { result, serverCores: cpu.cores(), otherCores: other.cores() };
+  const m: Measured = { result, serverCores: cpu.cores(), otherCores: other.cores(), disk: disk.read() };
   if (sampler) {
     m.peakRssBytes = sampler.stop().peakBytes;
     peakByPid.set(server.pid, Math.max(peakByPid.get(server.pid) ?? 0, m.peakRssBytes));
@@ -397,7 +408,7 @@ async function main(): Promise<void> {
           for (const s of order) {
             const m = await measure(client, servers()[s], { ...job(s), keyPrefix: `up-${label}-${round}/`, durationMs: P.uploadMs }, true);
             const r = m.result;
-            log(`  round ${round + 1} ${s.padEnd(8)}: ${fmt(r.ok)} uploads in ${fmt(r.elapsedMs / 1000, 1)} s = ${fmt(perSecond(r))} ops/s, p50 ${ms(r.latency?.p50)} ms, p99 ${ms(r.latency?.p99)} ms; ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB`);
+            log(`  round ${round + 1} ${s.padEnd(8)}: ${fmt(r.ok)} uploads in ${fmt(r.elapsedMs / 1000, 1)} s = ${fmt(perSecond(r))} ops/s, p50 ${ms(r.latency?.p50)} ms, p99 ${ms(r.latency?.p99)} ms; ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB${diskNote(m)}`);
             rounds[s].push(m);
           }
         }

@@ -4,7 +4,7 @@
  * dropping the page cache before a cold read.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 
 /** Clock ticks per second used by /proc/<pid>/stat (USER_HZ; 100 on every mainstream Linux build). */
 const TICKS_PER_SECOND = 100;
@@ -121,5 +121,63 @@ export function dropPageCache(): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Counters of one block device (/sys/dev/block/<major>:<minor>/stat; Linux Documentation/block/stat.rst). */
+interface DiskCounters {
+  writeIos: number;
+  writeSectors: number;
+  flushIos: number;
+  /** Milliseconds the device had I/O in flight. */
+  busyMs: number;
+}
+
+function readDisk(statPath: string): DiskCounters | undefined {
+  try {
+    const f = readFileSync(statPath, 'utf8').trim().split(/\s+/).map(Number);
+    // Fields from 0: 4 write ios, 6 write sectors (512 B), 9 io_ticks, 15 flush ios (kernels ≥ 5.5; else NaN).
+    return { writeIos: f[4] ?? 0, writeSectors: f[6] ?? 0, busyMs: f[9] ?? 0, flushIos: f[15] ?? NaN };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the disk holding `path` did between construction and `read()`: bytes written, write requests, cache
+ * flushes (what fsync costs the device) and the share of the time it was busy. Undefined when the device's
+ * counters cannot be read (not Linux, or a device without /sys stats). The whole device is counted: other
+ * writers on it count too.
+ */
+export class DiskMeter {
+  private readonly statPath: string | undefined;
+  private readonly start: DiskCounters | undefined;
+  private readonly startMs = performance.now();
+
+  constructor(path: string) {
+    let statPath: string | undefined;
+    try {
+      const dev = statSync(path).dev;
+      // Linux dev_t: major in bits 8–19 (and 32+), minor in bits 0–7 and 20–31.
+      const major = Number((BigInt(dev) >> 8n) & 0xfffn);
+      const minor = Number((BigInt(dev) & 0xffn) | ((BigInt(dev) >> 12n) & 0xfff00n));
+      statPath = `/sys/dev/block/${major}:${minor}/stat`;
+    } catch {
+      statPath = undefined;
+    }
+    this.statPath = statPath;
+    this.start = statPath ? readDisk(statPath) : undefined;
+  }
+
+  read(): { writtenBytes: number; writeIos: number; flushes: number; busy: number } | undefined {
+    const end = this.statPath ? readDisk(this.statPath) : undefined;
+    if (!end || !this.start) return undefined;
+    const wall = performance.now() - this.startMs;
+    return {
+      writtenBytes: (end.writeSectors - this.start.writeSectors) * 512,
+      writeIos: end.writeIos - this.start.writeIos,
+      flushes: end.flushIos - this.start.flushIos,
+      busy: wall > 0 ? (end.busyMs - this.start.busyMs) / wall : 0,
+    };
   }
 }
