@@ -58,8 +58,8 @@ export class SpillingStage implements StagedBlob {
         const end = (file: StagedBlob): void => {
           if (this.batchBytes > 0) writeBatch(file.sink, this.takeBatch());
           file.sink.end();
-          // Once, with the file's error if its last write or its flush (fsync) failed: a swallowed error here
-          // would let a file missing bytes be sealed.
+          // Once, with the file's error if its last write failed: a swallowed error here would let a file missing
+          // bytes be sealed. (The fsync comes at seal().)
           finished(file.sink, { readable: false }, (err) => cb(err ?? null));
         };
         if (this.file) end(this.file);
@@ -68,7 +68,8 @@ export class SpillingStage implements StagedBlob {
         else cb();
       },
       destroy: (err, cb) => {
-        this.file?.sink.destroy();
+        // After a clean finish (autoDestroy) the file stays open: its blob store syncs it at seal().
+        if (err || !this.sink.writableFinished) this.file?.sink.destroy();
         cb(err);
       },
     });
@@ -123,9 +124,15 @@ export class SpillingStage implements StagedBlob {
 /**
  * Writes the chunks of one batch to `sink` as one write: corked, so a sink with `_writev` (the fs WriteStream:
  * `fs.writev`) gets them in one call, without copying them into one buffer first. `cb`, when given, is called
- * once the sink may take more (backpressure) or failed.
+ * once the sink may take more (backpressure) or failed, also when it had failed before this batch.
  */
 function writeBatch(sink: Writable, chunks: Buffer[], cb?: (err?: Error | null) => void): void {
+  // A file that already failed (its open or an earlier write) emits neither 'drain' nor 'error' again: waiting
+  // for them would hang the upload.
+  if (sink.errored || sink.destroyed) {
+    cb?.(sink.errored ?? new Error('the staged file was closed'));
+    return;
+  }
   sink.cork();
   let more = true;
   for (const c of chunks) more = sink.write(c);

@@ -1,11 +1,11 @@
 /**
  * The spilling stage (objects/spill-stage.ts) over a file blob it opens when needed: bytes reach the file in
- * 256 KiB batches, the file's failures (a last write or the flush at its end) fail the stage's sink instead of
- * being swallowed, an empty body with no inline storage is an empty file, and a file still being opened when the
+ * 256 KiB batches, the file's failures (a last write, its end, or a failure before a batch reaches it) fail the
+ * stage's sink instead of being swallowed or waited on, an empty body with no inline storage is an empty file, and a file still being opened when the
  * upload is discarded is discarded too.
  */
 import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { SpillingStage } from '../../src/objects/spill-stage.js';
 import type { StagedBlob } from '../../src/ports/blob.js';
@@ -93,5 +93,34 @@ describe('SpillingStage', () => {
     await discarding;
     expect(file.discarded).toBe(true);
     expect(await writing).toBeInstanceOf(Error);
+  });
+
+  it.each([
+    ['destroyed by a failed write', (err: Error) => {
+      const w = new Writable({ write: (_c, _e, cb) => cb() });
+      w.on('error', () => undefined);
+      w.destroy(err);
+      return w;
+    }],
+    ['errored without being destroyed (a failed open with autoClose off)', (err: Error) => {
+      const w = new Writable({ autoDestroy: false, construct: (cb) => cb(err), write: (_c, _e, cb) => cb() });
+      w.on('error', () => undefined);
+      return w;
+    }],
+  ])('fails the upload when the file failed before a batch reached it (%s) instead of waiting', async (_name, failedSink) => {
+    const err = Object.assign(new Error('cannot create the staging file'), { code: 'EACCES' });
+    let opened!: () => void;
+    const fileOpened = new Promise<void>((resolve) => (opened = resolve));
+    const file = { ...fakeFile(), sink: failedSink(err) };
+    const stage = new SpillingStage(async () => {
+      opened();
+      return file;
+    }, 0);
+    stage.sink.on('error', () => undefined);
+    stage.sink.write(Buffer.alloc(1000)); // opens the file; kept for the first batch
+    await fileOpened;
+    await new Promise((resolve) => setImmediate(resolve)); // the sink's error event has been emitted
+    stage.sink.end(Buffer.alloc(300 * 1024)); // the first batch: written to the failed file
+    await expect(finished(stage.sink)).rejects.toMatchObject({ code: 'EACCES' });
   });
 });
