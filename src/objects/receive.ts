@@ -15,7 +15,7 @@ import { SpillingStage } from './spill-stage.js';
 import { chain } from './stream-chain.js';
 import { ThrottleStream } from './throttle.js';
 
-/** Bytes received and staged (fsynced in the staging area, not yet visible), with their digests. */
+/** Bytes received and staged (written to the staging area, not yet durable nor visible), with their digests. */
 export interface ReceivedBody {
   staged: StagedBlob;
   digests: Digests;

@@ -4,7 +4,7 @@
  *   `"worker":<slot>` when it is one of several worker processes (README "Workers").
  * - `GET|HEAD /health/ready` → 200 `{"status":"ready","checks":{…}}` when uploads can be taken, else 503
  *   `{"status":"unready","reasons":["…"],"checks":{…}}`. Checks: `database` (a read answers), `dataDir` (a byte
- *   can be staged, fsynced and removed), `freeSpace` (bytes free, total and the GRANARY_MIN_FREE_BYTES reserve),
+ *   can be stored durably and removed), `freeSpace` (bytes free, total and the GRANARY_MIN_FREE_BYTES reserve),
  *   and the background `scrub` state (informational: corruption found does not make the server unready; stat and
  *   the log name the entries). A 503 means uploads are refused; downloads may still work.
  * `health` is a reserved bucket name, so these paths never shadow a path-style download; on a bound download
@@ -37,16 +37,23 @@ async function checkDatabase(g: Granary): Promise<Check> {
   }
 }
 
-/** Stages one byte through the BlobStore (created, written, fsynced, removed): the upload path's first steps. */
+/**
+ * Stores one byte through the BlobStore the way an upload does (staged, written, sealed: fsynced on a disk, stored
+ * on S3), then removes it.
+ */
 async function checkDataDir(g: Granary): Promise<Check> {
   try {
     const staged = await g.blobs.stage();
     staged.sink.end(Buffer.from('.'));
+    let id: string;
     try {
       await finished(staged.sink);
-    } finally {
+      id = await staged.seal();
+    } catch (err) {
       await staged.discard();
+      throw err;
     }
+    await g.blobs.remove(id);
     return { ok: true };
   } catch (err) {
     g.log.warn({ err }, 'health: the data dir is not writable');
