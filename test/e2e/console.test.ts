@@ -4,9 +4,12 @@
  * photo through the file input, see its thumbnail, open the preview, rename it, make a private link that downloads,
  * delete it. Isolation: an account sees neither another account's bucket in the pages nor through the API. Sessions:
  * the cookie is HttpOnly/SameSite=Strict, refused after sign-out (replay) and after the idle timeout; CSRF: a call
- * without the token or from a foreign Origin is refused. Screenshots of the main screens go to docs/screenshots/.
+ * without the token or from a foreign Origin is refused. Screenshots of the main screens go to a temp dir, or to
+ * docs/screenshots/ with GRANARY_UPDATE_SCREENSHOTS=1 (a test run leaves the work tree as it was).
  */
-import { readFile } from 'node:fs/promises';
+import { mkdtempSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -18,7 +21,10 @@ import { signedFetch } from '../helpers/http.js';
 import { put } from '../helpers/rs.js';
 import { expectStored, FIXTURE_IMAGES } from '../helpers/upload.js';
 
-const SHOTS = new URL('../../docs/screenshots/', import.meta.url).pathname;
+const UPDATE_SHOTS = process.env.GRANARY_UPDATE_SCREENSHOTS === '1';
+const SHOTS = UPDATE_SHOTS
+  ? new URL('../../docs/screenshots/', import.meta.url).pathname
+  : `${mkdtempSync(join(tmpdir(), 'granary-console-shots-'))}/`;
 const PHOTO = join(FIXTURE_IMAGES, 'mobile_jolla.jpg');
 const VIDEO = join(FIXTURE_IMAGES, '../video/big_buck_bunny.mp4');
 
@@ -37,6 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (!UPDATE_SHOTS) await rm(SHOTS, { recursive: true, force: true });
   await browser?.close();
   await c?.close();
   await s?.stop();
