@@ -6,8 +6,8 @@
  * random ids only, never from object keys.
  * Sealing = rename the written file into place, then fsync the file and the target directory at the same time:
  * after `seal()` resolves the blob survives a crash or power loss. Renaming before the fsyncs lets one journal
- * commit cover both (fsync, rename, fsync dir took two in a row): ~10% more for resumable blocks sent one at a time
- * in the bench (block latency ~22 → ~19 ms); uploads bound by CPU are unchanged.
+ * commit cover both (fsync, rename, fsync dir took two in a row). A small gain in the bench: +2–7% by the medians
+ * of alternating runs (bench/ab.ts), within this VM's noise; the uploads measured there are bound by CPU.
  * A crash between the rename and the end of the fsyncs leaves a blob that no entry references (the commit comes
  * after `seal()`), possibly short: an orphan, removed by the orphan sweep like any blob sealed by an upload whose
  * commit never came. `recover(liveTags)` removes the staging files of processes that are gone
