@@ -1,8 +1,8 @@
 /**
  * The spilling stage (objects/spill-stage.ts) over a file blob it opens when needed: bytes reach the file in
  * 256 KiB batches, the file's failures (a last write, its end, or a failure before a batch reaches it) fail the
- * stage's sink instead of being swallowed or waited on, an empty body with no inline storage is an empty file, and a file still being opened when the
- * upload is discarded is discarded too.
+ * stage's sink instead of being swallowed or waited on, an empty body with no inline storage is an empty file, and
+ * a file still being opened when the upload is discarded is discarded too.
  */
 import { Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
