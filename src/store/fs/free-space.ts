@@ -1,7 +1,8 @@
 /**
  * Free space on the data dir's file system, and the reserve below which uploads are refused up front
  * (GRANARY_MIN_FREE_BYTES). Readings come from statfs(2), cached for a second while the space is above the
- * reserve and read again on every check while it is below, so uploads resume as soon as space returns.
+ * reserve and read again on every check while it is below; a refusal is always made on a fresh reading, so uploads
+ * resume as soon as space returns.
  */
 import { statfs } from 'node:fs/promises';
 import { Errors } from '../../errors.js';
@@ -18,6 +19,11 @@ export interface SpaceReading {
   totalBytes: number;
   reserveBytes: number;
   ok: boolean;
+}
+
+/** Whether `r` leaves less than its reserve once `incomingBytes` more are written. */
+function refuses(r: SpaceReading, incomingBytes: number): boolean {
+  return r.freeBytes - incomingBytes < r.reserveBytes;
 }
 
 /** How long a reading above the reserve is reused, milliseconds. */
@@ -82,11 +88,13 @@ export class FreeSpace {
    * more (a declared Content-Length).
    */
   async require(incomingBytes = 0): Promise<void> {
-    const r = await this.reading();
-    if (!r) return;
-    if (r.freeBytes - incomingBytes < r.reserveBytes) {
-      const what = incomingBytes > 0 ? `${formatBytes(r.freeBytes)} free, ${formatBytes(incomingBytes)} incoming` : `${formatBytes(r.freeBytes)} free`;
-      throw Errors.storageFull(`${what}, the reserve is ${formatBytes(r.reserveBytes)} (GRANARY_MIN_FREE_BYTES)`);
-    }
+    let r = await this.reading();
+    if (!r || !refuses(r, incomingBytes)) return;
+    // A cached reading may be up to CACHE_MS old: an upload is refused only on a fresh one, so it goes through as
+    // soon as space has come back (a reading taken on a full disk is above a reserve of 0, hence cached).
+    r = await this.read();
+    if (!r || !refuses(r, incomingBytes)) return;
+    const what = incomingBytes > 0 ? `${formatBytes(r.freeBytes)} free, ${formatBytes(incomingBytes)} incoming` : `${formatBytes(r.freeBytes)} free`;
+    throw Errors.storageFull(`${what}, the reserve is ${formatBytes(r.reserveBytes)} (GRANARY_MIN_FREE_BYTES)`);
   }
 }
