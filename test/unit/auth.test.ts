@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import qiniu from 'qiniu';
 import { describe, it, expect } from 'vitest';
 import { KodoError } from '../../src/errors.js';
-import { safeEqual } from '../../src/auth/compare.js';
+import { safeEqual, sameSignature } from '../../src/auth/compare.js';
 import { verifyManagement, type SignedRequest } from '../../src/auth/management.js';
 import { upTokenFromAuthorization, verifyUploadToken } from '../../src/auth/upload-token.js';
 import { verifyPrivateDownload } from '../../src/auth/download-token.js';
@@ -50,6 +50,27 @@ describe('safeEqual', () => {
     expect(safeEqual('abc', 'abd')).toBe(false);
     expect(safeEqual('abc', 'abcd')).toBe(false);
     expect(safeEqual('', '')).toBe(true);
+  });
+});
+
+describe('sameSignature', () => {
+  const expected = hmacSign(SK, 'data'); // URL-safe, 28 characters with one '='
+  it('accepts the signature in its URL-safe, standard, padded and bare forms', () => {
+    const bare = expected.replace(/=+$/, '');
+    expect(sameSignature(expected, expected)).toBe(true);
+    expect(sameSignature(bare, expected)).toBe(true);
+    expect(sameSignature(expected.replace(/-/g, '+').replace(/_/g, '/'), expected)).toBe(true);
+    expect(sameSignature(`${bare}==`, expected)).toBe(true);
+  });
+  it('refuses any other text, shorter, longer or of another alphabet', () => {
+    const bare = expected.replace(/=+$/, '');
+    const flipped = `${bare.slice(0, 5)}${bare[5] === 'A' ? 'B' : 'A'}${bare.slice(6)}`;
+    expect(sameSignature(flipped, expected)).toBe(false);
+    expect(sameSignature(bare.slice(0, -1), expected)).toBe(false);
+    expect(sameSignature(`${bare}A`, expected)).toBe(false);
+    expect(sameSignature('', expected)).toBe(false);
+    // A character past Latin-1 whose low byte is a base64 character does not pass for that character.
+    expect(sameSignature(`${bare.slice(0, -1)}${String.fromCharCode(0x100 + bare.charCodeAt(bare.length - 1))}`, expected)).toBe(false);
   });
 });
 

@@ -9,19 +9,34 @@
 import busboy from 'busboy';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { verifyUploadToken } from '../../auth/upload-token.js';
+import { verifyUploadToken, type UploadToken } from '../../auth/upload-token.js';
 import type { Granary } from '../../context.js';
 import { Errors, KodoError, storageError } from '../../errors.js';
 import { putObject, type PutRequest } from '../../objects/put-object.js';
 import { receiveBody, type ReceivedBody } from '../../objects/receive.js';
 import { answerUpload } from '../../objects/upload-response.js';
-import { parsePutPolicy } from '../../policy/put-policy.js';
+import { parsePutPolicy, type PutPolicy } from '../../policy/put-policy.js';
 import { declaredLength } from '../http.js';
 import { sendUploadAnswer } from './uptoken.js';
 
 interface ParsedForm {
   fields: Map<string, string>;
   file?: { body: ReceivedBody; filename: string | undefined; mimeType: string };
+  /** The token field as verified before the file arrived (the Node SDK's order), so it is not verified twice. */
+  verified?: VerifiedToken;
+}
+
+/** A token field's text, its verification and its parsed put policy. */
+interface VerifiedToken {
+  text: string;
+  token: UploadToken;
+  policy: PutPolicy;
+}
+
+/** Verifies the token text and parses its put policy (401 / 400 as `verifyUploadToken` and `parsePutPolicy`). */
+function verifyToken(g: Granary, text: string | undefined): VerifiedToken {
+  const token = verifyUploadToken(text, g.secretOf);
+  return { text: text ?? '', token, policy: parsePutPolicy(token.policy) };
 }
 
 /** Undoes the Node SDK's escaping of `"`, CR and LF in multipart file names (protocol.md §4.1). */
@@ -58,6 +73,7 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
     }
     const fields = new Map<string, string>();
     let filePromise: Promise<ParsedForm['file']> | undefined;
+    let verified: VerifiedToken | undefined;
     let failure: unknown;
     let fieldBytes = 0;
     const fail = (err: unknown): void => {
@@ -91,7 +107,8 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
       let bitsPerSecond: number | undefined;
       if (token !== undefined) {
         try {
-          bitsPerSecond = parsePutPolicy(verifyUploadToken(token, g.secretOf).policy).trafficLimit;
+          verified = verifyToken(g, token);
+          bitsPerSecond = verified.policy.trafficLimit;
         } catch (err) {
           fail(err);
         }
@@ -135,7 +152,9 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
           reject(failure);
           return;
         }
-        resolve(file ? { fields, file } : { fields });
+        const form: ParsedForm = file ? { fields, file } : { fields };
+        if (verified) form.verified = verified;
+        resolve(form);
       })();
     };
     request.raw.pipe(bb);
@@ -161,8 +180,10 @@ async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyRep
   const form = await parseForm(g, request);
   const { fields, file } = form;
   try {
-    const token = verifyUploadToken(fields.get('token'), g.secretOf);
-    const policy = parsePutPolicy(token.policy);
+    // A token field sent again after the file (a later field of the same name wins) is verified again.
+    const text = fields.get('token');
+    const early = form.verified;
+    const { token, policy } = early !== undefined && early.text === text ? early : verifyToken(g, text);
     if (!file) throw Errors.noFilePart();
     const req: PutRequest = { policy, accessKey: token.accessKey, custom: {}, meta: {}, reqId: request.id };
     const key = fields.get('key');
