@@ -2,7 +2,7 @@
  * Group commit (store/sqlite/group-commit.ts): writes wait for a WAL fdatasync shared by concurrent commits;
  * reads never wait for one.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -49,6 +49,35 @@ describe('WalSync', () => {
     const third = wal.sync();
     expect(second).toBe(third); // both wait for the same next sync
     await Promise.all([first, second, third]);
+    expect(wal.syncs).toBe(2);
+    await wal.close();
+  });
+
+  it('keeps the -wal file open between syncs and closes it with the store', async () => {
+    const walPath = join(dir, 'kept.db-wal');
+    await writeFile(walPath, 'frames');
+    const wal = new WalSync(walPath);
+    const fds = async (): Promise<number> => {
+      let n = 0;
+      for (const fd of await readdir('/proc/self/fd')) {
+        if ((await readlink(`/proc/self/fd/${fd}`).catch(() => '')) === walPath) n++;
+      }
+      return n;
+    };
+    await wal.sync();
+    await wal.sync();
+    expect(await fds()).toBe(1);
+    await wal.close();
+    expect(await fds()).toBe(0);
+  });
+
+  it('a missing -wal file needs no sync and is opened once it exists', async () => {
+    const walPath = join(dir, 'later.db-wal');
+    const wal = new WalSync(walPath);
+    await wal.sync(); // ENOENT: nothing written yet
+    await writeFile(walPath, 'frames');
+    await wal.sync();
+    await wal.close();
     expect(wal.syncs).toBe(2);
   });
 });

@@ -714,5 +714,6 @@ export class SqliteMetaStore implements MetaStore {
     await this.checkpointer?.stop();
     this.checkpointer = undefined;
     if (this.db.open) this.db.close();
+    await this.wal.close();
   }
 }
