@@ -66,7 +66,7 @@ const server = http.createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
   createReadStream(join(root, req.url ?? '')).on('error', () => res.destroy()).pipe(res);
 });
-server.listen(0, '127.0.0.1', () => {
+server.listen(Number(process.env.BASELINE_PORT ?? 0), '127.0.0.1', () => {
   const address = server.address();
   process.send?.({ ready: true, port: typeof address === 'object' && address ? address.port : 0 });
 });

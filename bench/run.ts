@@ -2,9 +2,10 @@
  * `npm run bench`: Granary against a minimal node:http file server, on this machine, in one run.
  *
  * Three child processes: Granary (bench/granary-server.ts), the baseline (bench/baseline-server.ts) and the
- * load generator (bench/client.ts), all plain `node` running a transpiled copy of src/ and bench/. This process
- * only orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Phase `scrub`
- * adds one-shot children (bench/scrub-child.ts). Prints each phase as it goes and a summary table; writes
+ * load generator (bench/client.ts), all plain `node` running a transpiled copy of src/ and bench/; phase `upload`
+ * runs wrk as its load generator instead (bench/lib/wrk.ts), one process per round. This process only
+ * orchestrates, reads the children's CPU time and samples the servers' RSS through /proc. Phase `scrub` adds
+ * one-shot children (bench/scrub-child.ts). Prints each phase as it goes and a summary table; writes
  * bench/results.json. See bench/README.md.
  *
  * Options: --quick (short phases, to try the harness),
@@ -14,6 +15,8 @@
  * --http-client (small downloads through node:http instead of the raw-socket client),
  * --workers=N (the core phases' Granary runs N worker processes, GRANARY_WORKERS: bench/granary-primary.ts),
  * --upload-sizes=4096,1048576 (the form upload sizes of phase `upload`, bytes),
+ * --upload-client=wrk|node (the load generator of phase `upload`: wrk by default, lib/wrk.ts, installed with apt-get
+ * when missing and root, else the Node client with a warning; `node` forces the Node client, `wrk` refuses to fall back),
  * --node-args='--trace-gc …' (extra node flags of Granary's process; one process gets --initial-old-space-size as
  * `granary serve` gives its workers, GRANARY_WORKER_OLD_SPACE_MB).
  */
@@ -24,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { loadConfig } from '../src/config.js';
 import { transpileForBench } from './lib/build.js';
-import { runOneShot, startClient, startServer, type ClientChild, type OneShotResult, type ServerChild } from './lib/child.js';
+import { runOneShot, startClient, startServer, type OneShotResult, type ServerChild } from './lib/child.js';
 import { writeContentFile } from './lib/data.js';
 import type { Job, JobResult } from './lib/jobs.js';
 import { hotFunctions } from './lib/profile.js';
@@ -32,6 +35,7 @@ import type { BenchRun } from './lib/standalone.js';
 import { layoutSize, seedListBucket, type ListLayout } from './lib/seed.js';
 import { CpuMeter, DiskMeter, dropPageCache, OtherLoadMeter, RssSampler, rssBytes } from './lib/proc.js';
 import { fmt, GiB, KiB, MB, MiB, table } from './lib/table.js';
+import { ensureWrk, wrkUpload } from './lib/wrk.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -40,6 +44,11 @@ const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
 const workersArg = argv.find((a) => a.startsWith('--workers='));
 const uploadSizesArg = argv.find((a) => a.startsWith('--upload-sizes='));
+/** The load generator asked for phase `upload` (undefined: wrk, else the Node client with a warning). */
+const uploadClientArg = argv.find((a) => a.startsWith('--upload-client='))?.slice('--upload-client='.length);
+if (uploadClientArg !== undefined && uploadClientArg !== 'wrk' && uploadClientArg !== 'node') {
+  throw new Error(`--upload-client: wrk or node, got ${uploadClientArg}`);
+}
 /** Extra node flags of Granary's process (e.g. `--node-args=--trace-gc`; space-separated). */
 const nodeArgs = (argv.find((a) => a.startsWith('--node-args='))?.slice('--node-args='.length) ?? '').split(' ').filter((a) => a !== '');
 /** Worker processes of the core phases' Granary (1: one process, granary-server.ts in-process as before). */
@@ -198,11 +207,21 @@ const peakByPid = new Map<number, number>();
 /** Other load seen by every measured job (weighted by duration), to flag a noisy run. */
 const background = { coreSeconds: 0, seconds: 0, max: 0 };
 
+/**
+ * What runs a measured job: the Node load generator child (ClientChild), or wrk for phase `upload` (lib/wrk.ts; one
+ * wrk process per job, a child of this process: its CPU is not *other* load either). `pid`: the long-lived client.
+ */
+interface LoadGenerator {
+  pid: number;
+  run(job: Job): Promise<JobResult>;
+}
+
 /** Runs `job` on the client while measuring the server's CPU, the machine's other load and (optionally) RSS. */
-async function measure(client: ClientChild, server: ServerChild, job: Job, sampleRss = false): Promise<Measured> {
+async function measure(client: LoadGenerator, server: ServerChild, job: Job, sampleRss = false): Promise<Measured> {
   const sampler = sampleRss ? new RssSampler(server.pid, P.rssSampleMs).start() : undefined;
   const cpu = new CpuMeter(server.pid);
-  const other = new OtherLoadMeter([server.pid, client.pid, process.pid]);
+  // With the bench's reaped children (a wrk run) counted as ours.
+  const other = new OtherLoadMeter([server.pid, client.pid, process.pid], true);
   const disk = new DiskMeter(os.tmpdir());
   const result = await client.run(job);
   const m: Measured = { result, serverCores: cpu.cores(), otherCores: other.cores(), disk: disk.read() };
@@ -393,26 +412,46 @@ async function main(): Promise<void> {
 
     if (enabled('upload')) {
       log();
+      // The load generator: wrk as in the issue's measurements (the Node client spends ~3× its CPU per upload on this
+      // 2-core machine, taken from the servers); the Node client when asked (--upload-client=node) or without wrk.
+      let loadGenerator: 'wrk' | 'node' = 'node';
+      if (uploadClientArg !== 'node') {
+        const wrk = ensureWrk(log);
+        if (wrk.path !== undefined) loadGenerator = 'wrk';
+        else if (uploadClientArg === 'wrk') throw new Error(`--upload-client=wrk: ${wrk.reason}`);
+        else log(`! phase upload falls back to the Node client (bench/client.ts): ${wrk.reason}. It uses more CPU than wrk and throttles the servers: figures are not comparable with wrk's.`);
+      }
+      const uploader: LoadGenerator =
+        loadGenerator === 'wrk'
+          ? {
+              pid: client.pid,
+              run: (j) => (j.kind === 'upload' ? wrkUpload(j) : Promise.reject(new Error(`wrk runs upload jobs only, not ${j.kind}`))),
+            }
+          : client;
+      const generatorNote =
+        loadGenerator === 'wrk'
+          ? `load generator wrk -t2 -c${P.uploadConcurrency} (bench/lib/form-upload.lua)`
+          : `load generator the Node client (bench/client.ts, ${P.uploadConcurrency} keep-alive connections)`;
       for (const size of P.uploadSizes) {
         const label = size >= MiB ? `${size / MiB} MiB` : `${size / KiB} KiB`;
-        log(`[1] Form upload of ${label} objects (distinct keys), ${P.uploadConcurrency} concurrent clients, ${P.uploadRounds} rounds of ${P.uploadMs / 1000} s per server, alternating (after a ${P.uploadWarmupMs / 1000} s warm-up each); baseline: node:http + busboy, temp file, fsync, rename, fsync dir`);
+        log(`[1] Form upload of ${label} objects (distinct keys), ${P.uploadConcurrency} concurrent clients, ${P.uploadRounds} rounds of ${P.uploadMs / 1000} s per server, alternating (after a ${P.uploadWarmupMs / 1000} s warm-up each); ${generatorNote}; baseline: node:http + busboy, temp file, fsync, rename, fsync dir`);
         const rounds: Record<ServerName, Measured[]> = { granary: [], baseline: [] } as Record<ServerName, Measured[]>;
         const job = (s: 'granary' | 'baseline') => ({ kind: 'upload', port: ports()[s], token, size, concurrency: P.uploadConcurrency }) as const;
         for (const s of ['granary', 'baseline'] as const) {
-          await measure(client, servers()[s], { ...job(s), keyPrefix: `warm-up-${label}/`, durationMs: P.uploadWarmupMs });
+          await measure(uploader, servers()[s], { ...job(s), keyPrefix: `warm-up-${label}/`, durationMs: P.uploadWarmupMs });
         }
         // This VM's speed drifts by ±30% over a minute: short rounds in alternating order (g b, b g, g b, …) let both
         // servers see the same drift; the ratio is of the totals.
         for (let round = 0; round < P.uploadRounds; round++) {
           const order = round % 2 === 0 ? (['granary', 'baseline'] as const) : (['baseline', 'granary'] as const);
           for (const s of order) {
-            const m = await measure(client, servers()[s], { ...job(s), keyPrefix: `up-${label}-${round}/`, durationMs: P.uploadMs }, true);
+            const m = await measure(uploader, servers()[s], { ...job(s), keyPrefix: `up-${label}-${round}/`, durationMs: P.uploadMs }, true);
             const r = m.result;
             log(`  round ${round + 1} ${s.padEnd(8)}: ${fmt(r.ok)} uploads in ${fmt(r.elapsedMs / 1000, 1)} s = ${fmt(perSecond(r))} ops/s, p50 ${ms(r.latency?.p50)} ms, p99 ${ms(r.latency?.p99)} ms; ${loadNote(m)}; peak RSS ${mb(m.peakRssBytes)} MB${diskNote(m)}`);
             rounds[s].push(m);
           }
         }
-        const total = (ms_: Measured[]): { ops: number; rate: number; p50: number; p99: number; cores: number } => {
+        const total = (ms_: Measured[]): { ops: number; rate: number; p50: number; p99: number; cores: number; clientCores: number } => {
           const ok = ms_.reduce((a, m) => a + m.result.ok, 0);
           const elapsed = ms_.reduce((a, m) => a + m.result.elapsedMs, 0);
           const mid = <T,>(xs: T[], f: (x: T) => number): number => xs.map(f).sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -422,6 +461,7 @@ async function main(): Promise<void> {
             p50: mid(ms_, (m) => m.result.latency?.p50 ?? NaN),
             p99: mid(ms_, (m) => m.result.latency?.p99 ?? NaN),
             cores: ms_.reduce((a, m) => a + m.serverCores * m.result.elapsedMs, 0) / elapsed,
+            clientCores: ms_.reduce((a, m) => a + m.result.clientCores * m.result.elapsedMs, 0) / elapsed,
           };
         };
         const g = total(rounds.granary);
@@ -430,6 +470,7 @@ async function main(): Promise<void> {
         log(`  ratio per round: ${roundRatios.map((x) => `${fmt(x, 2)}×`).join(', ')}; of the totals ${fmt(g.rate / b.rate, 2)}×`);
         if (size === P.uploadSize) log(`  granary memory after the phase: ${await memoryNote(granary)}`);
         results[size === P.uploadSize ? 'upload4KiB' : 'upload1MiB'] = {
+          loadGenerator,
           rounds: rounds.granary,
           baselineRounds: rounds.baseline,
           opsPerSecond: g.rate,
@@ -442,6 +483,7 @@ async function main(): Promise<void> {
         row(`form upload ${label}, ${P.uploadConcurrency} clients (ops/s)`, fmt(g.rate), fmt(b.rate), `${fmt(g.rate / b.rate, 2)}×`, target);
         row('  latency p50 / p99, median of rounds (ms)', `${ms(g.p50)} / ${ms(g.p99)}`, `${ms(b.p50)} / ${ms(b.p99)}`);
         row('  server CPU (cores)', fmt(g.cores, 2), fmt(b.cores, 2));
+        row(`  client CPU, ${loadGenerator} (cores)`, fmt(g.clientCores, 2), fmt(b.clientCores, 2));
       }
     }
 

@@ -27,6 +27,17 @@ export function cpuSeconds(pid: number): number {
   return (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND;
 }
 
+/**
+ * CPU seconds (user + system) of the children of `pid` that have exited and been waited for (cutime + cstime): a
+ * process started per job, such as wrk, once it has exited and Node has reaped it.
+ */
+export function reapedChildrenCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // cutime and cstime are fields 16 and 17 overall.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[13]) + Number(rest[14])) / TICKS_PER_SECOND;
+}
+
 /** Samples VmRSS of `pid` every `intervalMs` until stopped; keeps the peak. */
 export class RssSampler {
   private timer: NodeJS.Timeout | undefined;
@@ -86,19 +97,25 @@ function machineBusySeconds(): number {
 
 /**
  * CPU used by processes other than `pids` over a phase (cores): other work on the machine that competed with
- * the measurement. Reads that stay well above zero mean the figures of that phase are noisy.
+ * the measurement. Reads that stay well above zero mean the figures of that phase are noisy. With
+ * `withReapedChildren`, the children of `pids` that exit and are reaped meanwhile count as theirs too (a load
+ * generator started per job, wrk, whose pid does not exist yet when the meter starts).
  */
 export class OtherLoadMeter {
   private readonly startMachine = machineBusySeconds();
   private readonly startOurs: number;
   private readonly startMs = performance.now();
 
-  constructor(private readonly pids: number[]) {
+  constructor(
+    private readonly pids: number[],
+    private readonly withReapedChildren = false,
+  ) {
     this.startOurs = this.ours();
   }
 
   private ours(): number {
-    return this.pids.reduce((s, pid) => s + cpuSeconds(pid), 0);
+    const own = (pid: number): number => cpuSeconds(pid) + (this.withReapedChildren ? reapedChildrenCpuSeconds(pid) : 0);
+    return this.pids.reduce((s, pid) => s + own(pid), 0);
   }
 
   cores(): number {
