@@ -2,6 +2,7 @@
  * Upload tokens (protocol.md §2.4): `<AK>:<urlsafe_b64(HMAC-SHA1(SK, encodedPolicy))>:<encodedPolicy>`, carried
  * in the form field `token` or in `Authorization: UpToken <token>`.
  */
+import { LRUCache } from 'lru-cache';
 import { Errors } from '../errors.js';
 import { hmacSign, urlsafeB64DecodeText } from './base64.js';
 import { sameSignature } from './compare.js';
@@ -17,9 +18,29 @@ export interface UploadToken {
 }
 
 /**
+ * Tokens that verified, by their whole text, with the secret they verified against: an application usually hands
+ * one token to many uploads (valid until its deadline), and checking the signature and decoding the policy again
+ * cost ~35 µs of a 4 KiB upload's ~650 µs. Only a text that verified is ever stored, a hit needs the very same
+ * text and the same secret the access key has now (a removed or rotated key misses), and every other token pays
+ * the full constant-time check.
+ */
+const verified = new LRUCache<string, { secret: string; token: UploadToken }>({ max: 4096 });
+
+/** Freezes the decoded policy and what it holds: a cached token is shared by every upload that presents it. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
  * Verifies an upload token and decodes its put policy. AK = text before the first `:`, encodedPolicy = text after
  * the last `:`, signature = the middle; the HMAC is checked over the encodedPolicy text (constant-time).
  * The `deadline` is NOT checked here (the put-policy code checks it when the upload commits).
+ *
+ * The result is frozen and may be shared with earlier calls that presented the same text (see `verified`).
  *
  * Throws (KodoError): 401 `tokenMissing` when `token` is undefined or blank; 401 `badToken` (with a short detail)
  * when it is malformed, names an unknown AccessKey, fails the signature check, or its policy is not base64 of a
@@ -37,8 +58,12 @@ export function verifyUploadToken(token: string | undefined, secretOf: SecretLoo
 
   const secret = secretOf(accessKey);
   if (secret === undefined) throw Errors.badToken('unknown access key');
+  const hit = verified.get(text);
+  if (hit !== undefined && hit.secret === secret) return hit.token;
   if (!sameSignature(sign, hmacSign(secret, encodedPolicy))) throw Errors.badToken('signature mismatch');
-  return { accessKey, encodedPolicy, policy: decodePolicy(encodedPolicy) };
+  const result: UploadToken = deepFreeze({ accessKey, encodedPolicy, policy: decodePolicy(encodedPolicy) });
+  verified.set(text, { secret, token: result });
+  return result;
 }
 
 /** base64 → UTF-8 → JSON object; anything else is 401 `badToken`. */

@@ -277,6 +277,22 @@ describe('verifyUploadToken', () => {
     expectKodo(() => verifyUploadToken(`ak:${hmacSign(SK, notB64)}:${notB64}`, secretOf), 'badToken', 401);
   });
 
+  it('a token that verified is kept: the same frozen result while its key and secret stay, refused once they change', () => {
+    const token = new qiniu.rs.PutPolicy({ scope: 'cached', returnBody: '{"k":"$(key)"}' }).uploadToken(mac);
+    const first = verifyUploadToken(token, secretOf);
+    expect(verifyUploadToken(token, secretOf)).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.policy)).toBe(true);
+    // A rotated secret: the kept result is not used, the signature is checked again and fails.
+    expectKodo(() => verifyUploadToken(token, (ak) => (ak === AK ? 'rotated' : undefined)), 'badToken', 401);
+    // A removed key.
+    expectKodo(() => verifyUploadToken(token, () => undefined), 'badToken', 401);
+    // A tampered copy (another signature, same policy) is not the kept text.
+    const [ak, sign, policy] = token.split(':') as [string, string, string];
+    const tampered = `${ak}:${sign.slice(0, 5)}${sign[5] === 'A' ? 'B' : 'A'}${sign.slice(6)}:${policy}`;
+    expectKodo(() => verifyUploadToken(tampered, secretOf), 'badToken', 401);
+    expect(verifyUploadToken(token, secretOf)).toBe(first);
+  });
+
   it('extracts UpToken from Authorization', () => {
     expect(upTokenFromAuthorization('UpToken a:b:c')).toBe('a:b:c');
     expect(upTokenFromAuthorization('uptoken  a:b:c ')).toBe('a:b:c');
