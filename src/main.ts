@@ -13,6 +13,7 @@
  * After the Kodo API listener, the console listener (console/listener.ts: web console, `/metrics`) starts unless
  * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics`.
  */
+import cluster from 'node:cluster';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -40,6 +41,7 @@ import { buildServer } from './server.js';
 import { FreeSpace } from './store/fs/free-space.js';
 import { openStores, sharedFsBlobsWarning } from './store/open.js';
 import { Coordinator } from './workers/coordinator.js';
+import { acceptHandedConnections, privateListenPath, type HandedConnections } from './workers/handoff.js';
 import { newIdentity } from './workers/identity.js';
 import { recoverFromDeadProcesses } from './workers/recovery.js';
 import { startBlobSweep, startSingletons } from './workers/singletons.js';
@@ -134,7 +136,15 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
 
   const app = await buildServer(g);
   const connections = trackConnections(app.server);
-  await app.listen({ port: config.port, host: config.host });
+  // A worker of a primary serves the connections the primary hands it (workers/handoff.ts), listening itself only on
+  // a private socket; a single process listens on the port.
+  let handed: HandedConnections | undefined;
+  if (cluster.isWorker && opts.slot !== undefined) {
+    await app.listen({ path: privateListenPath(opts.slot), exclusive: true });
+    handed = acceptHandedConnections(app.server);
+  } else {
+    await app.listen({ port: config.port, host: config.host });
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   g.publicUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
@@ -192,7 +202,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
       (closing ??= (async () => {
         domains.stop();
         keyIndex.stop();
-        const closed = Promise.all([app.close(), consoleListener?.close()]);
+        // Handed sockets are not the listener's own: their end is awaited apart (drain ends the idle ones).
+        const closed = Promise.all([app.close(), consoleListener?.close(), handed?.stop()]);
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.

@@ -1,10 +1,11 @@
 /**
  * The primary of `granary serve` with GRANARY_WORKERS > 1 (node:cluster): it serves nothing itself. It prepares
  * what must exist once before the workers start (the root key pair, printed once when generated; the database
- * schema and its migrations), forks the workers (env GRANARY_WORKER_SLOT = 0…N−1), which share the port (cluster's
- * round-robin on Linux), restarts a worker that dies (same slot; back-off 250 ms doubling to 30 s, reset once a
+ * schema and its migrations), listens on GRANARY_PORT itself and hands each connection to the worker holding the
+ * fewest (workers/balancer.ts), forks the workers (env GRANARY_WORKER_SLOT = 0…N−1, GRANARY_PORT = the port it
+ * listens on), restarts a worker that dies (same slot; back-off 250 ms doubling to 30 s, reset once a
  * worker lived a minute; logged), forwards SIGTERM/SIGINT as SIGTERM for a graceful stop and exits when its
- * workers are gone. A worker that dies before any worker listened is a start-up failure (port in use, bad
+ * workers are gone. A worker that dies before any worker accepted connections is a start-up failure (port in use, bad
  * configuration): the primary stops the others and exits 1. Workers end by themselves when the primary dies
  * (IPC `disconnect`, cli/serve.ts).
  */
@@ -15,6 +16,7 @@ import type { Logger } from 'pino';
 import { loadRootKeys, rootKeysLocation } from '../auth/keys.js';
 import type { Config } from '../config.js';
 import { openStores } from '../store/open.js';
+import { ConnectionBalancer, HANDOFF, isHandoff } from './balancer.js';
 
 /** Environment variable carrying a worker's slot (set by the primary only). */
 export const SLOT_ENV = 'GRANARY_WORKER_SLOT';
@@ -46,8 +48,21 @@ export function workerExecArgv(inherited: readonly string[], oldSpaceMb: number)
   return [...inherited, `--initial-old-space-size=${oldSpaceMb}`];
 }
 
-/** Runs the primary; resolves once the workers are forked (the process then lives until they are gone). */
-export async function runPrimary(config: Config, log: Logger, print: (text: string) => void): Promise<void> {
+/** What `runPrimary` resolves with. */
+export interface RunningPrimary {
+  /** The API port the primary listens on (GRANARY_PORT, or the one chosen for 0). */
+  port: number;
+  /** Resolves when the first worker accepts connections. */
+  accepting: Promise<void>;
+  /** Open connections handed to each accepting worker, by cluster worker id. */
+  balancer: ConnectionBalancer;
+}
+
+/**
+ * Runs the primary; resolves once it listens and the workers are forked (the process then lives until they are
+ * gone). Rejects when the port cannot be listened on (EADDRINUSE, EACCES).
+ */
+export async function runPrimary(config: Config, log: Logger, print: (text: string) => void): Promise<RunningPrimary> {
   // Schema and migrations once, before several processes open the database at the same time (this also creates
   // the data dir).
   const { meta, blobs } = await openStores(config);
@@ -69,6 +84,10 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
     );
   }
   await dropSurplusCaches(config.dataDir, config.workers);
+  const balancer = new ConnectionBalancer(log);
+  const port = await balancer.listen(config.port, config.host);
+  let firstAccepting: () => void = () => undefined;
+  const accepting = new Promise<void>((resolve) => (firstAccepting = resolve));
 
   const bySlot = new Map<number, { worker: Worker; startedMs: number }>();
   const backoff = new Map<number, number>();
@@ -77,12 +96,17 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
 
   cluster.setupPrimary({ execArgv: workerExecArgv(cluster.settings.execArgv ?? process.execArgv, config.workerOldSpaceMb) });
   const fork = (slot: number): void => {
-    const worker = cluster.fork({ [SLOT_ENV]: String(slot) });
+    const worker = cluster.fork({ [SLOT_ENV]: String(slot), GRANARY_PORT: String(port) });
     bySlot.set(slot, { worker, startedMs: Date.now() });
-    worker.once('listening', () => {
+    worker.on('message', (msg: unknown) => {
+      if (!isHandoff(msg, HANDOFF.accepting)) return;
+      // Its own listener is exclusive (workers/handoff.ts): this message, not cluster's 'listening', says it is up.
       listened = true;
+      balancer.add(worker);
+      firstAccepting();
     });
     worker.once('exit', (code, signal) => {
+      balancer.remove(worker);
       const entry = bySlot.get(slot);
       if (entry?.worker === worker) bySlot.delete(slot);
       if (stopping) {
@@ -112,6 +136,8 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
     exitCode = Math.max(exitCode, code);
     if (!stopping) log.info({ signal: why, workers: bySlot.size }, 'shutting down: stopping the workers');
     stopping = true;
+    // No new connections from now on; the workers finish the ones they hold.
+    void balancer.close();
     if (bySlot.size === 0) process.exit(exitCode);
     for (const { worker } of bySlot.values()) worker.process.kill('SIGTERM');
   };
@@ -119,5 +145,6 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   process.on('SIGINT', () => stop('SIGINT'));
 
   for (let slot = 0; slot < config.workers; slot++) fork(slot);
-  log.info({ workers: config.workers, pid: process.pid }, 'granary primary started');
+  log.info({ workers: config.workers, pid: process.pid, port }, 'granary primary started');
+  return { port, accepting, balancer };
 }

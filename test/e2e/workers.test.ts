@@ -8,7 +8,7 @@
  * each worker runs with V8's old-space size of GRANARY_WORKER_OLD_SPACE_MB; SIGTERM stops everything gracefully (no lease left); workers of a killed primary stop by themselves.
  *
  * Each request goes through an http.Agent holding one keep-alive connection, so the test knows which worker
- * answers it (cluster hands each new connection to the next worker).
+ * answers it (the primary hands each new connection to the worker holding the fewest: workers/balancer.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -77,8 +77,13 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
   const token = (scope: string): string => new qiniu.rs.PutPolicy({ scope } as qiniu.rs.PutPolicyOptions).uploadToken(mac);
   const agents: http.Agent[] = [];
 
-  /** A keep-alive connection to each worker (new connections until both workers answered: both listen). */
+  /**
+   * A keep-alive connection to each worker (new connections until both workers answered: both listen). The
+   * connections of earlier calls are closed first: the primary hands a new connection to the worker holding the
+   * fewest, so connections still held on one worker would steer every new one to the other.
+   */
   async function connections(): Promise<WorkerConn[]> {
+    for (const agent of agents.splice(0)) agent.destroy();
     const bySlot = new Map<number, WorkerConn>();
     await waitUntil(
       async () => {
@@ -182,6 +187,26 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
     const holders = query<{ name: string; owner: string }>("SELECT name, owner FROM leases WHERE name NOT LIKE 'process:%'");
     expect(holders.map((h) => h.name).sort()).toEqual([...SINGLETONS].sort());
     for (const h of holders) expect(first.has(h.owner)).toBe(true);
+  }, 60_000);
+
+  it('keep-alive connections opened at once are split evenly between the workers (least connections)', async () => {
+    await connections();
+    const bursts: http.Agent[][] = [];
+    for (let burst = 0; burst < 2; burst++) {
+      const held = Array.from({ length: 16 }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+      const answers = await Promise.all(held.map((agent) => send(base, agent, 'GET', '/health/live')));
+      const perWorker = new Map<number, number>();
+      for (const a of answers) {
+        const { worker } = a.json() as { worker: number };
+        perWorker.set(worker, (perWorker.get(worker) ?? 0) + 1);
+      }
+      // The connections open before a burst are as many on each worker (one each, then 9 each): the 16 new ones
+      // split 8/8 (7/9 at worst, if one of the older ones closed meanwhile).
+      expect([...perWorker.values()], `burst ${burst}`).toHaveLength(2);
+      for (const n of perWorker.values()) expect(n, `burst ${burst}: ${JSON.stringify([...perWorker])}`).toBeGreaterThanOrEqual(7);
+      bursts.push(held);
+    }
+    for (const agent of bursts.flat()) agent.destroy();
   }, 60_000);
 
   it('a key pair created by another process (the CLI) is accepted by both workers within a bound', async () => {

@@ -1,0 +1,80 @@
+/**
+ * The worker side of the least-connections hand-off (workers/balancer.ts; README "Workers").
+ *
+ * A worker's API server does not listen on GRANARY_PORT: it listens on a private abstract Unix socket of its own
+ * (`privateListenPath`, reachable by no one in practice; it makes the HTTP server a listening one, so its request
+ * and header timeouts and idle-connection handling run as usual) and serves the sockets the primary hands it, as
+ * if it had accepted them. Closed sockets are reported back in batches (one IPC message per event-loop turn), so
+ * the primary knows how many connections each worker holds.
+ */
+import type { Server } from 'node:http';
+import { Socket } from 'node:net';
+import { HANDOFF, isHandoff, type HandoffMessage } from './balancer.js';
+
+/** Linux abstract socket name of this worker's private listener (no file; gone with the process). */
+export function privateListenPath(slot: number): string {
+  return `\0granary-worker-${process.ppid}-${slot}-${process.pid}`;
+}
+
+/** What `acceptHandedConnections` returns. */
+export interface HandedConnections {
+  /** Sockets handed over and still open. */
+  readonly open: number;
+  /** Stops taking sockets (later ones are closed at once); resolves when every handed socket has closed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves the sockets the primary hands over on `server` (emitted as `connection`, then resumed: the primary never
+ * read from them) and tells the primary it accepts connections. Call once the server listens.
+ */
+export function acceptHandedConnections(server: Server): HandedConnections {
+  const sockets = new Set<Socket>();
+  let stopped = false;
+  let closedSinceReport = 0;
+  let reportScheduled = false;
+  let allClosed: (() => void) | undefined;
+
+  const report = (): void => {
+    reportScheduled = false;
+    if (closedSinceReport === 0 || !process.connected) return;
+    process.send?.({ granary: HANDOFF.closed, n: closedSinceReport } satisfies HandoffMessage);
+    closedSinceReport = 0;
+  };
+  const onMessage = (msg: unknown, handle: unknown): void => {
+    if (!isHandoff(msg, HANDOFF.connection) || !(handle instanceof Socket)) return;
+    const socket = handle;
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      closedSinceReport++;
+      if (!reportScheduled) {
+        reportScheduled = true;
+        setImmediate(report);
+      }
+      if (sockets.size === 0) allClosed?.();
+    });
+    if (stopped) {
+      socket.destroy();
+      return;
+    }
+    server.emit('connection', socket);
+    socket.resume();
+  };
+  process.on('message', onMessage);
+  process.send?.({ granary: HANDOFF.accepting } satisfies HandoffMessage);
+
+  return {
+    get open() {
+      return sockets.size;
+    },
+    stop() {
+      if (!stopped && process.connected) process.send?.({ granary: HANDOFF.stopping } satisfies HandoffMessage);
+      stopped = true;
+      if (sockets.size === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        allClosed = resolve;
+      });
+    },
+  };
+}
