@@ -8,9 +8,8 @@
  * reports both alike. `ensureWrk` finds wrk on PATH or installs it (root only).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findOnPath } from '../../src/fops/tools.js';
 import type { JobResult, UploadJob } from './jobs.js';
 import { reapedChildrenCpuSeconds } from './proc.js';
 
@@ -38,28 +37,13 @@ interface WrkReport {
   duration: number;
 }
 
-/** Full path of `command` found on PATH (an executable file), or undefined. */
-export function onPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const path = join(dir, command);
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 /**
  * Makes wrk available: found on PATH, or, when it is not and this process runs as root, installed with
  * `apt-get install -y --no-install-recommends wrk` (after an `apt-get update` when the first try fails: no package
  * lists yet). Progress goes to `log`. Returns wrk's path, or undefined and why (the caller falls back).
  */
 export function ensureWrk(log: (line: string) => void): { path: string } | { path?: undefined; reason: string } {
-  const found = onPath('wrk');
+  const found = findOnPath('wrk');
   if (found) return { path: found };
   if (process.getuid?.() !== 0) return { reason: 'wrk is not on PATH and this process is not root (to install it: apt-get install wrk)' };
   const apt = (args: string[]): { ok: boolean; output: string } => {
@@ -73,7 +57,7 @@ export function ensureWrk(log: (line: string) => void): { path: string } | { pat
     log('  that failed; apt-get update, then again…');
     r = apt(['update']).ok ? apt(install) : r;
   }
-  const path = onPath('wrk');
+  const path = findOnPath('wrk');
   if (r.ok && path) return { path };
   if (r.ok) return { reason: `apt-get installed wrk, but it is not on PATH (${process.env.PATH ?? ''})` };
   return { reason: `installing wrk failed: ${r.output.trim().split('\n').slice(-3).join(' / ')}` };
