@@ -201,9 +201,9 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
         perWorker.set(worker, (perWorker.get(worker) ?? 0) + 1);
       }
       // The connections open before a burst are as many on each worker (one each, then 9 each): the 16 new ones
-      // split 8/8 (7/9 at worst, if one of the older ones closed meanwhile).
+      // split 8/8, or 7/9 or 6/10 while the close of a connection connections() dropped is still being reported.
       expect([...perWorker.values()], `burst ${burst}`).toHaveLength(2);
-      for (const n of perWorker.values()) expect(n, `burst ${burst}: ${JSON.stringify([...perWorker])}`).toBeGreaterThanOrEqual(7);
+      for (const n of perWorker.values()) expect(n, `burst ${burst}: ${JSON.stringify([...perWorker])}`).toBeGreaterThanOrEqual(6);
       bursts.push(held);
     }
     for (const agent of bursts.flat()) agent.destroy();
