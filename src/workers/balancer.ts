@@ -54,7 +54,11 @@ export class ConnectionBalancer {
     private readonly log: Logger,
     private readonly maxWaiting = 1024,
   ) {
-    this.server = net.createServer({ pauseOnConnect: true }, (socket) => this.route(socket));
+    this.server = net.createServer({ pauseOnConnect: true }, (socket) => {
+      // A client that resets while its socket waits or travels must not become an unhandled 'error'.
+      socket.on('error', () => socket.destroy());
+      this.route(socket);
+    });
   }
 
   /** Listens on `port` (0: any free port) and `host`; resolves with the port, rejects as `net.Server.listen` does. */
@@ -70,27 +74,28 @@ export class ConnectionBalancer {
     });
   }
 
-  /** `worker` serves handed sockets from now on (it sent `accepting`); its `closed` reports are counted. */
-  add(worker: Worker): void {
-    if (this.open.has(worker)) return;
-    this.open.set(worker, 0);
+  /**
+   * Follows `worker`'s hand-off messages: from its `accepting` on it gets sockets (`onAccepting` is called then),
+   * its `closed` reports lower its count, and `stopping` takes it out.
+   */
+  track(worker: Worker, onAccepting: () => void): void {
     worker.on('message', (msg: unknown) => {
-      if (isHandoff(msg, HANDOFF.stopping)) return this.remove(worker);
-      if (!isHandoff(msg, HANDOFF.closed)) return;
-      const n = this.open.get(worker);
-      if (n !== undefined) this.open.set(worker, Math.max(0, n - (msg.n ?? 1)));
+      if (isHandoff(msg, HANDOFF.accepting)) {
+        if (!this.open.has(worker)) this.open.set(worker, 0);
+        onAccepting();
+        while (this.waiting.length > 0 && !this.closing) this.route(this.waiting.shift() as net.Socket);
+      } else if (isHandoff(msg, HANDOFF.closed)) {
+        const n = this.open.get(worker);
+        if (n !== undefined) this.open.set(worker, Math.max(0, n - (msg.n ?? 1)));
+      } else if (isHandoff(msg, HANDOFF.stopping)) {
+        this.remove(worker);
+      }
     });
-    while (this.waiting.length > 0 && !this.closing) this.route(this.waiting.shift() as net.Socket);
   }
 
   /** `worker` is gone: it gets no more sockets (those it held went with it). */
   remove(worker: Worker): void {
     this.open.delete(worker);
-  }
-
-  /** Open connections handed to each accepting worker, by worker id (tests and logs). */
-  counts(): Record<number, number> {
-    return Object.fromEntries([...this.open].map(([w, n]) => [w.id, n]));
   }
 
   /** Stops accepting connections; waiting ones are closed. Handed ones stay with their workers. */
@@ -101,8 +106,6 @@ export class ConnectionBalancer {
   }
 
   private route(socket: net.Socket): void {
-    // A client that resets while its socket waits or travels must not become an unhandled 'error'.
-    socket.on('error', () => socket.destroy());
     const worker = this.leastLoaded();
     if (!worker) {
       if (this.closing || this.waiting.length >= this.maxWaiting) socket.destroy();

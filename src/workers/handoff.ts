@@ -18,8 +18,6 @@ export function privateListenPath(slot: number): string {
 
 /** What `acceptHandedConnections` returns. */
 export interface HandedConnections {
-  /** Sockets handed over and still open. */
-  readonly open: number;
   /** Stops taking sockets (later ones are closed at once); resolves when every handed socket has closed. */
   stop(): Promise<void>;
 }
@@ -65,9 +63,6 @@ export function acceptHandedConnections(server: Server): HandedConnections {
   process.send?.({ granary: HANDOFF.accepting } satisfies HandoffMessage);
 
   return {
-    get open() {
-      return sockets.size;
-    },
     stop() {
       if (!stopped && process.connected) process.send?.({ granary: HANDOFF.stopping } satisfies HandoffMessage);
       stopped = true;

@@ -3,11 +3,11 @@
  * what must exist once before the workers start (the root key pair, printed once when generated; the database
  * schema and its migrations), listens on GRANARY_PORT itself and hands each connection to the worker holding the
  * fewest (workers/balancer.ts), forks the workers (env GRANARY_WORKER_SLOT = 0…N−1, GRANARY_PORT = the port it
- * listens on), restarts a worker that dies (same slot; back-off 250 ms doubling to 30 s, reset once a
- * worker lived a minute; logged), forwards SIGTERM/SIGINT as SIGTERM for a graceful stop and exits when its
- * workers are gone. A worker that dies before any worker accepted connections is a start-up failure (port in use, bad
- * configuration): the primary stops the others and exits 1. Workers end by themselves when the primary dies
- * (IPC `disconnect`, cli/serve.ts).
+ * listens on), restarts a worker that dies (same slot; back-off 250 ms doubling to 30 s, reset once a worker lived a
+ * minute; logged), forwards SIGTERM/SIGINT as SIGTERM for a graceful stop and exits when its workers are gone. A
+ * port it cannot listen on fails the start (runPrimary rejects); a worker that dies before any worker accepted
+ * connections is a start-up failure too (bad configuration): the primary stops the others and exits 1. Workers end
+ * by themselves when the primary dies (IPC `disconnect`, cli/serve.ts).
  */
 import cluster, { type Worker } from 'node:cluster';
 import { rm, readdir } from 'node:fs/promises';
@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import { loadRootKeys, rootKeysLocation } from '../auth/keys.js';
 import type { Config } from '../config.js';
 import { openStores } from '../store/open.js';
-import { ConnectionBalancer, HANDOFF, isHandoff } from './balancer.js';
+import { ConnectionBalancer } from './balancer.js';
 
 /** Environment variable carrying a worker's slot (set by the primary only). */
 export const SLOT_ENV = 'GRANARY_WORKER_SLOT';
@@ -54,8 +54,6 @@ export interface RunningPrimary {
   port: number;
   /** Resolves when the first worker accepts connections. */
   accepting: Promise<void>;
-  /** Open connections handed to each accepting worker, by cluster worker id. */
-  balancer: ConnectionBalancer;
 }
 
 /**
@@ -98,11 +96,10 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   const fork = (slot: number): void => {
     const worker = cluster.fork({ [SLOT_ENV]: String(slot), GRANARY_PORT: String(port) });
     bySlot.set(slot, { worker, startedMs: Date.now() });
-    worker.on('message', (msg: unknown) => {
-      if (!isHandoff(msg, HANDOFF.accepting)) return;
-      // Its own listener is exclusive (workers/handoff.ts): this message, not cluster's 'listening', says it is up.
+    // Its own listener is exclusive (workers/handoff.ts): its `accepting` message, not cluster's 'listening', says
+    // it is up.
+    balancer.track(worker, () => {
       listened = true;
-      balancer.add(worker);
       firstAccepting();
     });
     worker.once('exit', (code, signal) => {
@@ -146,5 +143,5 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
 
   for (let slot = 0; slot < config.workers; slot++) fork(slot);
   log.info({ workers: config.workers, pid: process.pid, port }, 'granary primary started');
-  return { port, accepting, balancer };
+  return { port, accepting };
 }
