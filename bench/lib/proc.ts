@@ -4,7 +4,7 @@
  * dropping the page cache before a cold read.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 
 /** Clock ticks per second used by /proc/<pid>/stat (USER_HZ; 100 on every mainstream Linux build). */
 const TICKS_PER_SECOND = 100;
@@ -25,6 +25,50 @@ export function cpuSeconds(pid: number): number {
   // Fields after the parenthesised command name; utime and stime are fields 14 and 15 overall.
   const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND;
+}
+
+/** `read()`, or `fallback` when it throws (a process or thread that exited meanwhile). */
+function readOr<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
+}
+
+/** `pids` and all their live descendants (from /proc/<pid>/task/<tid>/children), each once. */
+export function processTree(pids: number[]): Set<number> {
+  const seen = new Set<number>();
+  const visit = (pid: number): void => {
+    if (seen.has(pid)) return;
+    seen.add(pid);
+    for (const tid of readOr(() => readdirSync(`/proc/${pid}/task`), [])) {
+      const children = readOr(() => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8'), '');
+      for (const child of children.split(' ')) if (child.trim() !== '') visit(Number(child));
+    }
+  };
+  for (const pid of pids) visit(pid);
+  return seen;
+}
+
+/**
+ * CPU seconds (user + system) of `pid` and its live descendants (Granary's workers, an ffmpeg it runs); a process
+ * that exits meanwhile counts 0.
+ */
+export function treeCpuSeconds(pid: number): number {
+  return sumCpuSeconds(processTree([pid]));
+}
+
+function sumCpuSeconds(pids: Iterable<number>): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      total += cpuSeconds(pid);
+    } catch {
+      // exited between the listing and the read
+    }
+  }
+  return total;
 }
 
 /**
@@ -70,19 +114,19 @@ export class RssSampler {
   }
 }
 
-/** CPU use of a process over a phase, as a fraction of one core. */
+/** CPU use of a process and its live descendants (Granary's workers) over a phase, as a fraction of one core. */
 export class CpuMeter {
   private readonly startCpu: number;
   private readonly startMs = performance.now();
 
   constructor(private readonly pid: number) {
-    this.startCpu = cpuSeconds(pid);
+    this.startCpu = treeCpuSeconds(pid);
   }
 
-  /** Average cores busy since construction (1.0 = one core fully used). */
+  /** Average cores busy since construction (1.0 = one core fully used), the process's live descendants included. */
   cores(): number {
     const wall = (performance.now() - this.startMs) / 1000;
-    return wall > 0 ? (cpuSeconds(this.pid) - this.startCpu) / wall : 0;
+    return wall > 0 ? (treeCpuSeconds(this.pid) - this.startCpu) / wall : 0;
   }
 }
 
@@ -113,9 +157,10 @@ export class OtherLoadMeter {
     this.startOurs = this.ours();
   }
 
+  /** CPU seconds of `pids` and their live descendants (each once), plus the reaped children when asked. */
   private ours(): number {
-    const own = (pid: number): number => cpuSeconds(pid) + (this.withReapedChildren ? reapedChildrenCpuSeconds(pid) : 0);
-    return this.pids.reduce((s, pid) => s + own(pid), 0);
+    const reaped = this.withReapedChildren ? this.pids.reduce((s, pid) => s + reapedChildrenCpuSeconds(pid), 0) : 0;
+    return sumCpuSeconds(processTree(this.pids)) + reaped;
   }
 
   cores(): number {
