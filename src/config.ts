@@ -64,6 +64,11 @@ export interface Config {
    * instead of as a file (default 64 KiB; 0 = never). See README "Small objects inline".
    */
   inlineMaxBytes: number;
+  /**
+   * GRANARY_READ_CACHE_SIZE: bytes of download reads (bucket, entry, inline bytes) each process keeps while the
+   * SQLite database is unchanged (default 32 MiB; 0 = none; store/sqlite/read-cache.ts). Not used with PostgreSQL.
+   */
+  readCacheBytes: number;
   /** GRANARY_MAX_BODY_SIZE: largest buffered management/JSON body, bytes (default 16 MiB). */
   maxBodyBytes: number;
   /** GRANARY_CALLBACK_TIMEOUT: seconds allowed for one upload-callback request (default 10). */
@@ -315,6 +320,7 @@ export function loadConfig(env: Env = process.env): Config {
     region: textVar(env, 'GRANARY_REGION') ?? 'z0',
     maxObjectBytes: intVar(env, 'GRANARY_MAX_OBJECT_SIZE', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     inlineMaxBytes: intVar(env, 'GRANARY_INLINE_MAX', 64 * 1024, 0, 1024 * 1024),
+    readCacheBytes: intVar(env, 'GRANARY_READ_CACHE_SIZE', 32 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     maxBodyBytes: intVar(env, 'GRANARY_MAX_BODY_SIZE', 16 * 1024 ** 2, 1024, 1024 ** 3),
     callbackTimeoutSeconds: intVar(env, 'GRANARY_CALLBACK_TIMEOUT', 10, 1, 600),
     outboundAllow: textVar(env, 'GRANARY_OUTBOUND_ALLOW') ?? '',

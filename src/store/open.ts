@@ -30,7 +30,7 @@ export interface Stores {
 }
 
 /** What the factory reads from the configuration. */
-export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'>;
+export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'> & Partial<Pick<Config, 'readCacheBytes'>>;
 
 /**
  * Opens the configured stores. `identity` is the serving process's (workers/identity.ts): its owner is recorded on
@@ -64,7 +64,7 @@ async function openMeta(config: StoreConfig, identity: ProcessIdentity | undefin
     const { PgMetaStore } = await import('./postgres/pg-meta-store.js');
     return PgMetaStore.open(config.metadata.url, identity?.owner, { max: config.pgPool, timeoutSeconds: config.pgTimeoutSeconds });
   }
-  const sqlite = new SqliteMetaStore(join(config.dataDir, 'meta.db'), identity?.owner);
+  const sqlite = new SqliteMetaStore(join(config.dataDir, 'meta.db'), identity?.owner, { readCacheBytes: config.readCacheBytes });
   if (identity !== undefined) sqlite.startCheckpoints();
   return sqlite;
 }

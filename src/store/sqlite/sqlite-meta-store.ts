@@ -57,6 +57,7 @@ import { SqliteLeases } from './leases.js';
 import { listPage } from './list-query.js';
 import { ManifestReads } from './manifests.js';
 import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from './rows.js';
+import { ReadCache } from './read-cache.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteWorkflowTemplates } from './workflow-templates.js';
@@ -81,6 +82,12 @@ function withSource(
 
 /** The columns of a bucket record. */
 const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host, nrop, styles, settings';
+
+/** What getBucketAndObject answers. */
+type BucketAndObject = { bucket?: BucketRecord; object?: ObjectRecord };
+
+/** Default bound of the read cache, bytes (GRANARY_READ_CACHE_SIZE). */
+export const DEFAULT_READ_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** How long a write waits for another connection's write lock before failing with SQLITE_BUSY, ms. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -114,14 +121,18 @@ export class SqliteMetaStore implements MetaStore {
   readonly leases: SqliteLeases;
   /** The identity of the process using this store (recorded on queue claims). */
   readonly owner: string;
+  /** Download reads kept while the database is unchanged (read-cache.ts). */
+  readonly reads: ReadCache<BucketAndObject>;
 
   /**
    * Opens (and creates or migrates) the database file at `path`. `owner` is the identity of the process using it
    * (workers/identity.ts); offline users (CLI, tests) get a random one that never holds a process lease.
+   * `readCacheBytes` bounds the download read cache (read-cache.ts; default 32 MiB, 0 = none).
    */
   constructor(
     private readonly path: string,
     owner?: string,
+    options: { readCacheBytes?: number } = {},
   ) {
     this.owner = owner ?? `offline:${process.pid}:${randomBytes(6).toString('hex')}`;
     this.db = new Database(path);
@@ -136,6 +147,12 @@ export class SqliteMetaStore implements MetaStore {
     this.quota = new QuotaGuard(db, this.refs);
     const totalChanges = db.prepare('SELECT total_changes()').pluck();
     const changes = (): number => Number(totalChanges.get());
+    const dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.reads = new ReadCache<BucketAndObject>(
+      () => [Number(dataVersion.get()), changes()],
+      options.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES,
+      (v) => v.object?.inline?.length ?? 0,
+    );
     this.wal = new WalSync(`${path}-wal`);
     this.batch = new CommitBatch(db, this.wal, BUSY_TIMEOUT_MS);
     const durable = <T extends object>(store: T): T => withGroupCommit(store, this.wal, changes);
@@ -388,7 +405,13 @@ export class SqliteMetaStore implements MetaStore {
     return isManifestId(blobId) ? this.manifests.piecesOf(blobId).corrupt : this.st.blobCorrupt.get(blobId) !== undefined;
   }
 
-  async getBucketAndObject(bucket: string, key: string): Promise<{ bucket?: BucketRecord; object?: ObjectRecord }> {
+  /** Answered from the read cache (read-cache.ts) while the database is unchanged; frozen records. */
+  async getBucketAndObject(bucket: string, key: string): Promise<BucketAndObject> {
+    return this.reads.get(bucket, key, () => this.readBucketAndObject(bucket, key));
+  }
+
+  /** The download read itself: one statement for the bucket, the entry, its blob's facts and inline bytes. */
+  private readBucketAndObject(bucket: string, key: string): BucketAndObject {
     const row = this.st.getBucketAndObject.get(key, bucket) as
       | (ObjectRow & {
           b_name: string;
