@@ -566,8 +566,9 @@ async function main(): Promise<void> {
     if (enabled('medium')) {
       const label = `${P.mediumSize / MiB} MiB`;
       log();
-      log(`[2b] Download ${label} over ${P.mediumConnections} keep-alive connections (${httpClient ? 'node:http' : 'raw-socket'} client): ${P.mediumRounds} rounds × ${P.mediumRoundMs / 1000} s per server, alternating granary / granary without verification (bench-only listener) / baseline, after a ${P.mediumWarmupMs / 1000} s warm-up each`);
-      await setUnverified(true);
+      log(`[2b] Download ${label} over ${P.mediumConnections} keep-alive connections (${httpClient ? 'node:http' : 'raw-socket'} client): ${P.mediumRounds} rounds × ${P.mediumRoundMs / 1000} s per server, alternating ${VARIANTS.join(' / ')}, after a ${P.mediumWarmupMs / 1000} s warm-up each`);
+      // With --workers there is no unverified listener (the primary would never answer the ask).
+      if (withUnverified) await setUnverified(true);
       await checkSame(Object.fromEntries(VARIANTS.map((v) => [v, variantUrl(v, MEDIUM_KEY)])));
       const job = (v: Variant, durationMs: number): Job => ({
         kind: 'get-rate',
@@ -588,27 +589,29 @@ async function main(): Promise<void> {
           log(`  round ${i} ${v.padEnd(10)}: ${fmt(perSecond(r)).padStart(5)} req/s = ${fmt(mbPerSecond(r)).padStart(5)} MB/s, p50 ${ms(r.latency?.p50, 2)} ms, p99 ${ms(r.latency?.p99, 2)} ms; ${loadNote(m)}; server ${fmt(m.serverCores * 1e6 / perSecond(r))} µs CPU per request`);
         }
       }
-      await setUnverified(false);
+      if (withUnverified) await setUnverified(false);
       const c = Object.fromEntries(VARIANTS.map((v) => [v, combine(rounds[v])])) as Record<Variant, Measured>;
       const rate = (v: Variant): number => perSecond(c[v].result);
       results.download1MiB = {
         size: P.mediumSize,
         ...Object.fromEntries(VARIANTS.map((v) => [v, downloadFigures(c[v], rounds[v])])),
         ratio: rate('granary') / rate('baseline'),
-        ratioUnverified: rate('unverified') / rate('baseline'),
-        verifiedOverUnverified: rate('granary') / rate('unverified'),
+        ...(withUnverified
+          ? { ratioUnverified: rate('unverified') / rate('baseline'), verifiedOverUnverified: rate('granary') / rate('unverified') }
+          : { workers }),
       };
       row(`download ${label}, ${P.mediumConnections} conns (req/s)`, fmt(rate('granary')), fmt(rate('baseline')), ratioCell(rate('granary'), rate('baseline'), true), `≥ ${RATIO_TARGET}×`);
       row('  MB/s', fmt(mbPerSecond(c.granary.result)), fmt(mbPerSecond(c.baseline.result)));
       row('  latency p50 / p99 (ms)', `${ms(c.granary.result.latency?.p50, 2)} / ${ms(c.granary.result.latency?.p99, 2)}`, `${ms(c.baseline.result.latency?.p50, 2)} / ${ms(c.baseline.result.latency?.p99, 2)}`);
-      row(`  verification off (req/s; ratio: verified / off)`, fmt(rate('unverified')), fmt(rate('baseline')), `${fmt(rate('granary') / rate('unverified'), 2)}×`);
+      if (withUnverified) row(`  verification off (req/s; ratio: verified / off)`, fmt(rate('unverified')), fmt(rate('baseline')), `${fmt(rate('granary') / rate('unverified'), 2)}×`);
       row('  server CPU (cores)', fmt(c.granary.serverCores, 2), fmt(c.baseline.serverCores, 2));
-      row('  server CPU per GB served (core-s): verified / off', `${fmt(cpuPerGB(c.granary), 2)} / ${fmt(cpuPerGB(c.unverified), 2)}`, fmt(cpuPerGB(c.baseline), 2));
+      if (withUnverified) row('  server CPU per GB served (core-s): verified / off', `${fmt(cpuPerGB(c.granary), 2)} / ${fmt(cpuPerGB(c.unverified), 2)}`, fmt(cpuPerGB(c.baseline), 2));
+      else row('  server CPU per GB served (core-s)', fmt(cpuPerGB(c.granary), 2), fmt(cpuPerGB(c.baseline), 2));
     }
 
     if (enabled('large')) {
       log();
-      log(`[3] Download ${P.largeSize / MiB} MiB: per round and server ${P.largeSequential} one after another, then ${P.largeParallelCount} with ${P.largeParallel} in parallel; ${P.largeRounds} rounds alternating granary / granary without verification (bench-only listener) / baseline`);
+      log(`[3] Download ${P.largeSize / MiB} MiB: per round and server ${P.largeSequential} one after another, then ${P.largeParallelCount} with ${P.largeParallel} in parallel; ${P.largeRounds} rounds alternating ${VARIANTS.join(' / ')}`);
       if (withUnverified) await setUnverified(true);
       await checkSame(Object.fromEntries(VARIANTS.map((v) => [v, variantUrl(v, LARGE_KEY)])));
       const out: Record<string, unknown> = { size: P.largeSize };
