@@ -136,7 +136,8 @@ export class Metrics {
 
   /**
    * Adds the gauges read from `g` on each scrape: job queue depth by state, disk space of the data dir, scrub
-   * progress, and bytes and objects per bucket (meta.bucketUsage: counters, no scan).
+   * progress, the read cache's hits and misses (meta.readCache), and bytes and objects per bucket
+   * (meta.bucketUsage: counters, no scan).
    */
   collectFrom(g: Granary): void {
     const registers = [this.registry];
@@ -199,6 +200,19 @@ export class Metrics {
       registers,
       collect() {
         this.set(g.scrubber?.status().lastPass?.corrupt ?? 0);
+      },
+    });
+    new Counter({
+      name: 'granary_read_cache_lookups_total',
+      help: "Download reads (bucket, entry, inline bytes) of this process answered from its cache (hit) or the database (miss); SQLite metadata only",
+      labelNames: ['result'] as const,
+      registers,
+      collect() {
+        const c = g.meta.readCache;
+        this.reset();
+        if (!c) return;
+        this.inc({ result: 'hit' }, c.hits);
+        this.inc({ result: 'miss' }, c.misses);
       },
     });
     // One read of every bucket's usage per scrape, shared by the two gauges collected at the same time.

@@ -350,6 +350,11 @@ export interface MetaStore {
    * builder: its events are written in the change's own transaction, only when the change commits.
    */
   readonly events: EventOutbox;
+  /**
+   * Lookups of `getBucketAndObject` answered from the store's per-process cache (`hits`) and read from the database
+   * (`misses`), since the store was opened; absent when the store keeps no such cache (PostgreSQL). For metrics.
+   */
+  readonly readCache?: { readonly hits: number; readonly misses: number };
 
   // ---- buckets and domains ----
   /** Creates a bucket; false when it exists already. */

@@ -109,6 +109,9 @@ describe('GET /metrics', () => {
     expect(delta(after, 'granary_http_requests_total', { role: 'api', operation: 'POST /pfop/', status: '200' }) + delta(after, 'granary_http_requests_total', { role: 'api', operation: 'POST /pfop', status: '200' })).toBe(1);
     expect(delta(after, 'granary_http_requests_total', { role: 'io', status: String(refused.status) })).toBeGreaterThanOrEqual(1);
     expect(delta(after, 'granary_http_request_duration_seconds_count', download)).toBe(4);
+    // The download read of photo.jpg: the first a miss, a later one (no commit between them) answered from memory.
+    expect(delta(after, 'granary_read_cache_lookups_total', { result: 'miss' })).toBeGreaterThanOrEqual(1);
+    expect(delta(after, 'granary_read_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(1);
     expect(has(after, 'granary_http_request_duration_seconds_bucket', { ...download, le: '+Inf' })).toBe(true);
     expect(has(after, 'granary_http_request_duration_seconds_bucket', { ...download, le: '0.1' })).toBe(true);
     expect(delta(after, 'granary_http_received_bytes_total', { role: 'up' })).toBeGreaterThanOrEqual(photo.length + 2 * big.length);

@@ -54,11 +54,11 @@ describe('the download read cache', () => {
     await bucket(s, 'b1');
     await put(s, rec('b1', 'k'), Buffer.from('abc'));
     const first = await s.getBucketAndObject('b1', 'k');
-    const misses = s.reads.misses;
+    const misses = s.readCache.misses;
     const again = await s.getBucketAndObject('b1', 'k');
     expect(again).toBe(first);
-    expect(s.reads.misses).toBe(misses);
-    expect(s.reads.hits).toBeGreaterThan(0);
+    expect(s.readCache.misses).toBe(misses);
+    expect(s.readCache.hits).toBeGreaterThan(0);
     expect(again.object?.inline?.toString()).toBe('abc');
     // Shared by every caller: a change throws instead of reaching the next request's answer.
     expect(() => {
@@ -124,11 +124,11 @@ describe('the download read cache', () => {
     await put(small, rec('b1', 'big'), Buffer.alloc(16 * 1024, 1)); // over the whole bound: never kept
     await small.getBucketAndObject('b1', 'big');
     await small.getBucketAndObject('b1', 'big');
-    expect(small.reads.hits).toBe(0);
+    expect(small.readCache.hits).toBe(0);
     const off = open(0);
     await off.getBucketAndObject('b1', 'big');
     await off.getBucketAndObject('b1', 'big');
-    expect(off.reads.hits + off.reads.misses).toBe(0);
+    expect(off.readCache.hits + off.readCache.misses).toBe(0);
     expect((await off.getBucketAndObject('b1', 'big')).object?.inline?.length).toBe(16 * 1024);
   });
 });

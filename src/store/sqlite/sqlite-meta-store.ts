@@ -122,7 +122,7 @@ export class SqliteMetaStore implements MetaStore {
   /** The identity of the process using this store (recorded on queue claims). */
   readonly owner: string;
   /** Download reads kept while the database is unchanged (read-cache.ts). */
-  readonly reads: ReadCache<BucketAndObject>;
+  readonly readCache: ReadCache<BucketAndObject>;
 
   /**
    * Opens (and creates or migrates) the database file at `path`. `owner` is the identity of the process using it
@@ -148,7 +148,7 @@ export class SqliteMetaStore implements MetaStore {
     const totalChanges = db.prepare('SELECT total_changes()').pluck();
     const changes = (): number => Number(totalChanges.get());
     const dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.reads = new ReadCache<BucketAndObject>(
+    this.readCache = new ReadCache<BucketAndObject>(
       () => [Number(dataVersion.get()), changes()],
       options.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES,
       (v) => v.object?.inline?.length ?? 0,
@@ -407,7 +407,7 @@ export class SqliteMetaStore implements MetaStore {
 
   /** Answered from the read cache (read-cache.ts) while the database is unchanged; frozen records. */
   async getBucketAndObject(bucket: string, key: string): Promise<BucketAndObject> {
-    return this.reads.get(bucket, key, () => this.readBucketAndObject(bucket, key));
+    return this.readCache.get(bucket, key, () => this.readBucketAndObject(bucket, key));
   }
 
   /** The download read itself: one statement for the bucket, the entry, its blob's facts and inline bytes. */
