@@ -419,6 +419,12 @@ async function main(): Promise<void> {
     /** Server CPU seconds per GB (10^9 bytes) of body served, over a combined measurement. */
     const cpuPerGB = (m: Measured): number => (m.serverCores * (m.result.elapsedMs / 1000)) / (m.result.bytes / 1e9);
 
+    /** wrk as a load generator: upload jobs through lib/form-upload.lua, get-rate jobs through lib/get.lua. */
+    const wrkRunner: LoadGenerator = {
+      pid: client.pid,
+      run: (j) =>
+        j.kind === 'upload' ? wrkUpload(j) : j.kind === 'get-rate' ? wrkGet(j) : Promise.reject(new Error(`wrk does not run ${j.kind} jobs`)),
+    };
     /**
      * wrk or the Node client for `phase`: wrk unless `asked` is `node`; when wrk is missing and cannot be installed,
      * the Node client with a warning, or an error when `asked` is `wrk`.
@@ -437,13 +443,7 @@ async function main(): Promise<void> {
       // The load generator: wrk as in the issue's measurements (the Node client spends ~3× its CPU per upload on this
       // 2-core machine, taken from the servers); the Node client when asked (--upload-client=node) or without wrk.
       const loadGenerator = chooseGenerator('upload', uploadClientArg);
-      const uploader: LoadGenerator =
-        loadGenerator === 'wrk'
-          ? {
-              pid: client.pid,
-              run: (j) => (j.kind === 'upload' ? wrkUpload(j) : Promise.reject(new Error(`wrk runs upload jobs only here, not ${j.kind}`))),
-            }
-          : client;
+      const uploader: LoadGenerator = loadGenerator === 'wrk' ? wrkRunner : client;
       const generatorNote =
         loadGenerator === 'wrk'
           ? `load generator wrk -t2 -c${P.uploadConcurrency} (bench/lib/form-upload.lua)`
@@ -507,10 +507,7 @@ async function main(): Promise<void> {
       log();
       // wrk (lib/get.lua, one thread) by default: the Node client took 0.3–0.4 core of the two from the servers.
       const getGenerator = chooseGenerator('small', getClientArg);
-      const getter: LoadGenerator =
-        getGenerator === 'wrk'
-          ? { pid: client.pid, run: (j) => (j.kind === 'get-rate' ? wrkGet(j) : Promise.reject(new Error(`wrk runs get-rate jobs only here, not ${j.kind}`))) }
-          : client;
+      const getter: LoadGenerator = getGenerator === 'wrk' ? wrkRunner : client;
       const clientName = getGenerator === 'wrk' ? 'wrk -t1, lib/get.lua' : httpClient ? 'node:http client' : 'raw-socket client';
       log(`[2] Download ${P.smallSize / KiB} KiB over ${P.smallConnections} keep-alive connections (${clientName}): ${P.smallRounds} rounds × ${P.smallRoundMs / 1000} s per server, alternating, after a ${P.smallWarmupMs / 1000} s warm-up each`);
       const job = (s: ServerName, durationMs: number): Job => ({
@@ -554,6 +551,11 @@ async function main(): Promise<void> {
      */
     const VARIANTS: Variant[] = workers > 1 ? ['granary', 'baseline'] : ['granary', 'unverified', 'baseline'];
     const withUnverified = VARIANTS.includes('unverified');
+    /** The ratios with the unverified listener for results.json, or the worker count when it did not run. */
+    const unverifiedRatios = (rate: (v: Variant) => number): Record<string, number> =>
+      withUnverified
+        ? { ratioUnverified: rate('unverified') / rate('baseline'), verifiedOverUnverified: rate('granary') / rate('unverified') }
+        : { workers };
     /** Figures of one combined variant of a download phase, for results.json. */
     const downloadFigures = (m: Measured, rounds: Measured[]): Record<string, unknown> => ({
       ...m,
@@ -596,9 +598,7 @@ async function main(): Promise<void> {
         size: P.mediumSize,
         ...Object.fromEntries(VARIANTS.map((v) => [v, downloadFigures(c[v], rounds[v])])),
         ratio: rate('granary') / rate('baseline'),
-        ...(withUnverified
-          ? { ratioUnverified: rate('unverified') / rate('baseline'), verifiedOverUnverified: rate('granary') / rate('unverified') }
-          : { workers }),
+        ...unverifiedRatios(rate),
       };
       row(`download ${label}, ${P.mediumConnections} conns (req/s)`, fmt(rate('granary')), fmt(rate('baseline')), ratioCell(rate('granary'), rate('baseline'), true), `≥ ${RATIO_TARGET}×`);
       row('  MB/s', fmt(mbPerSecond(c.granary.result)), fmt(mbPerSecond(c.baseline.result)));
@@ -633,9 +633,7 @@ async function main(): Promise<void> {
         out[mode] = {
           ...Object.fromEntries(VARIANTS.map((v) => [v, downloadFigures(c[v], rounds[v])])),
           ratio: rate('granary') / rate('baseline'),
-          ...(withUnverified
-            ? { ratioUnverified: rate('unverified') / rate('baseline'), verifiedOverUnverified: rate('granary') / rate('unverified') }
-            : { workers }),
+          ...unverifiedRatios(rate),
         };
         const label = mode === 'sequential' ? 'one at a time' : `${P.largeParallel} in parallel`;
         row(`download ${P.largeSize / MiB} MiB, ${label} (MB/s)`, fmt(rate('granary')), fmt(rate('baseline')), ratioCell(rate('granary'), rate('baseline'), true), `≥ ${RATIO_TARGET}×`);

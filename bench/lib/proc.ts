@@ -19,12 +19,20 @@ export function rssBytes(pid: number): number | undefined {
   }
 }
 
+/**
+ * Seconds of the two clock-tick fields of /proc/<pid>/stat numbered `a` and `a + 1` overall (proc(5): 14–15 utime
+ * and stime, 16–17 cutime and cstime), added.
+ */
+function statSeconds(pid: number, a: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the parenthesised command name start with field 3.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[a - 3]) + Number(rest[a - 2])) / TICKS_PER_SECOND;
+}
+
 /** CPU seconds (user + system) `pid` has used so far. */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the parenthesised command name; utime and stime are fields 14 and 15 overall.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND;
+  return statSeconds(pid, 14);
 }
 
 /** `read()`, or `fallback` when it throws (a process or thread that exited meanwhile). */
@@ -59,15 +67,10 @@ export function treeCpuSeconds(pid: number): number {
   return sumCpuSeconds(processTree([pid]));
 }
 
+/** CPU seconds of `pids` added; one that exited between the listing and the read counts 0. */
 function sumCpuSeconds(pids: Iterable<number>): number {
   let total = 0;
-  for (const pid of pids) {
-    try {
-      total += cpuSeconds(pid);
-    } catch {
-      // exited between the listing and the read
-    }
-  }
+  for (const pid of pids) total += readOr(() => cpuSeconds(pid), 0);
   return total;
 }
 
@@ -76,10 +79,7 @@ function sumCpuSeconds(pids: Iterable<number>): number {
  * process started per job, such as wrk, once it has exited and Node has reaped it.
  */
 export function reapedChildrenCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // cutime and cstime are fields 16 and 17 overall.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(rest[13]) + Number(rest[14])) / TICKS_PER_SECOND;
+  return statSeconds(pid, 16);
 }
 
 /** Samples VmRSS of `pid` every `intervalMs` until stopped; keeps the peak. */

@@ -123,6 +123,8 @@ export class SqliteMetaStore implements MetaStore {
   readonly owner: string;
   /** Download reads kept while the database is unchanged (read-cache.ts). */
   readonly readCache: ReadCache<BucketAndObject>;
+  /** `PRAGMA data_version`, prepared once: read on every download lookup (the read cache) and by the coordinator. */
+  private readonly dataVersionSt: Database.Statement;
 
   /**
    * Opens (and creates or migrates) the database file at `path`. `owner` is the identity of the process using it
@@ -147,9 +149,9 @@ export class SqliteMetaStore implements MetaStore {
     this.quota = new QuotaGuard(db, this.refs);
     const totalChanges = db.prepare('SELECT total_changes()').pluck();
     const changes = (): number => Number(totalChanges.get());
-    const dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.dataVersionSt = db.prepare('PRAGMA data_version').pluck();
     this.readCache = new ReadCache<BucketAndObject>(
-      () => [Number(dataVersion.get()), changes()],
+      () => [this.dataVersion(), changes()],
       options.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES,
       (v) => v.object?.inline?.length ?? 0,
     );
@@ -726,7 +728,7 @@ export class SqliteMetaStore implements MetaStore {
   }
 
   dataVersion(): number {
-    return this.db.pragma('data_version', { simple: true }) as number;
+    return Number(this.dataVersionSt.get());
   }
 
   async changeCount(topic: 'access_keys' | 'domains'): Promise<number> {
