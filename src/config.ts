@@ -73,6 +73,12 @@ export interface Config {
   maxBodyBytes: number;
   /** GRANARY_CALLBACK_TIMEOUT: seconds allowed for one upload-callback request (default 10). */
   callbackTimeoutSeconds: number;
+  /**
+   * GRANARY_LINGER_TIMEOUT: seconds a connection answered before its request body ended (a refused upload) goes on
+   * reading and dropping that body, so the client reads the answer instead of a TCP reset (default 30, 0–3600; 0
+   * closes at once). See connections.ts.
+   */
+  lingerTimeoutSeconds: number;
   /** GRANARY_FETCH_TIMEOUT: seconds a fetch may wait for the origin's headers, and for each pause in its body (default 30). */
   fetchTimeoutSeconds: number;
   /** GRANARY_FETCH_MAX_SIZE: largest body a fetch stores, bytes (default 1 GiB). */
@@ -324,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: intVar(env, 'GRANARY_MAX_BODY_SIZE', 16 * 1024 ** 2, 1024, 1024 ** 3),
     callbackTimeoutSeconds: intVar(env, 'GRANARY_CALLBACK_TIMEOUT', 10, 1, 600),
     outboundAllow: textVar(env, 'GRANARY_OUTBOUND_ALLOW') ?? '',
+    lingerTimeoutSeconds: intVar(env, 'GRANARY_LINGER_TIMEOUT', 30, 0, 3600),
     fetchTimeoutSeconds: intVar(env, 'GRANARY_FETCH_TIMEOUT', 30, 1, 3600),
     fetchMaxBytes: intVar(env, 'GRANARY_FETCH_MAX_SIZE', 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     fetchConcurrency: intVar(env, 'GRANARY_FETCH_CONCURRENCY', 2, 1, 256),

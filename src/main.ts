@@ -135,7 +135,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   await startBlobSweep(g, coord, leaseClock);
 
   const app = await buildServer(g);
-  const connections = trackConnections(app.server);
+  const connections = trackConnections(app.server, { lingerMs: config.lingerTimeoutSeconds * 1000 });
   // A worker of a primary serves the connections the primary hands it (workers/handoff.ts), listening itself only on
   // a private socket; a single process listens on the port.
   let handed: HandedConnections | undefined;

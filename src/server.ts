@@ -90,7 +90,8 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
  * catalogue error (logged with errno and path), fastify's own 4xx as 400/413, anything else 599 (logged).
  */
 export function handleError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  // A body left unread (refused or failed before its end) is not drained: the connection closes after the answer.
+  // A body left unread (refused or failed before its end) is not read to its end before answering: the connection
+  // closes after the answer, lingering meanwhile so the client reads it (connections.ts).
   if (!request.raw.complete) reply.header('connection', 'close');
   const storage = isKodoError(err) ? undefined : storageError(err);
   const kodo = isKodoError(err)

@@ -69,7 +69,7 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
 /** Starts the console listener on `opts.host:opts.port`; resolves once it listens (rejects on EADDRINUSE etc.). */
 export async function startConsoleListener(g: Granary, opts: ConsoleListenerOptions): Promise<ConsoleListener> {
   const app = await buildConsoleApp(g, opts.register);
-  const connections = trackConnections(app.server);
+  const connections = trackConnections(app.server, { lingerMs: g.config.lingerTimeoutSeconds * 1000 });
   await app.listen({ port: opts.port, host: opts.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
