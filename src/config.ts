@@ -74,9 +74,9 @@ export interface Config {
   /** GRANARY_CALLBACK_TIMEOUT: seconds allowed for one upload-callback request (default 10). */
   callbackTimeoutSeconds: number;
   /**
-   * GRANARY_LINGER_TIMEOUT: seconds a connection answered before its request body ended (a refused upload) goes on
-   * reading and dropping that body, so the client reads the answer instead of a TCP reset (default 30, 0–3600; 0
-   * closes at once). See connections.ts.
+   * GRANARY_LINGER_TIMEOUT: seconds a connection answered before its request body ended (a refused upload, a
+   * request head the HTTP parser refused) goes on reading and dropping that body, so the client reads the answer
+   * instead of a TCP reset (default 30, 0–3600; 0 closes at once). See connections.ts.
    */
   lingerTimeoutSeconds: number;
   /** GRANARY_FETCH_TIMEOUT: seconds a fetch may wait for the origin's headers, and for each pause in its body (default 30). */

@@ -14,7 +14,9 @@
  * EPIPE or ECONNRESET instead of the JSON error; measured: more than half of 200 refused 4 MiB form uploads on
  * loopback). So such a connection is half-closed instead: the answer and a FIN go out, the rest of the body is read
  * and dropped, and the socket closes once the body has ended, the client has closed its side, or `lingerMs` have
- * passed (then with a reset, as before).
+ * passed (then with a reset, as before). A request Node's HTTP parser refuses (a malformed or oversized head,
+ * server.ts `clientError`) is answered and closed the same way through `answerThenClose`, the rest of it dropped by
+ * the parser.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import { Socket } from 'node:net';
@@ -32,6 +34,32 @@ export interface ConnectionOptions {
   lingerMs: number;
 }
 
+/** What `trackConnections` keeps per server: reached from a socket through `socket.server` (Node sets it). */
+interface Tracking {
+  /** Half-closes `socket` and drops what it still sends, closing it after at most the linger time. */
+  linger(socket: Socket): boolean;
+  lingering: Set<Socket>;
+}
+const tracked = new WeakMap<object, Tracking>();
+
+/**
+ * Sends `answer` (a whole HTTP response) on a connection whose request Node's HTTP parser refused, then closes it:
+ * lingering (see the module comment) when the server is tracked and `linger` is true, else as soon as the answer is
+ * written. Called again for the same connection while it lingers (the parser refuses each further piece of the
+ * dropped request), it does nothing.
+ */
+export function answerThenClose(socket: Socket, answer: string, linger: boolean): void {
+  const server = (socket as Socket & { server?: object | null }).server;
+  const tracking = server ? tracked.get(server) : undefined;
+  if (tracking?.lingering.has(socket)) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.write(answer);
+  if (!(linger && tracking?.linger(socket))) socket.end(() => socket.destroy());
+}
+
 /** Starts tracking the connections of `server` (its own and those emitted to it as `connection`). */
 export function trackConnections(server: Server, opts: ConnectionOptions): ConnectionTracker {
   const inFlight = new Map<Socket, number>();
@@ -40,8 +68,9 @@ export function trackConnections(server: Server, opts: ConnectionOptions): Conne
   const lingering = new Set<Socket>();
   let draining = false;
 
-  /** Half-closes `socket` after an early answer and drops the rest of `req`'s body (see the module comment). */
-  const linger = (socket: Socket, req: IncomingMessage): void => {
+  /** Half-closes `socket` after an answer and closes it once the client ends, or after `opts.lingerMs`. */
+  const linger = (socket: Socket): boolean => {
+    if (opts.lingerMs <= 0 || draining || socket.destroyed) return false;
     lingering.add(socket);
     const close = (): void => {
       socket.destroy();
@@ -52,13 +81,21 @@ export function trackConnections(server: Server, opts: ConnectionOptions): Conne
       lingering.delete(socket);
     });
     socket.once('end', close);
-    req.once('end', close); // never for a destroyed request: its client's close or the timer ends it
     socket.end(); // the FIN follows the answer already queued
+    return true;
+  };
+  tracked.set(server, { linger, lingering });
+
+  /** Lingers after an answer that came before `req`'s body ended, dropping the rest of that body. */
+  const lingerOnBody = (socket: Socket, req: IncomingMessage): boolean => {
+    if (!linger(socket)) return false;
+    req.once('end', () => socket.destroy()); // never for a destroyed request: its client's close or the timer ends it
     // Node's HTTP parser goes on feeding the body to `req` until its end. `_dump()` is what Node itself calls on a
     // body nobody read: the parser drops what comes next, even for a request that pipeline() destroyed (its pushes
     // would fail and pause the socket). The socket resumes in case such a push paused it already.
     (req as DumpableRequest)._dump();
     socket.resume();
+    return true;
   };
 
   server.on('connection', (socket: Socket) => {
@@ -67,8 +104,7 @@ export function trackConnections(server: Server, opts: ConnectionOptions): Conne
     // Node closes a connection after an answer that says `Connection: close` with `destroySoon()`.
     socket.destroySoon = function destroySoon(this: Socket): void {
       const req = latest.get(this);
-      if (opts.lingerMs > 0 && !draining && req && !req.complete && !this.destroyed) linger(this, req);
-      else Socket.prototype.destroySoon.call(this);
+      if (!(req && !req.complete && lingerOnBody(this, req))) Socket.prototype.destroySoon.call(this);
     };
   });
   server.on('request', (req: IncomingMessage, res) => {

@@ -8,8 +8,10 @@
  */
 import cors from '@fastify/cors';
 import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { answerThenClose } from './connections.js';
 import type { Granary } from './context.js';
 import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
 import { instrumentHttp } from './metrics/http.js';
@@ -67,7 +69,7 @@ function clientGone(err: unknown, request: FastifyRequest): KodoError | undefine
 /**
  * Answers what Node's HTTP parser refuses before any route runs (a request head over 16 KiB, malformed framing, a
  * request that took too long): 400 with a JSON error like every other refusal, and `Connection: close`, as the
- * socket closes right after. (fastify's default answered a long head with 431 and omitted the header, so a
+ * socket closes after it (lingering while the client still sends, connections.ts). (fastify's default answered a long head with 431 and omitted the header, so a
  * keep-alive client sent its next request into the closed socket.)
  */
 export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
@@ -81,8 +83,8 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   const e = Errors.badRequest(why);
   const body = JSON.stringify({ error: e.message });
   const head = `HTTP/1.1 ${e.status} Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
-  if (socket.writable) socket.end(head + body, () => socket.destroy());
-  else socket.destroy();
+  // A client still sending its body reads the answer (lingering close), but one that took too long is not waited for.
+  answerThenClose(socket as Socket, head + body, err.code !== 'ERR_HTTP_REQUEST_TIMEOUT');
 }
 
 /**

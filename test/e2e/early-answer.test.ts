@@ -1,7 +1,7 @@
 /**
- * Lingering close (src/connections.ts): an upload refused before its body ended is answered with a JSON error and
- * `Connection: close`, and the client reads that answer even when it only reads after sending its whole body (as
- * many clients do). Before, the server closed the socket right after the answer; the body still arriving made the
+ * Lingering close (src/connections.ts): an upload refused before its body ended, or a request Node's HTTP parser
+ * refused, is answered with a JSON error and `Connection: close`, and the client reads that answer even when it
+ * only reads after sending its whole body (as many clients do). Before, the server closed the socket right after the answer; the body still arriving made the
  * kernel reset the connection, and the client saw EPIPE or ECONNRESET instead of the error (the fuzz test met it).
  *
  * The clients here are raw TCP sockets that do not read until every byte is written, with bodies (32 MiB) larger
@@ -110,6 +110,18 @@ describe('an upload refused before its body ended', () => {
     const answer = answerOf(seen.received);
     expect(answer.status).toBe(413);
     expect(JSON.parse(answer.body)).toHaveProperty('error');
+  });
+});
+
+describe('a request Node\'s HTTP parser refuses, with a body behind it', () => {
+  it('a malformed header line: a client that reads only after sending 32 MiB gets the 400', async () => {
+    const head = `POST /mkblk/100 HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: y\r\nContent-Length: ${BODY_BYTES}\r\n\r\n`;
+    const seen = await writeAllThenRead(s.running.port, { head, pieces: body(BODY_BYTES, false) });
+    expect(seen.writeError).toBeUndefined();
+    const answer = answerOf(seen.received);
+    expect(answer.status).toBe(400);
+    expect(answer.head).toContain('connection: close');
+    expect(JSON.parse(answer.body)).toEqual({ error: expect.stringMatching(/malformed HTTP request/) });
   });
 });
 
