@@ -76,6 +76,23 @@ function answerOf(received: string): { status: number; head: string; body: strin
   return { status: Number(/^http\/1\.1 (\d{3})/.exec(head)?.[1]), head, body: received.slice(end + 4) };
 }
 
+/**
+ * Sends `upload` as a write-then-read client and expects the whole refusal: no write failed, then `status` with
+ * `Connection: close` and a JSON `{"error"}` matching `error`.
+ */
+async function expectRefusal(upload: RawUpload, status: number, error: RegExp): Promise<void> {
+  const seen = await writeAllThenRead(s.running.port, upload);
+  expect(seen.writeError).toBeUndefined();
+  const answer = answerOf(seen.received);
+  expect(answer.status).toBe(status);
+  expect(answer.head).toContain('connection: close');
+  expect(JSON.parse(answer.body)).toEqual({ error: expect.stringMatching(error) });
+}
+
+/** The head of a chunked octet-stream POST to `path` with the upload token. */
+const chunkedHead = (path: string): string =>
+  `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: UpToken ${token}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n`;
+
 describe('an upload refused before its body ended', () => {
   it('form upload with a malformed part header: a client that reads only after sending 32 MiB gets the 400', async () => {
     const boundary = 'early-boundary';
@@ -86,42 +103,22 @@ describe('an upload refused before its body ended', () => {
     const head =
       `POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
       `Content-Length: ${preamble.length + BODY_BYTES}\r\n\r\n`;
-    const seen = await writeAllThenRead(s.running.port, { head, pieces: [preamble, ...body(BODY_BYTES, false)] });
-    expect(seen.writeError).toBeUndefined();
-    const answer = answerOf(seen.received);
-    expect(answer.status).toBe(400);
-    expect(answer.head).toContain('connection: close');
-    expect(JSON.parse(answer.body)).toEqual({ error: expect.stringMatching(/multipart/) });
+    await expectRefusal({ head, pieces: [preamble, ...body(BODY_BYTES, false)] }, 400, /multipart/);
   });
 
   it('mkblk whose chunked body outgrows its block (the request stream is destroyed): the 400 arrives', async () => {
-    const head = `POST /mkblk/100 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: UpToken ${token}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n`;
-    const seen = await writeAllThenRead(s.running.port, { head, pieces: body(BODY_BYTES, true) });
-    expect(seen.writeError).toBeUndefined();
-    const answer = answerOf(seen.received);
-    expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body)).toEqual({ error: expect.stringMatching(/larger than the rest of its block/) });
+    await expectRefusal({ head: chunkedHead('/mkblk/100'), pieces: body(BODY_BYTES, true) }, 400, /larger than the rest of its block/);
   });
 
   it('mkfile whose chunked ctx list passes 4 MiB: the 413 arrives', async () => {
-    const head = `POST /mkfile/100 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: UpToken ${token}\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n`;
-    const seen = await writeAllThenRead(s.running.port, { head, pieces: body(BODY_BYTES, true) });
-    expect(seen.writeError).toBeUndefined();
-    const answer = answerOf(seen.received);
-    expect(answer.status).toBe(413);
-    expect(JSON.parse(answer.body)).toHaveProperty('error');
+    await expectRefusal({ head: chunkedHead('/mkfile/100'), pieces: body(BODY_BYTES, true) }, 413, /too large/);
   });
 });
 
 describe('a request Node\'s HTTP parser refuses, with a body behind it', () => {
   it('a malformed header line: a client that reads only after sending 32 MiB gets the 400', async () => {
     const head = `POST /mkblk/100 HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header: y\r\nContent-Length: ${BODY_BYTES}\r\n\r\n`;
-    const seen = await writeAllThenRead(s.running.port, { head, pieces: body(BODY_BYTES, false) });
-    expect(seen.writeError).toBeUndefined();
-    const answer = answerOf(seen.received);
-    expect(answer.status).toBe(400);
-    expect(answer.head).toContain('connection: close');
-    expect(JSON.parse(answer.body)).toEqual({ error: expect.stringMatching(/malformed HTTP request/) });
+    await expectRefusal({ head, pieces: body(BODY_BYTES, false) }, 400, /malformed HTTP request/);
   });
 });
 
