@@ -489,15 +489,10 @@ export class SqliteMetaStore implements MetaStore {
 
   /**
    * The live entry at (bucket, key) inside a transaction, as stored (its own lifecycle); an expired one — past its
-   * own expireAt or deleted by the bucket's lifecycle `rules` — is deleted and its blob released.
+   * own expireAt or deleted by the bucket's lifecycle `rules` — is deleted and its blob released. `rules` is
+   * required (undefined = none): a default parameter read the settings again for every bucket without rules.
    */
-  private liveRow(
-    bucket: string,
-    key: string,
-    nowSec: number,
-    freed: string[],
-    rules: LifecycleRule[] | undefined = this.rulesOf(bucket),
-  ): ObjectRecord | undefined {
+  private liveRow(bucket: string, key: string, nowSec: number, freed: string[], rules: LifecycleRule[] | undefined): ObjectRecord | undefined {
     const row = this.st.getObject.get(bucket, key) as ObjectRow | undefined;
     if (!row) return undefined;
     const rec = toRecord(row);
@@ -517,7 +512,7 @@ export class SqliteMetaStore implements MetaStore {
   ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
-      const rec = this.liveRow(bucket, key, nowSec, freed);
+      const rec = this.liveRow(bucket, key, nowSec, freed, this.rulesOf(bucket));
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
       this.st.deleteObject.run(bucket, key);
       this.refs.release(rec.blobId, freed);
@@ -533,13 +528,13 @@ export class SqliteMetaStore implements MetaStore {
   ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
     return this.commit(() => {
       const freed: string[] = [];
-      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
+      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed, this.rulesOf(from.bucket));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
       if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
       if (from.bucket === to.bucket && from.key === to.key) {
         return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
       }
-      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
+      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed, this.rulesOf(to.bucket));
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       const copy = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
       this.quota.run(to.bucket, opts.nowSec, freed, () => {
@@ -578,11 +573,11 @@ export class SqliteMetaStore implements MetaStore {
   ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
     return this.commit(() => {
       const freed: string[] = [];
-      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed);
+      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed, this.rulesOf(from.bucket));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
       if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
       if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
-      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed);
+      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed, this.rulesOf(to.bucket));
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       const moved = { ...src, bucket: to.bucket, key: to.key };
       // Within one bucket a move never grows it; into another, the target bucket's quota applies.
