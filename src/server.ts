@@ -14,6 +14,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { answerThenClose } from './connections.js';
 import type { Granary } from './context.js';
 import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
+import { trackHandlers } from './handlers-in-flight.js';
 import { instrumentHttp } from './metrics/http.js';
 import { registerAsyncFetch } from './roles/api/async-fetch.js';
 import { registerPfop } from './roles/api/pfop.js';
@@ -138,6 +139,8 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     },
   });
 
+  // Before any route: a stop waits for handlers whose client left (handlers-in-flight.ts).
+  trackHandlers(app);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-reqid', request.id);
     done();

@@ -13,6 +13,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Granary } from '../context.js';
 import { trackConnections } from '../connections.js';
+import { trackHandlers } from '../handlers-in-flight.js';
 import { Errors } from '../errors.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { registerMetricsRoute } from '../metrics/route.js';
@@ -53,6 +54,7 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
     clientErrorHandler: clientError,
     frameworkErrors: routerError,
   });
+  trackHandlers(app);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-reqid', request.id);
     done();

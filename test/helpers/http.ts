@@ -54,6 +54,8 @@ export interface SignedOptions {
   /** `Qiniu` (v2, default) or `QBox` (v1). */
   scheme?: 'Qiniu' | 'QBox';
   mac?: qiniu.auth.digest.Mac;
+  /** Aborts the request (the client leaves). */
+  signal?: AbortSignal;
 }
 
 /** A management request signed with `qiniu.util.generateAccessTokenV2` / `generateAccessToken`. */
@@ -67,7 +69,7 @@ export async function signedFetch(s: TestServer, opts: SignedOptions): Promise<R
     opts.scheme === 'QBox'
       ? qiniu.util.generateAccessToken(mac, url, opts.body)
       : qiniu.util.generateAccessTokenV2(mac, url, method, contentType, opts.body, opts.headers);
-  return fetch(url, { method, headers, ...(opts.body !== undefined ? { body: opts.body } : {}) });
+  return fetch(url, { method, headers, ...(opts.body !== undefined ? { body: opts.body } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
 }
 
 /** Uploads `body` as `<bucket>:<key>` with the SDK's FormUploader; throws unless the server answers 200. */
