@@ -145,7 +145,7 @@ describe('how long a connection lingers', () => {
   }
 
   it('after the answer and its FIN the server still reads what the client sends, until GRANARY_LINGER_TIMEOUT', async () => {
-    const short = await startTestServer({ GRANARY_LINGER_TIMEOUT: '1', GRANARY_CONSOLE_PORT: '0' });
+    const short = await startTestServer({ GRANARY_LINGER_TIMEOUT: '3', GRANARY_CONSOLE_PORT: '0' });
     try {
       const { client, ended, serverSide, errors } = await stalledUpload(short);
       const server = await serverSide;
@@ -154,7 +154,7 @@ describe('how long a connection lingers', () => {
       // Sent after the FIN: read and dropped by the lingering server (a closed one would answer with a reset).
       const late = Buffer.alloc(256 * 1024, 0x61);
       await new Promise<void>((resolve, reject) => client.write(late, (err) => (err ? reject(err) : resolve())));
-      await serverClosed; // the client never ends: the linger timeout closes the connection
+      await serverClosed; // the client never ends: the linger timeout (3 s: room for a busy machine to read first) closes it
       expect(server.bytesRead).toBe(Buffer.byteLength(head) + late.length);
       expect(errors).toEqual([]);
       client.destroy();
