@@ -30,7 +30,10 @@ export interface ConnectionTracker {
 }
 
 export interface ConnectionOptions {
-  /** Milliseconds a connection whose answer came before its request body ended goes on reading and dropping it (GRANARY_LINGER_TIMEOUT; 0: close at once). */
+  /**
+   * Milliseconds a connection whose answer came before its request body ended goes on reading and dropping it
+   * (GRANARY_LINGER_TIMEOUT; 0: close at once).
+   */
   lingerMs: number;
 }
 

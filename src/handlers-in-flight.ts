@@ -11,50 +11,26 @@
  */
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 
-/** Handlers of `app` running now. */
-export interface HandlersInFlight {
-  readonly running: number;
-  /** Resolves once no handler runs (at once when none does). */
-  idle(): Promise<void>;
-}
-
 /**
- * Counts the handlers of every route `app` registers from now on (call before registering routes; scopes
- * registered later inherit it): a handler that returns a promise runs until it settles. `app.close()` then waits
- * for `idle()`.
+ * Keeps the promise of every handler of the routes `app` registers from now on (call before registering routes;
+ * scopes registered later inherit it) until it settles; `app.close()` then waits for those still running.
  */
-export function trackHandlers(app: FastifyInstance): HandlersInFlight {
-  let running = 0;
-  let waiters: Array<() => void> = [];
-  const ended = (): void => {
-    running--;
-    if (running > 0) return;
-    const wake = waiters;
-    waiters = [];
-    for (const w of wake) w();
-  };
-  const tracker: HandlersInFlight = {
-    get running() {
-      return running;
-    },
-    idle() {
-      return running === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve));
-    },
-  };
+export function trackHandlers(app: FastifyInstance): void {
+  const running = new Set<Promise<unknown>>();
   app.addHook('onRoute', (route) => {
     const handler = route.handler;
     route.handler = function tracked(this: FastifyInstance, request, reply) {
       const result: unknown = handler.call(this, request, reply);
       if (result instanceof Promise) {
-        running++;
-        result.then(ended, ended);
+        running.add(result);
+        const forget = (): void => void running.delete(result);
+        result.then(forget, forget);
       }
       return result;
     } as RouteHandlerMethod;
   });
   app.addHook('onClose', async () => {
-    if (running > 0) app.log.info({ handlers: running }, 'closing: waiting for handlers still running');
-    await tracker.idle();
+    if (running.size > 0) app.log.info({ handlers: running.size }, 'closing: waiting for handlers still running');
+    while (running.size > 0) await Promise.allSettled([...running]);
   });
-  return tracker;
 }

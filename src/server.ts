@@ -70,8 +70,8 @@ function clientGone(err: unknown, request: FastifyRequest): KodoError | undefine
 /**
  * Answers what Node's HTTP parser refuses before any route runs (a request head over 16 KiB, malformed framing, a
  * request that took too long): 400 with a JSON error like every other refusal, and `Connection: close`, as the
- * socket closes after it (lingering while the client still sends, connections.ts). (fastify's default answered a long head with 431 and omitted the header, so a
- * keep-alive client sent its next request into the closed socket.)
+ * socket closes after it (lingering while the client still sends, connections.ts). (fastify's default answered a
+ * long head with 431 and omitted the header, so a keep-alive client sent its next request into the closed socket.)
  */
 export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;

@@ -9,7 +9,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import pino from 'pino';
 import qiniu from 'qiniu';
 import { expect, it } from 'vitest';
@@ -53,16 +52,13 @@ it('waits for a handler whose client left (a fetch still reading its origin) bef
   const lines: Array<{ level: number; msg: string }> = [];
   let sawWait: () => void = () => undefined;
   const closingWait = new Promise<void>((resolve) => (sawWait = resolve));
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const text of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        const line = JSON.parse(text) as { level: number; msg: string };
-        lines.push(line);
-        if (/waiting for handlers still running/.test(line.msg)) sawWait();
-      }
-      done();
+  const sink = {
+    write(text: string): void {
+      const line = JSON.parse(text) as { level: number; msg: string };
+      lines.push(line);
+      if (/waiting for handlers still running/.test(line.msg)) sawWait();
     },
-  });
+  };
   const env = { GRANARY_DATA_DIR: dataDir, GRANARY_OUTBOUND_ALLOW: '127.0.0.1/32', GRANARY_CONSOLE_PORT: '0' };
   const s = await startTestServer(env, pino({ level: 'info' }, sink));
   try {
