@@ -15,6 +15,7 @@
  * --http-client (small downloads through node:http instead of the raw-socket client),
  * --workers=N (the core phases' Granary runs N worker processes, GRANARY_WORKERS: bench/granary-primary.ts),
  * --upload-sizes=4096,1048576 (the form upload sizes of phase `upload`, bytes),
+ * --upload-warmup=15 (seconds of load on each server before phase `upload`'s rounds, per size),
  * --upload-client=wrk|node (the load generator of phase `upload`: wrk by default, lib/wrk.ts, installed with apt-get
  * when missing and root, else the Node client with a warning; `node` forces the Node client, `wrk` refuses to fall back),
  * --get-client=wrk|node (the same for phase `small`, lib/get.lua),
@@ -45,6 +46,7 @@ const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
 const workersArg = argv.find((a) => a.startsWith('--workers='));
 const uploadSizesArg = argv.find((a) => a.startsWith('--upload-sizes='));
+const uploadWarmupArg = argv.find((a) => a.startsWith('--upload-warmup='));
 /** The load generator asked with `--<name>=wrk|node` (undefined: wrk when available, else the Node client with a warning). */
 function clientArg(name: string): 'wrk' | 'node' | undefined {
   const value = argv.find((a) => a.startsWith(`--${name}=`))?.slice(`--${name}=`.length);
@@ -87,7 +89,12 @@ const P = {
   /** The sizes phase `upload` measures (`--upload-sizes=4096` for one of them), bytes. */
   uploadSizes: uploadSizesArg ? uploadSizesArg.slice('--upload-sizes='.length).split(',').map(Number) : [4 * KiB, 1 * MiB],
   uploadConcurrency: 16,
-  uploadWarmupMs: 2000 * S,
+  /**
+   * Load on each server before phase `upload`'s rounds, per size (`--upload-warmup=SECONDS`). 15 s: under load V8's
+   * optimizing compiler kept working in Granary for ~20 s (a one-process trace: 1.37 s of compile time in the first
+   * 5 s, then 0.65, 0.39, 0.23, 0.10, then ~0.05 per 5 s), and with 2 s the rounds measured the warm-up.
+   */
+  uploadWarmupMs: (uploadWarmupArg ? Number(uploadWarmupArg.slice('--upload-warmup='.length)) * 1000 : 15_000) * S,
   uploadMs: 5_000 * S,
   /** Phase `upload`: rounds per server, alternating (see the phase). */
   uploadRounds: 4,
