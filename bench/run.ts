@@ -46,7 +46,14 @@ const httpClient = argv.includes('--http-client');
 const onlyArg = argv.find((a) => a.startsWith('--only='));
 const workersArg = argv.find((a) => a.startsWith('--workers='));
 const uploadSizesArg = argv.find((a) => a.startsWith('--upload-sizes='));
-const uploadWarmupArg = argv.find((a) => a.startsWith('--upload-warmup='));
+/** `--upload-warmup=SECONDS` (default 15; see P.uploadWarmupMs). */
+function uploadWarmupSeconds(): number {
+  const value = argv.find((a) => a.startsWith('--upload-warmup='))?.slice('--upload-warmup='.length);
+  if (value === undefined) return 15;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`--upload-warmup: seconds, got ${value}`);
+  return seconds;
+}
 /** The load generator asked with `--<name>=wrk|node` (undefined: wrk when available, else the Node client with a warning). */
 function clientArg(name: string): 'wrk' | 'node' | undefined {
   const value = argv.find((a) => a.startsWith(`--${name}=`))?.slice(`--${name}=`.length);
@@ -94,7 +101,7 @@ const P = {
    * optimizing compiler kept working in Granary for ~20 s (a one-process trace: 1.37 s of compile time in the first
    * 5 s, then 0.65, 0.39, 0.23, 0.10, then ~0.05 per 5 s), and with 2 s the rounds measured the warm-up.
    */
-  uploadWarmupMs: (uploadWarmupArg ? Number(uploadWarmupArg.slice('--upload-warmup='.length)) * 1000 : 15_000) * S,
+  uploadWarmupMs: uploadWarmupSeconds() * 1000 * S,
   uploadMs: 5_000 * S,
   /** Phase `upload`: rounds per server, alternating (see the phase). */
   uploadRounds: 4,

@@ -101,14 +101,17 @@ export function trackConnections(server: Server, opts: ConnectionOptions): Conne
     return true;
   };
 
+  // Node closes a connection after an answer that says `Connection: close` with `destroySoon()`: one override per
+  // server, set on each of its sockets.
+  function destroySoon(this: Socket): void {
+    const req = latest.get(this);
+    if (!(req && !req.complete && lingerOnBody(this, req))) Socket.prototype.destroySoon.call(this);
+  }
+
   server.on('connection', (socket: Socket) => {
     inFlight.set(socket, 0);
     socket.once('close', () => inFlight.delete(socket));
-    // Node closes a connection after an answer that says `Connection: close` with `destroySoon()`.
-    socket.destroySoon = function destroySoon(this: Socket): void {
-      const req = latest.get(this);
-      if (!(req && !req.complete && lingerOnBody(this, req))) Socket.prototype.destroySoon.call(this);
-    };
+    socket.destroySoon = destroySoon;
   });
   server.on('request', (req: IncomingMessage, res) => {
     const socket = req.socket;

@@ -87,7 +87,7 @@ const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host
 type BucketAndObject = { bucket?: BucketRecord; object?: ObjectRecord };
 
 /** Default bound of the read cache, bytes (GRANARY_READ_CACHE_SIZE). */
-export const DEFAULT_READ_CACHE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_READ_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** How long a write waits for another connection's write lock before failing with SQLITE_BUSY, ms. */
 const BUSY_TIMEOUT_MS = 5000;
