@@ -3,7 +3,8 @@
  * `bucket max-age|referer|cors|protect` (download settings),
  * `bucket rule add|update|delete|list`,
  * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
- * `cp`, `mv`, `ls`, and `scrub` (check every blob against its checksums).
+ * `cp`, `mv`, `ls`, `scrub` (check every blob against its checksums), `gc` (remove orphaned blobs, or list them
+ * with --dry-run) and `deployment` (the deployment id of the metadata and the blob store, store/deployment.ts).
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the configured stores
  * directly (store/open.ts: the data dir, or the cluster's PostgreSQL and S3 with GRANARY_METADATA/GRANARY_BLOBS;
  * safe while servers run; domain changes reach a running server within 5 s).
@@ -14,6 +15,7 @@ import { addBucketCommands } from './cli/buckets.js';
 import { addBucketSettingsCommands } from './cli/bucket-settings.js';
 import { addEntryCommands } from './cli/entries.js';
 import { addEventCommands } from './cli/events.js';
+import { addGcCommands } from './cli/gc.js';
 import { addKeyCommands } from './cli/keys.js';
 import { addLifecycleRuleCommands } from './cli/lifecycle-rules.js';
 import { addPipelineCommands } from './cli/pipelines.js';
@@ -34,6 +36,7 @@ export function buildCli(): Command {
   addLifecycleRuleCommands(bucket);
   addEntryCommands(program);
   addScrubCommand(program);
+  addGcCommands(program);
   addPipelineCommands(program);
   addKeyCommands(program);
   addWorkflowCommands(program);

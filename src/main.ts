@@ -5,11 +5,13 @@
  * nodes (store/open.ts; README "Running a cluster"); this process registers itself (workers/coordinator.ts) before
  * it touches anything shared.
  *
+ * Before anything else the stores must prove they belong together (store/deployment.ts: the deployment id in the
+ * metadata and in the blob store); a mismatch fails the start and nothing is touched.
  * Recovery at start (workers/recovery.ts), only of what processes that are gone left: their staging files and fop
  * temp dirs are removed, their async fetch tasks, persistent jobs (resumed at their first unfinished command) and
  * event deliveries are queued again. Then the queue workers start (fetch, jobs, events: in every process; claims
  * are atomic), and the singletons (workers/singletons.ts: the reaper, blob deletions left pending and the orphan
- * sweep, the expiry sweeper, the background scrubber) start in the one process holding each one's lease.
+ * report, the expiry sweeper, the background scrubber) start in the one process holding each one's lease.
  * After the Kodo API listener, the console listener (console/listener.ts: web console, `/metrics`) starts unless
  * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics`.
  */
@@ -39,6 +41,7 @@ import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
 import { FreeSpace } from './store/fs/free-space.js';
+import { checkDeployment } from './store/deployment.js';
 import { openStores, sharedFsBlobsWarning } from './store/open.js';
 import { Coordinator } from './workers/coordinator.js';
 import { acceptHandedConnections, privateListenPath, type HandedConnections } from './workers/handoff.js';
@@ -89,6 +92,15 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   const identity = newIdentity(opts.slot);
   const log = (opts.logger ?? (await createLogger(config))).child(opts.slot !== undefined ? { worker: opts.slot } : {});
   const { meta, blobs } = await openStores(config, identity);
+  // Before anything is read, swept or served: metadata and blobs of one deployment, or no start at all.
+  try {
+    const state = await checkDeployment(config, meta, blobs);
+    if (state.created !== 'nothing') log.info({ deploymentId: state.deploymentId, wrote: state.created }, 'deployment id written');
+  } catch (err) {
+    await meta.close();
+    await blobs.close?.();
+    throw err;
+  }
   // Liveness is about real time: the coordination clock is the wall clock, never the Clock tests move.
   const leaseClock = systemClock;
   const coord = new Coordinator(meta, identity, config.leaseSeconds * 1000, leaseClock, log);

@@ -114,6 +114,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Blobs no metadata references, as last counted by the `blob-sweep` singleton (workers/singletons.ts; 0 in the
+   * processes that do not hold it). Kept, never deleted automatically: `granary gc` removes them.
+   */
+  readonly orphanBlobs = new Gauge({
+    name: 'granary_orphan_blobs',
+    help: 'Blobs no metadata references (kept; remove them with granary gc), as last counted by the blob sweep',
+    registers: [this.registry],
+  });
+
   /** A new registry with prom-client's default process metrics (prefix `granary_`), e.g. granary_nodejs_eventloop_lag_seconds. */
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'granary_' });

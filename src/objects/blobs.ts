@@ -1,6 +1,7 @@
 /**
- * Blob housekeeping shared by every operation that drops references: deleting freed blobs after a commit,
- * draining deletions left by a crash, and sweeping orphaned blobs (sealed but never committed).
+ * Blob housekeeping. Only proven garbage is deleted automatically: blobs a commit freed (deleted after it) and the
+ * deletions a crash left pending (the `blob_deletions` log, written in the transaction that freed them). Orphans
+ * (blobs no metadata references) are only reported (`findOrphanBlobs`); `granary gc` removes them on an order.
  */
 import type { Granary } from '../context.js';
 
@@ -67,23 +68,63 @@ export function logDrain(g: Granary, report: DrainReport): void {
 }
 
 /**
- * Removes blobs no entry references that are older than `olderThanMs` (sealed by an upload that crashed
- * before its metadata commit). Run in the background after start; a blob that cannot be removed is passed over
- * (counted, the first failure logged) so one bad file never stops the sweep.
+ * The cut-off of the orphan report and of `granary gc`, ms: a blob no entry references may still be committed by
+ * a live process unless it is older than the registration of the oldest live process (every blob a live process
+ * sealed is younger). S3 blobs must be an hour older still: their age is the S3 server's LastModified while the
+ * registrations carry the nodes' own clocks (S3_CLOCK_GRACE_MS).
  */
-export async function sweepOrphanBlobs(g: Granary, olderThanMs: number): Promise<number> {
-  let removed = 0;
-  let failed = 0;
+export async function orphanCutoffMs(g: Granary, nowMs: number): Promise<number> {
+  let oldest = nowMs;
+  for (const l of await g.meta.leases.list('process:')) oldest = Math.min(oldest, l.acquiredMs);
+  return oldest - (g.config.blobs.kind === 's3' ? S3_CLOCK_GRACE_MS : 0);
+}
+
+/**
+ * Extra age an S3 blob must have before it counts as orphaned, ms: clocks of nodes and S3 server that disagree
+ * by less than this never get a blob a live node is about to commit counted (or collected).
+ */
+const S3_CLOCK_GRACE_MS = 3600 * 1000;
+
+/** What one pass over the blob store found (and, with `remove`, did). */
+export interface OrphanReport {
+  /** Blobs older than the cut-off that no entry, upload session or pending deletion references. */
+  orphans: number;
+  /** The first few orphan ids (for the log and `granary gc --dry-run`). */
+  sample: string[];
+  /** Orphans removed (0 unless `remove`). */
+  removed: number;
+  /** Orphans that could not be removed (the first failure is logged). */
+  failed: number;
+}
+
+/**
+ * Walks the blob store for blobs no metadata references that are older than `olderThanMs` (sealed by an upload
+ * whose process died before its commit, or not this deployment's at all). Without `remove` it only counts them:
+ * the server never deletes a blob because the metadata does not mention it (the metadata may be the wrong one;
+ * store/deployment.ts refuses the known cases). With `remove` (`granary gc`, an operator's explicit order) each is
+ * checked again right before it is deleted; a blob that cannot be removed is passed over (counted, the first
+ * failure logged). `onOrphan` sees every orphan id (the dry run's listing).
+ */
+export async function findOrphanBlobs(
+  g: Granary,
+  olderThanMs: number,
+  opts: { remove?: boolean; onOrphan?: (id: string) => void } = {},
+): Promise<OrphanReport> {
+  const report: OrphanReport = { orphans: 0, sample: [], removed: 0, failed: 0 };
   for await (const { id, mtimeMs } of g.blobs.list()) {
     if (mtimeMs >= olderThanMs) continue;
     if (await g.meta.blobReferenced(id)) continue;
+    report.orphans++;
+    if (report.sample.length < 10) report.sample.push(id);
+    opts.onOrphan?.(id);
+    if (!opts.remove) continue;
     try {
+      if (await g.meta.blobReferenced(id)) continue;
       await g.blobs.remove(id);
-      removed++;
+      report.removed++;
     } catch (err) {
-      if (failed++ === 0) g.log.warn({ err, blobId: id }, 'could not remove an orphaned blob; the sweep goes on');
+      if (report.failed++ === 0) g.log.warn({ err, blobId: id }, 'could not remove an orphaned blob; the pass goes on');
     }
   }
-  if (failed > 1) g.log.warn({ failed }, 'orphaned blobs that could not be removed');
-  return removed;
+  return report;
 }

@@ -1,11 +1,13 @@
 /**
  * The BlobStore port: immutable byte blobs addressed by an opaque id. Object keys never reach it.
- * The embedded implementation is the local file system (store/fs/); an S3-compatible cluster can implement
- * the same interface later.
+ * Implementations: the local file system (store/fs/, the embedded default) and an S3 bucket (store/s3/, cluster
+ * mode); store/inline-blob-store.ts wraps either for small objects kept in the metadata.
  *
  * Life of a blob: `stage()` gives a writable sink in a staging area; `StagedBlob.seal()` makes the bytes durable
  * (fsync) and moves them into place under a fresh id; only then may metadata reference the id. A sealed blob
- * that no metadata came to reference is removed with `remove()` (or by the orphan sweep after a crash).
+ * that no metadata came to reference is removed with `remove()`. A blob whose upload crashed between `seal()` and
+ * its commit stays: it is reported as an orphan and removed only by `granary gc` (objects/blobs.ts), never because
+ * the metadata does not mention it.
  */
 import type { Readable, Writable } from 'node:stream';
 
@@ -67,8 +69,15 @@ export interface BlobStore {
   localFile(blobId: string): Promise<{ path: string; release(): Promise<void> }>;
   /** Deletes a blob; a missing blob is not an error. */
   remove(blobId: string): Promise<void>;
-  /** Lists every blob id with its modification time in ms (the orphan sweep). */
+  /** Lists every blob id with its modification time in ms (the orphan report and `granary gc`). */
   list(): AsyncIterable<{ id: string; mtimeMs: number }>;
+  /**
+   * The deployment marker: a small text (JSON, store/deployment.ts) written once at the first start, beside the
+   * blobs and never among them (`list()` never yields it). Undefined when the store has none.
+   */
+  readMarker(): Promise<string | undefined>;
+  /** Writes the deployment marker durably (replacing any), before the store holds a blob of this deployment. */
+  writeMarker(text: string): Promise<void>;
   /** Releases connections and timers (remote stores); the store is not used afterwards. */
   close?(): Promise<void>;
 }

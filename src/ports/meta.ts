@@ -489,8 +489,13 @@ export interface MetaStore {
   // ---- blobs ----
   /** The bytes of an inline blob (store/inline-blob-store.ts), undefined when there is no such blob. */
   inlineBlob(blobId: string): Promise<Buffer | undefined>;
-  /** Whether any entry references the blob (used by the orphan sweep). */
+  /** Whether any entry references the blob (the orphan report and `granary gc`). */
   blobReferenced(blobId: string): Promise<boolean>;
+  /**
+   * Whether the metadata knows any file blob (one not inline): referenced by an entry or an upload session, or
+   * pending deletion. The deployment check (store/deployment.ts) tells empty metadata from metadata with data.
+   */
+  knowsFileBlobs(): Promise<boolean>;
   /**
    * Blobs freed by a commit whose file deletion may not have happened (crash, failed unlink), ids after
    * `afterId` in id order (keyset pages: a failing deletion never blocks the ones after it).
@@ -541,6 +546,11 @@ export interface MetaStore {
   // ---- key-value settings (root keys, schema version) ----
   getSetting(name: string): Promise<string | undefined>;
   setSetting(name: string, value: string): Promise<void>;
+  /**
+   * Sets `name` to `value` unless it is already set, atomically (processes racing at a first start agree);
+   * resolves with the value now stored (`value`, or the one set first).
+   */
+  claimSetting(name: string, value: string): Promise<string>;
 
   /** Checks the database answers (a trivial read); rejects with the store's error otherwise. */
   ping(): Promise<void>;

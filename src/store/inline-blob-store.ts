@@ -85,9 +85,18 @@ export class InlineAwareBlobStore implements BlobStore {
     if (!isInlineBlobId(blobId)) await this.files.remove(blobId);
   }
 
-  /** File blobs only (the orphan sweep): an inline blob cannot be orphaned, it is written with its entry. */
+  /** File blobs only (the orphan report): an inline blob cannot be orphaned, it is written with its entry. */
   list(): AsyncIterable<{ id: string; mtimeMs: number }> {
     return this.files.list();
+  }
+
+  /** The file store's marker (the deployment is the pair metadata + file store). */
+  readMarker(): Promise<string | undefined> {
+    return this.files.readMarker();
+  }
+
+  writeMarker(text: string): Promise<void> {
+    return this.files.writeMarker(text);
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { loadRootKeys, rootKeysLocation } from '../auth/keys.js';
 import type { Config } from '../config.js';
+import { checkDeployment } from '../store/deployment.js';
 import { openStores } from '../store/open.js';
 import { ConnectionBalancer } from './balancer.js';
 
@@ -66,6 +67,9 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   const { meta, blobs } = await openStores(config);
   let loaded;
   try {
+    // The deployment check (store/deployment.ts) before any key is made: a mismatch fails the start (exit 1).
+    const state = await checkDeployment(config, meta, blobs);
+    if (state.created !== 'nothing') log.info({ deploymentId: state.deploymentId, wrote: state.created }, 'deployment id written');
     loaded = await loadRootKeys(config, {
       ...(config.accessKey ? { accessKey: config.accessKey } : {}),
       ...(config.secretKey ? { secretKey: config.secretKey } : {}),

@@ -124,6 +124,17 @@ export function blobStoreContract(name: string, setup: () => Promise<BlobStoreHa
       await store.remove(id);
     });
 
+    it('keeps the deployment marker beside the blobs, never listed among them', async () => {
+      const text = '{"deploymentId":"0123456789abcdef0123456789abcdef","createdAt":"2026-11-27T00:00:00.000Z"}\n';
+      await store.writeMarker(text);
+      expect(await store.readMarker()).toBe(text);
+      await store.writeMarker(text.replace('0123', '4567'));
+      const again = await h.open();
+      expect(await again.readMarker()).toBe(text.replace('0123', '4567'));
+      await again.close?.();
+      for (const id of (await listed(store)).keys()) expect(id).toMatch(/^[0-9a-f]{32}$/);
+    });
+
     it('removes a blob: it is no longer read nor listed', async () => {
       const id = await putBlob(store, randomBytes(1000));
       await store.remove(id);

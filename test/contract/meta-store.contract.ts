@@ -146,9 +146,17 @@ export function metaStoreContract(kinds: MetaStoreKinds): void {
       await s.setSetting('x', '1');
       await s.setSetting('x', '2');
       expect(await s.getSetting('x')).toBe('2');
+      // claimSetting: the first value stays; a later claim resolves with it.
+      expect(await s.claimSetting('deployment_id', 'first')).toBe('first');
+      expect(await s.claimSetting('deployment_id', 'second')).toBe('first');
+      expect(await s.getSetting('deployment_id')).toBe('first');
       await s.ping();
 
+      // Only inline blobs so far (none): the metadata knows no file blob until one is committed.
+      expect(await s.knowsFileBlobs()).toBe(false);
       await put(s, entry('b1', 'k'));
+      expect(await s.knowsFileBlobs()).toBe(true);
+
       expect(await s.dropBucket('b1')).toBe('not-empty');
       await s.deleteObject('b1', 'k', NOW);
       expect(await s.dropBucket('b1')).toBe('dropped');

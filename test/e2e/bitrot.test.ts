@@ -154,7 +154,7 @@ describe('resumable pieces', () => {
 /** Every blob file under the data dir. */
 async function blobFiles(): Promise<string[]> {
   const entries = await readdir(join(s.dataDir, 'blobs'), { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  return entries.filter((e) => e.isFile() && /^[0-9a-f]{32}$/.test(e.name)).map((e) => join(e.parentPath, e.name));
 }
 
 describe('fops on a corrupt source', () => {

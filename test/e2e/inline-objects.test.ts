@@ -24,7 +24,7 @@ const INLINE_MAX = 16 * KiB;
 async function countBlobFiles(dir: string): Promise<number> {
   const { readdir } = await import('node:fs/promises');
   const entries = await readdir(join(dir, 'blobs'), { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).length;
+  return entries.filter((e) => e.isFile() && /^[0-9a-f]{32}$/.test(e.name)).length;
 }
 
 async function blobIdOf(s: TestServer, key: string): Promise<string> {

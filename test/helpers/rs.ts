@@ -54,6 +54,9 @@ export function expectJsonError(a: OpAnswer, status: number): void {
   expect(a.json).toEqual({ error: expect.any(String) });
 }
 
+/** A blob file's name (32 hex characters): not the deployment marker `blobs/deployment.json`. */
+const BLOB_FILE = /^[0-9a-f]{32}$/;
+
 /**
  * Number of stored blobs: sealed blob files under `<dataDir>/blobs` (recursive; directories not counted) plus the
  * inline blobs kept in the metadata database (small objects, store/inline-blob-store.ts).
@@ -63,7 +66,7 @@ export async function countBlobs(s: TestServer): Promise<number> {
   const db = new Database(join(s.dataDir, 'meta.db'), { readonly: true });
   try {
     const inline = db.prepare('SELECT COUNT(*) AS n FROM inline_blobs').get() as { n: number };
-    return entries.filter((e) => e.isFile()).length + inline.n;
+    return entries.filter((e) => e.isFile() && BLOB_FILE.test(e.name)).length + inline.n;
   } finally {
     db.close();
   }

@@ -9,18 +9,20 @@
  * commit cover both (fsync, rename, fsync dir took two in a row). A small gain in the bench: +2–7% by the medians
  * of alternating runs (bench/ab.ts), within this VM's noise; the uploads measured there are bound by CPU.
  * A crash between the rename and the end of the fsyncs leaves a blob that no entry references (the commit comes
- * after `seal()`), possibly short: an orphan, removed by the orphan sweep like any blob sealed by an upload whose
- * commit never came. `recover(liveTags)` removes the staging files of processes that are gone
+ * after `seal()`), possibly short: an orphan, reported (never deleted) like any blob sealed by an upload whose commit
+ * never came, and removed by `granary gc`. `blobs/deployment.json` is the deployment marker (store/deployment.ts). `recover(liveTags)` removes the staging files of processes that are gone
  * (leftovers of a crash or of a killed worker), never those of a live worker with uploads in flight.
  */
 import { randomHexId } from '../random-id.js';
 import { close, createReadStream, createWriteStream, fsync, open as openFd, read, type WriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob.js';
 
 const ID_RE = /^[0-9a-f]{32}$/;
+/** The deployment marker's file name under `blobs/` (store/deployment.ts). */
+const MARKER_NAME = 'deployment.json';
 /**
  * Read size of blob streams. Larger than Node's 64 KiB default: 8× fewer reads, thread-pool hops and buffers per
  * large download (the 64 KiB default made V8 run full collections back to back under load; see bench/README.md).
@@ -182,5 +184,26 @@ export class FsBlobStore implements BlobStore {
         }
       }
     }
+  }
+
+  /** `blobs/deployment.json` (never a blob name: blob files live two directories down). */
+  private get markerPath(): string {
+    return join(this.blobDir, MARKER_NAME);
+  }
+
+  async readMarker(): Promise<string | undefined> {
+    return readFile(this.markerPath, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+  }
+
+  /** Written to a temp file, fsynced, renamed into place, the directory fsynced: durable once resolved. */
+  async writeMarker(text: string): Promise<void> {
+    await mkdir(this.blobDir, { recursive: true });
+    const temp = `${this.markerPath}.${randomHexId()}.tmp`;
+    await writeFile(temp, text, { flush: true });
+    await rename(temp, this.markerPath);
+    await fsyncDir(this.blobDir);
   }
 }

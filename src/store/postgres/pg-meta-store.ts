@@ -563,6 +563,12 @@ export class PgMetaStore implements MetaStore {
     return (await this.db.query('SELECT 1 FROM blobs WHERE id = $1', [blobId])).rows.length > 0;
   }
 
+  async knowsFileBlobs(): Promise<boolean> {
+    // File blob ids are 32 hex characters; inline ones start with 'i' (store/inline-blob-store.ts).
+    const sql = "SELECT 1 FROM blobs WHERE id NOT LIKE 'i%' UNION ALL SELECT 1 FROM blob_deletions WHERE id NOT LIKE 'i%' LIMIT 1";
+    return (await this.db.query(sql)).rows.length > 0;
+  }
+
   async pendingBlobDeletions(limit: number, afterId = ''): Promise<string[]> {
     const { rows } = await this.db.query<{ id: string }>('SELECT id FROM blob_deletions WHERE id > $1 ORDER BY id LIMIT $2', [
       afterId,
@@ -676,6 +682,11 @@ export class PgMetaStore implements MetaStore {
       'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
       [name, value],
     );
+  }
+
+  async claimSetting(name: string, value: string): Promise<string> {
+    await this.db.query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, value]);
+    return (await this.db.query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name])).rows[0]!.value;
   }
 
   async ping(): Promise<void> {

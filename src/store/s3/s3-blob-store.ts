@@ -13,7 +13,8 @@
  *   left behind; younger ones may belong to another node that is still writing).
  * - A missing blob fails with `code: 'ENOENT'`; other S3 failures with `code: 'S3_<Code>'` (599, s3-errors.ts).
  *
- * The bucket (or prefix) belongs to one Granary deployment: the orphan sweep deletes any `<prefix><id>` object its
+ * The bucket (or prefix) belongs to one Granary deployment, named by `<prefix>granary-deployment.json`
+ * (store/deployment.ts); `granary gc` may delete any `<prefix><id>` object its
  * metadata does not reference.
  */
 import { randomHexId } from '../random-id.js';
@@ -24,6 +25,7 @@ import {
   HeadBucketCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
@@ -32,6 +34,9 @@ import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob.js';
 import { BlobFileCache } from './blob-file-cache.js';
 import { fromS3, S3StoreError } from './s3-errors.js';
 import { MIN_PART_BYTES, S3StagedBlob } from './s3-staged-blob.js';
+
+/** The deployment marker's key under the prefix (store/deployment.ts). */
+const MARKER_NAME = 'granary-deployment.json';
 
 const ID_RE = /^[0-9a-f]{32}$/;
 
@@ -237,6 +242,35 @@ export class S3BlobStore implements BlobStore {
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
+  }
+
+  /** `<prefix>granary-deployment.json`: never a blob key (blob keys are `<prefix>` + 32 hex characters). */
+  private get markerKey(): string {
+    return `${this.loc.prefix}${MARKER_NAME}`;
+  }
+
+  async readMarker(): Promise<string | undefined> {
+    const key = this.markerKey;
+    try {
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: key }));
+      return res.Body ? await res.Body.transformToString('utf8') : '';
+    } catch (err) {
+      const e = fromS3(err, 'GetObject', key);
+      if (e.code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
+  /** One PutObject: durable once S3 answered 200. */
+  async writeMarker(text: string): Promise<void> {
+    const key = this.markerKey;
+    try {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.loc.bucket, Key: key, Body: text, ContentType: 'application/json' }),
+      );
+    } catch (err) {
+      throw fromS3(err, 'PutObject', key);
+    }
   }
 
   /** Closes the S3 client's connections (when this store built the client). */

@@ -220,6 +220,10 @@ export class SqliteMetaStore implements MetaStore {
       ),
       deleteObject: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
       blobExists: db.prepare('SELECT 1 FROM blobs WHERE id = ?'),
+      // File blob ids are 32 hex characters; inline ones start with 'i' (store/inline-blob-store.ts).
+      anyFileBlob: db.prepare(
+        "SELECT 1 FROM blobs WHERE id NOT LIKE 'i%' UNION ALL SELECT 1 FROM blob_deletions WHERE id NOT LIKE 'i%' LIMIT 1",
+      ),
       inlineBlob: db.prepare('SELECT data FROM inline_blobs WHERE id = ?'),
       pendingDeletions: db.prepare('SELECT id FROM blob_deletions WHERE id > ? ORDER BY id LIMIT ?'),
       blobState: db.prepare('SELECT id, size, block_bytes, sums, corrupt FROM blobs WHERE id = ?').safeIntegers(true),
@@ -257,6 +261,7 @@ export class SqliteMetaStore implements MetaStore {
       setSetting: db.prepare(
         'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
       ),
+      claimSetting: db.prepare('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
     };
     // Callers hold the group-committing view of the store (its own methods call each other unwrapped).
     return withGroupCommit(this, this.wal, changes);
@@ -635,6 +640,10 @@ export class SqliteMetaStore implements MetaStore {
     return this.st.blobExists.get(blobId) !== undefined;
   }
 
+  async knowsFileBlobs(): Promise<boolean> {
+    return this.st.anyFileBlob.get() !== undefined;
+  }
+
   async pendingBlobDeletions(limit: number, afterId = ''): Promise<string[]> {
     return (this.st.pendingDeletions.all(afterId, limit) as { id: string }[]).map((r) => r.id);
   }
@@ -704,6 +713,11 @@ export class SqliteMetaStore implements MetaStore {
 
   async setSetting(name: string, value: string): Promise<void> {
     this.st.setSetting.run(name, value);
+  }
+
+  async claimSetting(name: string, value: string): Promise<string> {
+    this.st.claimSetting.run(name, value);
+    return (this.st.getSetting.get(name) as { value: string }).value;
   }
 
   async ping(): Promise<void> {
