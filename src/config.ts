@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 /** Blob bytes on the local disk, under the data dir (the default). */
 export interface FsBlobsConfig {
@@ -201,6 +202,11 @@ export interface Config {
   consolePort?: number;
   /** GRANARY_CONSOLE_HOST: bind address of the console listener (default: GRANARY_HOST). */
   consoleHost: string;
+  /**
+   * GRANARY_TRUST_PROXY: the reverse proxies in front of the console listener whose X-Forwarded-For/-Proto/-Host
+   * are believed (default none: false; true = every peer; or a list of addresses/CIDR blocks). src/trust-proxy.ts.
+   */
+  trustProxy: TrustProxy;
   /** GRANARY_METRICS_TOKEN: when set, `GET /metrics` requires `Authorization: Bearer <token>` (else 401). */
   metricsToken?: string;
   /** GRANARY_LOG_FORMAT: `pretty` (pino-pretty, one line per event), `json`, or `auto` (default: pretty when stdout is a TTY, else json). */
@@ -369,6 +375,7 @@ export function loadConfig(env: Env = process.env): Config {
     pgPool: intVar(env, 'GRANARY_PG_POOL', 16, 1, 1000),
     pgTimeoutSeconds: intVar(env, 'GRANARY_PG_TIMEOUT', 30, 1, 3600),
     consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
+    trustProxy: parseTrustProxy(env.GRANARY_TRUST_PROXY),
     logFormat: logFormatVar(env),
   };
   const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT', 9001, 0, 65535);

@@ -119,6 +119,8 @@ const CATALOGUE = {
   consoleSignInFailed: [401, 'wrong AccessKey or SecretKey'],
   consoleNoSession: [401, 'not signed in, or the session has ended: sign in again'],
   consoleCsrf: [403, 'cross-site request refused: missing or wrong CSRF token, or a foreign Origin'],
+  // Two session cookies in one request: one may have been planted by a page on another port of the same host.
+  consoleCookieConflict: [400, 'more than one console session cookie was sent: clear the cookies of this site and sign in again'],
   // Kodo's 573 "too many requests": sign-in attempts for one AccessKey from one address past the limit.
   consoleSignInThrottled: [573, 'too many failed sign-ins for this AccessKey: wait a minute and try again'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).

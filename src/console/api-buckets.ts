@@ -33,7 +33,7 @@ import { callerOf } from './guard.js';
 
 /** The caller and the bucket named in the path, authorised. */
 async function bucketOf(api: ConsoleApi, request: FastifyRequest): Promise<{ accessKey: string; bucket: BucketRecord }> {
-  const s = callerOf(api.sessions, request);
+  const s = await callerOf(api.sessions, request);
   return { accessKey: s.accessKey, bucket: await authorizeBucket(api.g, s.accessKey, pathParam(request, 'bucket')) };
 }
 
@@ -110,7 +110,7 @@ export function registerBucketApi(app: FastifyInstance, api: ConsoleApi): void {
   const { g } = api;
 
   app.get('/api/buckets', async (request) => {
-    const s = callerOf(api.sessions, request);
+    const s = await callerOf(api.sessions, request);
     const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b));
     return Promise.all(
       mine.map(async (b) => {
@@ -121,7 +121,7 @@ export function registerBucketApi(app: FastifyInstance, api: ConsoleApi): void {
   });
 
   app.post('/api/buckets', async (request) => {
-    const s = callerOf(api.sessions, request);
+    const s = await callerOf(api.sessions, request);
     const b = bodyOf(request);
     const region = optText(b, 'region');
     const rec = await createBucket(g, text(b, 'name'), s.accessKey, region === '' ? undefined : region);

@@ -45,7 +45,7 @@ function needsSignature(b: BucketRecord): boolean {
 }
 
 async function bucketOf(api: ConsoleApi, request: FastifyRequest): Promise<{ accessKey: string; bucket: BucketRecord }> {
-  const s = callerOf(api.sessions, request);
+  const s = await callerOf(api.sessions, request);
   return { accessKey: s.accessKey, bucket: await authorizeBucket(api.g, s.accessKey, pathParam(request, 'bucket')) };
 }
 

@@ -17,7 +17,7 @@ export function registerKeyApi(app: FastifyInstance, api: ConsoleApi): void {
   const { g, sessions } = api;
 
   app.get('/api/keys', async (request) => {
-    requireRoot(callerOf(sessions, request));
+    requireRoot(await callerOf(sessions, request), 'manage key pairs');
     const buckets = await g.meta.listBuckets();
     const accounts = (await g.meta.listAccessKeys()).map((k) => ({
       accessKey: k.accessKey,
@@ -28,19 +28,19 @@ export function registerKeyApi(app: FastifyInstance, api: ConsoleApi): void {
   });
 
   app.post('/api/keys', async (request) => {
-    requireRoot(callerOf(sessions, request));
+    requireRoot(await callerOf(sessions, request), 'manage key pairs');
     const pair = await g.keyIndex.create(nowSeconds(g.clock));
     request.log.info({ accessKey: pair.accessKey }, 'console: account key pair created');
     return pair;
   });
 
   app.delete('/api/keys/:accessKey', async (request, reply) => {
-    requireRoot(callerOf(sessions, request));
+    requireRoot(await callerOf(sessions, request), 'manage key pairs');
     const accessKey = pathParam(request, 'accessKey');
     if (g.keyIndex.isRoot(accessKey)) throw Errors.badRequest('the root key pair cannot be deleted here');
     if (!(await g.meta.deleteAccessKey(accessKey))) throw Errors.notFound(`no account key ${accessKey}`);
     await g.keyIndex.reload();
-    sessions.endAllOf(accessKey);
+    await sessions.endAllOf(accessKey);
     request.log.info({ accessKey }, 'console: account key pair deleted');
     return reply.code(204).send();
   });

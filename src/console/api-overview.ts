@@ -14,7 +14,7 @@ import { callerOf } from './guard.js';
 export function registerOverviewApi(app: FastifyInstance, api: ConsoleApi): void {
   const { g, sessions } = api;
   app.get('/api/overview', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b));
     const buckets = await Promise.all(
       mine.map(async (b) => {

@@ -59,7 +59,7 @@ export function registerProcessingApi(app: FastifyInstance, api: ConsoleApi): vo
   const { g, sessions } = api;
 
   app.get('/api/jobs', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     const filter: JobFilter = {};
     if (!s.root) filter.accessKey = s.accessKey;
     const pipeline = queryParam(request, 'pipeline');
@@ -73,12 +73,12 @@ export function registerProcessingApi(app: FastifyInstance, api: ConsoleApi): vo
   });
 
   app.get('/api/jobs/:id', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     return jobJson(await ownJob(g, s.accessKey, s.root, pathParam(request, 'id')));
   });
 
   app.post('/api/jobs', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     const b = bodyOf(request);
     const notifyUrl = optText(b, 'notifyUrl');
     const persistentId = await submitPfop(g, s.accessKey, {
@@ -96,23 +96,23 @@ export function registerProcessingApi(app: FastifyInstance, api: ConsoleApi): vo
   });
 
   app.get('/api/pipelines', async (request) => {
-    callerOf(sessions, request);
+    await callerOf(sessions, request);
     return listPipelines(g);
   });
 
   app.put('/api/pipelines/:name', async (request) => {
-    requireRoot(callerOf(sessions, request));
+    requireRoot(await callerOf(sessions, request), 'change pipelines');
     const { result, pipeline } = await putPipeline(g, pathParam(request, 'name'), int(bodyOf(request), 'concurrency', 0, 64));
     return { ...pipeline, created: result === 'created' };
   });
 
   app.get('/api/workflows', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     return listWorkflowTemplates(g, s.accessKey);
   });
 
   app.put('/api/workflows/:name', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     const b = bodyOf(request);
     const pipeline = optText(b, 'pipeline');
     const notifyUrl = optText(b, 'notifyUrl');
@@ -125,19 +125,19 @@ export function registerProcessingApi(app: FastifyInstance, api: ConsoleApi): vo
   });
 
   app.delete('/api/workflows/:name', async (request, reply) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     await deleteWorkflowTemplate(g, s.accessKey, pathParam(request, 'name'));
     return reply.code(204).send();
   });
 
   app.post('/api/fetch-tasks', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     const req = parseAsyncFetchRequest(Buffer.from(JSON.stringify(bodyOf(request)), 'utf8'));
     return submitAsyncFetch(g, s.accessKey, req);
   });
 
   app.get('/api/fetch-tasks', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     const before = intQuery(queryParam(request, 'before'), 'before', 1, Number.MAX_SAFE_INTEGER);
     const limit = intQuery(queryParam(request, 'limit'), 'limit', 1, 200) ?? 50;
     const page = await g.meta.fetchTasks.list(s.root ? undefined : s.accessKey, before, limit);
@@ -163,7 +163,7 @@ export function registerProcessingApi(app: FastifyInstance, api: ConsoleApi): vo
   });
 
   app.get('/api/fetch-tasks/:id', async (request) => {
-    const s = callerOf(sessions, request);
+    const s = await callerOf(sessions, request);
     return asyncFetchStatus(g, s.accessKey, pathParam(request, 'id'));
   });
 }

@@ -3,8 +3,11 @@
  * - `POST /api/session` `{accessKey, secretKey}` → 200 `{accessKey, root, csrf, expiresIn}` and the session cookie.
  *   The pair is checked against the key index (root or account pair; constant-time compare); 401
  *   `consoleSignInFailed` otherwise (the same answer for an unknown AccessKey and a wrong secret). Origin checked.
- *   After 10 failures for one AccessKey from one address within a minute, 573 until that minute has passed.
- * - `GET /api/session` → the same answer for a live session (the page reloads its CSRF token this way); 401 otherwise.
+ *   Each attempt is counted per (client address, AccessKey) in the MetaStore, once across workers and nodes: the
+ *   11th attempt within a minute of the pair's first is refused with 573 (the secret unchecked) until that minute
+ *   has passed; a success forgets the count (sessions.ts `SignInThrottle`).
+ * - `GET /api/session` → the same answer for a live session (the page reloads its CSRF token this way); 401 otherwise
+ *   (400 when more than one session cookie came, guard.ts).
  * - `DELETE /api/session` → 204; the session ends on the server (its cookie is refused from then on).
  */
 import type { FastifyInstance } from 'fastify';
@@ -27,28 +30,30 @@ export function registerSessionApi(app: FastifyInstance, { g, sessions, signIns 
     const accessKey = text(b, 'accessKey');
     const secretKey = text(b, 'secretKey');
     const address = request.ip;
-    if (signIns.blocked(accessKey, address)) throw Errors.consoleSignInThrottled();
+    if (!(await signIns.admit(accessKey, address))) {
+      request.log.warn({ accessKey, address }, 'console sign-in throttled');
+      throw Errors.consoleSignInThrottled();
+    }
     const known = g.secretOf(accessKey);
     // Compare against a dummy when the AccessKey is unknown, so both refusals take the same path.
     const ok = safeEqual(secretKey, known ?? '\u0000no such key\u0000') && known !== undefined;
     if (!ok) {
-      signIns.failed(accessKey, address);
-      request.log.warn({ accessKey }, 'console sign-in refused');
+      request.log.warn({ accessKey, address }, 'console sign-in refused');
       throw Errors.consoleSignInFailed();
     }
-    signIns.succeeded(accessKey, address);
-    const s = sessions.create(accessKey, g.keyIndex.isRoot(accessKey));
-    setSessionCookie(request, reply, s);
+    await signIns.succeeded(accessKey, address);
+    const s = await sessions.create(accessKey, g.keyIndex.isRoot(accessKey));
+    setSessionCookie(sessions, request, reply, s);
     request.log.info({ accessKey, root: s.root }, 'console sign-in');
     return sessionJson(sessions, s);
   });
 
-  app.get('/api/session', async (request) => sessionJson(sessions, callerOf(sessions, request)));
+  app.get('/api/session', async (request) => sessionJson(sessions, await callerOf(sessions, request)));
 
   app.delete('/api/session', async (request, reply) => {
-    const s = callerOf(sessions, request);
-    sessions.end(s.id);
-    setSessionCookie(request, reply, undefined);
+    const s = await callerOf(sessions, request);
+    await sessions.end(s.id);
+    setSessionCookie(sessions, request, reply, undefined);
     return reply.code(204).send();
   });
 }

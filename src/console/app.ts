@@ -9,9 +9,10 @@
  *   the domain functions, never the Kodo API over HTTP;
  * - an error handler answering `{"error": "…"}` with the catalogue's status, like the Kodo API (unknown `/api/…`
  *   routes: 404 `noSuchRoute`);
- * - the app's static files, with `index.html` for every other GET (client-side routes); when the app was not built,
- *   `/` answers 404 JSON saying so.
- * Sessions live in memory (sessions.ts): a restart signs everyone out.
+ * - the app's static files, with `index.html` for every other GET (client-side routes) — except paths naming a
+ *   file (under `/assets/` or with an extension) that does not exist: 404 JSON; when the app was not built, `/`
+ *   answers 404 JSON saying so.
+ * Sessions and the sign-in throttle live in the MetaStore (sessions.ts), shared by every worker and node.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -106,6 +107,17 @@ async function registerApi(scope: FastifyInstance, api: ConsoleApi): Promise<voi
   });
 }
 
+/**
+ * Whether `url` names a file rather than a client-side route: a path under `/assets/` or whose last segment has
+ * an extension (`/favicon.ico`, `/x.js`). The app's own routes are hash routes and extension-less paths.
+ */
+export function isAssetPath(url: string): boolean {
+  const path = url.split('?', 1)[0] ?? '';
+  if (path.startsWith('/assets/')) return true;
+  const last = path.slice(path.lastIndexOf('/') + 1);
+  return /\.[A-Za-z0-9]{1,8}$/.test(last);
+}
+
 /** The app's static files, and its page for every other GET (client-side routes); a JSON 404 when not built. */
 async function registerApp(scope: FastifyInstance): Promise<void> {
   const built = existsSync(`${CONSOLE_UI_DIR}index.html`);
@@ -114,7 +126,10 @@ async function registerApp(scope: FastifyInstance): Promise<void> {
     return payload;
   });
   if (built) await scope.register(fastifyStatic, { root: CONSOLE_UI_DIR, prefix: '/', wildcard: false, index: ['index.html'] });
-  scope.get('/*', async (_request, reply) => {
+  scope.get('/*', async (request, reply) => {
+    // A file the app does not have (an old build's asset, a typo) is a 404, not the page: a browser given HTML for
+    // a script reports a confusing MIME error, and caches would keep the page under the asset's name.
+    if (isAssetPath(request.url)) return sendError(reply, Errors.notFound('no such file in the console app'));
     if (!built) return sendError(reply, Errors.notFound('the console app is not built: run npm run build'));
     reply.header('cache-control', 'no-store');
     return reply.sendFile('index.html');
@@ -125,8 +140,8 @@ async function registerApp(scope: FastifyInstance): Promise<void> {
 export async function registerConsole(app: FastifyInstance, g: Granary): Promise<void> {
   const api: ConsoleApi = {
     g,
-    sessions: new ConsoleSessions(g.clock, g.config.consoleSessionMinutes * 60_000),
-    signIns: new SignInThrottle(g.clock),
+    sessions: new ConsoleSessions(g.meta.consoleSessions, g.clock, g.config.consoleSessionMinutes * 60_000, g.config.publicUrl),
+    signIns: new SignInThrottle(g.meta.consoleSessions, g.clock),
   };
   const counter = requestCounterOf(g);
   if (counter) {

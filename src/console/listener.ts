@@ -51,6 +51,8 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
     logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
     bodyLimit: g.config.maxBodyBytes,
     return503OnClosing: true,
+    // X-Forwarded-* are believed only from the proxies GRANARY_TRUST_PROXY names (request.ip, .protocol, .host).
+    trustProxy: g.config.trustProxy,
     clientErrorHandler: clientError,
     frameworkErrors: routerError,
   });

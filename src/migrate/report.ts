@@ -64,6 +64,7 @@ export const NOT_COPIED = [
   'the event notification outbox (undelivered notifications)',
   'resumable upload sessions in progress (v1 blocks, v2 multipart uploads)',
   'leases and worker registrations, pending blob deletions, the scrubber position and corrupt marks (local to the source)',
+  'web console sessions and sign-in throttle counts (users sign in again on the cluster)',
 ];
 
 const rows = (): RowCounts => ({ copied: 0, unchanged: 0, failed: 0 });

@@ -3,6 +3,7 @@
  * get plain records and outcome tags, the domain layer turns them into Kodo errors.
  * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
  */
+import type { ConsoleSessionStore } from './console-sessions.js';
 import type { LeaseStore } from './leases.js';
 import type { JobQueue } from './job-queue.js';
 import type { TaskQueue } from './tasks.js';
@@ -537,6 +538,12 @@ export interface MetaStore {
 
   /** Workflow templates (ports/workflow-templates.ts), kept in the same database. */
   readonly workflowTemplates: WorkflowTemplateStore;
+
+  /**
+   * The web console's sessions and sign-in throttle (ports/console-sessions.ts), kept in the same database so
+   * every worker process and cluster node shares them.
+   */
+  readonly consoleSessions: ConsoleSessionStore;
 
   // ---- account key pairs ----
   createAccessKey(rec: AccessKeyRecord): Promise<void>;

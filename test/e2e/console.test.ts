@@ -3,8 +3,10 @@
  * Chromium (playwright-core). The issue's scenario: sign-in (a wrong secret refused), create a bucket, upload a real
  * photo through the file input, see its thumbnail, open the preview, rename it, make a private link that downloads,
  * delete it. Isolation: an account sees neither another account's bucket in the pages nor through the API. Sessions:
- * the cookie is HttpOnly/SameSite=Strict, refused after sign-out (replay) and after the idle timeout; CSRF: a call
- * without the token or from a foreign Origin is refused. Screenshots of the main screens go to a temp dir, or to
+ * the cookie is HttpOnly/SameSite=Strict, refused after sign-out (replay), after the idle timeout and when two
+ * session cookies come; X-Forwarded-* are ignored with no proxy configured; CSRF: a call without the token or from a
+ * foreign Origin is refused. Missing app files answer 404. Sessions shared by workers and nodes:
+ * console-shared.test.ts. Screenshots of the main screens go to a temp dir, or to
  * docs/screenshots/ with GRANARY_UPDATE_SCREENSHOTS=1 (a test run leaves the work tree as it was).
  */
 import { mkdtempSync } from 'node:fs';
@@ -88,6 +90,15 @@ describe('console API', () => {
     expect(await page.text()).toContain('<div id="root"></div>');
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(page.headers.get('x-frame-options')).toBe('DENY');
+    // A file the app does not have is a 404 (not the page); its real assets are served.
+    for (const missing of ['/assets/missing.js', '/assets/x', '/missing.css', '/deep/path/logo.png']) {
+      const res = await fetch(`${c.url}${missing}`);
+      expect(res.status, missing).toBe(404);
+      expect(await res.json()).toEqual({ error: expect.any(String) });
+    }
+    const script = /src="\.?(\/assets\/[^"]+\.js)"/.exec(await (await fetch(`${c.url}/`)).text())?.[1];
+    expect(script).toBeDefined();
+    expect((await fetch(`${c.url}${script}`)).status).toBe(200);
   });
 
   it('throttles repeated failed sign-ins for one AccessKey (573) until a minute has passed', async () => {
@@ -97,6 +108,9 @@ describe('console API', () => {
     const throttled = await client.signIn(pair.accessKey, pair.secretKey);
     expect(throttled.status).toBe(573);
     expect(throttled.body.error).toMatch(/too many failed sign-ins/);
+    // Without GRANARY_TRUST_PROXY a forged X-Forwarded-For does not make another client of the same address.
+    const forged = await client.call('POST', '/api/session', { accessKey: pair.accessKey, secretKey: pair.secretKey }, { headers: { 'x-forwarded-for': '203.0.113.5' } });
+    expect(forged.status).toBe(573);
     expect((await client.signIn(AK, SK)).status).toBe(200); // other AccessKeys are not affected
     s.clock.advance(61);
     expect((await client.signIn(pair.accessKey, pair.secretKey)).status).toBe(200);
@@ -120,6 +134,29 @@ describe('console API', () => {
     expect((await new ConsoleClient(c.url).call('POST', '/api/session', { accessKey: AK, secretKey: SK }, { origin: 'http://evil.example' })).status).toBe(403);
     const same = await client.call('POST', '/api/buckets', { name: 'csrf-a' }, { origin: c.url });
     expect(same.status).toBe(200);
+  });
+
+  it('refuses a request carrying two session cookies, and ignores X-Forwarded-Proto/-Host with no proxy configured', async () => {
+    const client = await signedIn({ accessKey: AK, secretKey: SK });
+    const other = await signedIn(alice);
+    // What a page on another port of this host could plant: a second cookie of the same name with a narrower Path.
+    const both = `${other.cookie}; ${client.cookie}`;
+    for (const [method, path] of [['GET', '/api/session'], ['GET', '/api/buckets'], ['POST', '/api/buckets']] as const) {
+      const a = await client.call<{ error: string }>(method, path, method === 'POST' ? { name: 'two-cookies' } : undefined, { cookie: both });
+      expect(a.status, `${method} ${path}`).toBe(400);
+      expect(a.body.error).toMatch(/more than one console session cookie/);
+    }
+    expect((await client.call('GET', '/api/session')).status).toBe(200);
+
+    // No GRANARY_TRUST_PROXY: a request claiming https through X-Forwarded-Proto gets the http cookie, and an Origin
+    // matching only the forwarded host and scheme is foreign.
+    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'console.example' };
+    const plain = await new ConsoleClient(c.url).call('POST', '/api/session', { accessKey: AK, secretKey: SK }, { headers: forwarded });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('set-cookie')).toMatch(/^granary_console=/);
+    expect(plain.headers.get('set-cookie')).not.toMatch(/Secure/i);
+    const spoofed = await client.call('POST', '/api/buckets', { name: 'spoofed-origin' }, { origin: 'https://console.example', headers: forwarded });
+    expect(spoofed.status).toBe(403);
   });
 
   it('refuses the session cookie after sign-out (no replay) and after the idle timeout', async () => {
@@ -267,7 +304,9 @@ describe('console API: settings and processing', () => {
 
     // Pipelines: everyone lists them, only the root key changes them.
     expect((await a.call<Array<{ name: string }>>('GET', '/api/pipelines')).body.map((p) => p.name)).toContain('0.default');
-    expect((await a.call('PUT', '/api/pipelines/fast', { concurrency: 3 })).status).toBe(403);
+    const refused = await a.call<{ error: string }>('PUT', '/api/pipelines/fast', { concurrency: 3 });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('forbidden: only the root key may change pipelines');
     const root = await signedIn({ accessKey: AK, secretKey: SK });
     expect((await root.call('PUT', '/api/pipelines/fast', { concurrency: 3 })).status).toBe(200);
     // Workflow templates belong to their account.
@@ -286,7 +325,9 @@ describe('console API: settings and processing', () => {
     const keys = await root.call<{ accounts: Array<{ accessKey: string }> }>('GET', '/api/keys');
     expect(keys.body.accounts.map((k) => k.accessKey)).toContain(made.body.accessKey);
     expect(JSON.stringify(keys.body)).not.toContain(made.body.secretKey);
-    expect((await carol.call('POST', '/api/keys')).status).toBe(403);
+    const refused = await carol.call<{ error: string }>('POST', '/api/keys');
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toBe('forbidden: only the root key may manage key pairs');
     expect((await root.call('DELETE', `/api/keys/${made.body.accessKey}`)).status).toBe(204);
     expect((await carol.call('GET', '/api/buckets')).status).toBe(401);
     expect((await new ConsoleClient(c.url).signIn(made.body.accessKey, made.body.secretKey)).status).toBe(401);

@@ -4,6 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { CONSOLE_UI_DIR, registerConsole } from '../../src/console/app.js';
@@ -87,4 +88,41 @@ export class ConsoleClient {
     if (a.status === 200 && a.body.csrf) this.csrf = a.body.csrf;
     return a;
   }
+}
+
+/** An answer of `freshCall`: status, headers (lower-case names) and the parsed JSON body (undefined when none). */
+export interface FreshAnswer<T = unknown> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T;
+}
+
+/**
+ * One console API call on a connection of its own (no keep-alive), so that behind `GRANARY_WORKERS` > 1 successive
+ * calls land on different workers, as a browser's new connections do. JSON `body` when given; rejects when no
+ * answer comes within 10 s.
+ */
+export function freshCall<T = unknown>(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<FreshAnswer<T>> {
+  return new Promise((resolve, reject) => {
+    const all: Record<string, string> = { ...headers };
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    if (text !== undefined) all['content-type'] = 'application/json';
+    const req = http.request(`${base}${path}`, { method, headers: all, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: (raw ? JSON.parse(raw) : undefined) as T });
+      });
+    });
+    req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error(`no answer to ${method} ${path}`)));
+    req.end(text);
+  });
+}
+
+/** The process that answered: the first 8 characters of `X-Reqid` are random per process (server.ts `reqIdGenerator`). */
+export function answeringProcess(headers: Record<string, string | string[] | undefined>): string {
+  return String(headers['x-reqid'] ?? '').slice(0, 8);
 }

@@ -1,14 +1,13 @@
 /**
- * The console's links (src/console/links.ts) and sessions (src/console/sessions.ts): the Kodo API base a browser
- * can reach, signed download URLs that the private-download verifier accepts, upload tokens the upload-token
- * verifier accepts; sessions that end after their idle time, on sign-out, with their key pair, and when too many.
+ * The console's links (src/console/links.ts) and request rates (src/console/request-rates.ts): the Kodo API base a
+ * browser can reach, signed download URLs that the private-download verifier accepts, upload tokens the upload-token
+ * verifier accepts; the request counter summed by status class. Sessions: console-sessions.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { verifyPrivateDownload } from '../../src/auth/download-token.js';
 import { verifyUploadToken } from '../../src/auth/upload-token.js';
 import { downloadUrl, objectPath, publicBase, uploadToken } from '../../src/console/links.js';
 import { isServerError, RequestRateSampler } from '../../src/console/request-rates.js';
-import { ConsoleSessions } from '../../src/console/sessions.js';
 import type { Granary } from '../../src/context.js';
 import { AdjustableClock } from '../../src/ports/clock.js';
 
@@ -45,36 +44,6 @@ describe('console links', () => {
     const parsed = verifyUploadToken(token, secretOf);
     expect(parsed.accessKey).toBe('ak');
     expect(JSON.stringify(parsed)).toContain('"b:k"');
-  });
-});
-
-describe('console sessions', () => {
-  it('end after their idle time, on sign-out, with their key pair, and least recently used first past the cap', () => {
-    const c = new AdjustableClock();
-    const sessions = new ConsoleSessions(c, 60_000, 2);
-    const a = sessions.create('ak', true);
-    expect(a.id).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(a.csrf).not.toBe(a.id);
-    c.advance(59);
-    expect(sessions.use(a.id)).toBe(a);
-    c.advance(59);
-    expect(sessions.use(a.id)).toBe(a); // renewed by the previous use
-    c.advance(61);
-    expect(sessions.use(a.id)).toBeUndefined();
-    expect(sessions.use(undefined)).toBeUndefined();
-
-    const b = sessions.create('ak', true);
-    sessions.end(b.id);
-    expect(sessions.use(b.id)).toBeUndefined();
-
-    const x = sessions.create('x', false);
-    const y = sessions.create('y', false);
-    expect(sessions.use(x.id)).toBe(x); // x is now the most recently used
-    const z = sessions.create('z', false);
-    expect(sessions.use(y.id)).toBeUndefined();
-    expect(sessions.use(x.id)).toBe(x);
-    sessions.endAllOf('z');
-    expect(sessions.use(z.id)).toBeUndefined();
   });
 });
 

@@ -50,6 +50,7 @@ import { migrate } from './migrations.js';
 import { openQueues, type PgQueues } from './queues.js';
 import { OBJECT_COLUMNS, rowValues, toBlobState, toRecord, UPSERT_OBJECT, type BlobRow, type ObjectRow } from './rows.js';
 import { PgSessions } from './sessions.js';
+import { PgConsoleSessions } from './console-sessions.js';
 
 /** The columns of a bucket record. */
 const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host, nrop, styles, settings';
@@ -122,6 +123,8 @@ export class PgMetaStore implements MetaStore {
   readonly workflowTemplates: PgQueues['workflowTemplates'];
   readonly leases: PgQueues['leases'];
   readonly sessions: PgSessions;
+  /** Web console sessions and the sign-in throttle (ports/console-sessions.ts). */
+  readonly consoleSessions: PgConsoleSessions;
   /** The buckets this process last saw with a quota: their entry changes lock them exclusive at once (entry-locks.ts). */
   private readonly quotaHints: QuotaHints = new Set();
 
@@ -138,6 +141,7 @@ export class PgMetaStore implements MetaStore {
     this.workflowTemplates = queues.workflowTemplates;
     this.leases = queues.leases;
     this.sessions = new PgSessions(db);
+    this.consoleSessions = new PgConsoleSessions(db);
   }
 
   /**

@@ -313,4 +313,30 @@ CREATE TRIGGER leases_wake AFTER INSERT OR DELETE ON leases FOR EACH ROW EXECUTE
 `;
 
 /** Every migration, in order. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'core', sql: CORE }];
+/**
+ * Web console sessions and the sign-in throttle (console-sessions.ts, ports/console-sessions.ts), shared by every
+ * node. Sessions are keyed by the SHA-256 of their id (hex); times in Unix ms.
+ */
+const CONSOLE_SESSIONS = `
+CREATE TABLE console_sessions (
+  id_hash      text PRIMARY KEY,
+  access_key   text NOT NULL,
+  root         boolean NOT NULL,
+  csrf         text NOT NULL,
+  created_ms   bigint NOT NULL,
+  last_used_ms bigint NOT NULL
+);
+CREATE INDEX console_sessions_key ON console_sessions (access_key);
+CREATE INDEX console_sessions_used ON console_sessions (last_used_ms);
+CREATE TABLE console_sign_in_failures (
+  key      text PRIMARY KEY,
+  first_ms bigint NOT NULL,
+  count    integer NOT NULL
+);
+CREATE INDEX console_sign_in_failures_first ON console_sign_in_failures (first_ms);
+`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'core', sql: CORE },
+  { version: 2, name: 'console-sessions', sql: CONSOLE_SESSIONS },
+];

@@ -193,6 +193,25 @@ CREATE TABLE IF NOT EXISTS leases (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
 
+-- Web console sessions and the sign-in throttle (console-sessions.ts, ports/console-sessions.ts), shared by the
+-- worker processes. Sessions are keyed by the SHA-256 of their id (hex); times in Unix ms.
+CREATE TABLE IF NOT EXISTS console_sessions (
+  id_hash      TEXT PRIMARY KEY,
+  access_key   TEXT NOT NULL,
+  root         INTEGER NOT NULL,
+  csrf         TEXT NOT NULL,
+  created_ms   INTEGER NOT NULL,
+  last_used_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS console_sessions_key ON console_sessions (access_key);
+CREATE INDEX IF NOT EXISTS console_sessions_used ON console_sessions (last_used_ms);
+CREATE TABLE IF NOT EXISTS console_sign_in_failures (
+  key      TEXT PRIMARY KEY,
+  first_ms INTEGER NOT NULL,
+  count    INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS console_sign_in_failures_first ON console_sign_in_failures (first_ms);
+
 -- Change counters of the in-memory views (ports/reloading.ts): bumped by triggers, so a change made by any process
 -- (another worker, the CLI) is noticed by reading one row.
 CREATE TABLE IF NOT EXISTS change_counters (
