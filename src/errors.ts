@@ -123,6 +123,10 @@ const CATALOGUE = {
   noSuchLifecycleRule: [612, 'no such lifecycle rule'],
   // rules/update of a name the bucket has no rule of: Kodo answers 400 there (the Java and Go SDKs' tests).
   noLifecycleRuleToUpdate: [400, 'no such lifecycle rule'],
+  // Bucket tags, remark and index-page flag (bucketTagging, buckets/tagging.ts; remark and noIndexPage,
+  // buckets/bucket-notes.ts).
+  badBucketTagging: [400, 'invalid bucket tagging'],
+  badBucketRemark: [400, 'invalid bucket remark'],
   // The web console's own API (src/console): sign-in, sessions, CSRF.
   consoleSignInFailed: [401, 'wrong AccessKey or SecretKey'],
   consoleNoSession: [401, 'not signed in, or the session has ended: sign in again'],

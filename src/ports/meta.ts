@@ -69,7 +69,7 @@ export interface BucketSettings {
    * no default index page either way.
    */
   noIndexPage?: boolean;
-  /** `PUT /buckets/<bucket>?remark`: the bucket's remark (bucketInfo `remark`; absent = ''). */
+  /** `PUT /buckets/<bucket>?remark`: the bucket's remark (bucketInfo `remark`; absent = ''; buckets/bucket-notes.ts). */
   remark?: string;
   /** `bucketTagging`: the bucket's tags in the order set (absent = none; buckets/tagging.ts). */
   tags?: BucketTag[];
