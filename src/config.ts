@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { advertisedHostsVar, type AdvertisedHosts } from './config-hosts.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 /** Blob bytes on the local disk, under the data dir (the default). */
@@ -58,6 +59,12 @@ export interface Config {
   publicUrl?: string;
   /** GRANARY_REGION: region id answered by the region query (default z0). */
   region: string;
+  /**
+   * GRANARY_UP_HOSTS, GRANARY_IO_HOSTS, GRANARY_RS_HOSTS, GRANARY_RSF_HOSTS, GRANARY_API_HOSTS, GRANARY_UC_HOSTS:
+   * the hosts the region queries advertise per service, main first then backups (config-hosts.ts); a service
+   * without a list gets the public URL's host.
+   */
+  advertisedHosts: AdvertisedHosts;
   /** GRANARY_MAX_OBJECT_SIZE: largest object accepted by one upload, bytes (default 5 GiB). */
   maxObjectBytes: number;
   /**
@@ -330,6 +337,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
     dataDir: resolve(textVar(env, 'GRANARY_DATA_DIR') ?? './data'),
     region: textVar(env, 'GRANARY_REGION') ?? 'z0',
+    advertisedHosts: advertisedHostsVar(env),
     maxObjectBytes: intVar(env, 'GRANARY_MAX_OBJECT_SIZE', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
     inlineMaxBytes: intVar(env, 'GRANARY_INLINE_MAX', 64 * 1024, 0, 1024 * 1024),
     readCacheBytes: intVar(env, 'GRANARY_READ_CACHE_SIZE', 32 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),

@@ -30,6 +30,8 @@ import { registerBuckets } from './roles/uc/buckets.js';
 import { registerBucketSettings } from './roles/uc/settings.js';
 import { registerEventRules } from './roles/uc/events.js';
 import { registerLifecycleRules } from './roles/uc/lifecycle-rules.js';
+import { registerBucketLists } from './roles/uc/bucket-lists.js';
+import { registerBucketNotes } from './roles/uc/bucket-notes.js';
 import { registerRegionQuery } from './roles/uc/query.js';
 import { registerStyles } from './roles/uc/styles.js';
 import { registerQuota } from './roles/uc/quota.js';
@@ -178,6 +180,8 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   registerHealth(app, g);
   registerRegionQuery(app, g);
   registerBuckets(app, g);
+  registerBucketLists(app, g);
+  registerBucketNotes(app, g);
   registerStyles(app, g);
   registerBucketSettings(app, g);
   registerEventRules(app, g);

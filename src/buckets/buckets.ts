@@ -13,7 +13,8 @@ import { stylesOf } from './styles.js';
 
 /**
  * Creates a bucket owned by the account of `owner` (an AccessKey; `region` defaults to the configured one).
- * 614 when it exists, 400 for a bad or reserved name.
+ * 614 when it exists (Kodo's `the bucket already exists and you own it.` when `owner` owns it), 400 for a bad or
+ * reserved name.
  */
 export async function createBucket(g: Granary, name: string, owner: string, region?: string): Promise<BucketRecord> {
   checkBucketName(name);
@@ -25,7 +26,10 @@ export async function createBucket(g: Granary, name: string, owner: string, regi
     owner,
     settings: {},
   };
-  if (!(await g.meta.createBucket(rec))) throw Errors.bucketExists(name);
+  if (!(await g.meta.createBucket(rec))) {
+    const existing = await g.meta.getBucket(name);
+    throw existing?.owner === owner ? Errors.bucketExistsOwned() : Errors.bucketExists(name);
+  }
   return rec;
 }
 
@@ -82,8 +86,9 @@ export async function bindDomain(g: Granary, domain: string, bucket: string): Pr
 /**
  * `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts): `source`/`host` the mirror source and its Host header
  * ('' when none), `separator` and `styles` the image styles (buckets/styles.ts; default `-` and none); `protected`,
- * `max_age`, `anti_leech_mode`, `refer_wl`, `refer_bl`, `no_refer`, `source_enabled` the download settings
- * (buckets/settings-info.ts); `nrop` (Granary's) whether the `nrop` fop is enabled.
+ * `max_age`, `anti_leech_mode`, `refer_wl`, `refer_bl` (each left out when empty), `no_refer`, `source_enabled` the
+ * download settings (buckets/settings-info.ts); `no_index_page` 0|1 and `remark` as set; `nrop` (Granary's) whether
+ * the `nrop` fop is enabled.
  */
 export function bucketInfo(b: BucketRecord): Record<string, unknown> {
   const settings = downloadSettingsInfo(b.settings);
@@ -92,19 +97,19 @@ export function bucketInfo(b: BucketRecord): Record<string, unknown> {
     host: b.sourceHost ?? '',
     protected: settings.protected,
     private: b.private ? 1 : 0,
-    no_index_page: 0,
+    no_index_page: b.settings.noIndexPage === true ? 1 : 0,
     max_age: settings.max_age,
     separator: stylesOf(b).separator,
     styles: stylesOf(b).styles,
     anti_leech_mode: settings.anti_leech_mode,
     token_anti_leech: 0,
-    refer_wl: settings.refer_wl,
-    refer_bl: settings.refer_bl,
+    ...(settings.refer_wl ? { refer_wl: settings.refer_wl } : {}),
+    ...(settings.refer_bl ? { refer_bl: settings.refer_bl } : {}),
     source_enabled: settings.source_enabled,
     no_refer: settings.no_refer,
     mac_key: '',
     mac_key2: '',
-    remark: '',
+    remark: b.settings.remark ?? '',
     ctime: new Date(b.ctime * 1000).toISOString(),
     region: b.region,
     zone: b.region,

@@ -12,8 +12,9 @@
  * - `exposed_header`: response headers exposed besides X-Log and X-Reqid (always exposed), no wildcard.
  * - `max_age`: seconds a browser may cache the preflight; absent or 0 = not cached (`Access-Control-Max-Age: 0`).
  * Limits: at most MAX_CORS_RULES rules (Kodo's limit is not documented; S3 allows 100), MAX_LIST_ENTRIES entries per
- * list, MAX_ENTRY_LENGTH characters per entry. Unknown fields are refused (a misspelt field would silently drop a
- * restriction). Errors: 400 `badCorsRules` naming the rule and field (`rules[0].allowed_method: …`).
+ * list, MAX_ENTRY_LENGTH characters per entry. An empty entry (`[""]`) is accepted and matches nothing; the array
+ * as sent is kept and `corsRules/get` answers it verbatim, as Kodo. Unknown fields are refused (a misspelt field
+ * would silently drop a restriction). Errors: 400 `badCorsRules` naming the rule and field (`rules[0].allowed_method: …`).
  *
  * Matching: the first rule whose origin pattern matches `Origin`, whose methods include the method
  * (`Access-Control-Request-Method` for a preflight) and that allows every header of
@@ -62,7 +63,10 @@ function stringList(value: unknown, at: string, required: boolean, check: (s: st
   if (value.length > MAX_LIST_ENTRIES) bad(at, `has more than ${MAX_LIST_ENTRIES} entries`);
   const out: string[] = [];
   value.forEach((v, i) => {
-    if (typeof v !== 'string' || v.trim() === '') bad(`${at}[${i}]`, 'must be a non-empty string');
+    if (typeof v !== 'string') bad(`${at}[${i}]`, 'must be a string');
+    // An empty entry is accepted and matches nothing (Kodo stores `[""]` and returns it verbatim; the Java and Go
+    // SDKs' tests set it): it is kept in the rules as sent (`corsAsSent`) and left out of the rules that match.
+    if (v.trim() === '') return;
     if (v.length > MAX_ENTRY_LENGTH) bad(`${at}[${i}]`, `is longer than ${MAX_ENTRY_LENGTH} characters`);
     const s = check(v.trim(), `${at}[${i}]`);
     if (!out.some((o) => o.toLowerCase() === s.toLowerCase())) out.push(s);
@@ -113,13 +117,30 @@ export function parseCorsRules(body: unknown): CorsRule[] {
 
 /** Parses the raw body of `corsRules/set` (JSON text). 400 naming `body` when it is not JSON. */
 export function parseCorsRulesJson(text: string): CorsRule[] {
+  return parseCorsRulesAsSent(text).rules;
+}
+
+/**
+ * Parses the raw body of `corsRules/set` (JSON text) into the rules that match and the array as sent (kept to
+ * answer `corsRules/get` verbatim). 400 naming `body` when it is not JSON, or the rule and field at fault.
+ */
+export function parseCorsRulesAsSent(text: string): { rules: CorsRule[]; asSent: unknown[] } {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     bad('body', 'is not valid JSON');
   }
-  return parseCorsRules(body);
+  const rules = parseCorsRules(body);
+  return { rules, asSent: body as unknown[] };
+}
+
+/**
+ * The answer of `corsRules/get` (protocol.md §8.6): the array `corsRules/set` received, verbatim, when the rules
+ * were set that way; otherwise the stored rules in Kodo's wire shape (`[]` when none).
+ */
+export function corsRulesAnswer(settings: { cors?: CorsRule[]; corsAsSent?: unknown[] }): unknown[] {
+  return settings.corsAsSent ?? corsRulesToWire(settings.cors ?? []);
 }
 
 /** Stored rules in Kodo's wire shape (empty lists and a zero max_age left out). */
@@ -133,12 +154,18 @@ export function corsRulesToWire(rules: CorsRule[]): WireCorsRule[] {
   }));
 }
 
-/** Sets the bucket's CORS rules; `[]` removes them (the bucket is back to the global `*`). 631 missing bucket. */
-export async function setCorsRules(g: Granary, bucket: string, rules: CorsRule[]): Promise<void> {
+/**
+ * Sets the bucket's CORS rules, with the array as sent when they came from `corsRules/set` (answered verbatim by
+ * `corsRules/get`); `[]` removes them (the bucket is back to the global `*`). 631 missing bucket.
+ */
+export async function setCorsRules(g: Granary, bucket: string, rules: CorsRule[], asSent?: unknown[]): Promise<void> {
   const updated = await g.meta.updateBucketSettings(bucket, (cur) => {
     const next = { ...cur };
-    if (rules.length > 0) next.cors = rules;
-    else delete next.cors;
+    delete next.corsAsSent;
+    if (rules.length > 0) {
+      next.cors = rules;
+      if (asSent !== undefined) next.corsAsSent = asSent;
+    } else delete next.cors;
     return next;
   });
   if (!updated) throw Errors.noSuchBucket(bucket);

@@ -122,14 +122,14 @@ export async function addRule(g: Granary, bucket: string, input: RuleInput): Pro
 
 /**
  * rules/update: replaces the prefix and every day count of the rule `input.name` (fields the form leaves out are 0,
- * as in rules/add); its ctime stays. 400 bad rule or taken prefix; 612 unknown name; 631.
+ * as in rules/add); its ctime stays. 400 bad rule, taken prefix or unknown name (Kodo's status for an update); 631.
  */
 export async function updateRule(g: Granary, bucket: string, input: RuleInput): Promise<void> {
   checkRule(input);
   await changeRules(g, bucket, (rules) => {
     const i = rules.findIndex((r) => r.name === input.name);
     const current = rules[i];
-    if (!current) throw Errors.noSuchLifecycleRule(input.name);
+    if (!current) throw Errors.noLifecycleRuleToUpdate(input.name);
     checkPrefixFree(rules, input.prefix, input.name);
     const next = [...rules];
     next[i] = toRule(input, current.ctime);

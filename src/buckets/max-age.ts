@@ -11,23 +11,34 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import type { BucketRecord } from '../ports/meta.js';
 
-/** Kodo's default max-age, seconds (one year); also what a value ≤ 0 sets (as the Node SDK's putBucketMaxAge). */
+/** Kodo's default max-age, seconds (one year); also what a value ≤ 0 means when serving (the SDKs' putBucketMaxAge). */
 export const DEFAULT_MAX_AGE = 31_536_000;
 /** Largest max-age accepted, seconds (2^31 − 1: RFC 9111 §1.2.2 caches treat larger values as this). */
 export const MAX_MAX_AGE = 2_147_483_647;
 
+/** Smallest max-age accepted, seconds (−2^31, the Java SDK's `Integer.MIN_VALUE`; any value ≤ 0 means the default). */
+export const MIN_MAX_AGE = -2_147_483_648;
+
 /**
- * The wire value of `maxAge` (decimal integer, optionally negative) as seconds: ≤ 0 → DEFAULT_MAX_AGE. 400 naming
- * `maxAge` when it is not an integer or exceeds MAX_MAX_AGE.
+ * The wire value of `maxAge` (decimal integer, optionally negative) as set, seconds: kept as is, so bucketInfo
+ * reports what was set (Kodo does; the Java SDK's test sets −2147483648, −1 and 0 and reads them back); a value ≤ 0
+ * means DEFAULT_MAX_AGE when serving (`effectiveMaxAge`). 400 naming `maxAge` when it is not an integer or lies
+ * outside MIN_MAX_AGE..MAX_MAX_AGE.
  */
 export function parseMaxAge(text: string): number {
   if (!/^-?\d{1,12}$/.test(text.trim())) throw Errors.badRequest(`maxAge must be an integer number of seconds, got ${JSON.stringify(text)}`);
   const n = Number(text.trim());
   if (n > MAX_MAX_AGE) throw Errors.badRequest(`maxAge must be at most ${MAX_MAX_AGE} seconds`);
-  return n <= 0 ? DEFAULT_MAX_AGE : n;
+  if (n < MIN_MAX_AGE) throw Errors.badRequest(`maxAge must be at least ${MIN_MAX_AGE} seconds`);
+  return n;
 }
 
-/** Sets the bucket's max-age (seconds, already parsed). 631 when the bucket is missing. */
+/** The max-age served for a stored value, seconds: a value ≤ 0 (or none) is Kodo's default, DEFAULT_MAX_AGE. */
+export function effectiveMaxAge(stored: number | undefined): number {
+  return stored === undefined || stored <= 0 ? DEFAULT_MAX_AGE : stored;
+}
+
+/** Sets the bucket's max-age (seconds as set, already parsed). 631 when the bucket is missing. */
 export async function setMaxAge(g: Granary, bucket: string, seconds: number): Promise<void> {
   const updated = await g.meta.updateBucketSettings(bucket, (cur) => ({ ...cur, maxAge: seconds }));
   if (!updated) throw Errors.noSuchBucket(bucket);
@@ -38,9 +49,10 @@ export async function setMaxAge(g: Granary, bucket: string, seconds: number): Pr
  * a signed private URL (Unix seconds), if any. See the module comment.
  */
 export function cacheControl(bucket: Pick<BucketRecord, 'private' | 'settings'>, nowSec: number, deadline?: number): string {
-  const maxAge = bucket.settings.maxAge;
-  if (!bucket.private) return `public, max-age=${maxAge ?? DEFAULT_MAX_AGE}`;
-  if (maxAge === undefined) return 'private, max-age=0';
+  const stored = bucket.settings.maxAge;
+  const maxAge = effectiveMaxAge(stored);
+  if (!bucket.private) return `public, max-age=${maxAge}`;
+  if (stored === undefined) return 'private, max-age=0';
   const left = deadline === undefined || !Number.isFinite(deadline) ? 0 : Math.max(0, Math.floor(deadline) - nowSec);
   return `private, max-age=${Math.min(maxAge, left)}`;
 }

@@ -19,8 +19,8 @@ export const RESERVED_BUCKET_NAMES: ReadonlySet<string> = new Set([
   'mkbucket', 'mkbucketv2', 'mkbucketv3', 'drop', 'private', 'bucketinfo', 'domains', 'image', 'unimage',
   'corsrules', 'referantileech', 'accessmode', 'maxage', 'setbucketquota', 'getbucketquota', 'rules', 'events',
   'regions', 'query', 'nrop', 'pipelines', 'admin', 'health', 'healthz', 'metrics', 'api', 'uc', 'rs', 'rsf', 'io',
-  'workflowtemplates',
-  'favicon.ico', 'robots.txt', 'v2', 'v3', 'v4',
+  'workflowtemplates', 'buckettagging', 'noindexpage', 'bucketinfos',
+  'favicon.ico', 'robots.txt', 'v1', 'v2', 'v3', 'v4',
 ]);
 
 /** Whether `name` is a reserved first path segment, compared case-insensitively (`STAT` is reserved too). */

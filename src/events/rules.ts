@@ -128,7 +128,7 @@ export async function addEventRule(g: Granary, caller: string, bucket: string, i
   return rule;
 }
 
-/** `events/update`: changes the fields given of the rule `input.name` (612 when it does not exist). */
+/** `events/update`: changes the fields given of the rule `input.name` (400 when it does not exist, as Kodo). */
 export async function updateEventRule(g: Granary, caller: string, bucket: string, input: EventRuleInput): Promise<EventRule> {
   checkName(input.name);
   let changed: EventRule | undefined;
@@ -136,7 +136,7 @@ export async function updateEventRule(g: Granary, caller: string, bucket: string
     const rules = cur.eventRules ?? [];
     const i = rules.findIndex((r) => r.name === input.name);
     const old = rules[i];
-    if (!old) throw Errors.noSuchEventRule(input.name);
+    if (!old) throw Errors.noEventRuleToUpdate(input.name);
     changed = apply(g, caller, old, input);
     return { ...cur, eventRules: rules.map((r, j) => (j === i ? (changed as EventRule) : r)) };
   });

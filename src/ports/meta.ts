@@ -40,8 +40,9 @@ export interface BucketRecord {
  */
 export interface BucketSettings {
   /**
-   * `maxAge`: `Cache-Control: max-age` of downloads and fop results, seconds, 1..2147483647 (absent = 31536000 on
-   * public buckets, `private, max-age=0` on private ones; buckets/max-age.ts).
+   * `maxAge`: `Cache-Control: max-age` of downloads and fop results, seconds, as set (≤ 2147483647; a value ≤ 0
+   * means Kodo's default 31536000 when serving and is reported as set by bucketInfo). Absent = 31536000 on public
+   * buckets, `private, max-age=0` on private ones (buckets/max-age.ts).
    */
   maxAge?: number;
   /** `referAntiLeech`: referer white/black list (absent = off; mode 0 removes it). */
@@ -51,6 +52,11 @@ export interface BucketSettings {
    * setting `[]` removes them, so it is never stored empty).
    */
   cors?: CorsRule[];
+  /**
+   * The JSON array `corsRules/set` received, kept to answer `corsRules/get` verbatim (Kodo returns the rules as set,
+   * entries such as `[""]` included); absent when the rules were set another way (console, CLI) or removed.
+   */
+  corsAsSent?: unknown[];
   /** `setbucketquota`: limits (-1 = none). */
   quota?: BucketQuota;
   /** `accessMode` 1: original protection (the original and raw fops are refused; styles and signed URLs served). */
@@ -59,6 +65,21 @@ export interface BucketSettings {
   lifecycleRules?: LifecycleRule[];
   /** `events/add`: event notification rules. */
   eventRules?: EventRule[];
+  /**
+   * `noIndexPage` (0|1 on the wire): stored and reported by bucketInfo `no_index_page` (absent = 0). Granary serves
+   * no default index page either way.
+   */
+  noIndexPage?: boolean;
+  /** `PUT /buckets/<bucket>?remark`: the bucket's remark (bucketInfo `remark`; absent = ''; buckets/bucket-notes.ts). */
+  remark?: string;
+  /** `bucketTagging`: the bucket's tags in the order set (absent = none; buckets/tagging.ts). */
+  tags?: BucketTag[];
+}
+
+/** One bucket tag (`bucketTagging`, Kodo's wire names `Key`/`Value`). */
+export interface BucketTag {
+  key: string;
+  value: string;
 }
 
 /**

@@ -96,7 +96,11 @@ export function sendError(reply: FastifyReply, err: KodoError): FastifyReply {
   return sendJson(reply, err.status, { error: err.message });
 }
 
-/** Answers 200 with an empty body (management operations without a result). */
+/**
+ * Answers 200 with the empty JSON object `{}` (management operations without a result). Every 2xx JSON answer has a
+ * JSON body: the Go, Java, Python and PHP SDKs decode every 200 as JSON, and Kodo answers `{}` (protocol.md §15,
+ * "Success body of delete/copy/move/chgm etc."; §14 item 4, "Always JSON").
+ */
 export function sendEmpty(reply: FastifyReply): FastifyReply {
-  return reply.code(200).header('cache-control', 'no-store').type('application/json').send('');
+  return reply.code(200).header('cache-control', 'no-store').type('application/json').send('{}');
 }

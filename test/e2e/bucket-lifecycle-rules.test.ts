@@ -345,7 +345,7 @@ describe('bad input', () => {
     expect(await rules(B)).toEqual([]);
   });
 
-  it('614 for a taken name, 400 for a taken prefix, 612 for an unknown name on update and delete', async () => {
+  it('614 for a taken name, 400 for a taken prefix, 400 for an unknown name on update (Kodo, issue 32 item 13) and 612 on delete', async () => {
     await addRule(B, { name: 'first', prefix: 'a/', delete_after_days: 1 });
     const dupName = await sdk<{ error: string }>(bm().putBucketLifecycleRule(B, { name: 'first', prefix: 'b/', delete_after_days: 1 }));
     expect(dupName.status).toBe(614);
@@ -359,7 +359,7 @@ describe('bad input', () => {
     expect((await sdk(bm().updateBucketLifecycleRule(B, { name: 'second', prefix: 'b/', delete_after_days: 3 }))).status).toBe(200);
 
     const unknownUpdate = await sdk<{ error: string }>(bm().updateBucketLifecycleRule(B, { name: 'nope', delete_after_days: 1 }));
-    expect(unknownUpdate.status).toBe(612);
+    expect(unknownUpdate.status).toBe(400);
     expect(unknownUpdate.data.error).toMatch(/no such lifecycle rule: nope/);
     expect((await sdk(bm().deleteBucketLifecycleRule(B, 'nope'))).status).toBe(612);
     expect((await rules(B)).map((r) => [r.name, r.prefix, r.delete_after_days])).toEqual([

@@ -71,8 +71,8 @@ describe.each([
     expect((await sdk<{ private: number }>(bm.getBucketInfo(bucket))).data.private).toBe(0);
   });
 
-  it('answers 631 for getBucketInfo and putBucketAccessMode of a missing bucket', async () => {
-    expect((await sdk(bm.getBucketInfo(`${prefix}-missing`))).status).toBe(631);
+  it('answers 612 for getBucketInfo (as Kodo, issue 32 item 13) and 631 for putBucketAccessMode of a missing bucket', async () => {
+    expect((await sdk(bm.getBucketInfo(`${prefix}-missing`))).status).toBe(612);
     expect((await sdk(bm.putBucketAccessMode(`${prefix}-missing`, { private: 1 }))).status).toBe(631);
   });
 
@@ -102,7 +102,7 @@ describe.each([
     const dropped = await sdk(bm.deleteBucket(empty));
     expect(dropped.status).toBe(200);
     expect((await sdk<string[]>(bm.listBucket())).data).not.toContain(empty);
-    expect((await sdk(bm.getBucketInfo(empty))).status).toBe(631);
+    expect((await sdk(bm.getBucketInfo(empty))).status).toBe(612);
     expect((await signedFetch(s, { method: 'GET', path: `/v2/domains?tbl=${empty}` })).status).toBe(631);
     expect(s.running.g.domains.bucketOfHost(`${prefix}-empty.example.test`)).toBeUndefined();
 
@@ -114,6 +114,15 @@ describe.each([
   });
 
   it('answers 631 to an upload into a missing bucket', async () => {
+    if (prefix === 'dc') {
+      // Discovery: the region query the SDK sends first answers 631 for a missing bucket, as Kodo (issue 27 item 8),
+      // so the SDK never uploads (it rejects with `Query regions failed with HTTP Status Code 631`, and its
+      // CachedRegionsProvider also leaks an unhandled rejection: docs/sdk-compatibility.md, known differences).
+      const q = await fetch(`${s.url}/v4/query?ak=${s.mac.accessKey}&bucket=${prefix}-nowhere`);
+      expect(q.status).toBe(631);
+      expect(await q.json()).toEqual({ error: 'no such bucket' });
+      return;
+    }
     const up = new qiniu.form_up.FormUploader(configOf(s));
     const token = s.uploadToken({ scope: `${prefix}-nowhere` });
     const r = await sdk<ErrorBody>(up.put(token, 'k', Buffer.from('x'), new qiniu.form_up.PutExtra()));

@@ -2,11 +2,12 @@
  * Bucket event notification rules on the uc role (protocol.md §8.6, §13.2; the Node SDK's putBucketEvent,
  * updateBucketEvent, deleteBucketEvent, getBucketEvent): management credential, the bucket authorised like every
  * bucket operation (631 missing, 403 another account's).
- * - `POST /events/add`, form `bucket, name, prefix, suffix, event, callbackURL, access_key, host`: 200 empty.
+ * - `POST /events/add`, form `bucket, name, prefix, suffix, event, callbackURL, access_key, host`: 200 `{}`.
  *   `event` and `callbackURL` may repeat (the SDK sends arrays as repeated fields) or hold several values
  *   separated by `,` (events) or `;` (URLs).
- * - `POST /events/update`, same fields, `bucket` and `name` required: the fields sent replace the rule's.
- * - `POST /events/delete`, form `bucket, name`: 200 empty; 612 unknown name.
+ * - `POST /events/update`, same fields, `bucket` and `name` required: the fields sent replace the rule's; 400
+ *   unknown name (Kodo's status for an update).
+ * - `POST /events/delete`, form `bucket, name`: 200 `{}`; 612 unknown name.
  * - `GET|POST /events/get?bucket=`: `[{name, prefix, suffix, events, callback_urls, access_key, host, ctime}]`.
  * Fields are read from the query and from a form body (query first).
  */

@@ -4,12 +4,13 @@
  * missing, 403 another account's).
  * - `POST /rules/add`, `POST /rules/update`: form (or query) `bucket, name, prefix, to_line_after_days,
  *   to_archive_ir_after_days, to_archive_after_days, to_deep_archive_after_days, delete_after_days,
- *   history_delete_after_days, history_to_line_after_days` (absent days = 0) → 200 empty;
- * - `POST /rules/delete`: `bucket, name` → 200 empty;
+ *   history_delete_after_days, history_to_line_after_days` (absent days = 0) → 200 `{}`;
+ * - `POST /rules/delete`: `bucket, name` → 200 `{}`;
  * - `GET|POST /rules/get?bucket=` → `[{name, prefix, delete_after_days, to_line_after_days,
  *   to_archive_ir_after_days, to_archive_after_days, to_deep_archive_after_days, history_delete_after_days,
  *   history_to_line_after_days, ctime}]` (ctime an ISO 8601 string, as bucket listings), in the order added.
- * Errors: 400 bad or missing fields (named), taken prefix, too many rules; 614 taken name; 612 unknown name.
+ * Errors: 400 bad or missing fields (named), taken prefix, too many rules, update of an unknown name (Kodo's 400);
+ * 614 taken name; 612 delete of an unknown name.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authorizeBucket } from '../../auth/authorize.js';

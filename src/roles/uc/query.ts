@@ -1,86 +1,59 @@
 /**
- * Region discovery (protocol.md §1.2): `/v4/query`, `/v3/query`, `/v2/query` and `/regions`, all answering with
- * Granary's public URL for every service so the SDKs' auto-discovery works with only the uc host configured.
- * No authentication (the SDKs send none), but the `ak` parameter of the three queries must name a key pair that
- * exists (root or account, as signatures see them): otherwise 612 `{"error":"app/accesskey is not found"}`, Kodo's
- * answer. The Node SDK does not retry 612 and rejects with `Query regions failed with HTTP Status Code 612, Body
- * {"error":"app/accesskey is not found"}`; the Go SDK and qshell report `query region error, app/accesskey is not
- * found`. The `bucket` parameter is not checked (every bucket is in the one region).
+ * Region discovery (protocol.md §1.2, "Region query"): `/v1/query`, `/v2/query`, `/v3/query`, `/v4/query` and
+ * `/regions`, each query version in its own shape (region-answers.ts), naming the hosts the operator advertises for
+ * each service (GRANARY_<SERVICE>_HOSTS, config-hosts.ts; the public URL's host by default), main host first.
+ *
+ * No authentication (the SDKs send none; `/regions` is signed by the Go SDK and the signature is not needed). The
+ * queries check, in this order (Kodo's answers, read by the SDKs' tests):
+ * - `ak` must name a key pair that exists (root or account, as signatures see them): otherwise
+ *   612 `{"error":"app/accesskey is not found"}`. The Node SDK does not retry 612 and rejects with `Query regions
+ *   failed with HTTP Status Code 612 …`; the Go SDK and qshell report `query region error, app/accesskey is not found`;
+ * - `bucket` must name a bucket that key may use: otherwise 631 `{"error":"no such bucket"}` (an absent or empty
+ *   `bucket` names none).
+ * GET and POST (query string or form body) are accepted.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { mayAccess } from '../../auth/authorize.js';
+import { ADVERTISED_SERVICES } from '../../config-hosts.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { params, READ_METHODS, sendJson } from '../http.js';
+import { regionsAnswer, v1Answer, v3Answer, v2Region, v4Answer, type RegionFacts, type RegionHosts } from './region-answers.js';
 
 /** Seconds clients may cache the answer. */
 const TTL_SECONDS = 86400;
 
-/** `host[:port]` of the public URL (the SDKs want endpoints without scheme). */
-function publicHost(g: Granary): string {
-  return new URL(g.publicUrl).host;
+/** The facts every answer is built from: the advertised hosts (public URL's `host[:port]` by default). */
+function regionFacts(g: Granary): RegionFacts {
+  const fallback = [new URL(g.publicUrl).host];
+  const hosts = Object.fromEntries(ADVERTISED_SERVICES.map((s) => [s, g.config.advertisedHosts[s] ?? fallback])) as RegionHosts;
+  return { region: g.config.region, ttl: TTL_SECONDS, hosts };
 }
 
-/** One region entry of the v4 shape; every service object must be present or the Node SDK throws. */
-export function v4Region(g: Granary): Record<string, unknown> {
-  const h = [publicHost(g)];
-  return {
-    region: g.config.region,
-    ttl: TTL_SECONDS,
-    up: { domains: h, acc_domains: [], old: [] },
-    io: { domains: h },
-    io_src: { domains: h },
-    rs: { domains: h },
-    rsf: { domains: h },
-    api: { domains: h },
-    uc: { domains: h },
-    s3: { domains: h, region_alias: g.config.region },
-  };
-}
-
-/** The legacy v2 shape read by qiniu-js (`up.acc.main`) and the Go SDK. */
-function v2Region(g: Granary): Record<string, unknown> {
-  const main = [publicHost(g)];
-  return {
-    region: g.config.region,
-    ttl: TTL_SECONDS,
-    up: {
-      acc: { main, backup: [] },
-      src: { main, backup: [] },
-      old_acc: { main: [], info: '' },
-      old_src: { main: [], info: '' },
-    },
-    io: { src: { main } },
-    rs: { acc: { main } },
-    rsf: { acc: { main } },
-    api: { acc: { main } },
-    uc: { acc: { main } },
-  };
-}
-
-/** 612 unless the query's `ak` names a key pair that exists (an absent or empty `ak` names none). */
-function checkQueryAccessKey(g: Granary, request: FastifyRequest): void {
-  const ak = params(request).get('ak') ?? '';
+/** 612 unless `ak` names a key pair that exists; then 631 unless `bucket` names a bucket that key may use. */
+async function checkQuery(g: Granary, request: FastifyRequest): Promise<void> {
+  const p = params(request);
+  const ak = p.get('ak') ?? '';
   if (ak === '' || g.keyIndex.secretOf(ak) === undefined) throw Errors.unknownQueryAccessKey();
+  const name = p.get('bucket') ?? '';
+  const bucket = name === '' ? undefined : await g.meta.getBucket(name);
+  if (!bucket || !mayAccess(g, ak, bucket)) throw Errors.noSuchBucket();
 }
 
-/** A query route: the `ak` checked, then `answer`. */
-function query(g: Granary, answer: () => unknown) {
-  return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    checkQueryAccessKey(g, request);
-    return sendJson(reply, 200, answer());
+/** A query route: the `ak` and `bucket` checked, then `answer`. */
+function query(g: Granary, answer: (f: RegionFacts) => unknown) {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    await checkQuery(g, request);
+    return sendJson(reply, 200, answer(regionFacts(g)));
   };
 }
 
 /** Registers the region-query routes (GET and POST). */
 export function registerRegionQuery(app: FastifyInstance, g: Granary): void {
-  const v4 = { method: READ_METHODS };
-  app.route({ ...v4, url: '/v4/query', handler: query(g, () => ({ hosts: [v4Region(g)] })) });
-  app.route({ ...v4, url: '/v3/query', handler: query(g, () => ({ hosts: [v4Region(g)] })) });
-  app.route({ ...v4, url: '/v2/query', handler: query(g, () => v2Region(g)) });
-  app.route({
-    ...v4,
-    url: '/regions',
-    handler: (_req, reply) =>
-      sendJson(reply, 200, { regions: [{ id: g.config.region, description: 'Granary local region' }] }),
-  });
+  const method = READ_METHODS;
+  app.route({ method, url: '/v1/query', handler: query(g, v1Answer) });
+  app.route({ method, url: '/v2/query', handler: query(g, v2Region) });
+  app.route({ method, url: '/v3/query', handler: query(g, v3Answer) });
+  app.route({ method, url: '/v4/query', handler: query(g, v4Answer) });
+  app.route({ method, url: '/regions', handler: (_req, reply) => sendJson(reply, 200, regionsAnswer(regionFacts(g))) });
 }

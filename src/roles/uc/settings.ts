@@ -1,18 +1,19 @@
 /**
  * Bucket download settings on the uc role (protocol.md §8.6, §13.2). Management credential; the bucket authorised
  * like every bucket operation (631 missing, 403 another account's); parameters checked first (400 naming the
- * parameter or field). Success: 200 with an empty body, except `corsRules/get`.
- * - `POST /maxAge?bucket=&maxAge=<s>` (query or form; ≤ 0 → 31536000), SDK `putBucketMaxAge` (buckets/max-age.ts);
+ * parameter or field). Success: 200 `{}`, except `corsRules/get`.
+ * - `POST /maxAge?bucket=&maxAge=<s>` (query or form; stored as set, ≤ 0 serves 31536000), SDK `putBucketMaxAge`
+ *   (buckets/max-age.ts);
  * - `POST /referAntiLeech?bucket=&mode=<0|1|2>&norefer=<0|1>&pattern=<a;b>&source_enabled=<0|1>` (query or form),
  *   SDK `putReferAntiLeech` (buckets/referer.ts);
  * - `POST /corsRules/set/<bucket>` with a JSON array body (the SDK sends it as `application/x-www-form-urlencoded`,
- *   signed; `application/json` works too), SDK `putCorsRules`; `GET|POST /corsRules/get/<bucket>` → the array
- *   (`[]` when none), SDK `getCorsRules` (buckets/cors.ts);
+ *   signed; `application/json` works too), SDK `putCorsRules`; `GET|POST /corsRules/get/<bucket>` → the array as
+ *   set, verbatim (`[]` when none), SDK `getCorsRules` (buckets/cors.ts);
  * - `POST /accessMode/<bucket>/mode/<0|1>`, SDK `putBucketAccessStyleMode` (buckets/protection.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authorizeBucket } from '../../auth/authorize.js';
-import { corsRulesToWire, parseCorsRulesJson, setCorsRules } from '../../buckets/cors.js';
+import { corsRulesAnswer, parseCorsRulesAsSent, setCorsRules } from '../../buckets/cors.js';
 import { parseMaxAge, setMaxAge } from '../../buckets/max-age.js';
 import { setProtected } from '../../buckets/protection.js';
 import { parseRefererSettings, setReferer } from '../../buckets/referer.js';
@@ -56,9 +57,9 @@ export function registerBucketSettings(app: FastifyInstance, g: Granary): void {
     const caller = requireManagement(g, request);
     const body = bodyBuffer(request);
     if (!body || body.length === 0) throw Errors.badCorsRules('body: a JSON array of rules is required');
-    const rules = parseCorsRulesJson(body.toString('utf8'));
+    const { rules, asSent } = parseCorsRulesAsSent(body.toString('utf8'));
     const bucket = await authorizeBucket(g, caller.accessKey, pathParam(request, 'bucket'));
-    await setCorsRules(g, bucket.name, rules);
+    await setCorsRules(g, bucket.name, rules, asSent);
     return sendEmpty(reply);
   });
 
@@ -68,7 +69,7 @@ export function registerBucketSettings(app: FastifyInstance, g: Granary): void {
     handler: async (request, reply) => {
       const caller = requireManagement(g, request);
       const bucket = await authorizeBucket(g, caller.accessKey, pathParam(request, 'bucket'));
-      return sendJson(reply, 200, corsRulesToWire(bucket.settings.cors ?? []));
+      return sendJson(reply, 200, corsRulesAnswer(bucket.settings));
     },
   });
 

@@ -1,0 +1,48 @@
+/**
+ * Bucket listings with details on the uc role (protocol.md §8.6, "list buckets"), beside `/buckets`:
+ * - `GET|POST /v3/buckets?region=<r>&global=<bool>&line=<bool>&shared=<bool>` (Python `BucketManager.list_bucket`,
+ *   PHP `BucketManager::listbuckets`) → `[{tbl, zone, region, global, line, private, ctime, perm}]`; the Python
+ *   SDK's test looks for its bucket by `tbl`. `ctime` Unix seconds, `perm` 0 (the caller's own bucket).
+ * - `GET|POST /v2/bucketInfos?region=<r>&global=<bool>&shared=<bool>&fs=<bool>` (Go
+ *   `BucketManager.BucketInfosInRegion`, PHP `BucketManager::bucketInfos`) → `[{name, info}]`, `info` the
+ *   `v2/bucketInfo` object (Go `BucketSummary`). `fs` (per-bucket usage) is accepted and adds nothing.
+ * Both list the buckets the caller may use, in `region` when one is given; Granary has no global, line or shared
+ * buckets, so `global=true` or `line=true` lists none and `shared` changes nothing. Management credential required.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { mayAccess } from '../../auth/authorize.js';
+import { bucketInfo } from '../../buckets/buckets.js';
+import type { Granary } from '../../context.js';
+import type { BucketRecord } from '../../ports/meta.js';
+import { params, READ_METHODS, requireManagement, sendJson } from '../http.js';
+
+/** The caller's buckets matching the listing's `region`, `global` and `line` parameters. */
+async function listed(g: Granary, request: FastifyRequest): Promise<BucketRecord[]> {
+  const caller = requireManagement(g, request);
+  const p = params(request);
+  if (p.get('global') === 'true' || p.get('line') === 'true') return [];
+  const region = p.get('region') ?? '';
+  return (await g.meta.listBuckets()).filter((b) => mayAccess(g, caller.accessKey, b) && (region === '' || b.region === region));
+}
+
+/** Registers `/v3/buckets` and `/v2/bucketInfos`. */
+export function registerBucketLists(app: FastifyInstance, g: Granary): void {
+  app.route({
+    method: READ_METHODS,
+    url: '/v3/buckets',
+    handler: async (request, reply) => {
+      const buckets = await listed(g, request);
+      return sendJson(
+        reply,
+        200,
+        buckets.map((b) => ({ tbl: b.name, zone: b.region, region: b.region, global: false, line: false, private: b.private ? 1 : 0, ctime: b.ctime, perm: 0 })),
+      );
+    },
+  });
+
+  app.route({
+    method: READ_METHODS,
+    url: '/v2/bucketInfos',
+    handler: async (request, reply) => sendJson(reply, 200, (await listed(g, request)).map((b) => ({ name: b.name, info: bucketInfo(b) }))),
+  });
+}
