@@ -69,6 +69,11 @@ export interface BlobStore {
   remove(blobId: string): Promise<void>;
   /** Lists every blob id with its modification time in ms (the orphan sweep). */
   list(): AsyncIterable<{ id: string; mtimeMs: number }>;
+  /**
+   * Fails every call to a remote store in flight at once, and every later one (a stop past GRANARY_STOP_TIMEOUT:
+   * the requests waiting on them answer instead of holding the stop). Absent for the local disk.
+   */
+  abort?(): void;
   /** Releases connections and timers (remote stores); the store is not used afterwards. */
   close?(): Promise<void>;
 }
