@@ -110,6 +110,8 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
       const entry = bySlot.get(slot);
       if (entry?.worker === worker) bySlot.delete(slot);
       if (stopping) {
+        // A worker that did not end its stop itself (killed, crashed) makes the stop a failed one.
+        if (code !== 0) exitCode = 1;
         if (bySlot.size === 0) {
           log.info('all workers stopped');
           process.exit(exitCode);
