@@ -110,9 +110,19 @@ function refusedWithoutBlobs(g: Granary): string {
 async function runReadiness(g: Granary): Promise<{ status: number; body: Record<string, unknown> }> {
   const s3 = g.config.blobs.kind === 's3';
   const pg = g.config.metadata.kind === 'postgres';
+  const lateLogged = (check: string, result: Check): Check => {
+    g.log.warn({ check, ms: READY_CHECK_MS }, 'health: a readiness check did not answer in time');
+    return result;
+  };
   const [database, dataDir, space] = await Promise.all([
-    bounded(() => checkDatabase(g), () => late(pg ? Errors.metadataRemote : undefined, 'reading the database')),
-    bounded((signal) => checkDataDir(g, signal), () => late(s3 ? Errors.storageRemote : undefined, s3 ? 'writing a probe blob' : 'writing to the data dir')),
+    bounded(
+      () => checkDatabase(g),
+      () => lateLogged('database', late(pg ? Errors.metadataRemote : undefined, 'reading the database')),
+    ),
+    bounded(
+      (signal) => checkDataDir(g, signal),
+      () => lateLogged('dataDir', late(s3 ? Errors.storageRemote : undefined, s3 ? 'writing a probe blob' : 'writing to the data dir')),
+    ),
     // A statfs that hangs (a stuck network file system) counts as unknown, like one that fails.
     bounded(() => g.space.reading(), () => undefined),
   ]);
