@@ -32,6 +32,19 @@ export interface S3BlobsConfig {
   partBytes: number;
   /** GRANARY_S3_STALE_UPLOAD_HOURS: multipart uploads older than this are aborted at start, hours (default 24). */
   staleUploadHours: number;
+  /**
+   * GRANARY_S3_TIMEOUT: seconds (default 30, 1–3600) an S3 call may go without an answer: the whole of a call
+   * without a streamed body (HEAD, LIST, DELETE, create/complete/abort of a multipart upload, a GetObject until
+   * its headers), and each silence of a connection carrying a body (a PutObject or UploadPart being sent, a
+   * GetObject body being read while the reader wants bytes). A body still flowing is never cut. Past it the call
+   * fails and the request answers 599 (store/s3/s3-clients.ts, docs/object-store-timeouts.md).
+   */
+  timeoutSeconds: number;
+  /**
+   * GRANARY_S3_CONNECT_TIMEOUT: seconds (default 5, 1–600) to get a connection to the store: a free one of the
+   * process's pool (reads and writes have pools of their own) or a new TCP connection.
+   */
+  connectTimeoutSeconds: number;
 }
 
 export type BlobsConfig = FsBlobsConfig | S3BlobsConfig;
@@ -182,6 +195,12 @@ export interface Config {
    * (ttl/3); a process that stops renewing is presumed dead after this.
    */
   leaseSeconds: number;
+  /**
+   * GRANARY_STOP_TIMEOUT: seconds (default 30, 1–3600) a graceful stop waits for requests in flight, jobs and
+   * fetch tasks; past it the requests still running are aborted (their store calls fail, their connections close,
+   * each is logged) and the stop goes on (main.ts; docs/object-store-timeouts.md).
+   */
+  stopTimeoutSeconds: number;
   /** GRANARY_LOG_LEVEL: pino level (default info). */
   logLevel: string;
   /**
@@ -283,6 +302,8 @@ function blobsVar(env: Env): BlobsConfig {
     cacheBytes: intVar(env, 'GRANARY_S3_CACHE_SIZE', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     partBytes: intVar(env, 'GRANARY_S3_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
     staleUploadHours: intVar(env, 'GRANARY_S3_STALE_UPLOAD_HOURS', 24, 0, 24 * 365),
+    timeoutSeconds: intVar(env, 'GRANARY_S3_TIMEOUT', 30, 1, 3600),
+    connectTimeoutSeconds: intVar(env, 'GRANARY_S3_CONNECT_TIMEOUT', 5, 1, 600),
   };
   if (endpoint !== undefined) cfg.endpoint = endpoint.replace(/\/$/, '');
   const accessKeyId = textVar(env, 'AWS_ACCESS_KEY_ID');
@@ -377,6 +398,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: intVar(env, 'GRANARY_WORKERS', availableParallelism(), 1, 256),
     workerOldSpaceMb: intVar(env, 'GRANARY_WORKER_OLD_SPACE_MB', 256, 0, 1024 * 1024),
     leaseSeconds: intVar(env, 'GRANARY_LEASE_SECONDS', 15, 1, 3600),
+    stopTimeoutSeconds: intVar(env, 'GRANARY_STOP_TIMEOUT', 30, 1, 3600),
     logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
     blobs: blobsVar(env),
     metadata: metadataVar(env),

@@ -27,6 +27,8 @@ type DumpableRequest = IncomingMessage & { _dump(): void };
 export interface ConnectionTracker {
   /** Ends idle connections now and busy ones as soon as their responses are sent; lingering ones close now. */
   drain(): void;
+  /** Destroys every connection now, busy or not (a stop past GRANARY_STOP_TIMEOUT); returns how many. */
+  destroyAll(): number;
 }
 
 export interface ConnectionOptions {
@@ -128,6 +130,12 @@ export function trackConnections(server: Server, opts: ConnectionOptions): Conne
       draining = true;
       for (const [socket, n] of inFlight) if (n === 0) socket.end();
       for (const socket of lingering) socket.destroy();
+    },
+    destroyAll() {
+      draining = true;
+      const sockets = new Set([...inFlight.keys(), ...lingering]);
+      for (const socket of sockets) socket.destroy();
+      return sockets.size;
     },
   };
 }

@@ -37,6 +37,8 @@ import { Scrubber } from './objects/scrubber.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
 import { trackConnections } from './connections.js';
+import { abandonHandlers } from './handlers-in-flight.js';
+import { boundStop } from './stop-bound.js';
 import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
@@ -61,7 +63,8 @@ export interface RunningGranary {
   generatedKeys: boolean;
   /**
    * Graceful stop: in-flight requests finish, timers stop, running fetch tasks finish or are re-queued, running
-   * jobs and event deliveries are aborted and re-queued, the moderation worker ends, the database closes.
+   * jobs and event deliveries are aborted and re-queued, the moderation worker ends, the database closes. Waits at
+   * most GRANARY_STOP_TIMEOUT for what runs: then stuck requests are aborted and logged (stop-bound.ts).
    */
   close(): Promise<void>;
 }
@@ -219,7 +222,15 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.
-        await Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop()]);
+        const drained = Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop()]);
+        // At most GRANARY_STOP_TIMEOUT: then stuck requests are aborted and logged (stop-bound.ts).
+        await boundStop(drained, config.stopTimeoutSeconds * 1000, {
+          abortStoreCalls: () => blobs.abort?.(),
+          closeConnections: () => {
+            connections.destroyAll();
+            return [...abandonHandlers(app), ...(consoleListener?.abort() ?? [])];
+          },
+        }, log);
         // The singletons (scrubber, sweepers) stop, then the leases go: another process may take them at once.
         await coord.leave();
         await moderation.close();

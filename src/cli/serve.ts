@@ -1,5 +1,6 @@
 /**
- * `granary serve`: starts the server, prints a generated key pair once, stops gracefully on SIGTERM/SIGINT.
+ * `granary serve`: starts the server, prints a generated key pair once, stops gracefully on SIGTERM/SIGINT (the
+ * first one; later ones are ignored) within GRANARY_STOP_TIMEOUT (main.ts, stop-bound.ts).
  * With GRANARY_WORKERS > 1 this process becomes the primary (workers/primary.ts) and forks that many workers
  * running the same command; each worker is one `startGranary` (its slot from the primary) and ends by itself when
  * the primary is gone (IPC `disconnect`). GRANARY_WORKERS=1 is one process, no primary.
@@ -9,6 +10,9 @@ import type { Command } from 'commander';
 import pino from 'pino';
 import { rootKeysLocation } from '../auth/keys.js';
 import { configFrom, withDataDir, type Opts } from './context.js';
+
+/** Time a stop may run past GRANARY_STOP_TIMEOUT before the process ends regardless (exit status 1), ms. */
+const BACKSTOP_MS = 10_000;
 
 async function serve(opts: Opts): Promise<void> {
   const config = configFrom(opts);
@@ -24,10 +28,22 @@ async function serve(opts: Opts): Promise<void> {
   const started = startGranary(config, slot !== undefined ? { slot } : {});
   // Signals are handled from now on, not only once start-up has finished: the port accepts requests before the
   // workers and singletons are up, and a SIGTERM then must still stop gracefully (after the start completes).
+  // Every signal is handled for the life of the process (`on`, not `once`): a stop by process group (systemd's
+  // KillMode=control-group, `kill -- -<pgid>`) signals a worker twice (once itself, once forwarded by the primary),
+  // and a second signal without a handler would kill it mid-drain. Signals after the first are logged and ignored.
   let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) return;
+    if (stopping) {
+      void started.then((r) => r.g.log.info({ signal }, 'already stopping: signal ignored'), () => undefined);
+      return;
+    }
     stopping = true;
+    // A stop that overruns its own bound (GRANARY_STOP_TIMEOUT, then the aborts of stop-bound.ts) by far is stuck
+    // in something unabortable (closing a store): the process ends anyway, with status 1.
+    setTimeout(() => {
+      process.stderr.write(`granary: the stop did not end within GRANARY_STOP_TIMEOUT (${config.stopTimeoutSeconds} s) + ${BACKSTOP_MS / 1000} s; exiting\n`);
+      process.exit(1);
+    }, config.stopTimeoutSeconds * 1000 + BACKSTOP_MS).unref();
     started
       .then((r) => {
         r.g.log.info({ signal }, 'shutting down: finishing in-flight requests');
@@ -39,8 +55,8 @@ async function serve(opts: Opts): Promise<void> {
         process.exit(1);
       });
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
   // A worker whose primary is gone (killed) stops too: nobody would restart it or stop it.
   if (cluster.isWorker) process.once('disconnect', () => stop('primary gone'));
   const running = await started;

@@ -13,7 +13,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Granary } from '../context.js';
 import { trackConnections } from '../connections.js';
-import { trackHandlers } from '../handlers-in-flight.js';
+import { abandonHandlers, trackHandlers, type RunningHandler } from '../handlers-in-flight.js';
 import { Errors } from '../errors.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { registerMetricsRoute } from '../metrics/route.js';
@@ -35,6 +35,11 @@ export interface ConsoleListener {
   port: number;
   /** Stops listening: in-flight requests finish, idle keep-alive connections end. */
   close(): Promise<void>;
+  /**
+   * During `close()`, past the stop timeout: closes every connection now and stops waiting for the handlers still
+   * running, which it returns (main.ts logs them).
+   */
+  abort(): RunningHandler[];
 }
 
 /** The host part of a URL that reaches a server bound to `host` from this machine. */
@@ -87,5 +92,9 @@ export async function startConsoleListener(g: Granary, opts: ConsoleListenerOpti
         connections.drain();
         await closed;
       })()),
+    abort: () => {
+      connections.destroyAll();
+      return abandonHandlers(app);
+    },
   };
 }

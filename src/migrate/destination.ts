@@ -34,13 +34,14 @@ export function checkMetadataUrl(url: string | undefined): string {
  * by the migration, which never asks for local files). Close `meta`, then `blobs.close()`.
  */
 export async function openDestination(metadataUrl: string, blobs: S3BlobsConfig, cacheDir: string): Promise<Stores> {
-  const { cacheBytes, partBytes, staleUploadHours, ...location } = blobs;
+  const { cacheBytes, partBytes, staleUploadHours, timeoutSeconds, connectTimeoutSeconds, ...location } = blobs;
   // Loaded here, not at start: every CLI call imports this module, and pg + the AWS SDK take ~350 ms to load.
   const [{ S3BlobStore }, { PgMetaStore }] = await Promise.all([
     import('../store/s3/s3-blob-store.js'),
     import('../store/postgres/pg-meta-store.js'),
   ]);
-  const files = new S3BlobStore(location, { cacheDir, cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 });
+  const timeouts = { requestMs: timeoutSeconds * 1000, connectMs: connectTimeoutSeconds * 1000 };
+  const files = new S3BlobStore(location, { cacheDir, cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000, timeouts });
   const meta = await PgMetaStore.open(metadataUrl);
   return { meta, blobs: new InlineAwareBlobStore(files, meta) };
 }

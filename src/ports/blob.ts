@@ -78,6 +78,11 @@ export interface BlobStore {
   readMarker(): Promise<string | undefined>;
   /** Writes the deployment marker durably (replacing any), before the store holds a blob of this deployment. */
   writeMarker(text: string): Promise<void>;
+  /**
+   * Fails every call to a remote store in flight at once, and every later one (a stop past GRANARY_STOP_TIMEOUT:
+   * the requests waiting on them answer instead of holding the stop). Absent for the local disk.
+   */
+  abort?(): void;
   /** Releases connections and timers (remote stores); the store is not used afterwards. */
   close?(): Promise<void>;
 }

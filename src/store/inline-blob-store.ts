@@ -99,6 +99,11 @@ export class InlineAwareBlobStore implements BlobStore {
     return this.files.writeMarker(text);
   }
 
+  /** Aborts the file store's remote calls (the S3 store's; nothing for the local disk). */
+  abort(): void {
+    this.files.abort?.();
+  }
+
   async close(): Promise<void> {
     await this.files.close?.();
   }

@@ -49,11 +49,12 @@ export async function openStores(config: StoreConfig, identity?: ProcessIdentity
     const blobsConfig = config.blobs;
     if (blobsConfig.kind === 'fs') return new FsBlobStore(dataDir, identity?.tag);
     const { S3BlobStore } = await import('./s3/s3-blob-store.js');
-    const { cacheBytes, partBytes, staleUploadHours, ...location } = blobsConfig;
+    const { cacheBytes, partBytes, staleUploadHours, timeoutSeconds, connectTimeoutSeconds, ...location } = blobsConfig;
     // One cache dir per worker slot (stable across restarts): a process empties its own at start (the index is in
     // memory); the offline CLI has its own.
     const slotDir = identity === undefined ? 'offline' : identity.slot === undefined ? 'server' : `slot-${identity.slot}`;
-    const options = { cacheDir: join(dataDir, 'blob-cache', slotDir), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000 };
+    const timeouts = { requestMs: timeoutSeconds * 1000, connectMs: connectTimeoutSeconds * 1000 };
+    const options = { cacheDir: join(dataDir, 'blob-cache', slotDir), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000, timeouts };
     return new S3BlobStore(location, options);
   };
   return { meta, blobs: new InlineAwareBlobStore(await files(), meta) };

@@ -4,7 +4,8 @@
  * schema and its migrations), listens on GRANARY_PORT itself and hands each connection to the worker holding the
  * fewest (workers/balancer.ts), forks the workers (env GRANARY_WORKER_SLOT = 0…N−1, GRANARY_PORT = the port it
  * listens on), restarts a worker that dies (same slot; back-off 250 ms doubling to 30 s, reset once a worker lived a
- * minute; logged), forwards SIGTERM/SIGINT as SIGTERM for a graceful stop and exits when its workers are gone. A
+ * minute; logged), forwards the first SIGTERM/SIGINT as SIGTERM for a graceful stop (later signals are ignored)
+ * and exits when its workers are gone (killing those still there GRANARY_STOP_TIMEOUT + 15 s later). A
  * port it cannot listen on fails the start (runPrimary rejects); a worker that dies before any worker accepted
  * connections is a start-up failure too (bad configuration): the primary stops the others and exits 1. Workers end
  * by themselves when the primary dies (IPC `disconnect`, cli/serve.ts).
@@ -26,6 +27,8 @@ const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 30_000;
 /** A worker that lived this long resets the back-off, ms. */
 const HEALTHY_MS = 60_000;
+/** Time the workers' stop may run past GRANARY_STOP_TIMEOUT before the primary kills them, ms (theirs is 10 s). */
+const PRIMARY_BACKSTOP_MS = 15_000;
 
 /** Removes the fop caches of slots ≥ `workers` (left by a run with more workers). */
 async function dropSurplusCaches(dataDir: string, workers: number): Promise<void> {
@@ -111,6 +114,8 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
       const entry = bySlot.get(slot);
       if (entry?.worker === worker) bySlot.delete(slot);
       if (stopping) {
+        // A worker that did not end its stop itself (killed, crashed) makes the stop a failed one.
+        if (code !== 0) exitCode = 1;
         if (bySlot.size === 0) {
           log.info('all workers stopped');
           process.exit(exitCode);
@@ -135,12 +140,27 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   let exitCode = 0;
   const stop = (why: string, code = 0): void => {
     exitCode = Math.max(exitCode, code);
-    if (!stopping) log.info({ signal: why, workers: bySlot.size }, 'shutting down: stopping the workers');
+    // A stop by process group signals the workers itself too, and a signal may come again: one stop, one SIGTERM
+    // per worker (each worker ignores further ones as well, cli/serve.ts).
+    if (stopping) {
+      log.info({ signal: why }, 'already stopping: signal ignored');
+      return;
+    }
+    log.info({ signal: why, workers: bySlot.size }, 'shutting down: stopping the workers');
     stopping = true;
     // No new connections from now on; the workers finish the ones they hold.
     void balancer.close();
     if (bySlot.size === 0) process.exit(exitCode);
     for (const { worker } of bySlot.values()) worker.process.kill('SIGTERM');
+    // Workers bound their own stop (GRANARY_STOP_TIMEOUT, then their own backstop); one that is still there later
+    // is stuck beyond help (its event loop blocked): it is killed, and the primary exits with status 1.
+    setTimeout(() => {
+      for (const { worker } of bySlot.values()) {
+        log.error({ worker: worker.id, pid: worker.process.pid }, 'a worker did not stop in time; killing it');
+        worker.process.kill('SIGKILL');
+      }
+      process.exit(1);
+    }, config.stopTimeoutSeconds * 1000 + PRIMARY_BACKSTOP_MS).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

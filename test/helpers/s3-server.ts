@@ -33,6 +33,10 @@ export interface S3TestServer {
   blobsUrl(bucket: string, prefix?: string): string;
   /** The environment a Granary needs to reach this server (GRANARY_BLOBS plus the AWS_* credentials). */
   granaryEnv(bucket: string, prefix?: string): Record<string, string>;
+  /** SIGSTOPs radosgw: it keeps accepting TCP connections (the kernel does) and answers nothing. */
+  freeze(): void;
+  /** SIGCONTs radosgw: it answers again (what it received meanwhile included). */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -191,6 +195,8 @@ export async function startS3Server(): Promise<S3TestServer> {
         AWS_ACCESS_KEY_ID: accessKeyId,
         AWS_SECRET_ACCESS_KEY: secretAccessKey,
       }),
+      freeze: () => void rgw.kill('SIGSTOP'),
+      thaw: () => void rgw.kill('SIGCONT'),
       stop,
     };
   } catch (err) {

@@ -21,13 +21,21 @@ export interface ChildServer {
 /**
  * Spawns `granary serve` and resolves once it answers HTTP. `prefix` runs it through another command (e.g.
  * `setpriv …` to drop capabilities). One process (GRANARY_WORKERS=1) unless `env` asks for more workers.
+ * `options.detached`: in a process group of its own (its pid is the group's id: `process.kill(-pid, signal)`
+ * signals it and its workers).
  */
-export async function spawnServer(env: Record<string, string>, port: number, prefix: string[] = []): Promise<ChildServer> {
+export async function spawnServer(
+  env: Record<string, string>,
+  port: number,
+  prefix: string[] = [],
+  options: { detached?: boolean } = {},
+): Promise<ChildServer> {
   const argv = [process.execPath, '--import', 'tsx', ENTRY, 'serve'];
   const [cmd, ...args] = [...prefix, ...argv] as [string, ...string[]];
   const child = spawn(cmd, args, {
     env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_WORKERS: '1', GRANARY_CONSOLE_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached === true,
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -1,8 +1,19 @@
-/** GRANARY_BLOBS parsing (config.ts): the default, s3:// URLs with their parameters, credentials, bad values. */
+/**
+ * GRANARY_BLOBS parsing (config.ts): the default, s3:// URLs with their parameters, credentials, the bounds of the S3
+ * calls, bad values; and GRANARY_STOP_TIMEOUT.
+ */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
 const blobs = (env: Record<string, string>) => loadConfig(env).blobs;
+
+describe('GRANARY_STOP_TIMEOUT', () => {
+  it('is 30 s by default, whole seconds from 1 to 3600', () => {
+    expect(loadConfig({}).stopTimeoutSeconds).toBe(30);
+    expect(loadConfig({ GRANARY_STOP_TIMEOUT: '5' }).stopTimeoutSeconds).toBe(5);
+    expect(() => loadConfig({ GRANARY_STOP_TIMEOUT: '0' })).toThrow(/GRANARY_STOP_TIMEOUT must be an integer between 1 and 3600/);
+  });
+});
 
 describe('GRANARY_BLOBS', () => {
   it('defaults to the data dir', () => {
@@ -28,7 +39,20 @@ describe('GRANARY_BLOBS', () => {
       cacheBytes: 1024 ** 3,
       partBytes: 16 * 1024 * 1024,
       staleUploadHours: 24,
+      timeoutSeconds: 30,
+      connectTimeoutSeconds: 5,
     });
+  });
+
+  it('reads the bounds of the S3 calls (GRANARY_S3_TIMEOUT, GRANARY_S3_CONNECT_TIMEOUT) in seconds', () => {
+    expect(blobs({ GRANARY_BLOBS: 's3://bkt', GRANARY_S3_TIMEOUT: '2', GRANARY_S3_CONNECT_TIMEOUT: '1' })).toMatchObject({
+      timeoutSeconds: 2,
+      connectTimeoutSeconds: 1,
+    });
+    for (const bad of ['0', '3601', '1.5', 'soon']) {
+      expect(() => blobs({ GRANARY_BLOBS: 's3://bkt', GRANARY_S3_TIMEOUT: bad })).toThrow(/GRANARY_S3_TIMEOUT must be an integer between 1 and 3600/);
+    }
+    expect(() => blobs({ GRANARY_BLOBS: 's3://bkt', GRANARY_S3_CONNECT_TIMEOUT: '601' })).toThrow(/GRANARY_S3_CONNECT_TIMEOUT/);
   });
 
   it('has defaults: no prefix, us-east-1, path style only with an endpoint, the SDK chain for credentials', () => {

@@ -12,6 +12,9 @@
  *   cache, and aborts multipart uploads under the prefix initiated more than `staleUploadMs` ago (uploads a crash
  *   left behind; younger ones may belong to another node that is still writing).
  * - A missing blob fails with `code: 'ENOENT'`; other S3 failures with `code: 'S3_<Code>'` (599, s3-errors.ts).
+ * - Every call is bounded (s3-clients.ts: connect, whole-call and idle timeouts; reads and writes on pools of their
+ *   own); a body being read fails with `S3_Timeout` once the store was silent for GRANARY_S3_TIMEOUT while the
+ *   reader wanted bytes (a reader that pauses costs nothing). `abort()` fails every call in flight (a stop).
  *
  * The bucket (or prefix) belongs to one Granary deployment, named by `<prefix>granary-deployment.json`
  * (store/deployment.ts); `granary gc` may delete any `<prefix><id>` object its
@@ -26,12 +29,11 @@ import {
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  S3Client,
-  type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Readable } from 'node:stream';
 import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob.js';
 import { BlobFileCache } from './blob-file-cache.js';
+import { DEFAULT_S3_TIMEOUTS, S3Connections, type S3Timeouts } from './s3-clients.js';
 import { fromS3, S3StoreError } from './s3-errors.js';
 import { MIN_PART_BYTES, S3StagedBlob } from './s3-staged-blob.js';
 
@@ -63,40 +65,75 @@ export interface S3BlobStoreOptions {
   partBytes: number;
   /** Multipart uploads older than this (ms) are aborted by `recover()` (GRANARY_S3_STALE_UPLOAD_HOURS). */
   staleUploadMs: number;
-  /** A client to use instead of one built from the location (tests). */
-  client?: S3Client;
+  /** Bounds of the S3 calls (GRANARY_S3_TIMEOUT, GRANARY_S3_CONNECT_TIMEOUT); default 30 s and 5 s. */
+  timeouts?: S3Timeouts;
 }
 
-/** A stream of one GetObject's body: the request is sent when the stream is first read; destroying it aborts. */
+/** What an S3ReadStream needs from its store. */
+interface ReadStreamOptions {
+  /** Sends the GetObject (bounded until its headers) and resolves with its body. */
+  open: (signal: AbortSignal) => Promise<Readable>;
+  /** Turns an error of the body (a cut connection) into a store error. */
+  toStoreError: (err: unknown) => Error;
+  /** The error of a body silent for `idleMs` while this stream wanted bytes. */
+  silence: () => Error;
+  idleMs: number;
+  /** Registers a call for the store's `abort()`; returns the function that unregisters it. */
+  onAbort: (fn: () => void) => () => void;
+}
+
+/**
+ * A stream of one GetObject's body: the request is sent when the stream is first read; destroying it aborts. A
+ * watchdog fails it with `S3_Timeout` when no byte came for `idleMs` while it wanted some; while its reader
+ * applies backpressure (a slow client) it is disarmed.
+ */
 class S3ReadStream extends Readable {
   private body: Readable | undefined;
   private readonly abort = new AbortController();
+  private idle: NodeJS.Timeout | undefined;
+  private readonly forget: () => void;
 
-  /** `open` sends the request; `toStoreError` turns an error of the body (a cut connection) into a store error. */
-  constructor(
-    private readonly open: (signal: AbortSignal) => Promise<Readable>,
-    private readonly toStoreError: (err: unknown) => Error,
-  ) {
+  constructor(private readonly o: ReadStreamOptions) {
     super({ highWaterMark: 512 * 1024 });
+    this.forget = o.onAbort(() => this.destroy(o.toStoreError(Object.assign(new Error('aborted'), { name: 'AbortError' }))));
+  }
+
+  /** Starts the watchdog unless it runs. */
+  private arm(): void {
+    this.idle ??= setTimeout(() => this.destroy(this.o.silence()), this.o.idleMs);
+  }
+
+  private disarm(): void {
+    clearTimeout(this.idle);
+    this.idle = undefined;
   }
 
   override _construct(callback: (err?: Error | null) => void): void {
-    this.open(this.abort.signal).then((body) => {
+    this.o.open(this.abort.signal).then((body) => {
       this.body = body;
       body.on('data', (chunk: Buffer) => {
-        if (!this.push(chunk)) body.pause();
+        this.disarm();
+        if (this.push(chunk)) this.arm();
+        else body.pause();
       });
-      body.once('end', () => this.push(null));
-      body.once('error', (err) => this.destroy(this.toStoreError(err)));
+      body.once('end', () => {
+        this.disarm();
+        this.push(null);
+      });
+      body.once('error', (err) => this.destroy(this.o.toStoreError(err)));
       callback();
     }, callback);
   }
 
   override _read(): void {
-    this.body?.resume();
+    if (!this.body) return;
+    this.arm();
+    this.body.resume();
   }
 
   override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    this.disarm();
+    this.forget();
     this.abort.abort();
     this.body?.destroy();
     callback(err);
@@ -104,8 +141,8 @@ class S3ReadStream extends Readable {
 }
 
 export class S3BlobStore implements BlobStore {
-  readonly client: S3Client;
-  private readonly ownsClient: boolean;
+  /** The two pools (reads, writes) and the bounded calls on them (s3-clients.ts). */
+  readonly s3: S3Connections;
   private readonly cache: BlobFileCache;
   private recovered = false;
 
@@ -114,8 +151,15 @@ export class S3BlobStore implements BlobStore {
     private readonly opts: S3BlobStoreOptions,
   ) {
     if (opts.partBytes < MIN_PART_BYTES) throw new Error(`S3 part size must be at least ${MIN_PART_BYTES} bytes`);
-    this.ownsClient = opts.client === undefined;
-    this.client = opts.client ?? new S3Client(clientConfig(loc));
+    this.s3 = new S3Connections(
+      {
+        region: loc.region,
+        forcePathStyle: loc.forcePathStyle,
+        ...(loc.endpoint !== undefined ? { endpoint: loc.endpoint } : {}),
+        ...(loc.credentials !== undefined ? { credentials: loc.credentials } : {}),
+      },
+      opts.timeouts ?? DEFAULT_S3_TIMEOUTS,
+    );
     this.cache = new BlobFileCache(opts.cacheDir, opts.cacheBytes);
   }
 
@@ -140,7 +184,7 @@ export class S3BlobStore implements BlobStore {
     let aborted = 0;
     const { bucket, prefix } = this.loc;
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: bucket }));
+      await this.s3.within('HeadBucket', bucket, (abortSignal) => this.s3.reads.send(new HeadBucketCommand({ Bucket: bucket }), { abortSignal }));
     } catch (err) {
       const e = fromS3(err, 'HeadBucket', bucket);
       throw new S3StoreError(e.code === 'ENOENT' ? 'S3_NoSuchBucket' : e.code, e.message, { cause: err });
@@ -150,19 +194,14 @@ export class S3BlobStore implements BlobStore {
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
     for (;;) {
-      let page;
-      try {
-        page = await this.client.send(
-          new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
-        );
-      } catch (err) {
-        throw fromS3(err, 'ListMultipartUploads', prefix);
-      }
+      const list = new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker });
+      const page = await this.s3.within('ListMultipartUploads', prefix, (abortSignal) => this.s3.reads.send(list, { abortSignal }));
       for (const up of page.Uploads ?? []) {
         if (!up.Key || !up.UploadId || !ID_RE.test(up.Key.slice(prefix.length))) continue;
         if (up.Initiated && up.Initiated.getTime() > cutoff) continue;
+        const abort = new AbortMultipartUploadCommand({ Bucket: bucket, Key: up.Key, UploadId: up.UploadId });
         try {
-          await this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: up.Key, UploadId: up.UploadId }));
+          await this.s3.within('AbortMultipartUpload', up.Key, (abortSignal) => this.s3.writes.send(abort, { abortSignal }));
           aborted++;
         } catch (err) {
           const e = fromS3(err, 'AbortMultipartUpload', up.Key);
@@ -178,33 +217,31 @@ export class S3BlobStore implements BlobStore {
 
   async stage(): Promise<StagedBlob> {
     const id = randomHexId();
-    return new S3StagedBlob({ client: this.client, bucket: this.loc.bucket, key: this.keyOf(id), id, partBytes: this.opts.partBytes });
+    return new S3StagedBlob({ s3: this.s3, bucket: this.loc.bucket, key: this.keyOf(id), id, partBytes: this.opts.partBytes });
   }
 
   read(blobId: string, range?: ByteRange): Readable {
     const key = this.keyOf(blobId);
-    return new S3ReadStream(async (abortSignal) => {
-      try {
-        const res = await this.client.send(
-          new GetObjectCommand({ Bucket: this.loc.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
-          { abortSignal },
-        );
+    const get = new GetObjectCommand({ Bucket: this.loc.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) });
+    return new S3ReadStream({
+      open: async (parent) => {
+        const res = await this.s3.within('GetObject', key, (abortSignal) => this.s3.reads.send(get, { abortSignal }), parent);
         return res.Body as Readable;
-      } catch (err) {
-        throw fromS3(err, 'GetObject', key);
-      }
-    }, (err) => fromS3(err, 'GetObject body', key));
+      },
+      toStoreError: (err) => fromS3(err, 'GetObject body', key),
+      silence: () => this.s3.silence('GetObject body', key),
+      idleMs: this.s3.timeouts.requestMs,
+      onAbort: (fn) => this.s3.onAbort(fn),
+    });
   }
 
   async readSmall(blobId: string, size: number): Promise<Buffer> {
     const key = this.keyOf(blobId);
-    let bytes: Uint8Array;
-    try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: key }));
-      bytes = res.Body ? await res.Body.transformToByteArray() : new Uint8Array();
-    } catch (err) {
-      throw fromS3(err, 'GetObject', key);
-    }
+    // Small: the body is read within the call's deadline too.
+    const bytes = await this.s3.within('GetObject', key, async (abortSignal) => {
+      const res = await this.s3.reads.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: key }), { abortSignal });
+      return res.Body ? res.Body.transformToByteArray() : new Uint8Array();
+    });
     if (bytes.length !== size) throw new Error(`blob ${blobId}: read ${bytes.length} of ${size} bytes`);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   }
@@ -217,7 +254,9 @@ export class S3BlobStore implements BlobStore {
   async remove(blobId: string): Promise<void> {
     const key = this.keyOf(blobId);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.loc.bucket, Key: key }));
+      await this.s3.within('DeleteObject', key, (abortSignal) =>
+        this.s3.writes.send(new DeleteObjectCommand({ Bucket: this.loc.bucket, Key: key }), { abortSignal }),
+      );
     } catch (err) {
       const e = fromS3(err, 'DeleteObject', key);
       if (e.code !== 'ENOENT') throw e;
@@ -229,12 +268,8 @@ export class S3BlobStore implements BlobStore {
     const { bucket, prefix } = this.loc;
     let token: string | undefined;
     do {
-      let page;
-      try {
-        page = await this.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-      } catch (err) {
-        throw fromS3(err, 'ListObjectsV2', prefix);
-      }
+      const list = new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token });
+      const page = await this.s3.within('ListObjectsV2', prefix, (abortSignal) => this.s3.reads.send(list, { abortSignal }));
       for (const obj of page.Contents ?? []) {
         const id = obj.Key?.slice(prefix.length);
         if (id === undefined || !ID_RE.test(id)) continue;
@@ -252,8 +287,10 @@ export class S3BlobStore implements BlobStore {
   async readMarker(): Promise<string | undefined> {
     const key = this.markerKey;
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: key }));
-      return res.Body ? await res.Body.transformToString('utf8') : '';
+      return await this.s3.within('GetObject', key, async (abortSignal) => {
+        const res = await this.s3.reads.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: key }), { abortSignal });
+        return res.Body ? res.Body.transformToString('utf8') : '';
+      });
     } catch (err) {
       const e = fromS3(err, 'GetObject', key);
       if (e.code === 'ENOENT') return undefined;
@@ -261,30 +298,23 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  /** One PutObject: durable once S3 answered 200. */
+  /** One PutObject of a few bytes (within the call deadline): durable once S3 answered 200. */
   async writeMarker(text: string): Promise<void> {
     const key = this.markerKey;
-    try {
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.loc.bucket, Key: key, Body: text, ContentType: 'application/json' }),
-      );
-    } catch (err) {
-      throw fromS3(err, 'PutObject', key);
-    }
+    await this.s3.within('PutObject', key, (abortSignal) =>
+      this.s3.writes.send(new PutObjectCommand({ Bucket: this.loc.bucket, Key: key, Body: text, ContentType: 'application/json' }), {
+        abortSignal,
+      }),
+    );
   }
 
-  /** Closes the S3 client's connections (when this store built the client). */
+  /** Fails every S3 call in flight and every later one (a stop past GRANARY_STOP_TIMEOUT): see s3-clients.ts. */
+  abort(): void {
+    this.s3.abort();
+  }
+
+  /** Closes the S3 connections of both pools. */
   async close(): Promise<void> {
-    if (this.ownsClient) this.client.destroy();
+    this.s3.destroy();
   }
-}
-
-/** The SDK client settings of a location. */
-function clientConfig(loc: S3Location): S3ClientConfig {
-  return {
-    region: loc.region,
-    forcePathStyle: loc.forcePathStyle,
-    ...(loc.endpoint !== undefined ? { endpoint: loc.endpoint } : {}),
-    ...(loc.credentials !== undefined ? { credentials: loc.credentials } : {}),
-  };
 }

@@ -1,7 +1,7 @@
 /**
  * S3 failures → the errors the BlobStore port promises: a missing object is `code: 'ENOENT'` (what callers test
  * for, like the file system's), everything else `code: 'S3_<Code>'` (`S3_AccessDenied`, `S3_NoSuchBucket`,
- * `S3_SlowDown`, `S3_ECONNREFUSED`, …), which `storageError` (src/errors.ts) maps to 599 `storageRemote`
+ * `S3_SlowDown`, `S3_ECONNREFUSED`, `S3_Timeout` for a call past its bound, …), which `storageError` (src/errors.ts) maps to 599 `storageRemote`
  * (`S3_QuotaExceeded` to 599 `storageFull`). The message names the operation and the S3 key (for the log; the
  * client only sees the catalogue message with the code).
  */
@@ -25,8 +25,21 @@ interface SdkErrorShape {
   $metadata?: { httpStatusCode?: number };
 }
 
-/** The S3 error code (`NoSuchKey`, `AccessDenied`…) or the network errno of `err`, reduced to [A-Za-z0-9_]. */
+/**
+ * Whether `err` is a call that ran past one of its bounds (store/s3/s3-clients.ts): the deadline of the call, the
+ * silence of its connection, getting a connection (the SDK's `TimeoutError`), or the kernel's ETIMEDOUT.
+ */
+export function isS3Timeout(err: unknown): boolean {
+  const e = (err ?? {}) as SdkErrorShape;
+  return e.name === 'TimeoutError' || e.code === 'ETIMEDOUT';
+}
+
+/**
+ * The S3 error code (`NoSuchKey`, `AccessDenied`…), `Timeout`, or the network errno of `err`, reduced to
+ * [A-Za-z0-9_].
+ */
 function codeOf(err: SdkErrorShape): string {
+  if (isS3Timeout(err)) return 'Timeout';
   const raw =
     typeof err.code === 'string' ? err.code : typeof err.name === 'string' && err.name !== 'Error' ? err.name : 'Unknown';
   return raw.replace(/[^A-Za-z0-9_]/g, '') || 'Unknown';

@@ -11,7 +11,13 @@
  *
  * Nothing is visible under the blob's key before `seal()` resolves (S3 shows neither a multipart upload nor a PUT
  * in progress). `discard()` aborts the multipart upload (or deletes the key if a PutObject may have landed) and
- * never throws; uploads a crash left behind are aborted by `recover()` (S3BlobStore).
+ * never throws; uploads a crash left behind are aborted by `recover()` (S3BlobStore). A failed upload (a part or
+ * the completion failed, timed out or was aborted) is discarded by its caller (objects/put-object.ts), which aborts
+ * the multipart upload; if the store cannot be reached then either, `recover()` aborts it at a later start.
+ *
+ * Bounds (s3-clients.ts): the parts and the PutObject are sent on the write pool, cut only when the connection is
+ * silent for GRANARY_S3_TIMEOUT (a large part on a slow link is never cut while it flows); the create, complete,
+ * abort and delete calls each end within GRANARY_S3_TIMEOUT.
  *
  * Durability: S3-compatible stores answer PutObject and CompleteMultipartUpload with 200 only once the object is
  * stored durably by their own rules (replicas or erasure coding); `seal()` resolves after that answer.
@@ -24,18 +30,19 @@ import {
   PutObjectCommand,
   UploadPartCommand,
   type CompletedPart,
-  type S3Client,
 } from '@aws-sdk/client-s3';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { StagedBlob } from '../../ports/blob.js';
+import type { S3Connections } from './s3-clients.js';
 import { fromS3 } from './s3-errors.js';
 
 /** S3's smallest part size (all parts but the last), bytes. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
 
 export interface S3StagedBlobOptions {
-  client: S3Client;
+  /** The store's connections: the calls go to `s3.writes`, bounded by `s3.within` / `s3.streaming`. */
+  s3: S3Connections;
   bucket: string;
   /** Object key of the blob (prefix + id). */
   key: string;
@@ -88,12 +95,11 @@ export class S3StagedBlob implements StagedBlob {
     const body = Buffer.concat(this.chunks, this.buffered);
     this.chunks = [];
     this.buffered = 0;
-    const { client, bucket, key } = this.o;
+    const { s3, bucket, key } = this.o;
     if (this.uploadId === undefined) {
       try {
-        const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }), {
-          abortSignal: this.abort.signal,
-        });
+        const create = new CreateMultipartUploadCommand({ Bucket: bucket, Key: key });
+        const created = await s3.within('CreateMultipartUpload', key, (abortSignal) => s3.writes.send(create, { abortSignal }), this.abort.signal);
         this.uploadId = created.UploadId;
       } catch (err) {
         throw (this.failure = fromS3(err, 'CreateMultipartUpload', key));
@@ -104,12 +110,13 @@ export class S3StagedBlob implements StagedBlob {
     const part: CompletedPart = { PartNumber: partNumber };
     this.parts.push(part);
     const cmd = new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: this.uploadId, PartNumber: partNumber, Body: body });
-    this.inflight = client.send(cmd, { abortSignal: this.abort.signal }).then(
+    const what = `UploadPart ${partNumber}`;
+    this.inflight = s3.streaming(what, key, (abortSignal) => s3.writes.send(cmd, { abortSignal }), this.abort.signal).then(
       (res) => {
         part.ETag = res.ETag;
       },
       (err: unknown) => {
-        this.failure ??= fromS3(err, `UploadPart ${partNumber}`, key);
+        this.failure ??= fromS3(err, what, key);
       },
     );
   }
@@ -120,32 +127,32 @@ export class S3StagedBlob implements StagedBlob {
     this.state = 'sealing';
     await finished(this.sink);
     if (this.failure) throw this.failure;
-    const { client, bucket, key } = this.o;
-    const signal = { abortSignal: this.abort.signal };
-    if (this.uploadId === undefined) {
-      const body = Buffer.concat(this.chunks, this.buffered);
-      this.chunks = [];
-      this.putSent = true;
-      try {
-        await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length }), signal);
-      } catch (err) {
-        throw fromS3(err, 'PutObject', key);
+    const { s3, bucket, key } = this.o;
+    try {
+      if (this.uploadId === undefined) {
+        const body = Buffer.concat(this.chunks, this.buffered);
+        this.chunks = [];
+        this.putSent = true;
+        const put = new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length });
+        await s3.streaming('PutObject', key, (abortSignal) => s3.writes.send(put, { abortSignal }), this.abort.signal);
+      } else {
+        const parts = { Parts: this.parts };
+        const complete = new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: this.uploadId, MultipartUpload: parts });
+        await s3.within('CompleteMultipartUpload', key, (abortSignal) => s3.writes.send(complete, { abortSignal }), this.abort.signal);
       }
-    } else {
-      try {
-        await client.send(
-          new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: this.uploadId, MultipartUpload: { Parts: this.parts } }),
-          signal,
-        );
-      } catch (err) {
-        throw fromS3(err, 'CompleteMultipartUpload', key);
-      }
+    } catch (err) {
+      this.failure ??= err as Error;
+      throw err;
     }
     this.state = 'sealed';
     return this.o.id;
   }
 
-  /** Drops the bytes: aborts the multipart upload, or deletes the key a PutObject may have written. Never throws. */
+  /**
+   * Drops the bytes: aborts the calls in flight, then the multipart upload, or deletes the key a PutObject may have
+   * written (each within GRANARY_S3_TIMEOUT), and resolves once they answered — or at once when this blob failed
+   * because the store timed out (the clean-up then runs on by itself). Never throws.
+   */
   async discard(): Promise<void> {
     if (this.state === 'sealed' || this.state === 'discarded') return;
     this.state = 'discarded';
@@ -154,13 +161,24 @@ export class S3StagedBlob implements StagedBlob {
     this.sink.destroy();
     await this.flushing.catch(() => undefined);
     await this.inflight;
-    const { client, bucket, key } = this.o;
-    if (this.uploadId !== undefined) {
-      await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: this.uploadId })).catch(() => undefined);
+    const cleanup = this.cleanUp();
+    // A store that just let a call time out would most likely hold these calls for their full bound too: the
+    // failed request answers now and the clean-up goes on by itself (a later start's recover() aborts what stays).
+    if ((this.failure as { code?: unknown } | undefined)?.code !== 'S3_Timeout') await cleanup;
+  }
+
+  /** Aborts the multipart upload and deletes the key a PutObject or Complete may have written; never rejects. */
+  private async cleanUp(): Promise<void> {
+    const { s3, bucket, key } = this.o;
+    const uploadId = this.uploadId;
+    if (uploadId !== undefined) {
+      const abort = new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId });
+      await s3.within('AbortMultipartUpload', key, (abortSignal) => s3.writes.send(abort, { abortSignal })).catch(() => undefined);
     }
-    if (this.putSent || this.uploadId !== undefined) {
+    if (this.putSent || uploadId !== undefined) {
       // A PutObject or Complete cut off by the abort may still have been applied by the server.
-      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })).catch(() => undefined);
+      const del = new DeleteObjectCommand({ Bucket: bucket, Key: key });
+      await s3.within('DeleteObject', key, (abortSignal) => s3.writes.send(del, { abortSignal })).catch(() => undefined);
     }
   }
 }
