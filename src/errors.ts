@@ -48,6 +48,8 @@ const CATALOGUE = {
   // 404, 406, 413, 414, 416
   notFound: [404, 'Document not found'],
   noSuchRoute: [404, 'no such api'],
+  // A path that exists for other methods (Kodo: 405); sent with `Allow` (roles/allowed-methods.ts).
+  methodNotAllowed: [405, 'method not allowed'],
   crc32Mismatch: [406, 'crc32 not match'],
   fileTooLarge: [413, 'file exceeds fsizeLimit'],
   objectTooLarge: [413, 'file exceeds the server object size limit'],
