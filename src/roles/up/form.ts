@@ -19,6 +19,9 @@ import { parsePutPolicy, type PutPolicy } from '../../policy/put-policy.js';
 import { declaredLength } from '../http.js';
 import { sendUploadAnswer } from './uptoken.js';
 
+/** Largest text field, bytes (a `file` part taken for a field may be up to GRANARY_MAX_BODY_SIZE). */
+const MAX_FIELD_BYTES = 1024 * 1024;
+
 interface ParsedForm {
   fields: Map<string, string>;
   file?: { body: ReceivedBody; filename: string | undefined; mimeType: string };
@@ -145,6 +148,7 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
         acceptFile(Readable.from([bytes]), '', info.mimeType);
         return;
       }
+      if (bytes.length > MAX_FIELD_BYTES) fail(Errors.badMultipart(`field ${name} is too large`));
       fields.set(name, bytes.toString('utf8'));
     });
     bb.on('file', (name, stream, info) => {
