@@ -20,7 +20,7 @@ const MIRROR = 'sdk-rs-mirror';
 /** urlsafe_b64(HMAC-SHA1(SK, data)) — every SDK's `sign`. */
 const sign = (data: string): string => createHmac('sha1', SK).update(data).digest('base64url') + '=';
 
-/** python-sdk qiniu/services/storage/bucket.py: `cond` is `k=v` pairs joined by `&`, URL-safe base64 encoded. */
+/** `cond` as python-sdk qiniu/services/storage/bucket.py change_status sends it: `k=v` pairs joined by `&`, URL-safe base64. */
 const cond = (fields: Record<string, string | number>): string => b64(Object.entries(fields).map(([k, v]) => `${k}=${v}`).join('&'));
 
 /** One raw HTTP exchange with the response header names exactly as sent (node:http `rawHeaders`). */
