@@ -37,7 +37,8 @@ const CATALOGUE = {
   // 403 — forbidden
   staleDate: [403, 'X-Qiniu-Date is out of the allowed time window'],
   scopeMismatch: [403, "key doesn't match with scope"],
-  fileTooSmall: [403, 'file is smaller than fsizeMin'],
+  // Kodo's text, read by the Java SDK's tests (issue 32 item 10).
+  fileTooSmall: [403, 'request entity size is smaller than FsizeMin'],
   limitedMimeType: [403, 'limited mimeType'],
   keyNotAllowed: [403, 'key is not in keylimit'],
   forbidden: [403, 'forbidden'],
@@ -47,6 +48,8 @@ const CATALOGUE = {
   // 404, 406, 413, 414, 416
   notFound: [404, 'Document not found'],
   noSuchRoute: [404, 'no such api'],
+  // A path that exists for other methods (Kodo: 405); sent with `Allow` (roles/allowed-methods.ts).
+  methodNotAllowed: [405, 'method not allowed'],
   crc32Mismatch: [406, 'crc32 not match'],
   fileTooLarge: [413, 'file exceeds fsizeLimit'],
   objectTooLarge: [413, 'file exceeds the server object size limit'],

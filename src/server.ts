@@ -38,7 +38,10 @@ import { registerQuota } from './roles/uc/quota.js';
 import { registerBlockRoutes } from './roles/up/blocks.js';
 import { registerFormUpload } from './roles/up/form.js';
 import { registerMultipartRoutes, registerPartRoute } from './roles/up/multipart.js';
+import { registerPutb64 } from './roles/up/putb64.js';
 import { registerHealth } from './roles/health.js';
+import { AllowedMethods } from './roles/allowed-methods.js';
+import { CanonicalServerResponse } from './roles/canonical-headers.js';
 import { sendError } from './roles/http.js';
 
 /**
@@ -50,6 +53,15 @@ export function reqIdGenerator(): () => string {
   let n = 0;
   return () => prefix + (n++).toString(36).padStart(6, '0');
 }
+
+/**
+ * The X-Log of every answer. Kodo's is a trace of the services a request went through (`UP:12;RS:3`), free-form for
+ * clients (protocol.md §12): the SDKs only check that it is there.
+ */
+export const X_LOG = 'GRANARY';
+
+/** Request ids of the answers written before any route runs (clientError). */
+const rawReqId = reqIdGenerator();
 
 /** fastify's own errors (bad JSON, body too large, …) mapped to catalogue errors. */
 function frameworkError(err: { statusCode?: number; code?: string; message: string }) {
@@ -85,7 +97,7 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
         : `malformed HTTP request (${err.code ?? err.message})`;
   const e = Errors.badRequest(why);
   const body = JSON.stringify({ error: e.message });
-  const head = `HTTP/1.1 ${e.status} Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  const head = `HTTP/1.1 ${e.status} Bad Request\r\nConnection: close\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nX-Reqid: ${rawReqId()}\r\nX-Log: ${X_LOG}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
   // A client still sending its body reads the answer (lingering close), but one that took too long is not waited for.
   answerThenClose(socket as Socket, head + body, err.code !== 'ERR_HTTP_REQUEST_TIMEOUT');
 }
@@ -118,12 +130,15 @@ export function handleError(err: unknown, request: FastifyRequest, reply: Fastif
  */
 export function routerError(err: { code?: string; message: string }, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply.header('x-reqid', request.id);
+  reply.header('x-log', X_LOG);
   return sendError(reply, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? Errors.uriTooLong(err.message) : Errors.badRequest(err.message));
 }
 
 /** Builds the app (not listening). */
 export async function buildServer(g: Granary): Promise<FastifyInstance> {
   const app = Fastify({
+    // Header names go out in Go's canonical form, as Kodo sends them (roles/canonical-headers.ts).
+    http: { ServerResponse: CanonicalServerResponse },
     loggerInstance: g.log as FastifyBaseLogger,
     genReqId: reqIdGenerator(),
     logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
@@ -141,10 +156,15 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     },
   });
 
-  // Before any route: a stop waits for handlers whose client left (handlers-in-flight.ts).
+  // Before any route: a stop waits for handlers whose client left (handlers-in-flight.ts); every route's methods
+  // are recorded for 405 answers (roles/allowed-methods.ts).
   trackHandlers(app);
+  const allowed = new AllowedMethods(app);
+  // Every answer carries X-Reqid and X-Log, as Kodo's do: the Python SDK takes a 200 without X-Reqid for "server is
+  // not qiniu" and a missing X-Reqid for a connection failure (qiniu/http/response.py); PHP's tests read both.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-reqid', request.id);
+    reply.header('x-log', X_LOG);
     done();
   });
   if (g.metrics) instrumentHttp(app, g.metrics);
@@ -174,8 +194,9 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   app.addContentTypeParser(buffered, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
-  app.setErrorHandler(handleError);
-  app.setNotFoundHandler((_request, reply) => sendError(reply, Errors.noSuchRoute()));
+  // A path that exists for other methods answers 405 with Allow (the download catch-all's "no such api" too).
+  app.setErrorHandler((err, request, reply) => handleError(allowed.refine(err, request), request, reply));
+  app.setNotFoundHandler((request, reply) => sendError(reply, allowed.notFound(request)));
 
   registerHealth(app, g);
   registerRegionQuery(app, g);
@@ -195,6 +216,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     scope.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
     registerBlockRoutes(scope, g);
     registerPartRoute(scope, g);
+    registerPutb64(scope, g);
   });
   registerList(app, g);
   registerRsOps(app, g);

@@ -22,6 +22,11 @@ export interface SignedRequest {
   headers: HeaderMap;
   /** Raw body bytes when the route read them; `undefined` when not read (then only body-less candidates are tried). */
   body: Buffer | undefined;
+  /**
+   * Every value of each header, in order (Node's `headersDistinct`): a repeated `X-Qiniu-*` header is signed
+   * differently by each SDK. Optional: without it, `headers` is used (a repeated header joined with `, `).
+   */
+  distinctHeaders?: Record<string, string[] | undefined>;
 }
 
 /** Returns the SecretKey of an AccessKey, or `undefined` when the AccessKey is unknown. */
@@ -89,21 +94,26 @@ function qboxCandidates(req: SignedRequest): Buffer[] {
   return withBody ? [head, Buffer.concat([head, body])] : [head];
 }
 
-/** §2.3: every (host × body) combination of the v2 signed string. */
+/**
+ * §2.3: every (host × Content-Type line × X-Qiniu lines × body) combination of the v2 signed string.
+ * Without a Content-Type header the SDKs differ: Go and Node sign `Content-Type: application/x-www-form-urlencoded`;
+ * Java leaves the line out and signs no body (util/Auth.java `signQiniuAuthorization`; its `GET /list`).
+ */
 function qiniuCandidates(req: SignedRequest): Buffer[] {
   const contentType = headerValue(req.headers, 'content-type');
-  const lines = [
-    `${req.method.toUpperCase()} ${req.rawUrl}`,
-    '', // Host line, filled per candidate
-    `Content-Type: ${contentType || FORM_TYPE}`,
-    ...xQiniuLines(req.headers),
+  const variants: Array<{ typeLine: string[]; bodies: Buffer[] }> = [
+    { typeLine: [`Content-Type: ${contentType || FORM_TYPE}`], bodies: bodyCandidates(req.body, contentType) },
   ];
-  const bodies = bodyCandidates(req.body, contentType);
+  if (!contentType) variants.push({ typeLine: [], bodies: [Buffer.alloc(0)] });
   const out: Buffer[] = [];
   for (const host of hostCandidates(headerValue(req.headers, 'host') ?? '')) {
-    lines[1] = `Host: ${host}`;
-    const head = Buffer.from(`${lines.join('\n')}\n\n`, 'utf8');
-    for (const body of bodies) out.push(body.length > 0 ? Buffer.concat([head, body]) : head);
+    for (const { typeLine, bodies } of variants) {
+      for (const xLines of xQiniuLineSets(req)) {
+        const lines = [`${req.method.toUpperCase()} ${req.rawUrl}`, `Host: ${host}`, ...typeLine, ...xLines];
+        const head = Buffer.from(`${lines.join('\n')}\n\n`, 'utf8');
+        for (const body of bodies) out.push(body.length > 0 ? Buffer.concat([head, body]) : head);
+      }
+    }
   }
   return out;
 }
@@ -129,18 +139,36 @@ function bodyCandidates(body: Buffer | undefined, contentType: string | undefine
 }
 
 /**
- * `<Canonical-Name>: <value>` lines for every header whose canonical name starts with `X-Qiniu-` and is longer
- * than that prefix, sorted by name then value (§2.3).
+ * The X-Qiniu lines the SDKs may have signed (§2.3): `<Canonical-Name>: <value>` for every header whose canonical
+ * name starts with `X-Qiniu-` and is longer than that prefix, sorted by name then value. A header sent more than
+ * once is signed differently by each SDK: Go signs its first value only (auth/credentials.go `collectDataV2`,
+ * `req.Header.Get`), an okhttp-style header map its last, and one line per value is the plain reading — one set of
+ * lines per reading, deduplicated (one set when no header repeats).
  */
-function xQiniuLines(headers: HeaderMap): string[] {
-  const items: Array<[string, string]> = [];
-  for (const [name, value] of Object.entries(headers)) {
+function xQiniuLineSets(req: SignedRequest): string[][] {
+  const values = new Map<string, string[]>();
+  const source = req.distinctHeaders ?? req.headers;
+  for (const [name, value] of Object.entries(source)) {
     const canonical = canonicalHeaderName(name);
     if (value === undefined || !canonical.startsWith(X_QINIU) || canonical.length <= X_QINIU.length) continue;
-    for (const v of Array.isArray(value) ? value : [value]) items.push([canonical, v]);
+    values.set(canonical, [...(values.get(canonical) ?? []), ...(Array.isArray(value) ? value : [value])]);
   }
-  items.sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]));
-  return items.map(([n, v]) => `${n}: ${v}`);
+  const lines = (pick: (vs: string[]) => string[]): string[] => {
+    const items: Array<[string, string]> = [];
+    for (const [name, vs] of values) for (const v of pick(vs)) items.push([name, v]);
+    items.sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]));
+    return items.map(([n, v]) => `${n}: ${v}`);
+  };
+  const all = lines((vs) => vs);
+  if (![...values.values()].some((vs) => vs.length > 1)) return [all];
+  const sets = [all, lines((vs) => vs.slice(0, 1)), lines((vs) => vs.slice(-1)), lines((vs) => [vs.join(', ')])];
+  const seen = new Set<string>();
+  return sets.filter((set) => {
+    const k = set.join('\n');
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 function cmp(a: string, b: string): number {

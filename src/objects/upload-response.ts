@@ -2,25 +2,34 @@
  * The answer to a successful upload, shared by every upload kind (protocol.md §3.3, §3.4, §4.2, §4.3):
  * - callbackUrl set → POST the rendered callbackBody to the application; its JSON is relayed (579 on failure,
  *   the object is kept); with callbackFetchKey the answer also names the final key (fetch-key.ts);
- * - else returnBody rendered, or the default body `{"hash","key", x: vars…, "persistentId"?}`;
+ * - else returnBody rendered (answered as rendered, as `text/plain; charset=utf-8` when it is not JSON), or the
+ *   default body `{"hash","key", x: vars…, "persistentId"?}`;
  * - returnUrl set → 303 with `Location: <returnUrl>?upload_ret=<urlsafe_b64(body)>`.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { urlsafeB64Encode } from '../auth/base64.js';
 import type { Granary } from '../context.js';
-import { renderFormTemplate, renderJsonTemplate, type UploadVars } from '../policy/template.js';
+import { isJsonText, renderFormTemplate, renderJsonTemplate, renderJsonTemplateText, type UploadVars } from '../policy/template.js';
 import type { PutPolicy } from '../policy/put-policy.js';
 import { runUploadCallback } from './callback.js';
 import { applyFetchKey } from './fetch-key.js';
 import type { PutResult } from './put-object.js';
 
-/** An HTTP answer described without HTTP-framework types: status, extra headers and a JSON text body. */
+/** An HTTP answer described without HTTP-framework types: status, extra headers and a text body. */
 export interface UploadAnswer {
   status: number;
   headers: Record<string, string>;
-  /** JSON text ('' for none). */
+  /** JSON text ('' for none), or a rendered returnBody that is not JSON (see `contentType`). */
   body: string;
+  /**
+   * The Content-Type of a body that is not JSON: `text/plain; charset=utf-8` for a returnBody that renders to
+   * text that does not parse (undefined: `application/json`).
+   */
+  contentType?: string;
 }
+
+/** Content-Type of a rendered returnBody that is not JSON (docs/sdk-wire-notes.md). */
+export const NON_JSON_RETURN_BODY_TYPE = 'text/plain; charset=utf-8';
 
 /** The magic and custom variables of a committed upload (protocol.md §3.2). */
 export function uploadVars(result: PutResult): UploadVars {
@@ -79,7 +88,7 @@ export async function answerUpload(g: Granary, policy: PutPolicy, result: PutRes
     });
     body = JSON.stringify(policy.callbackFetchKey ? await applyFetchKey(g, policy, result, answer.json) : answer.json);
   } else if (policy.returnBody) {
-    body = renderJsonTemplate(policy.returnBody, vars);
+    body = renderJsonTemplateText(policy.returnBody, vars);
   } else {
     body = defaultBody(result);
   }
@@ -91,5 +100,7 @@ export async function answerUpload(g: Granary, policy: PutPolicy, result: PutRes
       body: '',
     };
   }
-  return { status: 200, headers: {}, body };
+  return isJsonText(body) || policy.callbackUrl
+    ? { status: 200, headers: {}, body }
+    : { status: 200, headers: {}, body, contentType: NON_JSON_RETURN_BODY_TYPE };
 }

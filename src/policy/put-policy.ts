@@ -138,10 +138,10 @@ export function isJsonBodyType(type: string | undefined): boolean {
  * Rules: `scope` required, non-empty, split on the **first** `:` (bucket must be non-empty; `"b:"` → key `""`);
  * `deadline` required, positive integer ≤ 2^32−1; `forceSaveKey: true` needs a non-empty `saveKey`;
  * `callbackUrl` needs a non-empty `callbackBody`; `trafficLimit` within 819200–838860800 (0 = unset);
- * `fileType` 0..4; `persistentType` 0/1; `detectMime` -1, 0 or positive (normalised to 1); `persistentOps` not
+ * `fileType` 0..5 (5: Intelligent Tiering); `persistentType` 0/1; `detectMime` -1, 0 or positive (normalised to 1); `persistentOps` not
  * with `fileType` 2/3, nor together with `persistentWorkflowTemplateID`; sizes and `deleteAfterDays` not negative;
- * `fsizeMin` ≤ `fsizeLimit`; `keylimit` an array of strings; `returnBody` (when no callback) and a JSON
- * `callbackBody` must render to valid JSON.
+ * `fsizeMin` ≤ `fsizeLimit`; `keylimit` an array of strings; a JSON `callbackBody` must render to valid JSON
+ * (`returnBody` need not: it is answered as rendered).
  *
  * @throws `Errors.badPutPolicy` (400) naming the field and the reason.
  */
@@ -171,7 +171,7 @@ export function parsePutPolicy(raw: Record<string, unknown>): PutPolicy {
   }
 
   const fileType = optInt(raw, 'fileType') ?? 0;
-  if (fileType < 0 || fileType > 4) invalid('fileType', 'must be 0..4');
+  if (fileType < 0 || fileType > 5) invalid('fileType', 'must be 0..5');
 
   const persistentType = optInt(raw, 'persistentType') ?? 0;
   if (persistentType !== 0 && persistentType !== 1) invalid('persistentType', 'must be 0 or 1');
@@ -210,8 +210,8 @@ export function parsePutPolicy(raw: Record<string, unknown>): PutPolicy {
     keylimit = list.length > 0 ? [...list] : undefined;
   }
 
+  // returnBody may render to text that is not JSON: it is answered as rendered (objects/upload-response.ts).
   const returnBody = optString(raw, 'returnBody');
-  if (returnBody !== undefined && callbackUrl === undefined) validateJsonTemplate(returnBody, 'returnBody');
   if (callbackBody !== undefined && isJsonBodyType(callbackBodyType)) validateJsonTemplate(callbackBody, 'callbackBody');
 
   const required: PutPolicy = {

@@ -442,12 +442,17 @@ export interface MetaStore {
     record: ObjectRecord,
     opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; manifest?: ManifestCommit; inline?: Buffer },
   ): Promise<PutOutcome>;
-  /** Deletes a live entry; 'missing' when absent or expired. `events` get the deleted entry. */
+  /**
+   * Deletes a live entry; 'missing' when absent or expired. `events` get the deleted entry. `check` runs on the
+   * live entry inside the transaction, before the deletion: an error it throws rejects the call and nothing changes
+   * (the rs `cond` guard: 608).
+   */
   deleteObject(
     bucket: string,
     key: string,
     nowSec: number,
     events?: OutboxRows,
+    check?: (rec: ObjectRecord) => void,
   ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }>;
   /**
    * Copies an entry: the target references the same blob (one more reference, no bytes copied) with the given

@@ -29,6 +29,7 @@ export function signedRequestOf(request: FastifyRequest): SignedRequest {
     rawUrl: rawUrlOf(request),
     headers: request.headers,
     body: bodyBuffer(request),
+    distinctHeaders: request.raw.headersDistinct,
   };
 }
 

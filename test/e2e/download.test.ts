@@ -234,16 +234,25 @@ describe('downloads', () => {
       if (method !== 'HEAD') expect(JSON.parse(res.body.toString()), path).toEqual({ error: 'no such api' });
     };
 
-    it.each(['/', '/nope', '/favicon.ico', `/${PUB}`])('GET %s names no key → 404 no such api', async (path) => {
+    it.each(['/nope', '/favicon.ico', `/${PUB}`])('GET %s names no key → 404 no such api', async (path) => {
       await noSuchApi('GET', path);
     });
 
-    it.each(['/v2/nope', '/v4/nope', '/STAT/x', '/Buckets/x/y', '/delete/x', '/list/'])(
+    it.each(['/v2/nope', '/v4/nope', '/STAT/x', '/Buckets/x/y', '/list/'])(
       'GET %s starts with a reserved bucket name → 404 no such api',
       async (path) => {
         await noSuchApi('GET', path);
       },
     );
+
+    // Issue 27 item 12: a path another method answers is Kodo's 405, with Allow.
+    it.each(['/', '/delete/x'])('GET %s (a POST route) → 405 method not allowed, Allow: POST', async (path) => {
+      const res = await rawRequest({ port: s.running.port, method: 'GET', path });
+      expect(res.status, path).toBe(405);
+      expect(res.headers.allow).toBe('POST');
+      expect(res.headers['x-reqid']).toMatch(/^\S{8,}$/);
+      expect(JSON.parse(res.body.toString())).toEqual({ error: `method not allowed: GET ${path}` });
+    });
 
     it('HEAD /v2/nope and POST /nope answer 404 too', async () => {
       await noSuchApi('HEAD', '/v2/nope');

@@ -210,7 +210,7 @@ describe('mkfile', () => {
 });
 
 describe('limits and authentication', () => {
-  it('mkblk refuses a block size above 4 MiB, zero, a non-number, and a first chunk larger than the block (400)', async () => {
+  it('mkblk refuses a block size above 4 MiB, zero with a body (an empty one is an empty block), a non-number, and a first chunk larger than the block (400)', async () => {
     expectError(await up.mkblk(4 * MiB + 1, Buffer.from('x')), 400);
     expectError(await up.mkblk(0, Buffer.from('x')), 400);
     expectError(await up.mkblk(Number.NaN, Buffer.from('x')), 400);

@@ -3,8 +3,10 @@
  * code with src/objects/etag.ts, so a bug there cannot hide in both):
  * - size ≤ 4 MiB: urlsafe_b64(0x16 ‖ SHA1(content));
  * - size > 4 MiB: urlsafe_b64(0x96 ‖ SHA1(SHA1(block_1) ‖ … ‖ SHA1(block_n))), blocks of 4 MiB;
- * - v2 multipart objects whose parts before the last are not all 4 MiB: for each part its qetag (21 raw bytes)
- *   without the prefix byte, concatenated: urlsafe_b64(0x9e ‖ SHA1(tail_1 ‖ … ‖ tail_n)); otherwise the plain qetag.
+ * - v2 multipart objects whose parts before the last are not all 4 MiB, or with any part (the last included) over
+ *   4 MiB: for each part its qetag (21 raw bytes) without the prefix byte, concatenated:
+ *   urlsafe_b64(0x9e ‖ SHA1(tail_1 ‖ … ‖ tail_n)); otherwise the plain qetag. This is the SDKs' rule (go-sdk
+ *   storage/etag.go `is4MbParts`, java-sdk util/EtagV2.java `is4MBParts`).
  * The file variants stream the file (never holding more than one 4 MiB block's hash state).
  */
 import { createHash } from 'node:crypto';
@@ -31,7 +33,8 @@ export function qetag(content: Buffer): string {
 
 /** The etag of an object assembled from multipart `parts` (in order), per §7. */
 export function qetagV2(parts: Buffer[]): string {
-  if (parts.slice(0, -1).every((p) => p.length === BLOCK)) return qetag(Buffer.concat(parts));
+  const last = parts[parts.length - 1];
+  if (parts.slice(0, -1).every((p) => p.length === BLOCK) && (last?.length ?? 0) <= BLOCK) return qetag(Buffer.concat(parts));
   const tails = parts.map((p) => qetagRaw(p).subarray(1));
   return urlsafe(Buffer.concat([Buffer.from([0x9e]), sha1(Buffer.concat(tails))]));
 }
@@ -70,7 +73,7 @@ export async function qetagOfFile(path: string): Promise<string> {
 /** The etag of the file at `path` uploaded as multipart parts of `partSize` bytes (the last one shorter), per §7. */
 export async function qetagV2OfFile(path: string, partSize: number): Promise<string> {
   const size = (await stat(path)).size;
-  if (partSize === BLOCK || size <= partSize) return qetagOfFile(path);
+  if (partSize === BLOCK || size <= Math.min(partSize, BLOCK)) return qetagOfFile(path);
   const tails: Buffer[] = [];
   for (let off = 0; off < size; off += partSize) {
     tails.push((await qetagRawOfRange(path, off, Math.min(partSize, size - off))).subarray(1));

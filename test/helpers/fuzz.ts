@@ -300,8 +300,8 @@ export interface Expect {
   anyType200?: boolean;
 }
 
-/** The statuses Kodo upload routes answer with (and the router's 404 / 414 for unroutable paths). */
-export const KODO_STATUSES = new Set([200, 400, 401, 403, 404, 406, 413, 414, 612, 614, 631, 701]);
+/** The statuses Kodo upload routes answer with (and the router's 404 / 405 / 414 for unroutable paths). */
+export const KODO_STATUSES = new Set([200, 400, 401, 403, 404, 405, 406, 413, 414, 612, 614, 631, 701]);
 
 /** The problems with one answer (empty when it passes). */
 export function judgeAnswer(a: Extract<Outcome, { kind: 'answer' }>, e: Expect): string[] {

@@ -231,7 +231,7 @@ describe('parsePutPolicy', () => {
     [{ callbackUrl: 'http://cb.example/', callbackBody: '' }, 'callbackUrl'],
     [{ trafficLimit: 819199 }, 'trafficLimit'],
     [{ trafficLimit: 838860801 }, 'trafficLimit'],
-    [{ fileType: 5 }, 'fileType'],
+    [{ fileType: 6 }, 'fileType'],
     [{ fileType: -1 }, 'fileType'],
     [{ fileType: 2, persistentOps: 'avinfo' }, 'persistentOps'],
     [{ fileType: 3, persistentOps: 'avinfo' }, 'persistentOps'],
@@ -245,8 +245,6 @@ describe('parsePutPolicy', () => {
     [{ keylimit: 'a' }, 'keylimit'],
     [{ keylimit: ['a', 1] }, 'keylimit'],
     [{ endUser: { id: 1 } }, 'endUser'],
-    [{ returnBody: 'key=$(key)' }, 'returnBody'],
-    [{ returnBody: '{"key":$(key)' }, 'returnBody'],
     [{ callbackUrl: 'http://cb/', callbackBody: '{"k":$(key)', callbackBodyType: 'application/json' }, 'callbackBody'],
   ])('rejects %j with 400 naming %s', (fields, field) => {
     expectKodo(() => policy(fields), 400, 'badPutPolicy', field);
@@ -258,7 +256,11 @@ describe('parsePutPolicy', () => {
     expect(policy({ fileType: 2, persistentWorkflowTemplateID: 'wf' }).fileType).toBe(2);
     expect(policy({ fileType: 4, persistentOps: 'avinfo' }).persistentOps).toBe('avinfo');
     expect(policy({ deadline: 2 ** 32 - 1 }).deadline).toBe(2 ** 32 - 1);
-    // returnBody is ignored (and not validated) when a callback is configured.
+    // Intelligent Tiering (Kodo's type 5).
+    expect(policy({ fileType: 5 }).fileType).toBe(5);
+    // returnBody need not render to JSON (issue 27 item 2: answered as rendered), nor with a callback.
+    expect(policy({ returnBody: ' ' }).returnBody).toBe(' ');
+    expect(policy({ returnBody: 'key=$(key)' }).returnBody).toBe('key=$(key)');
     expect(policy({ returnBody: 'not json', callbackUrl: 'http://cb/', callbackBody: 'a=$(key)' }).callbackUrl).toBe(
       'http://cb/',
     );

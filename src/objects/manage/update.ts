@@ -77,22 +77,43 @@ export async function changeMeta(
   });
 }
 
-/** chtype: storage class 0 standard, 1 IA, 2 archive, 3 deep archive, 4 archive-IR. */
-export async function changeType(g: Granary, ref: EntryRef, type: number): Promise<void> {
-  if (!Number.isInteger(type) || type < 0 || type > 4) throw Errors.badRequest('type must be 0..4');
-  await update(g, ref, (rec) => ({ ...rec, type }));
+/** Largest storage class: 0 standard, 1 IA, 2 archive, 3 deep archive, 4 archive-IR, 5 Intelligent Tiering. */
+export const MAX_STORAGE_TYPE = 5;
+
+/**
+ * chtype: storage class 0 standard, 1 IA, 2 archive, 3 deep archive, 4 archive-IR, 5 Intelligent Tiering (stored
+ * and listed; read like standard). 400 outside 0..5; with `cond`, 608 unless the entry matches.
+ */
+export async function changeType(g: Granary, ref: EntryRef, type: number, cond?: Cond): Promise<void> {
+  if (!Number.isInteger(type) || type < 0 || type > MAX_STORAGE_TYPE) throw Errors.badRequest(`type must be 0..${MAX_STORAGE_TYPE}`);
+  await update(g, ref, (rec) => {
+    checkCond(cond, rec);
+    return { ...rec, type };
+  });
 }
 
-/** chstatus: 0 enabled, 1 disabled (a disabled entry answers 403 on download). */
-export async function changeStatus(g: Granary, ref: EntryRef, status: number, actor?: EventActor): Promise<void> {
+/** chstatus: 0 enabled, 1 disabled (a disabled entry answers 403 on download); with `cond`, 608 unless it matches. */
+export async function changeStatus(g: Granary, ref: EntryRef, status: number, actor?: EventActor, cond?: Cond): Promise<void> {
   if (status !== 0 && status !== 1) throw Errors.badRequest('status must be 0 or 1');
-  await update(g, ref, (rec) => ({ ...rec, status }), { event: status === 1 ? 'disable' : 'enable', actor });
+  await update(
+    g,
+    ref,
+    (rec) => {
+      checkCond(cond, rec);
+      return { ...rec, status };
+    },
+    { event: status === 1 ? 'disable' : 'enable', actor },
+  );
 }
 
-/** deleteAfterDays: the entry expires `days` after its upload (rounded up to CST midnight); 0 cancels. */
-export async function setDeleteAfterDays(g: Granary, ref: EntryRef, days: number): Promise<void> {
+/**
+ * deleteAfterDays: the entry expires `days` after its upload (rounded up to CST midnight); 0 cancels. With `cond`,
+ * 608 unless the entry matches.
+ */
+export async function setDeleteAfterDays(g: Granary, ref: EntryRef, days: number, cond?: Cond): Promise<void> {
   if (!Number.isInteger(days) || days < 0) throw Errors.badRequest('days must be a non-negative integer');
   await update(g, ref, (rec) => {
+    checkCond(cond, rec);
     const next = { ...rec };
     if (days === 0) delete next.expireAt;
     else next.expireAt = expiryFromDays(putTimeMs(rec), days);

@@ -10,13 +10,12 @@
  * assembly with 599 before anything is stored.
  */
 import { createHash } from 'node:crypto';
-import { Writable, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
 import { newManifestId, type StoredPiece } from '../../ports/manifest.js';
 import type { SessionClaim } from '../../ports/meta.js';
-import { DigestingStream, HEAD_BYTES } from '../etag.js';
+import { HEAD_BYTES } from '../etag.js';
 import { readPiecesHead } from '../manifest-read.js';
 import type { PutBody } from '../receive.js';
 import { readPieces } from '../verified-read.js';
@@ -38,13 +37,6 @@ export async function sha1OfPieces(g: Granary, ids: string[]): Promise<string> {
   const h = createHash('sha1');
   for await (const chunk of await streamPieces(g, ids)) h.update(chunk as Buffer);
   return urlsafeB64Encode(h.digest());
-}
-
-/** The SHA-1s of the 4 MiB blocks of one stored piece, read back whole (verified). */
-export async function blockSha1sOfPiece(g: Granary, blobId: string): Promise<Buffer[]> {
-  const digesting = new DigestingStream();
-  await pipeline(await streamPieces(g, [blobId]), digesting, new Writable({ write: (_c, _e, cb) => cb() }));
-  return digesting.digests().blockSha1s;
 }
 
 /**

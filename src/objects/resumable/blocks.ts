@@ -10,7 +10,7 @@
  * the commit transaction. The etag comes from the blocks' SHA-1s: recorded at mkblk for a block sent as one
  * chunk, computed at mkfile (reading that block only, ≤ 4 MiB) for a block sent as several.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { authorizeBucket } from '../../auth/authorize.js';
 import { urlsafeB64Decode, urlsafeB64Encode } from '../../auth/base64.js';
@@ -102,14 +102,16 @@ async function receiveChunk(
 }
 
 /**
- * `POST /mkblk/<blockSize>`: creates a block with its first chunk. 400 for a size outside 1..4 MiB; 631/403 when
- * the token's key may not write the scope bucket (refused here, before any byte is stored).
+ * `POST /mkblk/<blockSize>`: creates a block with its first chunk. 400 for a size outside 0..4 MiB; 631/403 when
+ * the token's key may not write the scope bucket (refused here, before any byte is stored). `mkblk/0` with an empty
+ * body is an empty block (see makeEmptyBlock).
  */
 export async function makeBlock(g: Granary, sender: ChunkSender, blockSize: number, body: Readable): Promise<BlockAnswer> {
-  if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > BLOCK_SIZE) {
-    throw Errors.badBlock(`block size must be 1..${BLOCK_SIZE}`);
+  if (!Number.isInteger(blockSize) || blockSize < 0 || blockSize > BLOCK_SIZE) {
+    throw Errors.badBlock(`block size must be 0..${BLOCK_SIZE}`);
   }
   await authorizeBucket(g, sender.accessKey, sender.bucket);
+  if (blockSize === 0) return makeEmptyBlock(g, sender, body);
   const chunk = await receiveChunk(g, body, blockSize, sender.declaredBytes);
   const block: BlockRecord = {
     id: randomBytes(16).toString('hex'),
@@ -128,6 +130,32 @@ export async function makeBlock(g: Granary, sender: ChunkSender, blockSize: numb
     throw err;
   }
   return answer(g, block, block.offset, chunk.crc32, chunk.sha1);
+}
+
+/** SHA-1 of no bytes, URL-safe base64 (the checksum of an empty block). */
+const EMPTY_SHA1 = urlsafeB64Encode(createHash('sha1').digest());
+
+/**
+ * `POST /mkblk/0`: an empty block, answered with its ctx (`offset` 0, `crc32` 0). The Java SDK's StreamUploader
+ * sends one after a stream of an exact multiple of 4 MiB (it learns the end only by reading it) and lists its ctx
+ * last at mkfile, where it adds no bytes and no block to the etag. 400 when the body is not empty.
+ */
+async function makeEmptyBlock(g: Granary, sender: ChunkSender, body: Readable): Promise<BlockAnswer> {
+  if (sender.declaredBytes !== undefined && sender.declaredBytes > 0) throw Errors.badBlock('a block of 0 bytes takes an empty body');
+  for await (const chunk of body) {
+    if ((chunk as Buffer).length > 0) throw Errors.badBlock('a block of 0 bytes takes an empty body');
+  }
+  const block: BlockRecord = {
+    id: randomBytes(16).toString('hex'),
+    accessKey: sender.accessKey,
+    size: 0,
+    offset: 0,
+    chunks: [],
+    expiresAt: nowSeconds(g.clock) + BLOCK_TTL_SECONDS,
+    sha1: EMPTY_SHA1,
+  };
+  await g.meta.sessions.createBlock(block);
+  return answer(g, block, 0, 0, EMPTY_SHA1);
 }
 
 /** The block a ctx names, if this key may continue it; 701 otherwise. */
@@ -187,7 +215,8 @@ export async function makeFile(
   let body;
   try {
     const sha1s: Buffer[] = [];
-    for (const b of blocks) sha1s.push(urlsafeB64Decode(b.sha1 ?? (await sha1OfPieces(g, b.chunks))));
+    // An empty block (mkblk/0, only last) adds no block to the etag; a file of empty blocks only is the empty etag.
+    for (const b of blocks) if (b.size > 0) sha1s.push(urlsafeB64Decode(b.sha1 ?? (await sha1OfPieces(g, b.chunks))));
     // A chunk recorded without its size (an earlier version) is its block's only chunk: the block's size.
     const single = new Map(blocks.filter((b) => b.chunks.length === 1).map((b) => [b.chunks[0] as string, b.size]));
     body = await assembledBody(g, {

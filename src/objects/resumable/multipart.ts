@@ -3,8 +3,8 @@
  * re-upload replaces), complete (parts in order, etags must match; fname, mimeType, customVars, metadata), abort,
  * list parts. Parts are sealed blobs recorded in the MetaStore: they survive a restart until the upload expires
  * (7 days) and are freed by complete, abort or the expiry sweep. Unknown, expired or foreign uploadId → 612.
- * The object's etag is the plain Kodo etag when every part but the last is 4 MiB, else the 0x9e form (§7), both
- * composed from the parts' digests recorded at upload (their etags, and the block SHA-1s of parts over 4 MiB);
+ * The object's etag is the plain Kodo etag when every part but the last is 4 MiB and none is larger, else the 0x9e
+ * form (§7; the SDKs' own rule, `hasPlainEtag`), both composed from the parts' etags recorded at upload;
  * complete commits a manifest of the parts (assemble.ts: nothing copied) and consumes the upload in that commit.
  */
 import { randomBytes } from 'node:crypto';
@@ -20,7 +20,7 @@ import { releaseBlobs } from '../blobs.js';
 import { BLOCK_SIZE, etagFromBlockDigests, etagV2 } from '../etag.js';
 import { putObject, type PutRequest, type PutResult } from '../put-object.js';
 import { receiveBody, sealOrDiscard } from '../receive.js';
-import { assembledBody, blockSha1sOfPiece, storedPieces } from './assemble.js';
+import { assembledBody, storedPieces } from './assemble.js';
 
 /** Lifetime of an upload, seconds. */
 export const UPLOAD_TTL_SECONDS = 7 * 86400;
@@ -113,8 +113,6 @@ export async function uploadPart(
     etag: digests.etag,
     putTime: nowSeconds(g.clock),
   };
-  // Over 4 MiB the etag no longer holds the block SHA-1s complete needs when this part ends the object.
-  if (digests.size > BLOCK_SIZE) part.blockSha1s = Buffer.concat(digests.blockSha1s);
   const out = await g.meta.sessions.putPart(uploadId, part, digests.sums);
   await releaseBlobs(g, out.freedBlobs);
   if (out.result === 'missing') {
@@ -148,20 +146,22 @@ async function allParts(g: Granary, uploadId: string): Promise<Map<number, PartR
 const sha1OfEtag = (etag: string): Buffer => urlsafeB64Decode(etag).subarray(1);
 
 /**
- * The etag of the object made of `parts` (§7), from their recorded digests: the 0x9e form unless every part but
- * the last is 4 MiB; then the plain qetag, from the non-last parts' SHA-1s and the last part's block SHA-1s (its
- * etag's when ≤ 4 MiB, recorded ones when larger, read back for a part stored before they were recorded).
+ * Whether an object of parts of these sizes (bytes) has the plain Kodo etag: every part but the last is 4 MiB and
+ * the last is at most 4 MiB — the SDKs' own test (go-sdk storage/etag.go `is4MbParts`, java-sdk util/EtagV2.java
+ * `is4MBParts`). Otherwise (a part of another size, or any part over 4 MiB, the last included) it is the 0x9e form.
  */
-async function multipartEtag(g: Granary, parts: PartRecord[]): Promise<string> {
-  if (parts.slice(0, -1).some((p) => p.size !== BLOCK_SIZE)) return etagV2(parts.map((p) => p.etag));
-  const digests = parts.slice(0, -1).map((p) => sha1OfEtag(p.etag));
-  const last = parts[parts.length - 1];
-  // An empty last part after 4 MiB ones adds no block.
-  if (!last || (last.size === 0 && parts.length > 1)) return etagFromBlockDigests(digests);
-  if (last.size <= BLOCK_SIZE) digests.push(sha1OfEtag(last.etag));
-  else if (last.blockSha1s) for (let i = 0; i < last.blockSha1s.length; i += 20) digests.push(last.blockSha1s.subarray(i, i + 20));
-  else digests.push(...(await blockSha1sOfPiece(g, last.blobId)));
-  return etagFromBlockDigests(digests);
+export function hasPlainEtag(sizes: number[]): boolean {
+  return sizes.every((size, i) => (i < sizes.length - 1 ? size === BLOCK_SIZE : size <= BLOCK_SIZE));
+}
+
+/**
+ * The etag of the object made of `parts` (§7), from their recorded etags: the plain qetag when `hasPlainEtag`
+ * (the parts' SHA-1s are its block SHA-1s; an empty last part after 4 MiB ones adds no block), else the 0x9e form.
+ */
+function multipartEtag(parts: PartRecord[]): string {
+  if (!hasPlainEtag(parts.map((p) => p.size))) return etagV2(parts.map((p) => p.etag));
+  const blocks = parts.filter((p, i) => p.size > 0 || (i === 0 && parts.length === 1));
+  return etagFromBlockDigests(blocks.map((p) => sha1OfEtag(p.etag)));
 }
 
 /**
@@ -192,7 +192,7 @@ export async function completeUpload(
     const sizes = new Map(chosen.map((p) => [p.blobId, p.size]));
     body = await assembledBody(g, {
       pieces: await storedPieces(g, chosen.map((p) => p.blobId), (id) => sizes.get(id)),
-      etag: await multipartEtag(g, chosen),
+      etag: multipartEtag(chosen),
       claim: { kind: 'upload', id: uploadId, parts: chosen.map((p) => ({ partNumber: p.partNumber, blobId: p.blobId })) },
       lost: (reason) => (reason === 'gone' ? Errors.noSuchUpload() : Errors.badPartList('a part was replaced during complete')),
     });

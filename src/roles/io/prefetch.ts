@@ -1,7 +1,8 @@
 /**
  * Prefetch on the io role (protocol.md §8.5): `POST /prefetch/<EncodedEntryURI>`, management credential. Re-pulls
  * the entry from the bucket's mirror source (set with `image`, §8.6) and replaces it (creates it when absent).
- * Success: 200, empty body. Errors: 400 bad entry or a bucket without a mirror source; 631 missing bucket;
+ * Success: 200, `{"fsize","hash","key","mimeType"}` of the stored entry, as sync fetch answers (the SDKs read the entry
+ * from it: issue 27 item 4). Errors: 400 bad entry or a bucket without a mirror source; 631 missing bucket;
  * 403 another account's bucket or refused by the outbound guard; 478 any origin failure (404 included); 599
  * storing failed. See objects/fetch/mirror.ts.
  */
@@ -10,7 +11,7 @@ import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { prefetchEntry } from '../../objects/fetch/mirror.js';
 import { decodeEntry, pathSegments } from '../entry.js';
-import { rawUrlOf, requireManagement, sendEmpty } from '../http.js';
+import { rawUrlOf, requireManagement, sendJson } from '../http.js';
 
 /** Registers `POST /prefetch/<EncodedEntryURI>`. */
 export function registerPrefetch(app: FastifyInstance, g: Granary): void {
@@ -19,7 +20,7 @@ export function registerPrefetch(app: FastifyInstance, g: Granary): void {
     const segments = pathSegments(rawUrlOf(request)).slice(1);
     if (segments.length !== 1) throw Errors.badRequest('expected /prefetch/<EncodedEntryURI>');
     const { bucket, key } = decodeEntry(segments[0]);
-    await prefetchEntry(g, caller.accessKey, bucket, key);
-    return sendEmpty(reply);
+    const r = await prefetchEntry(g, caller.accessKey, bucket, key);
+    return sendJson(reply, 200, { fsize: r.fsize, hash: r.hash, key: r.key, mimeType: r.mimeType });
   });
 }

@@ -1,6 +1,8 @@
 /**
  * The rs operations (protocol.md §8.1) as op paths — `/stat/<EncodedEntryURI>`, `/copy/<src>/<dst>/force/true`,
- * `/chgm/<entry>/mime/<b64>/x-qn-meta-<name>/<b64>/cond/<b64>`, … — shared by the single-op routes and batch.
+ * `/chgm/<entry>/mime/<b64>/x-qn-meta-<name>/<b64>/cond/<b64>`, `/chstatus/<entry>/status/<s>/cond/<b64>`, … —
+ * `cond` (`hash=&mime=&fsize=&putTime=`, 608 on mismatch) on delete, chgm, chtype, chstatus, deleteAfterDays and
+ * lifecycle — shared by the single-op routes and batch.
  * Parsing names every entry an op touches; `runOp` authorises each of their buckets for the caller (631 / 403)
  * before the domain function runs. Answers: the stat object for stat, nothing for the others.
  */
@@ -47,6 +49,16 @@ function noMoreArgs(args: string[], count: number): void {
   if (args.length > count) throw Errors.badRequest(`unexpected parameter ${args[count]}`);
 }
 
+/**
+ * The optional `/cond/<b64>` pair after an op's fixed arguments (Kodo's condition on chstatus, chtype, delete,
+ * deleteAfterDays, as on chgm and lifecycle): undefined when absent; 400 for anything else after the fixed ones.
+ */
+function condAfter(args: string[], count: number): Cond | undefined {
+  if (args.length <= count) return undefined;
+  if (args[count] !== 'cond' || args.length !== count + 2) throw Errors.badRequest(`unexpected parameter ${args[count]}`);
+  return parseCond(decodeParam(args[count + 1], 'cond'));
+}
+
 function intArg(text: string | undefined, what: string): number {
   if (text === undefined || !/^-?\d+$/.test(text)) throw Errors.badRequest(`${what} must be an integer`);
   return Number(text);
@@ -79,8 +91,8 @@ const OPS: Record<string, OpParser> = {
   },
   delete: (args) => {
     const ref = decodeEntry(args[0]);
-    noMoreArgs(args, 1);
-    return { entries: [ref], run: (g, by) => deleteEntry(g, ref, by) };
+    const cond = condAfter(args, 1);
+    return { entries: [ref], run: (g, by) => deleteEntry(g, ref, by, cond) };
   },
   copy: copyLike(copyEntry),
   move: copyLike(moveEntry),
@@ -100,21 +112,21 @@ const OPS: Record<string, OpParser> = {
     const ref = decodeEntry(args[0]);
     if (args[1] !== 'type') throw Errors.badRequest('expected /type/<n>');
     const type = intArg(args[2], 'type');
-    noMoreArgs(args, 3);
-    return { entries: [ref], run: (g) => changeType(g, ref, type) };
+    const cond = condAfter(args, 3);
+    return { entries: [ref], run: (g) => changeType(g, ref, type, cond) };
   },
   chstatus: (args) => {
     const ref = decodeEntry(args[0]);
     if (args[1] !== 'status') throw Errors.badRequest('expected /status/<0|1>');
     const status = intArg(args[2], 'status');
-    noMoreArgs(args, 3);
-    return { entries: [ref], run: (g, by) => changeStatus(g, ref, status, by) };
+    const cond = condAfter(args, 3);
+    return { entries: [ref], run: (g, by) => changeStatus(g, ref, status, by, cond) };
   },
   deleteAfterDays: (args) => {
     const ref = decodeEntry(args[0]);
     const days = intArg(args[1], 'days');
-    noMoreArgs(args, 2);
-    return { entries: [ref], run: (g) => setDeleteAfterDays(g, ref, days) };
+    const cond = condAfter(args, 2);
+    return { entries: [ref], run: (g) => setDeleteAfterDays(g, ref, days, cond) };
   },
   lifecycle: (args) => {
     const ref = decodeEntry(args[0]);

@@ -24,6 +24,15 @@ function listParams(request: FastifyRequest): ListParams {
   };
 }
 
+/**
+ * Content-Type of `/v2/list`: not `application/json`, which the body (one JSON object per line) is not — the PHP
+ * SDK decodes every `application/json` answer whole and fails (Http/Response.php); Kodo's spec calls the body a
+ * binary data stream, and a Go service that does not set the type answers `text/plain; charset=utf-8`. Each line
+ * ends with `\n` (PHP's listFilesv2 drops the last element after splitting on `\n`; Java splits on `\n`; Go
+ * decodes a stream of objects).
+ */
+export const V2_LIST_TYPE = 'text/plain; charset=utf-8';
+
 /** Lines of a `/v2/list` page: `{"item":…,"marker":…,"dir":…}\n` each (putTime exact). */
 function linesText(lines: ListLine[]): string {
   let out = '';
@@ -34,7 +43,7 @@ function linesText(lines: ListLine[]): string {
 /**
  * Registers `GET|POST /list?bucket=&prefix=&marker=&limit=&delimiter=[&needparts=true]` →
  * `{"marker":"…","commonPrefixes":[…] (with a delimiter),"items":[…]}`, and `GET|POST /v2/list` (same parameters;
- * `limit` 0/absent = everything) → `application/json` lines `{"item":{…},"marker":"…","dir":""}` /
+ * `limit` 0/absent = everything) → `text/plain; charset=utf-8` lines `{"item":{…},"marker":"…","dir":""}` /
  * `{"item":null,"marker":"…","dir":"a/x/"}`, streamed page by page with backpressure; a client that goes away
  * stops the reading. Errors (before any line): 400 bad limit, 401/403 credential, 403 another account's bucket,
  * 631 no such bucket, 640 bad marker.
@@ -67,7 +76,7 @@ export function registerList(app: FastifyInstance, g: Granary): void {
       // when the client goes away, which ends the page generator. A failure after the first line (headers sent)
       // is logged by fastify and cuts the connection.
       const body = Readable.from(chunks(), { objectMode: false });
-      return reply.code(200).header('cache-control', 'no-store').type('application/json').send(body);
+      return reply.code(200).header('cache-control', 'no-store').type(V2_LIST_TYPE).send(body);
     },
   });
 }

@@ -7,7 +7,7 @@
  * fields (≤ 1 MiB each) are buffered.
  */
 import busboy from 'busboy';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyUploadToken, type UploadToken } from '../../auth/upload-token.js';
 import type { Granary } from '../../context.js';
@@ -18,6 +18,9 @@ import { answerUpload } from '../../objects/upload-response.js';
 import { parsePutPolicy, type PutPolicy } from '../../policy/put-policy.js';
 import { declaredLength } from '../http.js';
 import { sendUploadAnswer } from './uptoken.js';
+
+/** Largest text field, bytes (a `file` part taken for a field may be up to GRANARY_MAX_BODY_SIZE). */
+const MAX_FIELD_BYTES = 1024 * 1024;
 
 interface ParsedForm {
   fields: Map<string, string>;
@@ -44,6 +47,15 @@ function unescapeFilename(name: string | undefined): string | undefined {
   return name?.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n');
 }
 
+/**
+ * The bytes of a field value busboy decoded: latin1 (the default charset set below) maps back byte for byte; a
+ * part that declared its own charset (`charset=utf-8`) was decoded with it, seen by a character above U+00FF.
+ */
+function rawFieldBytes(value: string): Buffer {
+  // eslint-disable-next-line no-control-regex
+  return /[^\u0000-\u00ff]/.test(value) ? Buffer.from(value, 'utf8') : Buffer.from(value, 'latin1');
+}
+
 /** Lets a stream nobody reads flow to nowhere; its errors (a cut-off part) are expected and ignored. */
 function drain(stream: Readable): void {
   stream.on('error', () => undefined);
@@ -64,8 +76,12 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
     try {
       bb = busboy({
         headers: request.headers,
-        limits: { files: 1, fields: 1000, parts: 1100, fieldSize: 1024 * 1024 },
+        // A `file` part busboy takes for a field is buffered up to GRANARY_MAX_BODY_SIZE (16 MiB by default).
+        limits: { files: 1, fields: 1000, parts: 1100, fieldSize: g.config.maxBodyBytes },
         defParamCharset: 'utf8',
+        // Field values are decoded as latin1 so their bytes are recovered exactly (rawFieldBytes): text fields are
+        // then read as UTF-8, a `file` part taken for a field keeps its binary content.
+        defCharset: 'latin1',
       });
     } catch (err) {
       reject(Errors.badMultipart((err as Error).message));
@@ -90,19 +106,11 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
       finish();
     };
 
-    bb.on('field', (name, value, info) => {
-      if (info.valueTruncated || info.nameTruncated) fail(Errors.badMultipart(`field ${name} is too large`));
-      fieldBytes += name.length + value.length;
-      if (fieldBytes > g.config.maxBodyBytes) stop(Errors.bodyTooLarge('the form fields exceed GRANARY_MAX_BODY_SIZE'));
-      fields.set(name, value);
-    });
-    bb.on('file', (name, stream, info) => {
-      if (name !== 'file' || filePromise) {
-        drain(stream);
-        return;
-      }
-      // A token sent before the file (the Node SDK's order) is checked first: a bad one means the bytes are
-      // drained, never stored, and its trafficLimit throttles the upload.
+    /**
+     * Stages the file part: checks a token sent before it first (the Node SDK's order: a bad one means the bytes
+     * are drained, never stored, and its trafficLimit throttles the upload).
+     */
+    const acceptFile = (stream: Readable, filename: string | undefined, mimeType: string): void => {
       const token = fields.get('token');
       let bitsPerSecond: number | undefined;
       if (token !== undefined) {
@@ -124,12 +132,31 @@ function parseForm(g: Granary, request: FastifyRequest): Promise<ParsedForm> {
         ...(bitsPerSecond ? { bitsPerSecond } : {}),
         ...(expectedBytes !== undefined ? { expectedBytes } : {}),
       };
-      filePromise = receiveBody(g, stream, limits).then((body) => ({
-        body,
-        filename: unescapeFilename(info.filename),
-        mimeType: info.mimeType,
-      }));
+      filePromise = receiveBody(g, stream, limits).then((body) => ({ body, filename, mimeType }));
       filePromise.catch(stop);
+    };
+
+    bb.on('field', (name, value, info) => {
+      if (info.valueTruncated || info.nameTruncated) fail(Errors.badMultipart(`field ${name} is too large`));
+      fieldBytes += name.length + value.length;
+      if (fieldBytes > g.config.maxBodyBytes) stop(Errors.bodyTooLarge('the form fields exceed GRANARY_MAX_BODY_SIZE'));
+      const bytes = rawFieldBytes(value);
+      // busboy hands a part without a filename (or with filename="") to this handler unless its type is
+      // application/octet-stream: the part named `file` is the file whatever its filename and type (PHP's in-memory
+      // put sends filename="" and text/plain); its fname is then empty, as on Kodo.
+      if (name === 'file' && !filePromise && !failure) {
+        acceptFile(Readable.from([bytes]), '', info.mimeType);
+        return;
+      }
+      if (bytes.length > MAX_FIELD_BYTES) fail(Errors.badMultipart(`field ${name} is too large`));
+      fields.set(name, bytes.toString('utf8'));
+    });
+    bb.on('file', (name, stream, info) => {
+      if (name !== 'file' || filePromise) {
+        drain(stream);
+        return;
+      }
+      acceptFile(stream, unescapeFilename(info.filename), info.mimeType);
     });
     bb.on('error', (err) => {
       fail(err);

@@ -1,8 +1,8 @@
 /**
  * Resumable upload v2 routes (protocol.md §6), under `/buckets/<bucket>/objects/<objectName>/uploads`, where
- * `objectName` is the URL-safe base64 of the key (padded) or `~` for none:
+ * `objectName` is the URL-safe base64 of the key (padded), `~` for none, or empty for the key `""`:
  * `POST …/uploads` (initiate), `PUT …/uploads/<id>/<partNumber>` (part; hex `Content-MD5` checked),
- * `POST …/uploads/<id>` (complete, JSON body), `DELETE …/uploads/<id>` (abort), `GET …/uploads/<id>` (list parts,
+ * `POST …/uploads/<id>` (complete, JSON body whatever its Content-Type), `DELETE …/uploads/<id>` (abort), `GET …/uploads/<id>` (list parts,
  * `max-parts`, `part-number-marker` or `part-number_marker`). UpToken on every call; exactly 200 on success.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -20,7 +20,7 @@ import {
 } from '../../objects/resumable/multipart.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { decodeParam } from '../entry.js';
-import { declaredLength, sendEmpty, sendJson } from '../http.js';
+import { bodyBuffer, declaredLength, sendEmpty, sendJson } from '../http.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 const BASE = '/buckets/:bucket/objects/:objectName/uploads';
@@ -32,11 +32,15 @@ interface Params {
   partNumber?: string;
 }
 
-/** Bucket and key of the URL. */
+/**
+ * Bucket and key of the URL: `~` names no key; an empty object name (`/objects//uploads`, the Java and Go SDKs'
+ * empty key) is the key `""`.
+ */
 function targetOf(request: FastifyRequest): UploadTarget {
   const p = request.params as Params;
-  if (!p.bucket || !p.objectName) throw Errors.badRequest('bucket and object name are required');
-  return { bucket: p.bucket, key: p.objectName === '~' ? undefined : decodeParam(p.objectName, 'object name') };
+  if (!p.bucket || p.objectName === undefined) throw Errors.badRequest('bucket and object name are required');
+  if (p.objectName === '~') return { bucket: p.bucket, key: undefined };
+  return { bucket: p.bucket, key: p.objectName === '' ? '' : decodeParam(p.objectName, 'object name') };
 }
 
 /** The part number of the URL: plain decimal digits, else NaN (refused with 400; `0x10`, `1e3`, `+5`, `5.0` are not). */
@@ -52,11 +56,30 @@ function uploadIdOf(request: FastifyRequest): string {
 }
 
 /**
+ * The complete body, read as JSON whatever its Content-Type (the Java SDK sends it as application/octet-stream,
+ * which no parser buffers: read here, at most GRANARY_MAX_BODY_SIZE bytes, else 413).
+ */
+async function completeText(g: Granary, request: FastifyRequest): Promise<string> {
+  const buffered = bodyBuffer(request);
+  if (buffered) return buffered.toString('utf8');
+  const limit = g.config.maxBodyBytes;
+  const declared = declaredLength(request);
+  if (declared !== undefined && declared > limit) throw Errors.bodyTooLarge(`Content-Length ${declared} exceeds GRANARY_MAX_BODY_SIZE`);
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request.raw) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw Errors.bodyTooLarge('the part list exceeds GRANARY_MAX_BODY_SIZE');
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/**
  * The complete body: `{"parts":[{partNumber, etag}], fname?, mimeType?, customVars?, metadata?}`; 400 otherwise
  * (also for an `fname` or `mimeType` that is present but not a string).
  */
-function completeBody(request: FastifyRequest): CompleteRequest {
-  const raw = Buffer.isBuffer(request.body) ? request.body.toString('utf8') : '';
+function completeBody(raw: string): CompleteRequest {
   let body: unknown;
   try {
     body = JSON.parse(raw);
@@ -113,7 +136,7 @@ export function registerMultipartRoutes(app: FastifyInstance, g: Granary): void 
   app.post(`${BASE}/:uploadId`, async (request, reply) => {
     const { accessKey, policy } = requireUpToken(g, request);
     const target = targetOf(request);
-    const body = completeBody(request);
+    const body = completeBody(await completeText(g, request));
     const req: PutRequest = {
       policy,
       accessKey,

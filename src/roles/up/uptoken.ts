@@ -20,8 +20,12 @@ export function requireUpToken(g: Granary, request: FastifyRequest): { accessKey
   return { accessKey: token.accessKey, policy };
 }
 
-/** Sends the answer of a finished upload (form, mkfile, complete): JSON or a 303 to returnUrl. */
+/**
+ * Sends the answer of a finished upload (form, mkfile, complete, putb64): JSON, a rendered returnBody that is not
+ * JSON (with its own Content-Type), or a 303 to returnUrl.
+ */
 export function sendUploadAnswer(reply: FastifyReply, answer: UploadAnswer): FastifyReply {
   reply.headers(answer.headers);
+  if (answer.contentType) return reply.code(answer.status).header('cache-control', 'no-store').type(answer.contentType).send(answer.body);
   return sendJson(reply, answer.status, answer.body);
 }

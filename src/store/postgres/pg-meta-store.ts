@@ -399,6 +399,7 @@ export class PgMetaStore implements MetaStore {
     key: string,
     nowSec: number,
     events?: OutboxRows,
+    check?: (rec: ObjectRecord) => void,
   ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
     return this.db.tx(async (c) => {
       const freed: string[] = [];
@@ -407,6 +408,7 @@ export class PgMetaStore implements MetaStore {
       if (!b) return { result: 'missing' as const, freedBlobs: freed };
       const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, rulesFromSettings(b.settings));
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
+      check?.(rec);
       await deleteEntryAndRelease(c, bucket, key, rec.blobId, freed);
       await this.events.write(c, events, rec);
       return { result: 'deleted' as const, freedBlobs: freed };

@@ -518,11 +518,13 @@ export class SqliteMetaStore implements MetaStore {
     key: string,
     nowSec: number,
     events?: OutboxRows,
+    check?: (rec: ObjectRecord) => void,
   ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
       const rec = this.liveRow(bucket, key, nowSec, freed, this.rulesOf(bucket));
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
+      check?.(rec);
       this.st.deleteObject.run(bucket, key);
       this.refs.release(rec.blobId, freed);
       this.events.write(events, rec);

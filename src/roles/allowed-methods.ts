@@ -1,0 +1,67 @@
+/**
+ * 405 with `Allow` where a path exists for other methods (issue 27 item 12: `GET /` on the upload host is a 405 on
+ * Kodo, not a 404). The table is filled from fastify's `onRoute` hook with every route's method and URL pattern,
+ * except the catch-all download route (`GET|HEAD /*`, which matches any path) and CORS's `OPTIONS *`; it is read only
+ * when a request found no route (or the download route found no object path), never on the hot path.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Errors, isKodoError, KodoError } from '../errors.js';
+
+/** One route: its pattern as a RegExp over the path, and its methods. */
+interface RoutePattern {
+  re: RegExp;
+  methods: Set<string>;
+}
+
+/** `/mkblk/:blockSize` → `^/mkblk/[^/]*$`; `*` matches the rest of the path. */
+function patternOf(url: string): RegExp {
+  const body = url
+    .split(/(:[A-Za-z0-9_]+|\*)/)
+    .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]*' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${body}$`);
+}
+
+/** The methods each route pattern of an app answers; see the module comment. */
+export class AllowedMethods {
+  private readonly routes = new Map<string, RoutePattern>();
+
+  /** Starts recording the routes of `app` (call before any route is registered). */
+  constructor(app: FastifyInstance) {
+    app.addHook('onRoute', (opts) => {
+      if (opts.url === '/*' || opts.url === '*') return;
+      const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
+      let route = this.routes.get(opts.url);
+      if (!route) {
+        route = { re: patternOf(opts.url), methods: new Set() };
+        this.routes.set(opts.url, route);
+      }
+      for (const m of methods) route.methods.add(m.toUpperCase());
+      if (route.methods.has('GET')) route.methods.add('HEAD');
+    });
+  }
+
+  /** The methods some route answers for `path` (no query), sorted; empty when none. */
+  methodsFor(path: string): string[] {
+    const out = new Set<string>();
+    for (const r of this.routes.values()) if (r.re.test(path)) for (const m of r.methods) out.add(m);
+    return [...out].sort();
+  }
+
+  /**
+   * `err` unless it is a 404 `noSuchRoute` for a path other methods answer: then 405 `methodNotAllowed` with
+   * `Allow: <methods>`.
+   */
+  refine(err: unknown, request: FastifyRequest): unknown {
+    if (!isKodoError(err, 'noSuchRoute')) return err;
+    return this.notFound(request);
+  }
+
+  /** 405 with Allow when the path exists for other methods, else 404 `noSuchRoute`. */
+  notFound(request: FastifyRequest): KodoError {
+    const path = request.url.split('?')[0] ?? '/';
+    const methods = this.methodsFor(path).filter((m) => m !== request.method);
+    if (methods.length === 0) return Errors.noSuchRoute();
+    return Errors.methodNotAllowed(`${request.method} ${path}`).withHeaders({ allow: methods.join(', ') });
+  }
+}
