@@ -44,14 +44,30 @@ function parsePair(text: string): KeyPair | undefined {
   return undefined;
 }
 
-/** Reads the key pair kept in the data dir, if any. */
+/**
+ * Reads the key pair kept in the data dir; undefined when there is no file. A file that cannot be read, is not
+ * JSON, or holds no `accessKey`/`secretKey` strings is refused (an Error naming the file and the reason): it is
+ * never replaced by a new pair, which would lock out whoever holds the old one.
+ */
 export async function readStoredKeys(dataDir: string): Promise<KeyPair | undefined> {
+  const path = credentialsPath(dataDir);
+  let text: string;
   try {
-    return parsePair(await readFile(credentialsPath(dataDir), 'utf8'));
+    text = await readFile(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`cannot read the root key pair in ${path}: ${(err as Error).message}`, { cause: err });
   }
-  return undefined;
+  let pair: KeyPair | undefined;
+  try {
+    pair = parsePair(text);
+  } catch (err) {
+    throw new Error(`${path} is not valid JSON (${(err as Error).message}): fix it, or remove it to have a new root key pair generated`, { cause: err });
+  }
+  if (!pair) {
+    throw new Error(`${path} holds no root key pair ("accessKey" and "secretKey" strings): fix it, or remove it to have a new root key pair generated`);
+  }
+  return pair;
 }
 
 function generatePair(): KeyPair {
