@@ -11,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,19 @@ function granary(args: string[], env: Record<string, string>): Promise<Run> {
       resolve({ code: code ?? signal ?? -1, output });
     }),
   );
+}
+
+/** GET over a connection of its own (the primary hands each new connection to the least busy worker). */
+function getFresh(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
 }
 
 /** A TCP listener holding 127.0.0.1:`port` (what makes it busy). */
@@ -116,6 +130,17 @@ describe('start refusals', () => {
     const env = { GRANARY_DATA_DIR: dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK };
     const first = await spawnServer({ ...env, GRANARY_WORKERS: workers }, await freePort());
     try {
+      // Every worker of the first server has started (each empties its own fop-cache temp dir at its start).
+      const seen = new Set<number>();
+      await waitUntil(
+        async () => {
+          const live = JSON.parse(await getFresh(`${first.url}/health/live`)) as { worker?: number };
+          seen.add(live.worker ?? 0);
+          return seen.size === Number(workers);
+        },
+        'every worker of the first server answers',
+        30_000,
+      );
       // A fop result being written by the first server (its temp file) must survive the second's attempt.
       await mkdir(join(dataDir, 'fop-cache', 'tmp'), { recursive: true });
       await writeFile(join(dataDir, 'fop-cache', 'tmp', 'in-flight.tmp'), 'half a thumbnail');
