@@ -11,7 +11,12 @@
  * are atomic), and the singletons (workers/singletons.ts: the reaper, blob deletions left pending and the orphan
  * sweep, the expiry sweeper, the background scrubber) start in the one process holding each one's lease.
  * After the Kodo API listener, the console listener (console/listener.ts: web console, `/metrics`) starts unless
- * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics`.
+ * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics` (in a worker, shared
+ * with the primary so any worker's scrape reads every worker's totals).
+ *
+ * A single process first takes the data-dir lock (workers/data-dir-lock.ts; a worker is covered by its primary's).
+ * A root key pair generated at this start is kept only once everything is up: a start that fails (a listener that
+ * cannot bind, named with its address by listen-error.ts) undoes what it did and leaves no pair behind.
  */
 import cluster from 'node:cluster';
 import { join } from 'node:path';
