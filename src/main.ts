@@ -13,14 +13,19 @@
  * are atomic), and the singletons (workers/singletons.ts: the reaper, blob deletions left pending and the orphan
  * report, the expiry sweeper, the background scrubber) start in the one process holding each one's lease.
  * After the Kodo API listener, the console listener (console/listener.ts: web console, `/metrics`) starts unless
- * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics`.
+ * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics` (in a worker, shared
+ * with the primary so any worker's scrape reads every worker's totals).
+ *
+ * A single process first takes the data-dir lock (workers/data-dir-lock.ts; a worker is covered by its primary's).
+ * A root key pair generated at this start is kept only once everything is up: a start that fails (a listener that
+ * cannot bind, named with its address by listen-error.ts) undoes what it did and leaves no pair behind.
  */
 import cluster from 'node:cluster';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { KeyIndex } from './auth/key-index.js';
-import { loadRootKeys } from './auth/keys.js';
+import { resolveRootKeys } from './auth/keys.js';
 import { DomainIndex } from './buckets/domain-index.js';
 import type { Config } from './config.js';
 import type { Granary } from './context.js';
@@ -39,6 +44,7 @@ import { systemClock, type Clock } from './ports/clock.js';
 import { trackConnections } from './connections.js';
 import { abandonHandlers } from './handlers-in-flight.js';
 import { boundStop } from './stop-bound.js';
+import { listenError } from './listen-error.js';
 import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
@@ -47,7 +53,8 @@ import { checkDeployment } from './store/deployment.js';
 import { openStores, sharedFsBlobsWarning } from './store/open.js';
 import { Coordinator } from './workers/coordinator.js';
 import { acceptHandedConnections, privateListenPath, type HandedConnections } from './workers/handoff.js';
-import { newIdentity } from './workers/identity.js';
+import { lockDataDir, type DataDirLock } from './workers/data-dir-lock.js';
+import { newIdentity, type ProcessIdentity } from './workers/identity.js';
 import { recoverFromDeadProcesses } from './workers/recovery.js';
 import { startBlobSweep, startSingletons } from './workers/singletons.js';
 
@@ -90,38 +97,88 @@ function fopCacheOf(config: Config, slot: number | undefined): { dir: string; by
   return { dir, bytes: Math.floor(config.fopCacheBytes / Math.max(config.workers, 1)) };
 }
 
-/** Starts Granary with `config`; resolves once it listens. */
+/** Steps that undo a partial start, run last-first when the start fails. */
+class Undo {
+  private readonly steps: Array<() => unknown> = [];
+  push(step: () => unknown): void {
+    this.steps.push(step);
+  }
+  /** Runs every step (last-first); a step that fails is logged and the others still run. */
+  async run(log: Logger): Promise<void> {
+    for (const step of this.steps.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        log.warn({ err }, 'start-up failed: cleaning up also failed');
+      }
+    }
+  }
+}
+
+/**
+ * Starts Granary with `config`; resolves once it listens. Rejects when it cannot start — another server holds the
+ * data dir (workers/data-dir-lock.ts), a store cannot be opened, a listener cannot bind its address (listen-error.ts)
+ * — after undoing what it did: leases released, stores closed, a key pair generated for this start never kept
+ * (it is kept only once both listeners are up, so a failed start prints and writes none).
+ */
 export async function startGranary(config: Config, opts: StartOptions = {}): Promise<RunningGranary> {
   const identity = newIdentity(opts.slot);
   const log = (opts.logger ?? (await createLogger(config))).child(opts.slot !== undefined ? { worker: opts.slot } : {});
-  const { meta, blobs } = await openStores(config, identity);
-  // Before anything is read, swept or served: metadata and blobs of one deployment, or no start at all.
+  // A worker of a primary is covered by its primary's lock; its listeners are the primary's too (hand-off).
+  const worker = cluster.isWorker && opts.slot !== undefined;
+  const undo = new Undo();
+  const lock = worker ? undefined : lockDataDir(config.dataDir);
+  if (lock) undo.push(() => lock.release());
   try {
-    const state = await checkDeployment(config, meta, blobs);
-    if (state.created !== 'nothing') log.info({ deploymentId: state.deploymentId, wrote: state.created }, 'deployment id written');
+    return await start(config, opts, { identity, log, worker, undo, lock });
   } catch (err) {
-    await meta.close();
-    await blobs.close?.();
+    await undo.run(log);
     throw err;
   }
+}
+
+/** The body of `startGranary`; registers in `ctx.undo` what a failure must undo. */
+async function start(
+  config: Config,
+  opts: StartOptions,
+  ctx: { identity: ProcessIdentity; log: Logger; worker: boolean; undo: Undo; lock: DataDirLock | undefined },
+): Promise<RunningGranary> {
+  const { identity, log, undo } = ctx;
+  const { meta, blobs } = await openStores(config, identity);
+  undo.push(async () => {
+    await meta.close();
+    await blobs.close?.();
+  });
+  // Before anything is read, swept or served: metadata and blobs of one deployment, or no start at all.
+  const state = await checkDeployment(config, meta, blobs);
+  if (state.created !== 'nothing') log.info({ deploymentId: state.deploymentId, wrote: state.created }, 'deployment id written');
   // Liveness is about real time: the coordination clock is the wall clock, never the Clock tests move.
   const leaseClock = systemClock;
   const coord = new Coordinator(meta, identity, config.leaseSeconds * 1000, leaseClock, log);
   await coord.join();
+  undo.push(() => coord.leave());
   const fsBlobsWarning = await sharedFsBlobsWarning(config, meta, identity);
   if (fsBlobsWarning) log.warn(fsBlobsWarning);
-  const { keys, created } = await loadRootKeys(config, {
+  // Resolved now, kept only once the listeners are up (below).
+  const rootKeys = await resolveRootKeys(config, {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
   }, meta);
+  undo.push(() => rootKeys.abandon());
+  const { keys } = rootKeys;
   const domains = new DomainIndex(meta);
   await domains.start();
+  undo.push(() => domains.stop());
   const keyIndex = new KeyIndex(meta, keys);
   await keyIndex.start();
+  undo.push(() => keyIndex.stop());
   const moderation = new ModerationModel(log);
+  undo.push(() => moderation.close());
   // Loaded here, not at import: the CLI's offline commands import this module and need no metrics.
   const { Metrics } = await import('./metrics/metrics.js');
   const metrics = new Metrics();
+  // A worker's metrics are read with the other workers' (metrics/cluster-worker.ts): any worker's scrape reads totals.
+  if (ctx.worker) metrics.shareWithPrimary();
   const cache = fopCacheOf(config, opts.slot);
   const g: Granary = {
     config,
@@ -151,33 +208,36 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
 
   const app = await buildServer(g);
   const connections = trackConnections(app.server, { lingerMs: config.lingerTimeoutSeconds * 1000 });
+  undo.push(() => {
+    const closed = app.close();
+    connections.drain();
+    return closed;
+  });
   // A worker of a primary serves the connections the primary hands it (workers/handoff.ts), listening itself only on
   // a private socket; a single process listens on the port.
   let handed: HandedConnections | undefined;
-  if (cluster.isWorker && opts.slot !== undefined) {
+  if (ctx.worker && opts.slot !== undefined) {
     await app.listen({ path: privateListenPath(opts.slot), exclusive: true });
     handed = acceptHandedConnections(app.server);
+    undo.push(() => handed?.stop());
   } else {
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
+      throw listenError('api', config.host, config.port, err);
+    });
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   g.publicUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
   let consoleListener: ConsoleListener | undefined;
-  try {
-    if (config.consolePort !== undefined) {
-      consoleListener = await startConsoleListener(g, {
-        port: config.consolePort,
-        host: config.consoleHost,
-        // The web console (console/app.ts) unless the caller brings its own routes.
-        register: opts.registerConsole ?? ((consoleApp) => registerConsole(consoleApp, g)),
-      });
-    }
-  } catch (err) {
-    // The main listener is already up: release it and the database before failing the start.
-    await app.close();
-    await meta.close();
-    throw err;
+  if (config.consolePort !== undefined) {
+    consoleListener = await startConsoleListener(g, {
+      port: config.consolePort,
+      host: config.consoleHost,
+      ...(ctx.worker && opts.slot !== undefined ? { handedSlot: opts.slot } : {}),
+      // The web console (console/app.ts) unless the caller brings its own routes.
+      register: opts.registerConsole ?? ((consoleApp) => registerConsole(consoleApp, g)),
+    });
+    undo.push(() => consoleListener?.close());
   }
 
   configureImageWork();
@@ -186,14 +246,17 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     retryDelayMs: (attempt) => config.fetchRetryMs * 2 ** (attempt - 1),
   });
   await fetchWorker.start();
+  undo.push(() => fetchWorker.stop());
   const jobWorker = new JobWorker(g, g.jobs);
   await jobWorker.start();
+  undo.push(() => jobWorker.stop());
   const eventWorker = new EventWorker(g, g.meta.events, {
     concurrency: config.eventConcurrency,
     maxAttempts: config.eventAttempts,
     retryMs: config.eventRetryMs,
   });
   await eventWorker.start();
+  undo.push(() => eventWorker.stop());
   const scrubber = new Scrubber(g, { bytesPerSecond: config.scrubBytesPerSecond, intervalDays: config.scrubIntervalDays });
   g.scrubber = scrubber;
   await scrubber.load();
@@ -204,6 +267,8 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
   };
   coord.onForeignWrite(wake);
   await startSingletons(g, coord, leaseClock, { scrubber, wake });
+  // Everything is up: a key pair generated for this start is kept now (and printed once by the caller).
+  await rootKeys.persist();
 
   let closing: Promise<void> | undefined;
   return {
@@ -212,7 +277,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
     url: `http://127.0.0.1:${port}`,
     port,
     ...(consoleListener ? { console: { url: consoleListener.url, port: consoleListener.port } } : {}),
-    generatedKeys: created,
+    generatedKeys: rootKeys.created,
     close: () =>
       (closing ??= (async () => {
         domains.stop();
@@ -236,6 +301,7 @@ export async function startGranary(config: Config, opts: StartOptions = {}): Pro
         await moderation.close();
         await meta.close();
         await blobs.close?.();
+        ctx.lock?.release();
       })()),
   };
 }

@@ -2,7 +2,8 @@
  * The console listener: a second fastify instance on its own port (GRANARY_CONSOLE_PORT, default 9001;
  * GRANARY_CONSOLE_HOST, default GRANARY_HOST), separate from the Kodo API port so it can be firewalled apart.
  * It serves `GET /metrics` (metrics/route.ts, when the Granary has a metrics registry) and whatever `register`
- * adds (the web console's routes and static files).
+ * adds (the web console's routes and static files). In a worker of a primary (GRANARY_WORKERS > 1) the primary
+ * owns the port and hands each connection to a worker, as for the API port (workers/balancer.ts).
  *
  * Same conventions as the main listener (server.ts): X-Reqid on every answer and in every log line, one access-log
  * line per request at level info, every error a catalogue error answered as `{"error": …}` (unknown route → 404
@@ -14,6 +15,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Granary } from '../context.js';
 import { trackConnections } from '../connections.js';
 import { abandonHandlers, trackHandlers, type RunningHandler } from '../handlers-in-flight.js';
+import { listenError } from '../listen-error.js';
+import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
 import { Errors } from '../errors.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { registerMetricsRoute } from '../metrics/route.js';
@@ -23,6 +26,11 @@ import { addAccessLog, clientError, handleError, reqIdGenerator, routerError } f
 export interface ConsoleListenerOptions {
   /** TCP port; 0 = any free port (tests). Disabling (GRANARY_CONSOLE_PORT=0) is decided by the caller (main.ts). */
   port: number;
+  /**
+   * Worker slot of a worker of the primary (GRANARY_WORKERS > 1): the primary listens on `port` and hands the
+   * connections over (workers/balancer.ts, channel `console`); this server then listens only on a private socket.
+   */
+  handedSlot?: number;
   /** Bind address. */
   host: string;
   /** Adds routes, hooks or plugins to the console app before it listens (the web console). */
@@ -75,11 +83,25 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
   return app;
 }
 
-/** Starts the console listener on `opts.host:opts.port`; resolves once it listens (rejects on EADDRINUSE etc.). */
+/**
+ * Starts the console listener on `opts.host:opts.port` (or, in a worker, serves what the primary hands over);
+ * resolves once it listens. Rejects with `listenError` (the address and the reason: EADDRINUSE…) when it cannot.
+ */
 export async function startConsoleListener(g: Granary, opts: ConsoleListenerOptions): Promise<ConsoleListener> {
   const app = await buildConsoleApp(g, opts.register);
   const connections = trackConnections(app.server, { lingerMs: g.config.lingerTimeoutSeconds * 1000 });
-  await app.listen({ port: opts.port, host: opts.host });
+  let handed: HandedConnections | undefined;
+  try {
+    if (opts.handedSlot !== undefined) {
+      await app.listen({ path: privateListenPath(opts.handedSlot, 'console'), exclusive: true });
+      handed = acceptHandedConnections(app.server, 'console');
+    } else {
+      await app.listen({ port: opts.port, host: opts.host });
+    }
+  } catch (err) {
+    await app.close();
+    throw listenError('console', opts.host, opts.port, err);
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
   let closing: Promise<void> | undefined;
@@ -88,7 +110,7 @@ export async function startConsoleListener(g: Granary, opts: ConsoleListenerOpti
     port,
     close: () =>
       (closing ??= (async () => {
-        const closed = app.close();
+        const closed = Promise.all([app.close(), handed?.stop()]);
         connections.drain();
         await closed;
       })()),

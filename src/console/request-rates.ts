@@ -1,6 +1,7 @@
 /**
  * Request and error rates for the console's Overview, read from the Prometheus request counter
- * (`granary_http_requests_total`, by role/operation/status; src/metrics) when the Granary has metrics (client errors:
+ * (`granary_http_requests_total`, by role/operation/status; src/metrics) as a scrape reads it — with workers, the
+ * totals of all of them — when the Granary has metrics (client errors:
  * 4xx, 573 and Kodo's 6xx/7xx; server errors: the other 5xx, see `isServerError`): totals since
  * the start, and rates per second over about the last minute from samples taken every 10 seconds (at most 7 kept).
  * Without metrics (offline contexts) the Overview shows none. The sampler's timer does not keep the process alive.
@@ -45,8 +46,10 @@ export class RequestRateSampler {
 
   /** Takes a sample now and every 10 s until `stop()`. */
   start(): void {
-    void this.sample();
-    this.timer = setInterval(() => void this.sample(), SAMPLE_MS);
+    // A sample that cannot be read (the workers' totals not gathered) is skipped: the next one comes in 10 s.
+    const sample = (): void => void this.sample().catch(() => undefined);
+    sample();
+    this.timer = setInterval(sample, SAMPLE_MS);
     this.timer.unref();
   }
 
@@ -88,8 +91,21 @@ export class RequestRateSampler {
   }
 }
 
-/** The request counter of `g.metrics`, when the Granary has metrics. */
+/** The name of the request counter the rates are read from. */
+const REQUESTS = 'granary_http_requests_total';
+
+/**
+ * The request counter of `g.metrics` as the scrape sees it, when the Granary has metrics: with workers, the totals of
+ * every worker (metrics.ts `totals`), so each worker's console shows the same rates as `/metrics`.
+ */
 export function requestCounterOf(g: object): CounterLike | undefined {
-  const metrics = (g as { metrics?: { requests?: CounterLike } }).metrics;
-  return metrics?.requests;
+  const metrics = (g as { metrics?: { totals?: () => Promise<{ getSingleMetric(name: string): unknown }> } }).metrics;
+  const totals = metrics?.totals;
+  if (!totals) return undefined;
+  return {
+    get: async () => {
+      const metric = (await totals.call(metrics)).getSingleMetric(REQUESTS) as CounterLike | undefined;
+      return metric ? metric.get() : { values: [] };
+    },
+  };
 }

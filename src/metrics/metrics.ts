@@ -9,8 +9,15 @@
  * answers (roles/io/fop.ts), finished jobs (jobs/worker.ts), outbound refusals (outbound/client.ts through
  * `OutboundPolicy.onRefused`). Read on scrape (`collectFrom`): job queue depth, disk space, scrub progress, bucket
  * usage, plus prom-client's default process metrics (event-loop lag, heap, CPU, GC, file descriptors).
+ *
+ * With workers (GRANARY_WORKERS > 1) a scrape reads the totals of all of them (`totals()`, metrics/cluster-worker.ts;
+ * docs/metrics-and-workers.md): counters and histograms are summed; the gauges read on scrape from what the workers
+ * share (the metadata, the disk, the scrubber's shared progress) are the same in each and are taken once
+ * (`aggregator: 'max'`); prom-client's process metrics keep their own aggregators (CPU and memory summed, event-loop
+ * lag averaged, version `first`).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ClusterMetricsClient } from './cluster-worker.js';
 import type { Granary } from '../context.js';
 import type { SpaceReading } from '../store/fs/free-space.js';
 import type { BucketUsage } from '../ports/meta.js';
@@ -120,13 +127,34 @@ export class Metrics {
    */
   readonly orphanBlobs = new Gauge({
     name: 'granary_orphan_blobs',
+    // Only the holder of the sweep sets it (the others stay 0): the largest is the count.
+    aggregator: 'max',
     help: 'Blobs no metadata references (kept; remove them with granary gc), as last counted by the blob sweep',
     registers: [this.registry],
   });
 
+  /** In a worker of a primary: the link through which `totals()` reads every worker's metrics. */
+  private cluster: ClusterMetricsClient | undefined;
+
   /** A new registry with prom-client's default process metrics (prefix `granary_`), e.g. granary_nodejs_eventloop_lag_seconds. */
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'granary_' });
+  }
+
+  /**
+   * Call in a worker of the primary (GRANARY_WORKERS > 1): its registry answers the primary's gathers from now on
+   * (until the process ends: a stopping worker still answers), and `totals()` sums every worker's.
+   */
+  shareWithPrimary(): void {
+    this.cluster ??= new ClusterMetricsClient(this.registry);
+  }
+
+  /**
+   * The registry a scrape renders: this process's, or with workers the sum of every worker's (a new registry per
+   * call). Rejects when the workers' metrics cannot be gathered (the primary gone, a worker not answering in 5 s).
+   */
+  async totals(): Promise<Registry> {
+    return this.cluster ? this.cluster.totals() : this.registry;
   }
 
   /** Counts one stored object of `bytes` bytes. */
@@ -156,6 +184,7 @@ export class Metrics {
       help: 'Persistent jobs not yet finished, by state (waiting, running, notifying)',
       labelNames: ['state'] as const,
       registers,
+      aggregator: 'max',
       async collect() {
         const depth = await g.jobs.depth();
         for (const [state, n] of Object.entries(depth)) this.set({ state }, n);
@@ -167,6 +196,7 @@ export class Metrics {
         name,
         help,
         registers,
+        aggregator: 'max',
         async collect() {
           const r = await g.space.reading();
           if (r) this.set(pick(r));
@@ -189,6 +219,7 @@ export class Metrics {
       help: 'Bytes verified by the scrubber in the current pass and in the last finished pass',
       labelNames: ['pass'] as const,
       registers,
+      aggregator: 'max',
       collect: scrub((s) => {
         const st = s.status();
         return { ...(st.current ? { current: st.current.bytes } : {}), ...(st.lastPass ? { last: st.lastPass.bytes } : {}) };
@@ -199,6 +230,7 @@ export class Metrics {
       help: 'Blobs verified by the scrubber in the current pass and in the last finished pass',
       labelNames: ['pass'] as const,
       registers,
+      aggregator: 'max',
       collect: scrub((s) => {
         const st = s.status();
         return { ...(st.current ? { current: st.current.blobs } : {}), ...(st.lastPass ? { last: st.lastPass.blobs } : {}) };
@@ -208,6 +240,7 @@ export class Metrics {
       name: 'granary_scrub_corrupt_entries',
       help: 'Corrupt entries (bytes not matching their checksums) found by the last finished scrub pass',
       registers,
+      aggregator: 'max',
       collect() {
         this.set(g.scrubber?.status().lastPass?.corrupt ?? 0);
       },
@@ -244,6 +277,7 @@ export class Metrics {
         help,
         labelNames: ['bucket'] as const,
         registers,
+        aggregator: 'max',
         async collect() {
           const all = await readUsage();
           this.reset();

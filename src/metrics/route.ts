@@ -1,6 +1,7 @@
 /**
  * `GET /metrics` on the console listener: the Granary's registry in the Prometheus text exposition format
- * (version 0.0.4), `Cache-Control: no-store`. With GRANARY_METRICS_TOKEN set, the request must carry
+ * (version 0.0.4), `Cache-Control: no-store` — with workers (GRANARY_WORKERS > 1), the totals of every worker
+ * whichever worker answers (docs/metrics-and-workers.md; 599 when they cannot be gathered). With GRANARY_METRICS_TOKEN set, the request must carry
  * `Authorization: Bearer <token>` (compared in constant time): none → 401 `token not specified`, another →
  * 401 `bad token`, both as `{"error": …}`.
  */
@@ -22,7 +23,11 @@ export function checkMetricsToken(token: string | undefined, authorization: stri
 export function registerMetricsRoute(app: FastifyInstance, g: Granary, metrics: Metrics): void {
   app.get('/metrics', async (request, reply) => {
     checkMetricsToken(g.config.metricsToken, request.headers.authorization);
-    const body = await metrics.registry.metrics();
+    // With workers, the totals of all of them (metrics.ts `totals`); a gather that fails is a 599, never short totals.
+    const totals = await metrics.totals().catch((err: unknown) => {
+      throw Errors.internal(`the metrics of the workers could not be gathered: ${(err as Error).message}`);
+    });
+    const body = await totals.metrics();
     return reply.code(200).header('cache-control', 'no-store').type(metrics.registry.contentType).send(body);
   });
 }

@@ -37,7 +37,8 @@ export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPoo
  * queue claims and leases, its tag on staging files, and with it the store's background work starts (SQLite: WAL
  * checkpoints in a worker thread). Without it (offline commands, the worker primary) the owner is random and never
  * claims work, and nothing runs in the background. Creates the data dir. Throws when the database cannot be
- * reached or migrated (PostgreSQL: the pg error).
+ * reached or migrated (PostgreSQL: the pg error; SQLite: an Error naming meta.db and SQLite's reason, e.g. `file is
+ * not a database`).
  */
 export async function openStores(config: StoreConfig, identity?: ProcessIdentity): Promise<Stores> {
   const { dataDir } = config;
@@ -65,7 +66,14 @@ async function openMeta(config: StoreConfig, identity: ProcessIdentity | undefin
     const { PgMetaStore } = await import('./postgres/pg-meta-store.js');
     return PgMetaStore.open(config.metadata.url, identity?.owner, { max: config.pgPool, timeoutSeconds: config.pgTimeoutSeconds });
   }
-  const sqlite = new SqliteMetaStore(join(config.dataDir, 'meta.db'), identity?.owner, { readCacheBytes: config.readCacheBytes });
+  const path = join(config.dataDir, 'meta.db');
+  let sqlite: SqliteMetaStore;
+  try {
+    sqlite = new SqliteMetaStore(path, identity?.owner, { readCacheBytes: config.readCacheBytes });
+  } catch (err) {
+    // SQLite's own message ("file is not a database", "unable to open database file") names no file.
+    throw new Error(`cannot open the metadata database ${path}: ${(err as Error).message}`, { cause: err });
+  }
   if (identity !== undefined) sqlite.startCheckpoints();
   return sqlite;
 }

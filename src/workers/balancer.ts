@@ -11,7 +11,9 @@
  *
  * A connection that arrives while no worker accepts (start-up, every worker restarting) waits, at most
  * `maxWaiting` of them (later ones are closed); a hand-off that fails (the worker is exiting) closes the socket.
- * The console listener (GRANARY_CONSOLE_PORT) is still shared the cluster's way.
+ * The console listener (GRANARY_CONSOLE_PORT) is handed off the same way on a channel of its own (`console`; the
+ * API port's is `api`): the primary binds both ports before anything else, so a port it cannot bind fails the start
+ * before any worker runs or any key pair is generated (workers/primary.ts).
  */
 import type { Worker } from 'node:cluster';
 import net from 'node:net';
@@ -29,15 +31,21 @@ export const HANDOFF = {
   stopping: 'granary:stopping',
 } as const;
 
+/** Which listener a hand-off message is about: the Kodo API port or the console port. */
+export type HandoffChannel = 'api' | 'console';
+
 /** A hand-off IPC message. */
 export interface HandoffMessage {
   granary: (typeof HANDOFF)[keyof typeof HANDOFF];
+  channel: HandoffChannel;
   n?: number;
 }
 
-/** Whether `msg` is a hand-off message of `kind`. */
-export function isHandoff(msg: unknown, kind: HandoffMessage['granary']): msg is HandoffMessage {
-  return typeof msg === 'object' && msg !== null && (msg as { granary?: unknown }).granary === kind;
+/** Whether `msg` is a hand-off message of `kind` on `channel`. */
+export function isHandoff(msg: unknown, kind: HandoffMessage['granary'], channel: HandoffChannel): msg is HandoffMessage {
+  if (typeof msg !== 'object' || msg === null) return false;
+  const m = msg as { granary?: unknown; channel?: unknown };
+  return m.granary === kind && m.channel === channel;
 }
 
 /** The primary's listener and its per-worker connection counts; see the module comment. */
@@ -52,6 +60,8 @@ export class ConnectionBalancer {
 
   constructor(
     private readonly log: Logger,
+    /** The listener whose connections this hands off (its IPC messages carry it). */
+    private readonly channel: HandoffChannel = 'api',
     private readonly maxWaiting = 1024,
   ) {
     this.server = net.createServer({ pauseOnConnect: true }, (socket) => {
@@ -67,7 +77,7 @@ export class ConnectionBalancer {
       this.server.once('error', reject);
       this.server.listen({ port, host }, () => {
         this.server.off('error', reject);
-        this.server.on('error', (err) => this.log.error({ err }, 'the API listener failed'));
+        this.server.on('error', (err) => this.log.error({ err, channel: this.channel }, 'a listener failed'));
         const address = this.server.address();
         resolve(typeof address === 'object' && address ? address.port : port);
       });
@@ -80,14 +90,14 @@ export class ConnectionBalancer {
    */
   track(worker: Worker, onAccepting: () => void): void {
     worker.on('message', (msg: unknown) => {
-      if (isHandoff(msg, HANDOFF.accepting)) {
+      if (isHandoff(msg, HANDOFF.accepting, this.channel)) {
         if (!this.open.has(worker)) this.open.set(worker, 0);
         onAccepting();
         while (this.waiting.length > 0 && !this.closing) this.route(this.waiting.shift() as net.Socket);
-      } else if (isHandoff(msg, HANDOFF.closed)) {
+      } else if (isHandoff(msg, HANDOFF.closed, this.channel)) {
         const n = this.open.get(worker);
         if (n !== undefined) this.open.set(worker, Math.max(0, n - (msg.n ?? 1)));
-      } else if (isHandoff(msg, HANDOFF.stopping)) {
+      } else if (isHandoff(msg, HANDOFF.stopping, this.channel)) {
         this.remove(worker);
       }
     });
@@ -113,7 +123,7 @@ export class ConnectionBalancer {
       return;
     }
     this.open.set(worker, (this.open.get(worker) ?? 0) + 1);
-    worker.send({ granary: HANDOFF.connection } satisfies HandoffMessage, socket, (err: Error | null) => {
+    worker.send({ granary: HANDOFF.connection, channel: this.channel } satisfies HandoffMessage, socket, (err: Error | null) => {
       if (!err) return;
       socket.destroy();
       const n = this.open.get(worker);

@@ -1,7 +1,7 @@
 /**
  * The worker side of the least-connections hand-off (workers/balancer.ts; README "Workers").
  *
- * A worker's API server does not listen on GRANARY_PORT: it listens on a private abstract Unix socket of its own
+ * A worker's API server (and likewise its console server, on the `console` channel) does not listen on GRANARY_PORT: it listens on a private abstract Unix socket of its own
  * (`privateListenPath`, reachable by no one in practice; it makes the HTTP server a listening one, so its request
  * and header timeouts and idle-connection handling run as usual) and serves the sockets the primary hands it, as
  * if it had accepted them. Closed sockets are reported back in batches (one IPC message per event-loop turn), so
@@ -9,11 +9,11 @@
  */
 import type { Server } from 'node:http';
 import { Socket } from 'node:net';
-import { HANDOFF, isHandoff, type HandoffMessage } from './balancer.js';
+import { HANDOFF, isHandoff, type HandoffChannel, type HandoffMessage } from './balancer.js';
 
-/** Linux abstract socket name of this worker's private listener (no file; gone with the process). */
-export function privateListenPath(slot: number): string {
-  return `\0granary-worker-${process.ppid}-${slot}-${process.pid}`;
+/** Linux abstract socket name of this worker's private listener of `channel` (no file; gone with the process). */
+export function privateListenPath(slot: number, channel: HandoffChannel = 'api'): string {
+  return `\0granary-worker-${process.ppid}-${slot}-${process.pid}${channel === 'api' ? '' : `-${channel}`}`;
 }
 
 /** What `acceptHandedConnections` returns. */
@@ -23,10 +23,11 @@ export interface HandedConnections {
 }
 
 /**
- * Serves the sockets the primary hands over on `server` (emitted as `connection`, then resumed: the primary never
- * read from them) and tells the primary it accepts connections. Call once the server listens.
+ * Serves the sockets the primary hands over on `channel` (the API port's, or the console port's) on `server`
+ * (emitted as `connection`, then resumed: the primary never read from them) and tells the primary it accepts
+ * connections. Call once the server listens.
  */
-export function acceptHandedConnections(server: Server): HandedConnections {
+export function acceptHandedConnections(server: Server, channel: HandoffChannel = 'api'): HandedConnections {
   const sockets = new Set<Socket>();
   let stopped = false;
   let closedSinceReport = 0;
@@ -36,11 +37,11 @@ export function acceptHandedConnections(server: Server): HandedConnections {
   const report = (): void => {
     reportScheduled = false;
     if (closedSinceReport === 0 || !process.connected) return;
-    process.send?.({ granary: HANDOFF.closed, n: closedSinceReport } satisfies HandoffMessage);
+    process.send?.({ granary: HANDOFF.closed, channel, n: closedSinceReport } satisfies HandoffMessage);
     closedSinceReport = 0;
   };
   const onMessage = (msg: unknown, handle: unknown): void => {
-    if (!isHandoff(msg, HANDOFF.connection) || !(handle instanceof Socket)) return;
+    if (!isHandoff(msg, HANDOFF.connection, channel) || !(handle instanceof Socket)) return;
     const socket = handle;
     sockets.add(socket);
     socket.once('close', () => {
@@ -60,11 +61,11 @@ export function acceptHandedConnections(server: Server): HandedConnections {
     socket.resume();
   };
   process.on('message', onMessage);
-  process.send?.({ granary: HANDOFF.accepting } satisfies HandoffMessage);
+  process.send?.({ granary: HANDOFF.accepting, channel } satisfies HandoffMessage);
 
   return {
     stop() {
-      if (!stopped && process.connected) process.send?.({ granary: HANDOFF.stopping } satisfies HandoffMessage);
+      if (!stopped && process.connected) process.send?.({ granary: HANDOFF.stopping, channel } satisfies HandoffMessage);
       stopped = true;
       if (sockets.size === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {

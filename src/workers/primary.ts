@@ -1,8 +1,11 @@
 /**
- * The primary of `granary serve` with GRANARY_WORKERS > 1 (node:cluster): it serves nothing itself. It prepares
- * what must exist once before the workers start (the root key pair, printed once when generated; the database
- * schema and its migrations), listens on GRANARY_PORT itself and hands each connection to the worker holding the
- * fewest (workers/balancer.ts), forks the workers (env GRANARY_WORKER_SLOT = 0…N−1, GRANARY_PORT = the port it
+ * The primary of `granary serve` with GRANARY_WORKERS > 1 (node:cluster): it serves nothing itself. It takes the
+ * data-dir lock (workers/data-dir-lock.ts), listens on GRANARY_PORT and GRANARY_CONSOLE_PORT itself — before anything
+ * else, so a port it cannot bind fails the start (exit 1, the address and the reason) before a worker runs or a key
+ * pair is generated — prepares what must exist once before the workers start (the root key pair, printed once when
+ * generated; the database schema and its migrations), hands each connection of either port to the worker holding
+ * the fewest (workers/balancer.ts), gathers the workers' metrics for a scrape on any of them
+ * (metrics/cluster-primary.ts), forks the workers (env GRANARY_WORKER_SLOT = 0…N−1, GRANARY_PORT = the port it
  * listens on), restarts a worker that dies (same slot; back-off 250 ms doubling to 30 s, reset once a worker lived a
  * minute; logged), forwards the first SIGTERM/SIGINT as SIGTERM for a graceful stop (later signals are ignored)
  * and exits when its workers are gone (killing those still there GRANARY_STOP_TIMEOUT + 15 s later). A
@@ -17,8 +20,11 @@ import type { Logger } from 'pino';
 import { loadRootKeys, rootKeysLocation } from '../auth/keys.js';
 import type { Config } from '../config.js';
 import { checkDeployment } from '../store/deployment.js';
+import { listenError } from '../listen-error.js';
+import { MetricsGather } from '../metrics/cluster-primary.js';
 import { openStores } from '../store/open.js';
 import { ConnectionBalancer } from './balancer.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 /** Environment variable carrying a worker's slot (set by the primary only). */
 export const SLOT_ENV = 'GRANARY_WORKER_SLOT';
@@ -62,11 +68,29 @@ export interface RunningPrimary {
 
 /**
  * Runs the primary; resolves once it listens and the workers are forked (the process then lives until they are
- * gone). Rejects when the port cannot be listened on (EADDRINUSE, EACCES).
+ * gone). Rejects when another server holds the data dir, or a port cannot be listened on (listen-error.ts:
+ * EADDRINUSE, EACCES…).
  */
 export async function runPrimary(config: Config, log: Logger, print: (text: string) => void): Promise<RunningPrimary> {
-  // Schema and migrations once, before several processes open the database at the same time (this also creates
-  // the data dir).
+  // One server per data dir (held until this process ends; its workers are covered by it).
+  lockDataDir(config.dataDir);
+  // Both ports first: one that cannot be bound fails the start before a worker runs or a key pair is generated.
+  const balancer = new ConnectionBalancer(log, 'api');
+  const port = await balancer.listen(config.port, config.host).catch((err: unknown) => {
+    throw listenError('api', config.host, config.port, err);
+  });
+  let consoleBalancer: ConnectionBalancer | undefined;
+  let consolePort: number | undefined;
+  if (config.consolePort !== undefined) {
+    consoleBalancer = new ConnectionBalancer(log, 'console');
+    const consoleHost = config.consoleHost;
+    const wanted = config.consolePort;
+    consolePort = await consoleBalancer.listen(wanted, consoleHost).catch(async (err: unknown) => {
+      await balancer.close();
+      throw listenError('console', consoleHost, wanted, err);
+    });
+  }
+  // Schema and migrations once, before several processes open the database at the same time.
   const { meta, blobs } = await openStores(config);
   let loaded;
   try {
@@ -89,8 +113,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
     );
   }
   await dropSurplusCaches(config.dataDir, config.workers);
-  const balancer = new ConnectionBalancer(log);
-  const port = await balancer.listen(config.port, config.host);
+  const metricsGather = new MetricsGather(log);
   let firstAccepting: () => void = () => undefined;
   const accepting = new Promise<void>((resolve) => (firstAccepting = resolve));
 
@@ -101,7 +124,11 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
 
   cluster.setupPrimary({ execArgv: workerExecArgv(cluster.settings.execArgv ?? process.execArgv, config.workerOldSpaceMb) });
   const fork = (slot: number): void => {
-    const worker = cluster.fork({ [SLOT_ENV]: String(slot), GRANARY_PORT: String(port) });
+    const worker = cluster.fork({
+      [SLOT_ENV]: String(slot),
+      GRANARY_PORT: String(port),
+      ...(consolePort !== undefined ? { GRANARY_CONSOLE_PORT: String(consolePort) } : {}),
+    });
     bySlot.set(slot, { worker, startedMs: Date.now() });
     // Its own listener is exclusive (workers/handoff.ts): its `accepting` message, not cluster's 'listening', says
     // it is up.
@@ -109,8 +136,12 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
       listened = true;
       firstAccepting();
     });
+    consoleBalancer?.track(worker, () => undefined);
+    metricsGather.track(worker);
     worker.once('exit', (code, signal) => {
       balancer.remove(worker);
+      consoleBalancer?.remove(worker);
+      metricsGather.remove(worker);
       const entry = bySlot.get(slot);
       if (entry?.worker === worker) bySlot.delete(slot);
       if (stopping) {
@@ -150,6 +181,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
     stopping = true;
     // No new connections from now on; the workers finish the ones they hold.
     void balancer.close();
+    void consoleBalancer?.close();
     if (bySlot.size === 0) process.exit(exitCode);
     for (const { worker } of bySlot.values()) worker.process.kill('SIGTERM');
     // Workers bound their own stop (GRANARY_STOP_TIMEOUT, then their own backstop); one that is still there later

@@ -328,3 +328,60 @@ export function diagnostics(what: string, p: UploadPage, exchanges: ServerExchan
     formatExchanges(exchanges),
   ].join('\n');
 }
+
+/**
+ * A plain HTTP server for tests of active content: `hit(name)` URLs record a hit (`hits(name)`, `hit(name)` awaited
+ * by `nextHit`), and `serve(path, type, body)` serves a file without any security header (the unprotected origin
+ * of a positive control).
+ */
+export interface BeaconServer {
+  origin: string;
+  /** A URL whose fetch counts as a hit of `name` (an empty 204 answer). */
+  hitUrl(name: string): string;
+  /** Hits of `name` so far. */
+  hits(name: string): number;
+  /** Resolves at the next hit of `name` (at once when there was one already). */
+  hit(name: string): Promise<void>;
+  /** Serves `body` as `type` at `path`, with no security headers. */
+  serve(path: string, type: string, body: string): void;
+  close(): Promise<void>;
+}
+
+/** Starts a `BeaconServer` on 127.0.0.1 (any free port). */
+export async function startBeaconServer(): Promise<BeaconServer> {
+  const counts = new Map<string, number>();
+  const waiters = new Map<string, Array<() => void>>();
+  const files = new Map<string, { type: string; body: string }>();
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const m = /^\/hit\/([\w-]+)$/.exec(path);
+    if (m) {
+      const name = m[1] as string;
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      for (const w of waiters.get(name)?.splice(0) ?? []) w();
+      res.writeHead(204, { 'access-control-allow-origin': '*' }).end();
+      return;
+    }
+    const file = files.get(path);
+    if (!file) res.writeHead(path === '/favicon.ico' ? 204 : 404).end();
+    else res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store' }).end(file.body);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    hitUrl: (name) => `${origin}/hit/${name}`,
+    hits: (name) => counts.get(name) ?? 0,
+    hit: (name) =>
+      (counts.get(name) ?? 0) > 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.set(name, [...(waiters.get(name) ?? []), resolve])),
+    serve: (path, type, body) => void files.set(path, { type, body }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

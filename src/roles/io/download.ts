@@ -13,6 +13,8 @@
  * The bucket's download settings apply to all of these (bucket-settings.ts): its CORS rules, its referer rules
  * (403), original protection (403 for the original and raw fops unless signed; buckets/protection.ts; a public
  * bucket's URL carrying a `token` is verified like a private one's) and its max-age (`Cache-Control`).
+ * Every answer carries `X-Content-Type-Options: nosniff` and, unless the type is passive media,
+ * `Content-Security-Policy: sandbox` (active-content.ts): uploaded HTML or SVG runs no script on this origin.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
@@ -28,6 +30,7 @@ import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js
 import type { ObjectRecord } from '../../ports/meta.js';
 import { rawUrlOf } from '../http.js';
 import { downloadCacheControl, guardDownload } from './bucket-settings.js';
+import { securityHeadersOnSend } from './active-content.js';
 import { serveFop } from './fop.js';
 import { prepareSaveas, serveSaveas } from './saveas.js';
 import { ifRangeMatches, notModified, parseRange } from './range.js';
@@ -173,5 +176,7 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
 /** Registers GET/HEAD catch-all download routes (path style, and bound domains via DOMAIN_PREFIX). */
 export function registerDownloads(app: FastifyInstance, g: Granary): void {
   const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => download(g, request, reply);
-  app.route({ method: ['GET', 'HEAD'], url: '/*', handler, exposeHeadRoute: false });
+  // Every answer of the route (objects, fop and saveas results, errors) gets nosniff and, unless passive media, a
+  // sandbox CSP (active-content.ts).
+  app.route({ method: ['GET', 'HEAD'], url: '/*', handler, exposeHeadRoute: false, onSend: securityHeadersOnSend });
 }

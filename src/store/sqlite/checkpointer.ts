@@ -72,6 +72,9 @@ export class Checkpointer {
 
   /** Runs a last checkpoint and ends the thread. */
   async stop(): Promise<void> {
+    // Held while it ends: an unref'd thread is not waited for, so a process with nothing else to do (a start that
+    // failed and is cleaning up) would end before this resolves, with status 0 and its error never reported.
+    this.worker.ref();
     this.worker.postMessage('stop');
     await this.exited;
   }
