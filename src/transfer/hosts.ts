@@ -60,6 +60,8 @@ async function queryHosts(scheme: string, uc: string, accessKey: string, bucket:
   }
   const text = await res.text();
   if (res.status === 612) throw new TransferError(`remote ${remote}: the AccessKey ${accessKey} is not known there (612 ${text.trim()})`, 612);
+  // 631: the bucket does not exist there (or the key may not use it), as Kodo answers the region query.
+  if (res.status === 631) throw new TransferError(describeStatus(631, text, `remote ${remote}: bucket ${bucket}`), 631);
   if (res.status !== 200) throw new TransferError(describeStatus(res.status, text, `remote ${remote}: region query`), res.status);
   const answer = JSON.parse(text) as V4Answer;
   const h = answer.hosts?.[0];

@@ -145,8 +145,10 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
       const entry = bySlot.get(slot);
       if (entry?.worker === worker) bySlot.delete(slot);
       if (stopping) {
-        // A worker that did not end its stop itself (killed, crashed) makes the stop a failed one.
-        if (code !== 0) exitCode = 1;
+        // A worker that did not end its stop itself (killed, crashed) makes the stop a failed one — except one ended
+        // by the SIGTERM itself: it came before the worker's handler was installed (cli/serve.ts installs it before
+        // the worker listens), so the worker was still starting and served nothing.
+        if (code !== 0 && signal !== 'SIGTERM') exitCode = 1;
         if (bySlot.size === 0) {
           log.info('all workers stopped');
           process.exit(exitCode);

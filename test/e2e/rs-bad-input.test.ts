@@ -68,12 +68,15 @@ describe('unknown ops and methods', () => {
     expect(a.json).toEqual({ error: 'no such api' });
   });
 
-  it('GET on a changing op is not routed: 404 no such api, not a download (nothing deleted)', async () => {
-    for (const op of ['delete', 'Delete', 'move']) {
+  it('GET on a changing op is not routed: 405 with Allow (the path answers POST), not a download (nothing deleted)', async () => {
+    for (const op of ['delete', 'move']) {
       const a = await rawOp(s, `/${op}/${entry(BUCKET, 'k')}`, { method: 'GET' });
-      expectJsonError(a, 404);
-      expect(a.json, op).toEqual({ error: 'no such api' });
+      expectJsonError(a, 405);
+      expect(a.headers.get('allow'), op).toMatch(/POST/);
     }
+    // An op name in another case is no op: a download of a missing bucket path, never the op.
+    const other = await rawOp(s, `/Delete/${entry(BUCKET, 'k')}`, { method: 'GET' });
+    expect(other.status).not.toBe(200);
     await expectStored(s, BUCKET, 'k', BODY);
   });
 });

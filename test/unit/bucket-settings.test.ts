@@ -13,7 +13,7 @@ import {
   requestedHeaders,
   responseHeaders,
 } from '../../src/buckets/cors.js';
-import { cacheControl, DEFAULT_MAX_AGE, parseMaxAge } from '../../src/buckets/max-age.js';
+import { cacheControl, DEFAULT_MAX_AGE, effectiveMaxAge, parseMaxAge } from '../../src/buckets/max-age.js';
 import { checkOriginalAccess, isStyleOnly } from '../../src/buckets/protection.js';
 import { checkReferer, parsePatterns, parseRefererSettings, patternMatches, refererApplies, refererRefusal } from '../../src/buckets/referer.js';
 import { downloadSettingsInfo } from '../../src/buckets/settings-info.js';
@@ -35,12 +35,17 @@ function expectKodo(fn: () => unknown, kind: string, msg: RegExp): void {
 }
 
 describe('max-age', () => {
-  it('parses integers; <= 0 means the default; refuses the rest naming maxAge', () => {
+  it('parses integers as set (bucketInfo reports them); <= 0 serves the default; refuses the rest naming maxAge', () => {
     expect(parseMaxAge('3600')).toBe(3600);
-    expect(parseMaxAge('0')).toBe(DEFAULT_MAX_AGE);
-    expect(parseMaxAge('-5')).toBe(DEFAULT_MAX_AGE);
+    expect(parseMaxAge('0')).toBe(0);
+    expect(parseMaxAge('-5')).toBe(-5);
+    expect(parseMaxAge('-2147483648')).toBe(-2147483648);
     expect(parseMaxAge('2147483647')).toBe(2147483647);
-    for (const bad of ['', 'abc', '1.5', '1e3', '2147483648']) expectKodo(() => parseMaxAge(bad), 'badRequest', /maxAge/);
+    expect(effectiveMaxAge(0)).toBe(DEFAULT_MAX_AGE);
+    expect(effectiveMaxAge(-5)).toBe(DEFAULT_MAX_AGE);
+    expect(effectiveMaxAge(undefined)).toBe(DEFAULT_MAX_AGE);
+    expect(effectiveMaxAge(60)).toBe(60);
+    for (const bad of ['', 'abc', '1.5', '1e3', '2147483648', '-2147483649']) expectKodo(() => parseMaxAge(bad), 'badRequest', /maxAge/);
   });
 
   it('gives public buckets their max-age and private ones a private, deadline-capped one', () => {
@@ -221,13 +226,11 @@ describe('bucketInfo fields', () => {
       protected: 0,
       max_age: 0,
       anti_leech_mode: 0,
-      refer_wl: [],
-      refer_bl: [],
       no_refer: false,
       source_enabled: false,
     });
     expect(
       downloadSettingsInfo({ protected: true, maxAge: 60, referer: { mode: 2, patterns: ['a.com'], allowEmpty: true, sourceEnabled: true } }),
-    ).toEqual({ protected: 1, max_age: 60, anti_leech_mode: 2, refer_wl: [], refer_bl: ['a.com'], no_refer: true, source_enabled: true });
+    ).toEqual({ protected: 1, max_age: 60, anti_leech_mode: 2, refer_bl: ['a.com'], no_refer: true, source_enabled: true });
   });
 });
