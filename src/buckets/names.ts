@@ -1,5 +1,5 @@
 /**
- * Bucket name rules (protocol.md §8.6): 3–63 characters of `[a-z0-9-]`, a letter or digit at both ends.
+ * Bucket name rules (docs/development/kodo-protocol.md §8.6): 3–63 characters of `[a-z0-9-]`, a letter or digit at both ends.
  * Every bucket is reachable path-style (`/<bucket>/<key>`) on the one shared port, so names equal to the first
  * path segment of an API route (in any case) are reserved; a GET/HEAD whose first segment is one of them is an
  * unknown API route (404 `no such api`), never a download (roles/io/download.ts).

@@ -1,5 +1,5 @@
 /**
- * Region discovery (protocol.md §1.2; an AccessKey that does not exist → 612 as on Kodo), management signatures
+ * Region discovery (docs/development/kodo-protocol.md §1.2; an AccessKey that does not exist → 612 as on Kodo), management signatures
  * (§2.2–2.3, §14 items 1 and 14), the common response headers and JSON error bodies (§12, §14 item 4) and CORS.
  */
 import qiniu from 'qiniu';

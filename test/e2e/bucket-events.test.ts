@@ -1,5 +1,5 @@
 /**
- * Bucket event notifications (protocol.md §8.6 `events/*`; Kodo's model and body from
+ * Bucket event notifications (docs/development/kodo-protocol.md §8.6 `events/*`; Kodo's model and body from
  * developer.qiniu.com/kodo/8610/dev-event-notification): rules set, changed, read and deleted with the official
  * SDK (putBucketEvent, updateBucketEvent, getBucketEvent, deleteBucketEvent); a local application server receives
  * put, mkfile (v1 and v2), copy, move, disable, enable and delete events of matching keys and no others, each

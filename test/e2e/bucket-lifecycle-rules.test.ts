@@ -1,5 +1,5 @@
 /**
- * Bucket lifecycle rules (protocol.md §8.6 `rules/*`, §13.2) through the official SDK: put/update/delete/get round
+ * Bucket lifecycle rules (docs/development/kodo-protocol.md §8.6 `rules/*`, §13.2) through the official SDK: put/update/delete/get round
  * trips; a rule's dates in stat for objects uploaded after it and already there; the clock passing a rule's day
  * makes objects absent (stat 612, download 404, listings skip them) and the sweeper deletes them and frees their
  * blobs; transitions (stat `type`, archive refused until restoreAr); longest-prefix matching; a rule combined with

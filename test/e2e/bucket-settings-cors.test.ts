@@ -1,5 +1,5 @@
 /**
- * Per-bucket CORS rules (protocol.md §8.6 corsRules/set|get) set with the SDK's BucketManager and enforced on the
+ * Per-bucket CORS rules (docs/development/kodo-protocol.md §8.6 corsRules/set|get) set with the SDK's BucketManager and enforced on the
  * bucket's downloads: preflights (path style and bound domains) and actual GET/HEAD answers for matching and
  * non-matching origins, methods and headers; buckets without rules, uploads and management routes keep the global
  * `*`; updates and clearing; bad input and authorisation.

@@ -1,5 +1,5 @@
 /**
- * Bucket management on the uc role (protocol.md §8.6) through the SDK's BucketManager, in both SDK
+ * Bucket management on the uc role (docs/development/kodo-protocol.md §8.6) through the SDK's BucketManager, in both SDK
  * configurations (static Zone and /v4/query discovery), plus form-body variants sent by hand.
  */
 import qiniu from 'qiniu';

@@ -1,5 +1,5 @@
 /**
- * Listing (rsf role, protocol.md §8.3, §13.2) driven through the official SDK (`listPrefix`, `listPrefixV2`) in
+ * Listing (rsf role, docs/development/kodo-protocol.md §8.3, §13.2) driven through the official SDK (`listPrefix`, `listPrefixV2`) in
  * both SDK configurations, plus raw signed requests for what the SDK cannot send (limit 0/5000, GET, form body).
  * Bucket `list-main` holds 2,500 keys inserted through the MetaStore (sharing the blob of a real upload) and a
  * few dozen keys uploaded through the SDK.

@@ -1,5 +1,5 @@
 /**
- * Region discovery as Qiniu's Java, Go, Python, Node and browser SDKs send it and parse it (protocol.md §1.2,
+ * Region discovery as Qiniu's Java, Go, Python, Node and browser SDKs send it and parse it (docs/development/kodo-protocol.md §1.2,
  * "Region query"; issue 32 items 1–4, issue 27 items 8–9). Each test sends the SDK's exact request (plain fetch:
  * the queries carry no credential, `/regions` is signed by the Go SDK) and checks the fields the SDK's parser reads,
  * quoting the parser. The SDKs' sources were read at: java-sdk `com/qiniu/storage/AutoRegion.java` (v3) and

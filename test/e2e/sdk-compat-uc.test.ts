@@ -1,5 +1,5 @@
 /**
- * Bucket (uc) calls as Qiniu's Go, Java, Python and PHP SDKs send them (protocol.md §8.6; issue 27 items 3, 6, 7;
+ * Bucket (uc) calls as Qiniu's Go, Java, Python and PHP SDKs send them (docs/development/kodo-protocol.md §8.6; issue 27 items 3, 6, 7;
  * issue 32 items 13–16). Each test sends the SDK's request (plain fetch signed as the SDK signs: `Qiniu` for the Go
  * and Java SDKs, `QBox` for the Python SDK's `_post_with_auth`) and checks what the SDK's parser or test reads. The
  * SDKs' sources were read at: go-sdk v7 `storage/bucket.go` (BucketManager: GetBucketInfo, SetRemark,

@@ -1,5 +1,5 @@
 /**
- * Fuzz cases for form upload (`POST /`, protocol.md §4): valid requests in the Node SDK's and qiniu-js's field
+ * Fuzz cases for form upload (`POST /`, docs/development/kodo-protocol.md §4): valid requests in the Node SDK's and qiniu-js's field
  * orders, then the same requests mutated — bytes flipped, inserted or deleted in a delimiter, a part header or a
  * value; the body cut short (sent as a complete request); duplicate, missing and oversized fields; broken
  * Content-Types and boundaries; odd file names; a declared or real size over GRANARY_MAX_OBJECT_SIZE; clients

@@ -1,5 +1,5 @@
 /**
- * Fuzz cases for resumable upload v2 (protocol.md §6): initiate / part / complete / list / abort. Each case first
+ * Fuzz cases for resumable upload v2 (docs/development/kodo-protocol.md §6): initiate / part / complete / list / abort. Each case first
  * builds the upload it needs with valid requests (which must pass), then sends altered ones: buckets, object names,
  * uploadIds and methods; part numbers, Content-MD5s and bodies (a part 200 must carry the MD5 of the bytes sent);
  * mutated and hostile complete bodies (other parts are refused); list queries; abort and everything after it;
