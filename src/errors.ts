@@ -37,7 +37,7 @@ const CATALOGUE = {
   // 403 — forbidden
   staleDate: [403, 'X-Qiniu-Date is out of the allowed time window'],
   scopeMismatch: [403, "key doesn't match with scope"],
-  // Kodo's text, read by the Java SDK's tests (issue 32 item 10).
+  // Kodo's text, read by the Java SDK's tests.
   fileTooSmall: [403, 'request entity size is smaller than FsizeMin'],
   limitedMimeType: [403, 'limited mimeType'],
   keyNotAllowed: [403, 'key is not in keylimit'],

@@ -1,5 +1,5 @@
 /**
- * Verification by etag for `granary migrate --data-dir` (issue 14): the bytes of every copied object are hashed on
+ * Verification by etag for `granary migrate --data-dir`: the bytes of every copied object are hashed on
  * their way to the destination and compared with what its entry says (docs/development/kodo-protocol.md §7), so a corrupt source is
  * reported instead of copied silently.
  *

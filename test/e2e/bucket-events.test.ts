@@ -342,7 +342,7 @@ describe('bad input', () => {
     expect(r.data.error).toMatch(message);
   });
 
-  it('answers 400 to update (Kodo, issue 32 item 13) and 612 to delete an unknown rule, 403 for another account’s access_key, and changes nothing', async () => {
+  it('answers 400 to update (as Kodo) and 612 to delete an unknown rule, 403 for another account’s access_key, and changes nothing', async () => {
     const bm = s.bucketManager();
     expect((await sdk(bm.updateBucketEvent(B, { name: 'nope', event: 'put' }))).status).toBe(400);
     expect((await sdk(bm.deleteBucketEvent(B, 'nope'))).status).toBe(612);

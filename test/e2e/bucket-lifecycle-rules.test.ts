@@ -345,7 +345,7 @@ describe('bad input', () => {
     expect(await rules(B)).toEqual([]);
   });
 
-  it('614 for a taken name, 400 for a taken prefix, 400 for an unknown name on update (Kodo, issue 32 item 13) and 612 on delete', async () => {
+  it('614 for a taken name, 400 for a taken prefix, 400 for an unknown name on update (as Kodo) and 612 on delete', async () => {
     await addRule(B, { name: 'first', prefix: 'a/', delete_after_days: 1 });
     const dupName = await sdk<{ error: string }>(bm().putBucketLifecycleRule(B, { name: 'first', prefix: 'b/', delete_after_days: 1 }));
     expect(dupName.status).toBe(614);

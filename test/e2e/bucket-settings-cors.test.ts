@@ -69,7 +69,7 @@ describe('set and get', () => {
   it('putCorsRules stores the rules; getCorsRules (POST, and GET) answers them verbatim, as set', async () => {
     const put = await sdk<ErrorBody>(bm.putCorsRules(RULED, RULES));
     expect(put.status, JSON.stringify(put.data)).toBe(200);
-    // Kodo returns the rules as set (issue 32 item 14): `head` stays lower case; matching is case-insensitive.
+    // Kodo returns the rules as set: `head` stays lower case; matching is case-insensitive.
     const expected = RULES;
     expect((await sdk(bm.getCorsRules(RULED))).data).toEqual(expected);
     const viaGet = await signedFetch(s, { method: 'GET', path: `/corsRules/get/${RULED}` });

@@ -76,7 +76,7 @@ describe('bucketInfo before any setting', () => {
       no_refer: false,
       source_enabled: false,
     });
-    // Kodo leaves empty referer lists out (issue 32 item 15).
+    // Kodo leaves empty referer lists out.
     expect(await info(PUB)).not.toHaveProperty('refer_wl');
     expect(await info(PUB)).not.toHaveProperty('refer_bl');
   });

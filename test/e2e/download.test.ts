@@ -245,7 +245,7 @@ describe('downloads', () => {
       },
     );
 
-    // Issue 27 item 12: a path another method answers is Kodo's 405, with Allow.
+    // A path another method answers is Kodo's 405, with Allow.
     it.each(['/', '/delete/x'])('GET %s (a POST route) → 405 method not allowed, Allow: POST', async (path) => {
       const res = await rawRequest({ port: s.running.port, method: 'GET', path });
       expect(res.status, path).toBe(405);

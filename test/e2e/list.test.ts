@@ -322,7 +322,7 @@ describe('listPrefixV2 (POST /v2/list, one JSON object per line)', () => {
     expect(resumed.lines.map((l) => l.item?.key)).toEqual(['dir-20/top']);
   });
 
-  it('answers text/plain lines (not application/json: the PHP SDK decodes that whole; issue 27 item 10), putTime exact', async () => {
+  it('answers text/plain lines (not application/json: the PHP SDK decodes that whole), putTime exact', async () => {
     const res = await signedFetch(s, { path: `/v2/list?bucket=${MAIN}&prefix=real-3` });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');

@@ -197,7 +197,7 @@ describe('unknown, foreign and aborted uploads → 612', () => {
     ok(await up.list(BUCKET, 'mine.bin', id));
   });
 
-  it('abort answers 200 with {} (every 2xx JSON answer has a JSON body, issue 27 item 3), frees the parts, and every later call is 612', async () => {
+  it('abort answers 200 with {} (every 2xx JSON answer has a JSON body), frees the parts, and every later call is 612', async () => {
     const key = 'aborted.bin';
     const blobs = await countBlobs(s);
     const id = await init(key);

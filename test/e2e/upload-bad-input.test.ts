@@ -145,7 +145,7 @@ describe('invalid put policies → 400', () => {
   it.each([
     ['no scope', { deadline }],
     ['no deadline', { scope: BUCKET }],
-    // (A returnBody that is not JSON is answered as rendered: issue 27 item 2, test/e2e/sdk-compat-upload.test.ts.)
+    // (A returnBody that is not JSON is answered as rendered, as Kodo does: test/e2e/sdk-compat-upload.test.ts.)
     ['a JSON callbackBody that is not JSON', { scope: BUCKET, deadline, callbackUrl: 'http://127.0.0.1/cb', callbackBody: '{"k": $(key)', callbackBodyType: 'application/json' }],
     ['callbackUrl without callbackBody', { scope: BUCKET, deadline, callbackUrl: 'http://127.0.0.1/cb' }],
     ['forceSaveKey without saveKey', { scope: BUCKET, deadline, forceSaveKey: true }],

@@ -179,7 +179,7 @@ const formSpecials: Case[] = [
   special('two file parts, the second first in the body', 'any', (p, f) => [p.token, p.key, { ...p.file, value: f.rng.bytes(500) }, p.file, p.crc]),
   special('the file part named data', 'fail', (p) => [p.token, p.key, { ...p.file, name: 'data' }, p.crc]),
   special('the file part named File', 'fail', (p) => [p.token, p.key, { ...p.file, name: 'File' }, p.crc]),
-  // Issue 27 item 1: the part named file is the file whatever its filename (none here) and content type.
+  // As Kodo: the part named file is the file whatever its filename (none here) and content type.
   special('the file sent as a plain field', 'ok', (p) => [p.token, p.key, { name: 'file', value: p.content }, p.crc]),
   special('a file part plus a field named file', 'any', (p) => [p.token, p.key, p.file, { name: 'file', value: 'text' }, p.crc]),
   special('crc32 twice, equal', 'ok', (p) => [p.token, p.key, p.file, p.crc, p.crc]),

@@ -157,7 +157,7 @@ const v2Init: Case = async (f) => {
     },
     () => {
       const on = rng.pick(['', '~~', 'not*b64', '%zz', b64(Buffer.from([0xff, 0xfe])), 'x'.repeat(20000), '=', '~', '..', '.']);
-      // '' is the key "" (issue 32 item 7), '~' no key.
+      // '' is the key "" (as the SDKs send it), '~' no key.
       const status: Allowed = on === '~' || on === '' ? 'ok' : on === '=' ? 'any' : 'fail';
       return [`object name ${JSON.stringify(on.slice(0, 40))}`, { method: 'POST', path: uploadsPath(env.bucket, on), headers: auth(env.token) }, status];
     },

@@ -1,5 +1,5 @@
 /**
- * Assembling a resumable upload (v1 mkfile, v2 complete) without copying it (issue 13): the object becomes a
+ * Assembling a resumable upload (v1 mkfile, v2 complete) without copying it: the object becomes a
  * manifest of the stored pieces (ports/manifest.ts), committed through putObject like every upload. Its etag is
  * composed from digests recorded when the pieces arrived (docs/development/kodo-protocol.md §7), its MIME type sniffed from the first
  * HEAD_BYTES of the first piece(s); no byte is copied and none is hashed again, except:
