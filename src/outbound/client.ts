@@ -1,6 +1,7 @@
 /**
- * The only way Granary talks to third-party HTTP servers (upload callbacks, docs/development/kodo-protocol.md §4.3 / §2.6; later fetch
- * §8.5 and notifications §9.3). Every connection passes the SSRF guard (guard.ts) on the address actually
+ * The only way Granary talks to third-party HTTP servers (upload callbacks, docs/development/kodo-protocol.md §4.3 / §2.6;
+ * fetch, async fetch, prefetch and mirror §8.5; persistent-ops notifications §9.3; bucket event notifications;
+ * remote watermark images §10.5). Every connection passes the SSRF guard (guard.ts) on the address actually
  * connected to:
  *
  * 1. IP-literal hosts are checked before connecting (Node does not call `lookup` for them);

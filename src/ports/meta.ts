@@ -1,7 +1,8 @@
 /**
  * The MetaStore port: buckets, bound domains, entries and blob references. No Kodo wire format here: callers
  * get plain records and outcome tags, the domain layer turns them into Kodo errors.
- * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
+ * Implementations: SQLite (store/sqlite/, the embedded default) and PostgreSQL (store/postgres/, shared by the nodes
+ * of a cluster); both pass the same contract suite (test/contract/).
  */
 import type { ConsoleSessionStore } from './console-sessions.js';
 import type { LeaseStore } from './leases.js';
