@@ -12,7 +12,7 @@ import { Errors, type KodoError } from '../errors.js';
  */
 export const READ_METHODS: ('GET' | 'POST')[] = ['GET', 'POST'];
 
-/** The raw request-target as received (path + query, never re-encoded; docs/development/kodo-protocol.md §14.23). */
+/** The raw request-target as received (path + query, never re-encoded; docs/development/kodo-protocol.md §14 item 23). */
 export function rawUrlOf(request: FastifyRequest): string {
   return request.originalUrl ?? request.raw.url ?? request.url;
 }
