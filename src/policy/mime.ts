@@ -81,7 +81,7 @@ export interface DetectMimeInput {
 }
 
 /**
- * The MIME type to store (docs/development/kodo-protocol.md §3.1 `detectMime`, §14.18):
+ * The MIME type to store (docs/development/kodo-protocol.md §3.1 `detectMime`, §14 item 18):
  * - `-1`: the client's type verbatim, else `application/octet-stream`;
  * - `0` (default): the client's type unless absent or `application/octet-stream` (the Node SDK's default, treated as
  *   "unspecified"); then the `fname` extension → the `key` extension → the content;

@@ -12,7 +12,7 @@ export const MAX_KEY_BYTES = 750;
 /**
  * Resolves the key of an upload (docs/development/kodo-protocol.md §3.1 "Key resolution order"):
  * 1. `forceSaveKey` → rendered `saveKey`, whatever the client sent;
- * 2. otherwise the client key when present — `""` is a real key (form upload may send it, §14.8); callers pass
+ * 2. otherwise the client key when present — `""` is a real key (form upload may send it, §14 item 8); callers pass
  *    `undefined` for "no key" (absent form field, v1 mkfile without key, v2 `~`);
  * 3. otherwise the rendered `saveKey`;
  * 4. otherwise `undefined`: the caller uses the content etag (`hash`) as the key.
@@ -57,7 +57,7 @@ export function checkKeyAllowed(policy: PutPolicy, key: string): void {
 }
 
 /**
- * Whether the upload has **insert semantics** (docs/development/kodo-protocol.md §3.1, §14.19): an existing object with different content
+ * Whether the upload has **insert semantics** (docs/development/kodo-protocol.md §3.1, §14 item 19): an existing object with different content
  * → 614, identical content → success. True when `insertOnly` is set, for a bucket-only scope and for a prefixal
  * scope; false (overwrite allowed) for an exact `bucket:key` scope without `insertOnly`.
  *

@@ -1,5 +1,5 @@
 /**
- * Bad input on `POST /` over plain HTTP (docs/development/kodo-protocol.md §4.1, §4.2, §14.4): every refusal is a JSON
+ * Bad input on `POST /` over plain HTTP (docs/development/kodo-protocol.md §4.1, §4.2, §14 item 4): every refusal is a JSON
  * `{"error": ...}` with the right status, the object already under the key is untouched, and no staging file is
  * left in `<dataDir>/tmp` — including when the client vanishes in the middle of the body.
  */

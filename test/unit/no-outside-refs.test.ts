@@ -2,7 +2,7 @@
  * Every reference in the code can be followed from a clone of the repository: no path to a file outside it
  * (`../shared/…`, the old `shared/protocol.md`), and no tracker issue numbers in src/ or test/ (a comment says
  * what the code does and why, not where it was asked for). Every citation of the protocol reference names a
- * section that docs/development/kodo-protocol.md has.
+ * section (and §14 item) that docs/development/kodo-protocol.md has.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -62,16 +62,23 @@ describe('references stay inside the repository', () => {
     expect(hits(SRC_AND_TESTS, /\bissues? \d+\b/i)).toEqual([]);
   });
 
-  it('cites only sections that docs/development/kodo-protocol.md has', () => {
+  it('cites only sections and §14 items that docs/development/kodo-protocol.md has', () => {
     const doc = readFileSync(join(ROOT, REFERENCE), 'utf8');
     const sections = new Set<string>();
-    for (const m of doc.matchAll(/^#{2,3} §?(\d+(?:\.\d+)?)[.\s]/gm)) sections.add(m[1]!);
+    for (const m of doc.matchAll(/^#{2,3} (\d+(?:\.\d+)?)[.\s]/gm)) sections.add(m[1]!);
+    const gotchas = doc.slice(doc.indexOf('\n## 14.'), doc.indexOf('\n## 15.'));
+    const items = new Set([...gotchas.matchAll(/^(\d+)\. /gm)].map((m) => m[1]!));
     expect(sections.size).toBeGreaterThan(50);
+    expect(items.size).toBe(24);
     const missing: string[] = [];
     for (const file of CODE) {
       const text = readFileSync(join(ROOT, file), 'utf8');
-      for (const m of text.matchAll(/kodo-protocol\.md`?\s+§(\d+(?:\.\d+)?)/g)) {
-        if (!sections.has(m[1]!)) missing.push(`${file}: §${m[1]}`);
+      if (!text.includes('kodo-protocol.md')) continue;
+      // In a file that cites the reference, every bare § is one of its sections (RFC sections excepted).
+      for (const m of text.matchAll(/(RFC \d+ )?§(\d+(?:\.\d+)?)(?: items? (\d+))?/g)) {
+        if (m[1]) continue;
+        if (!sections.has(m[2]!)) missing.push(`${file}: §${m[2]}`);
+        else if (m[2] === '14' && m[3] && !items.has(m[3])) missing.push(`${file}: §14 item ${m[3]}`);
       }
     }
     expect(missing).toEqual([]);
