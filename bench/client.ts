@@ -495,7 +495,7 @@ async function uploadStream(job: UploadStreamJob): Promise<Tally> {
   return t;
 }
 
-/** Listing requests signed like the SDK's QBox management credential (protocol.md §2.2), one at a time. */
+/** Listing requests signed like the SDK's QBox management credential (docs/development/kodo-protocol.md §2.2), one at a time. */
 async function list(job: ListJob): Promise<Tally> {
   const t: Tally = { ...newTally(), entries: 0 };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });

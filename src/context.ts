@@ -34,7 +34,8 @@ export interface Granary {
   secretOf: SecretLookup;
   /** The persistent-processing job queue and pipelines (normally `meta.jobs`). */
   jobs: JobQueue;
-  /** Outbound guard settings for callbacks (and later fetch, notify, watermarks). */
+  /** Outbound guard settings for every server → third-party request: callbacks, fetch and mirror, job and event
+   *  notifications, remote watermark images. */
   outbound: OutboundPolicy;
   /** Bound download domains (Host → bucket). */
   domains: DomainIndex;

@@ -1,6 +1,6 @@
 /**
  * The error catalogue: every Kodo error Granary answers with, declared once with its HTTP status and message
- * (protocol.md §8.7, §4.2, §15). Code below the route layer throws `KodoError`s built here; one handler in
+ * (docs/development/kodo-protocol.md §8.7, §4.2, §15). Code below the route layer throws `KodoError`s built here; one handler in
  * server.ts turns them into `{"error": "<message>"}` with the status (and the error's headers, if any).
  *
  * The catalogue is one table keyed by kind; the factories in `Errors` are derived from it, so an error's `kind`
@@ -11,7 +11,7 @@
 /** One catalogue entry: the HTTP status (Kodo's code) and the fixed message of the `{"error": …}` body. */
 type Entry = readonly [status: number, message: string];
 
-/** Every error Granary answers with. Status codes from protocol.md §8.7; messages from §4.2 and §15. */
+/** Every error Granary answers with. Status codes from docs/development/kodo-protocol.md §8.7; messages from §4.2 and §15. */
 const CATALOGUE = {
   // 400 — malformed request
   badRequest: [400, 'invalid argument'],
@@ -37,7 +37,7 @@ const CATALOGUE = {
   // 403 — forbidden
   staleDate: [403, 'X-Qiniu-Date is out of the allowed time window'],
   scopeMismatch: [403, "key doesn't match with scope"],
-  // Kodo's text, read by the Java SDK's tests (issue 32 item 10).
+  // Kodo's text, read by the Java SDK's tests.
   fileTooSmall: [403, 'request entity size is smaller than FsizeMin'],
   limitedMimeType: [403, 'limited mimeType'],
   keyNotAllowed: [403, 'key is not in keylimit'],

@@ -1,5 +1,5 @@
 /**
- * The fastify app: one port serves every role (up, io, rs, rsf, api, uc and downloads; protocol.md §1).
+ * The fastify app: one port serves every role (up, io, rs, rsf, api, uc and downloads; docs/development/kodo-protocol.md §1).
  * Hooks: X-Reqid on every response (and in every log line), CORS with preflight, one error handler that turns
  * catalogue errors into `{"error": …}` with their Kodo status and headers, raw-body content-type parsers
  * (signatures need the exact bytes) and pass-through for streamed bodies (multipart, octet-stream). Every error
@@ -56,7 +56,7 @@ export function reqIdGenerator(): () => string {
 
 /**
  * The X-Log of every answer. Kodo's is a trace of the services a request went through (`UP:12;RS:3`), free-form for
- * clients (protocol.md §12): the SDKs only check that it is there.
+ * clients (docs/development/kodo-protocol.md §12): the SDKs only check that it is there.
  */
 export const X_LOG = 'GRANARY';
 
@@ -184,7 +184,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     exposedHeaders: ['X-Reqid', 'X-Log', 'ETag', 'Content-Length', 'Content-Range', 'Content-Disposition'],
     maxAge: 86400,
     // An OPTIONS request without Origin/Access-Control-Request-Method is answered like a preflight (204)
-    // instead of the plugin's plain-text 400: every answer stays JSON or empty (protocol.md §14 item 4).
+    // instead of the plugin's plain-text 400: every answer stays JSON or empty (docs/development/kodo-protocol.md §14 item 4).
     strictPreflight: false,
   });
 

@@ -50,7 +50,7 @@ export async function writeContentFile(path: string, size: number): Promise<void
   await pipeline(contentStream(size), createWriteStream(path));
 }
 
-/** Kodo block size (protocol.md §5, §7): v1 blocks and the 4 MiB units of the etag. */
+/** Kodo block size (docs/development/kodo-protocol.md §5, §7): v1 blocks and the 4 MiB units of the etag. */
 export const KODO_BLOCK_BYTES = 4 * 1024 * 1024;
 
 const digestCache = new Map<string, Buffer>();
@@ -86,7 +86,7 @@ export function contentCrc32(length: number): number {
   return crc;
 }
 
-/** The Kodo etag (`hash`, protocol.md §7) of `size` bytes of content, from one SHA-1 per 4 MiB block. */
+/** The Kodo etag (`hash`, docs/development/kodo-protocol.md §7) of `size` bytes of content, from one SHA-1 per 4 MiB block. */
 export function contentEtag(size: number): string {
   const blocks: Buffer[] = [];
   for (let off = 0; off < size || blocks.length === 0; off += KODO_BLOCK_BYTES) {

@@ -1,4 +1,4 @@
--- wrk script: form uploads (protocol.md §4.1) of one object size under distinct keys, for phase `upload` of
+-- wrk script: form uploads (docs/development/kodo-protocol.md §4.1) of one object size under distinct keys, for phase `upload` of
 -- bench/run.ts (spawned by bench/lib/wrk.ts).
 --
 --   wrk -t2 -c16 -d5s -s bench/lib/form-upload.lua http://127.0.0.1:<port>/ -- <token> <size> <keyPrefix>

@@ -49,7 +49,7 @@ export interface UploadStreamJob {
 }
 
 /**
- * One resumable v1 upload (protocol.md §5, as the Node SDK drives it): `POST /mkblk/<len>` with each whole 4 MiB
+ * One resumable v1 upload (docs/development/kodo-protocol.md §5, as the Node SDK drives it): `POST /mkblk/<len>` with each whole 4 MiB
  * block as body, `parallel` blocks at a time (each answer: 200, ctx, offset = len, crc32 of the block), then
  * `POST /mkfile/<size>/key/…/mimeType/…/fname/…` with the comma-joined ctxs. Checked like UploadStreamJob.
  * Result: `latency` of one mkblk; `steps.blocksMs` (all mkblk), `steps.finalMs` (the mkfile call).
@@ -65,7 +65,7 @@ export interface ResumableV1Job {
 }
 
 /**
- * One resumable v2 upload (protocol.md §6): `POST …/uploads` (init), `PUT …/uploads/<id>/<n>` of `partSize`-byte
+ * One resumable v2 upload (docs/development/kodo-protocol.md §6): `POST …/uploads` (init), `PUT …/uploads/<id>/<n>` of `partSize`-byte
  * parts with hex `Content-MD5`, `parallel` at a time (each answer: 200, etag, md5 = ours), then `POST …/uploads/<id>`
  * (complete) with the JSON part list. Checked like UploadStreamJob. Result: `latency` of one part PUT;
  * `steps.initMs`, `steps.partsMs`, `steps.finalMs` (the complete call).
@@ -135,7 +135,7 @@ export interface BatchStatJob {
 }
 
 /**
- * Sync fetches (protocol.md §8.5), one at a time: `POST /fetch/<b64 url>/to/<b64 bucket:key>` signed QBox, so
+ * Sync fetches (docs/development/kodo-protocol.md §8.5), one at a time: `POST /fetch/<b64 url>/to/<b64 bucket:key>` signed QBox, so
  * Granary downloads `url` (a local origin) and stores it under `key` (overwritten each time). Each answer must be
  * 200 with `fsize` = `size` and `hash` = the content's etag.
  */

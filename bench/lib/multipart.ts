@@ -1,5 +1,5 @@
 /**
- * A form-upload body (protocol.md §4.1) built by hand: fields `token`, `key`, then `file`. Only the bytes
+ * A form-upload body (docs/development/kodo-protocol.md §4.1) built by hand: fields `token`, `key`, then `file`. Only the bytes
  * around the file are built here, so the file itself can be a buffer or a stream.
  */
 export interface MultipartFrame {

@@ -1,5 +1,5 @@
 /**
- * URL-safe base64 and HMAC-SHA1 signing, the primitives of every Kodo signature (protocol.md §0, §2.1).
+ * URL-safe base64 and HMAC-SHA1 signing, the primitives of every Kodo signature (docs/development/kodo-protocol.md §0, §2.1).
  */
 import { createHmac } from 'node:crypto';
 import { Errors } from '../errors.js';
@@ -13,7 +13,7 @@ export function urlsafeB64Encode(data: Buffer | string): string {
 const B64_CHARS = /^[A-Za-z0-9\-_+/]*={0,2}$/;
 
 /**
- * Decodes URL-safe or standard base64, padded or not (lenient on input, protocol.md §0).
+ * Decodes URL-safe or standard base64, padded or not (lenient on input, docs/development/kodo-protocol.md §0).
  * Throws `Errors.badBase64` (400) when the text is not base64.
  */
 export function urlsafeB64Decode(text: string): Buffer {
@@ -32,7 +32,7 @@ export function urlsafeB64DecodeText(text: string): string {
   return s;
 }
 
-/** `urlsafe_b64(HMAC-SHA1(secretKey, data))`: 28 characters including one `=` (protocol.md §2.1). */
+/** `urlsafe_b64(HMAC-SHA1(secretKey, data))`: 28 characters including one `=` (docs/development/kodo-protocol.md §2.1). */
 export function hmacSign(secretKey: string, data: Buffer | string): string {
   return urlsafeB64Encode(createHmac('sha1', secretKey).update(data).digest());
 }

@@ -1,5 +1,5 @@
 /**
- * Signing of upload callbacks, server → application (protocol.md §2.6, §4.3).
+ * Signing of upload callbacks, server → application (docs/development/kodo-protocol.md §2.6, §4.3).
  */
 import { FORM_TYPE, JSON_TYPE, mediaType } from './headers.js';
 import { hmacSign } from './base64.js';

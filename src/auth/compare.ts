@@ -1,5 +1,5 @@
 /**
- * Constant-time comparison of secrets and signatures (protocol.md §2.3 "Recommended server verification").
+ * Constant-time comparison of secrets and signatures (docs/development/kodo-protocol.md §2.3 "Recommended server verification").
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
@@ -16,7 +16,7 @@ export function safeEqual(a: string, b: string): boolean {
 
 /**
  * Constant-time comparison of a received URL-safe base64 signature with the expected one, tolerant of the
- * harmless encoding variants protocol.md §0 asks servers to accept: standard `+`/`/` alphabet and missing `=`.
+ * harmless encoding variants docs/development/kodo-protocol.md §0 asks servers to accept: standard `+`/`/` alphabet and missing `=`.
  * The expected side is a digest of public length (HMAC-SHA1: 27 characters without padding), so a length
  * mismatch may answer at once; equal lengths are compared with `timingSafeEqual` over the characters, without the
  * two SHA-256 passes `safeEqual` spends to hide the length of a secret (~4 µs per check).

@@ -1,5 +1,5 @@
 /**
- * Private download URLs (protocol.md §2.5): `<url1>&token=<AK>:<urlsafe_b64(HMAC-SHA1(SK, url1))>` where `url1`
+ * Private download URLs (docs/development/kodo-protocol.md §2.5): `<url1>&token=<AK>:<urlsafe_b64(HMAC-SHA1(SK, url1))>` where `url1`
  * is the full URL (scheme, host, raw path and query) ending in `e=<deadline seconds>`.
  */
 import { Errors } from '../errors.js';

@@ -1,12 +1,12 @@
 /**
  * Small helpers over Node's `IncomingHttpHeaders` shape (lower-case names), shared by the verifiers in this
- * directory (protocol.md §2).
+ * directory (docs/development/kodo-protocol.md §2).
  */
 
 /** Request headers as Node delivers them: lower-case names, a string or (rarely) a list of strings. */
 export type HeaderMap = Record<string, string | string[] | undefined>;
 
-/** `application/x-www-form-urlencoded`, the default content type of every Kodo signature (protocol.md §2.2, §2.3). */
+/** `application/x-www-form-urlencoded`, the default content type of every Kodo signature (docs/development/kodo-protocol.md §2.2, §2.3). */
 export const FORM_TYPE = 'application/x-www-form-urlencoded';
 /** `application/json`. */
 export const JSON_TYPE = 'application/json';

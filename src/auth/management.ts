@@ -1,5 +1,5 @@
 /**
- * Verification of management-API requests signed with `Authorization: QBox <ak>:<sign>` (protocol.md §2.2) or
+ * Verification of management-API requests signed with `Authorization: QBox <ak>:<sign>` (docs/development/kodo-protocol.md §2.2) or
  * `Authorization: Qiniu <ak>:<sign>` (§2.3), including the `X-Qiniu-Date` freshness check (§2.3, §14 item 14).
  *
  * A request is accepted when ANY candidate signed string matches (§2.3 "Recommended server verification"):

@@ -1,5 +1,5 @@
 /**
- * The signature of a sync `saveas` on a download URL (protocol.md §2.7, §10.7):
+ * The signature of a sync `saveas` on a download URL (docs/development/kodo-protocol.md §2.7, §10.7):
  *
  * ```
  * signed = <host> + <raw path> + "?" + <raw query up to, not including, "/sign/">

@@ -1,5 +1,5 @@
 /**
- * Upload tokens (protocol.md §2.4): `<AK>:<urlsafe_b64(HMAC-SHA1(SK, encodedPolicy))>:<encodedPolicy>`, carried
+ * Upload tokens (docs/development/kodo-protocol.md §2.4): `<AK>:<urlsafe_b64(HMAC-SHA1(SK, encodedPolicy))>:<encodedPolicy>`, carried
  * in the form field `token` or in `Authorization: UpToken <token>`.
  */
 import { LRUCache } from 'lru-cache';

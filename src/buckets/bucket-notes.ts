@@ -1,5 +1,5 @@
 /**
- * Two bucket settings that are stored and reported only (bucketInfo `remark` and `no_index_page`, protocol.md
+ * Two bucket settings that are stored and reported only (bucketInfo `remark` and `no_index_page`, docs/development/kodo-protocol.md
  * §8.6): the remark (`PUT /buckets/<bucket>?remark`, the Go SDK's `SetRemark`) and the index-page flag
  * (`POST /noIndexPage?bucket=&noIndexPage=<0|1>`, the Java and Go SDKs'). Granary serves no default index page
  * either way.

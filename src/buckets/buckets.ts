@@ -1,5 +1,5 @@
 /**
- * Bucket operations with Kodo semantics (protocol.md §8.6): create (614 exists, 400 bad name), drop (631
+ * Bucket operations with Kodo semantics (docs/development/kodo-protocol.md §8.6): create (614 exists, 400 bad name), drop (631
  * missing, 400 not empty), private flag, mirror source (`image`/`unimage`), bucket info, bound domains.
  */
 import type { Granary } from '../context.js';
@@ -47,7 +47,7 @@ export async function setBucketPrivate(g: Granary, name: string, isPrivate: bool
 }
 
 /**
- * Enables or disables the `nrop` moderation fop for a bucket (protocol.md §10.4; Granary's switch, since Kodo
+ * Enables or disables the `nrop` moderation fop for a bucket (docs/development/kodo-protocol.md §10.4; Granary's switch, since Kodo
  * enables it per account in its console). 631 when the bucket is missing.
  */
 export async function setBucketNrop(g: Granary, name: string, enabled: boolean): Promise<void> {
@@ -58,7 +58,7 @@ export async function setBucketNrop(g: Granary, name: string, enabled: boolean):
 const HOST_HEADER = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?$/;
 
 /**
- * Sets a bucket's mirror source (protocol.md §8.6 `image`): `url` the origin a missing key is pulled from
+ * Sets a bucket's mirror source (docs/development/kodo-protocol.md §8.6 `image`): `url` the origin a missing key is pulled from
  * (`<url>/<key>`), `host` the Host header sent to it (none when undefined or ''). 400 not an absolute http(s)
  * URL or a malformed host; 631 missing bucket. The outbound guard applies when pulling, not here.
  */
@@ -68,7 +68,7 @@ export async function setBucketSource(g: Granary, name: string, url: string, hos
   if (!(await g.meta.setBucketSource(name, { url, ...(host ? { host } : {}) }))) throw Errors.noSuchBucket(name);
 }
 
-/** Clears a bucket's mirror source (protocol.md §8.6 `unimage`); a miss is a plain 404 again. 631 missing bucket. */
+/** Clears a bucket's mirror source (docs/development/kodo-protocol.md §8.6 `unimage`); a miss is a plain 404 again. 631 missing bucket. */
 export async function clearBucketSource(g: Granary, name: string): Promise<void> {
   if (!(await g.meta.setBucketSource(name, undefined))) throw Errors.noSuchBucket(name);
 }
@@ -84,7 +84,7 @@ export async function bindDomain(g: Granary, domain: string, bucket: string): Pr
 }
 
 /**
- * `v2/bucketInfo` shape (protocol.md §8.6; Node SDK d.ts): `source`/`host` the mirror source and its Host header
+ * `v2/bucketInfo` shape (docs/development/kodo-protocol.md §8.6; Node SDK d.ts): `source`/`host` the mirror source and its Host header
  * ('' when none), `separator` and `styles` the image styles (buckets/styles.ts; default `-` and none); `protected`,
  * `max_age`, `anti_leech_mode`, `refer_wl`, `refer_bl` (each left out when empty), `no_refer`, `source_enabled` the
  * download settings (buckets/settings-info.ts); `no_index_page` 0|1 and `remark` as set; `nrop` (Granary's) whether

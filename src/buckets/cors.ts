@@ -1,5 +1,5 @@
 /**
- * Per-bucket CORS rules (protocol.md §8.6 `POST /corsRules/set/<bucket>` with a JSON array body,
+ * Per-bucket CORS rules (docs/development/kodo-protocol.md §8.6 `POST /corsRules/set/<bucket>` with a JSON array body,
  * `corsRules/get/<bucket>`; field meanings from Kodo's api-specs `set_bucket_cors_rules.yml`).
  *
  * Wire rule: `{allowed_origin[], allowed_method[], allowed_header[]?, exposed_header[]?, max_age?}`.
@@ -136,7 +136,7 @@ export function parseCorsRulesAsSent(text: string): { rules: CorsRule[]; asSent:
 }
 
 /**
- * The answer of `corsRules/get` (protocol.md §8.6): the array `corsRules/set` received, verbatim, when the rules
+ * The answer of `corsRules/get` (docs/development/kodo-protocol.md §8.6): the array `corsRules/set` received, verbatim, when the rules
  * were set that way; otherwise the stored rules in Kodo's wire shape (`[]` when none).
  */
 export function corsRulesAnswer(settings: { cors?: CorsRule[]; corsAsSent?: unknown[] }): unknown[] {

@@ -1,5 +1,5 @@
 /**
- * Managing a bucket's lifecycle rules (protocol.md §8.6 `rules/add|update|delete|get`; uc routes in
+ * Managing a bucket's lifecycle rules (docs/development/kodo-protocol.md §8.6 `rules/add|update|delete|get`; uc routes in
  * roles/uc/lifecycle-rules.ts, CLI `bucket rule …`). Each change is one MetaStore transaction on the bucket's
  * settings. What the rules do to objects is in lifecycle-rules.ts.
  *
@@ -30,7 +30,7 @@ export type RuleInput = Omit<LifecycleRule, 'ctime' | 'historyDeleteAfterDays' |
   historyToIAAfterDays: number;
 };
 
-/** The day fields of a rule, in Kodo's order, with their form names (protocol.md §8.6). */
+/** The day fields of a rule, in Kodo's order, with their form names (docs/development/kodo-protocol.md §8.6). */
 export const DAY_FIELDS = [
   ['toIAAfterDays', 'to_line_after_days'],
   ['toArchiveIRAfterDays', 'to_archive_ir_after_days'],

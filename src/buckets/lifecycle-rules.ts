@@ -1,5 +1,5 @@
 /**
- * Bucket lifecycle rules (protocol.md §8.6 `rules/*`, §13.2): their pure evaluation against entries.
+ * Bucket lifecycle rules (docs/development/kodo-protocol.md §8.6 `rules/*`, §13.2): their pure evaluation against entries.
  *
  * - Matching (Kodo, Java SDK `BucketLifeCycleRule` and the Kodo portal: "rules match by the longest prefix, prefix
  *   rules before the global one, each object matches at most one rule"): the rule governing a key is the one whose

@@ -1,5 +1,5 @@
 /**
- * A bucket's `maxAge` (protocol.md §8.6 `POST /maxAge?bucket=&maxAge=`, bucketInfo `max_age`): the
+ * A bucket's `maxAge` (docs/development/kodo-protocol.md §8.6 `POST /maxAge?bucket=&maxAge=`, bucketInfo `max_age`): the
  * `Cache-Control: max-age` its downloads and fop results are served with, in seconds.
  *
  * - Public buckets: `public, max-age=<maxAge>` (31536000 when never set, as Kodo).

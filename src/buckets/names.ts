@@ -1,5 +1,5 @@
 /**
- * Bucket name rules (protocol.md §8.6): 3–63 characters of `[a-z0-9-]`, a letter or digit at both ends.
+ * Bucket name rules (docs/development/kodo-protocol.md §8.6): 3–63 characters of `[a-z0-9-]`, a letter or digit at both ends.
  * Every bucket is reachable path-style (`/<bucket>/<key>`) on the one shared port, so names equal to the first
  * path segment of an API route (in any case) are reserved; a GET/HEAD whose first segment is one of them is an
  * unknown API route (404 `no such api`), never a download (roles/io/download.ts).
@@ -9,8 +9,8 @@ import { Errors } from '../errors.js';
 const NAME_RE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 /**
- * First path segments used by API routes now or by the roles the later issues add. The version segments
- * (`v2`, …) could never name a bucket anyway (too short); they are listed so that `/v2/<typo>` is an API typo.
+ * First path segments used by the API routes of every role. The version segments (`v2`, …) could never name a bucket anyway
+ * (too short); they are listed so that `/v2/<typo>` is an API typo.
  */
 export const RESERVED_BUCKET_NAMES: ReadonlySet<string> = new Set([
   'mkblk', 'bput', 'mkfile', 'buckets', 'objects', 'uploads',

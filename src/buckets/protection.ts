@@ -1,5 +1,5 @@
 /**
- * Original protection (protocol.md §8.6 `POST /accessMode/<bucket>/mode/<0|1>`, SDK `putBucketAccessStyleMode`;
+ * Original protection (docs/development/kodo-protocol.md §8.6 `POST /accessMode/<bucket>/mode/<0|1>`, SDK `putBucketAccessStyleMode`;
  * bucketInfo `protected`). With mode 1 an unsigned download may only ask for a style of the bucket:
  * - served: `<key><sep><style>` and `?style/<name>` (exactly one style, nothing after it);
  * - refused (403 `originalProtected`): the original itself, raw fops (`?imageView2/…`, `?imageInfo`), and a style

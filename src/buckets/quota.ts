@@ -1,5 +1,5 @@
 /**
- * Bucket quotas with Kodo semantics (protocol.md §8.6, §13.2 `putBucketQuota`/`getBucketQuota`).
+ * Bucket quotas with Kodo semantics (docs/development/kodo-protocol.md §8.6, §13.2 `putBucketQuota`/`getBucketQuota`).
  *
  * - `size` is in bytes, `count` in entries. On the wire (`/setbucketquota/<bucket>/size/<n>/count/<n>`) a value of
  *   0 leaves that limit as it is, -1 removes it, a positive integer sets it; a new bucket has no limits. The answer

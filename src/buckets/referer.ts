@@ -1,5 +1,5 @@
 /**
- * Referer anti-leech (protocol.md §8.6 `POST /referAntiLeech?bucket=&mode=&norefer=&pattern=&source_enabled=`;
+ * Referer anti-leech (docs/development/kodo-protocol.md §8.6 `POST /referAntiLeech?bucket=&mode=&norefer=&pattern=&source_enabled=`;
  * bucketInfo `anti_leech_mode`, `refer_wl`, `refer_bl`, `no_refer`, `source_enabled`).
  *
  * - `mode` 0 off (the other parameters are ignored and the setting is removed, as Kodo's spec says), 1 white list

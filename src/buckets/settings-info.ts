@@ -1,5 +1,5 @@
 /**
- * The download settings of a bucket as `v2/bucketInfo` shows them (protocol.md §8.6; field names from the Node
+ * The download settings of a bucket as `v2/bucketInfo` shows them (docs/development/kodo-protocol.md §8.6; field names from the Node
  * SDK's `GetBucketInfoV2Result`, meanings from Kodo's console, which reads `anti_leech_mode`, `refer_wl`, `refer_bl`
  * and `no_refer` from bucketInfo, and from a real bucketInfo answer, where `source_enabled` sits with the referer
  * fields and `max_age` is 0 until set):

@@ -1,5 +1,5 @@
 /**
- * Bucket image styles (protocol.md §10.1, §6 `bucketInfo.separator`/`styles`): a style is a named fop pipeline;
+ * Bucket image styles (docs/development/kodo-protocol.md §10.1, §6 `bucketInfo.separator`/`styles`): a style is a named fop pipeline;
  * a download of `<key><sep><name>` (sep any one character of the bucket's separators, default `-`) that names no
  * object of its own serves the style's pipeline on `<key>`. `?style/<name>` on a download URL runs it too.
  * Management: set/remove a style, set the separators (uc host, roles/uc/styles.ts; CLI `bucket style|unstyle`).

@@ -1,5 +1,5 @@
 /**
- * The client side of the `granary` command (issue 16): talks the Kodo API to any Kodo endpoint — a Granary server
+ * The client side of the `granary` command: talks the Kodo API to any Kodo endpoint — a Granary server
  * or Qiniu's cloud — named by remote profiles.
  *
  *   granary remote add <name> --ak <AccessKey> --sk <SecretKey> [--uc-host h:p] [--region z0] [--up-host h:p]

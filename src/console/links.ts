@@ -4,8 +4,8 @@
  *
  * - `downloadUrl`: a path-style download URL on the Kodo API listener (`publicBase`), `/<bucket>/<key>` with each
  *   key segment percent-encoded, an optional fop pipeline as the query (`?imageView2/2/w/96`), and for private
- *   buckets (or when `sign` is asked) `e=<deadline>&token=<AK>:<sign>` (protocol.md §2.5).
- * - `uploadToken`: an upload token (protocol.md §2.4) for `scope` (`bucket` or `bucket:key`), valid `seconds`.
+ *   buckets (or when `sign` is asked) `e=<deadline>&token=<AK>:<sign>` (docs/development/kodo-protocol.md §2.5).
+ * - `uploadToken`: an upload token (docs/development/kodo-protocol.md §2.4) for `scope` (`bucket` or `bucket:key`), valid `seconds`.
  */
 import { hmacSign, urlsafeB64Encode } from '../auth/base64.js';
 import type { Granary } from '../context.js';

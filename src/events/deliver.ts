@@ -4,7 +4,7 @@
  * unless GRANARY_OUTBOUND_ALLOW admits them; redirects not followed), until one answers 2xx.
  *
  * Headers: `Content-Type: application/json`, `Authorization: QBox <AccessKey>:<sign>` with `sign` =
- * urlsafe_b64(HMAC-SHA1(SecretKey, <path>[?<query>] + "\n" + <body>)) — Kodo's callback signature (protocol.md
+ * urlsafe_b64(HMAC-SHA1(SecretKey, <path>[?<query>] + "\n" + <body>)) — Kodo's callback signature (docs/development/kodo-protocol.md
  * §2.6), which the receiver checks with `qiniu.util.isQiniuCallback(mac, url, body, authorization)` —, `Host`
  * when the rule sets one, `User-Agent: granary-event/1.0`. Each URL attempt is bounded by GRANARY_CALLBACK_TIMEOUT.
  */

@@ -1,5 +1,5 @@
 /**
- * Event notification rules of a bucket (protocol.md §8.6 `events/add|update|delete`, `events/get`; Kodo's rule
+ * Event notification rules of a bucket (docs/development/kodo-protocol.md §8.6 `events/add|update|delete`, `events/get`; Kodo's rule
  * model from developer.qiniu.com/kodo/8610/dev-event-notification and the Node SDK's `putBucketEvent`): kept in the
  * bucket's settings document (`BucketSettings.eventRules`), changed in one transaction.
  *

@@ -1,5 +1,5 @@
 /**
- * Animated images (GIF and WebP with more than one frame) in the image fops (protocol.md §10.2–§10.5).
+ * Animated images (GIF and WebP with more than one frame) in the image fops (docs/development/kodo-protocol.md §10.2–§10.5).
  *
  * - **Sources.** sharp reads the header of an animated GIF/WebP as one frame (`width` × `height`) plus `pages`,
  *   `loop` and per-frame `delay` (ms). A source with more than `limits.maxFrames` frames (GRANARY_FOP_MAX_FRAMES),

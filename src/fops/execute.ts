@@ -1,5 +1,5 @@
 /**
- * Executing a fop pipeline on a stored object (protocol.md §10.1, §9): the one entry point for download URLs
+ * Executing a fop pipeline on a stored object (docs/development/kodo-protocol.md §10.1, §9): the one entry point for download URLs
  * (roles/io/fop.ts) and persistent jobs. Builds the source (the stored blob, read lazily), the context (limits,
  * a time limit, a temp dir `<dataDir>/fop-tmp/<process tag>.<random>/`, guarded resource fetches, the tools) and runs the pipeline
  * in the server's pools. The caller consumes the result, then calls `dispose()` (removes the temp dir).

@@ -1,5 +1,5 @@
 /**
- * `exif` (protocol.md §10.4): `{"<Tag>":{"val":"<string as libexif prints it>","type":<TIFF type>}}` of a JPEG;
+ * `exif` (docs/development/kodo-protocol.md §10.4): `{"<Tag>":{"val":"<string as libexif prints it>","type":<TIFF type>}}` of a JPEG;
  * an image without EXIF → 400 (`Errors.noExif`). The reader is exif.ts.
  */
 import { Errors } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * `?exif` (protocol.md §10.4): a small, bounds-checked EXIF reader for JPEG. Finds the first APP1 `Exif\0\0`
+ * `?exif` (docs/development/kodo-protocol.md §10.4): a small, bounds-checked EXIF reader for JPEG. Finds the first APP1 `Exif\0\0`
  * segment, walks IFD0, the Exif IFD, the GPS IFD and the Interoperability IFD (IFD1, the thumbnail, is skipped),
  * in either byte order, and formats every known tag the way libexif's `exif_entry_get_value` does (what
  * `exif -m` prints), with the TIFF type number of the entry as `type`.

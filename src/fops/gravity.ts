@@ -1,5 +1,5 @@
 /**
- * Gravity (protocol.md §10.3, §10.5): which of nine anchor points of an image a box is placed at. Shared by
+ * Gravity (docs/development/kodo-protocol.md §10.3, §10.5): which of nine anchor points of an image a box is placed at. Shared by
  * imageMogr2 (crop) and watermark. Names are matched case-insensitively (`northwest`, `NorthWest`).
  *
  * ```

@@ -1,5 +1,5 @@
 /**
- * `imageAve` (protocol.md §10.4): `{"RGB":"0xRRGGBB"}`, the mean colour. Computed on a ≤ 64 px shrink
+ * `imageAve` (docs/development/kodo-protocol.md §10.4): `{"RGB":"0xRRGGBB"}`, the mean colour. Computed on a ≤ 64 px shrink
  * (dependencies.md: full-size stats are 7× slower and the mean barely moves).
  */
 import { Errors } from '../errors.js';

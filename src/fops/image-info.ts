@@ -1,5 +1,5 @@
 /**
- * `imageInfo` (protocol.md §10.4): `{format, width, height, colorModel, size, orientation?, frameNumber?}`, from
+ * `imageInfo` (docs/development/kodo-protocol.md §10.4): `{format, width, height, colorModel, size, orientation?, frameNumber?}`, from
  * the header only (no decoding, so HEIC needs no heif-convert here; it reports `heic`, AVIF `avif`).
  */
 import type { Metadata } from 'sharp';

@@ -1,5 +1,5 @@
 /**
- * `imageMogr2/...` (protocol.md §10.3): advanced image processing. Parameters: mogr2-params.ts; geometries:
+ * `imageMogr2/...` (docs/development/kodo-protocol.md §10.3): advanced image processing. Parameters: mogr2-params.ts; geometries:
  * mogr2-geometry.ts.
  *
  * Operations always apply in this order, whatever the order of the parameters in the URL (qiniu-js emits them

@@ -1,5 +1,5 @@
 /**
- * What every image-producing fop shares (protocol.md §10.2, §10.3, §10.5): output formats and their content
+ * What every image-producing fop shares (docs/development/kodo-protocol.md §10.2, §10.3, §10.5): output formats and their content
  * types, encoding with a quality and interlacing, the output limits (at most 9,999 px per side and fewer than
  * 25,000,000 pixels, 400 naming the command) and the upright size of a source.
  */

@@ -1,5 +1,5 @@
 /**
- * `imageView2/<mode>/w/<W>/h/<H>/format/<fmt>/interlace/<0|1>/q/<1..100>[!]` (protocol.md §10.2). EXIF
+ * `imageView2/<mode>/w/<W>/h/<H>/format/<fmt>/interlace/<0|1>/q/<1..100>[!]` (docs/development/kodo-protocol.md §10.2). EXIF
  * orientation is applied first; sizes are computed on the upright image; images are never enlarged. The output
  * must fit the output limits of image-output.ts (400 otherwise). An animated GIF/WebP stays animated when the
  * output is GIF or WebP, every frame resized and cropped alike (sizes computed on one frame); other outputs take

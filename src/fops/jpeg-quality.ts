@@ -1,7 +1,7 @@
 /**
  * The quality a JPEG was saved with, estimated from its luminance quantization table (the IJG scaling of the
  * standard table, as libjpeg's `quality` setting produces it), and the quality rule of imageView2 `q/<n>` and
- * imageMogr2 `quality/<n>` (protocol.md §10.2, §10.3): without `!` the output quality is the smaller of the
+ * imageMogr2 `quality/<n>` (docs/development/kodo-protocol.md §10.2, §10.3): without `!` the output quality is the smaller of the
  * requested (or default) quality and the source's own; with `!` it is the requested one.
  */
 

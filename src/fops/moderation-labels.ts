@@ -1,5 +1,5 @@
 /**
- * From the nsfwjs classes to Kodo's nrop labels (protocol.md §10.4): 0 pornographic (Porn + Hentai), 1 sexy
+ * From the nsfwjs classes to Kodo's nrop labels (docs/development/kodo-protocol.md §10.4): 0 pornographic (Porn + Hentai), 1 sexy
  * (Sexy), 2 normal (Neutral + Drawing). Pure; shared by the nrop command and the moderation worker.
  */
 import type { NsfwPrediction } from './types.js';

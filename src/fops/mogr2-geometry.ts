@@ -1,5 +1,5 @@
 /**
- * imageMogr2 geometries (protocol.md §10.3): parsing `thumbnail/<geom>` and `crop/<geom>`, and the pure size
+ * imageMogr2 geometries (docs/development/kodo-protocol.md §10.3): parsing `thumbnail/<geom>` and `crop/<geom>`, and the pure size
  * arithmetic (thumbnail size, crop rectangle, rotated bounding box). Sizes round to the nearest pixel, at least 1.
  *
  * Thumbnail forms (W, H 1..9999; P 1..999 percent; Area 1..24,999,999):

@@ -1,5 +1,5 @@
 /**
- * Parameters of `imageMogr2` (protocol.md §10.3): `/`-separated flags (`auto-orient`, `strip`) and `name/value`
+ * Parameters of `imageMogr2` (docs/development/kodo-protocol.md §10.3): `/`-separated flags (`auto-orient`, `strip`) and `name/value`
  * pairs in any order, each at most once. Pure: no I/O. Unknown parameters and bad values are 400
  * `imageMogr2: …` naming them.
  *

@@ -1,5 +1,5 @@
 /**
- * `nrop` (protocol.md §10.4, Kodo's legacy content moderation) on the nsfwjs MobileNetV2 model. Answers
+ * `nrop` (docs/development/kodo-protocol.md §10.4, Kodo's legacy content moderation) on the nsfwjs MobileNetV2 model. Answers
  * `{"code":0,"message":"success","nonce":"<random hex>","timestamp":<Unix seconds>,"fileList":[{"rate","label",
  * "name","review"}],"statistic":[n0,n1,n2],"reviewCount":n}` for the one source image (`name` its key).
  *

@@ -1,5 +1,5 @@
 /**
- * The registry of fop commands (protocol.md §10.1) and the pipeline parser: `cmd1/k/v/...|cmd2|...`.
+ * The registry of fop commands (docs/development/kodo-protocol.md §10.1) and the pipeline parser: `cmd1/k/v/...|cmd2|...`.
  * Unknown commands and bad parameters are 400 `<command>: <what is wrong>`.
  */
 import { Errors } from '../errors.js';

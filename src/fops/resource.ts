@@ -1,5 +1,5 @@
 /**
- * Resources named by fop parameters (watermark images, protocol.md §10.5; `wmImage` of avthumb, §10.7).
+ * Resources named by fop parameters (watermark images, docs/development/kodo-protocol.md §10.5; `wmImage` of avthumb, §10.7).
  *
  * - A URL on this server naming an entry of the source's own bucket (path style under the public URL, or a
  *   download domain bound to that bucket) is read from storage directly: no network, no signature needed,

@@ -1,5 +1,5 @@
 /**
- * The store step of a sync `saveas` on a download URL (protocol.md §10.7): runs the pipeline on the source object
+ * The store step of a sync `saveas` on a download URL (docs/development/kodo-protocol.md §10.7): runs the pipeline on the source object
  * (no derived-result cache: every request runs and stores) and commits the result at the target entry through
  * `putObject` with an internal put policy `<bucket>:<key>` (overwrite semantics, like Qiniu's sync saveas; an
  * optional `deleteAfterDays`) and the rights of the AccessKey that signed the saveas. JSON results (imageInfo, …)

@@ -1,5 +1,5 @@
 /**
- * Shared types of the fop commands (protocol.md §10). A command is pure: (source, parsed params, context) →
+ * Shared types of the fop commands (docs/development/kodo-protocol.md §10). A command is pure: (source, parsed params, context) →
  * an image or other bytes (in memory or in a temp file) or a JSON document. The registry parses; execute.ts
  * builds the source and the context; the route (or the job worker) only serves or stores the result.
  */
@@ -118,7 +118,7 @@ export interface FopStage {
   name: string;
   params: unknown;
   /**
-   * The stage carried `/ignore-error/1` (protocol.md §10.1): the registry removed it from the arguments before
+   * The stage carried `/ignore-error/1` (docs/development/kodo-protocol.md §10.1): the registry removed it from the arguments before
    * the command parsed them; when processing fails the download URL answers the original object instead.
    */
   ignoreError?: boolean;

@@ -1,5 +1,5 @@
 /**
- * Parameters of `watermark` (protocol.md §10.5). Pure: no I/O. 400 `watermark: …` naming a bad parameter.
+ * Parameters of `watermark` (docs/development/kodo-protocol.md §10.5). Pure: no I/O. 400 `watermark: …` naming a bad parameter.
  *
  * - `watermark/1/image/<b64 URL>/dissolve/<1..100>/gravity/<G>/dx/<px>/dy/<px>/ws/<0..1>/wst/<0..3>`: an image
  *   (http or https URL, URL-safe base64, padded or not).

@@ -1,5 +1,5 @@
 /**
- * Text watermarks (protocol.md §10.5): fonts, colours, and rendering with sharp's text input (pango), using the
+ * Text watermarks (docs/development/kodo-protocol.md §10.5): fonts, colours, and rendering with sharp's text input (pango), using the
  * DejaVu fonts that ship with the project (npm `dejavu-fonts-ttf`).
  *
  * Fonts: `font/<b64 name>` picks a DejaVu face by family name, matched ignoring case, spaces, `-` and `_`:

@@ -1,5 +1,5 @@
 /**
- * `watermark/<1|2|3>/...` (protocol.md §10.5): draws image and text marks onto the source. Parameters:
+ * `watermark/<1|2|3>/...` (docs/development/kodo-protocol.md §10.5): draws image and text marks onto the source. Parameters:
  * watermark-params.ts; text rendering and fonts: watermark-text.ts; placement: gravity.ts `insetBox`.
  *
  * - The base is auto-oriented (marks land where a viewer sees the corner); metadata is not kept. The output

@@ -1,5 +1,5 @@
 /**
- * The commands of a persistent job (protocol.md §9.1, §10.7): `fops` is a `;`-separated list of commands; each is
+ * The commands of a persistent job (docs/development/kodo-protocol.md §9.1, §10.7): `fops` is a `;`-separated list of commands; each is
  * a fop pipeline (`cmd1/...|cmd2/...`) that may end with `|saveas/<EncodedEntryURI>` naming where its output is
  * stored. Every command is one item of the job (one output). Parsing is pure and deterministic: done at
  * submission (400 naming the command) and again when the job runs.
@@ -69,7 +69,7 @@ export function commandStages(c: JobCommand): FopStage[] {
 }
 
 /**
- * The key of a command's output when no saveas key is given (protocol.md §9.2 shape): `<urlsafe-b64 SHA-1 of the
+ * The key of a command's output when no saveas key is given (docs/development/kodo-protocol.md §9.2 shape): `<urlsafe-b64 SHA-1 of the
  * pipeline text, 28 characters>/<hash of the source>`. Deterministic, so running the same command on the same
  * content again finds its earlier output (`returnOld`) unless `force` is set.
  */

@@ -1,5 +1,5 @@
 /**
- * Job notification (protocol.md §9.3): when a job's items are final, its prefop record is POSTed as
+ * Job notification (docs/development/kodo-protocol.md §9.3): when a job's items are final, its prefop record is POSTed as
  * `Content-Type: application/json` to the notify URL through the outbound guard (loopback and private networks
  * refused unless GRANARY_OUTBOUND_ALLOW admits them; redirects not followed). Any 2xx answer succeeds. Up to
  * GRANARY_NOTIFY_ATTEMPTS attempts, waiting GRANARY_NOTIFY_RETRY_MS before the second and doubling after that;

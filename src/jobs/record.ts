@@ -1,5 +1,5 @@
 /**
- * The prefop record (protocol.md §9.2), also the body POSTed to the notify URL (§9.3):
+ * The prefop record (docs/development/kodo-protocol.md §9.2), also the body POSTed to the notify URL (§9.3):
  *
  * `{id, pipeline, code, desc, reqid, inputBucket, inputKey, creationDate, type, taskFrom, items: [{cmd, code,
  * desc, error, hash, key, returnOld, errorIndex?}]}`

@@ -1,5 +1,5 @@
 /**
- * Running the commands of one claimed job (protocol.md §9, §10.7). For each command not finished yet, in order:
+ * Running the commands of one claimed job (docs/development/kodo-protocol.md §9, §10.7). For each command not finished yet, in order:
  *
  * 1. target: the saveas entry, or a generated key in the source bucket (commands.ts `generatedKey`); a saveas
  *    entry naming only a bucket gets a generated key in that bucket;

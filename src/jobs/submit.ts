@@ -1,5 +1,5 @@
 /**
- * Submitting persistent jobs (protocol.md §9.1, §4.4) and reading their status (§9.2), without HTTP types.
+ * Submitting persistent jobs (docs/development/kodo-protocol.md §9.1, §4.4) and reading their status (§9.2), without HTTP types.
  *
  * Validation (the same for `POST /pfop/` and for a put policy's persistentOps, before anything is queued):
  * 400 `fops` empty, more than 20 commands, an unknown command, bad parameters or a bad saveas entry (the

@@ -1,5 +1,5 @@
 /**
- * The job a put policy starts (protocol.md §3.1, §4.4): `persistentOps` (the commands themselves) or
+ * The job a put policy starts (docs/development/kodo-protocol.md §3.1, §4.4): `persistentOps` (the commands themselves) or
  * `persistentWorkflowTemplateID` (a workflow template of the upload token's key, jobs/workflow-templates.ts), with
  * `persistentPipeline`, `persistentNotifyUrl` and `persistentType`. The policy parser refuses both together (400).
  *

@@ -1,5 +1,5 @@
 /**
- * Workflow templates (protocol.md §3.1 `persistentWorkflowTemplateID`, §9.1 `workflowTemplateID`): a named list of
+ * Workflow templates (docs/development/kodo-protocol.md §3.1 `persistentWorkflowTemplateID`, §9.1 `workflowTemplateID`): a named list of
  * persistent-processing commands, with an optional pipeline and notify URL, that pfop and uploads start by name
  * instead of sending the commands. Kodo keeps them per account and creates them in its console; Granary keeps
  * them per account too, managed with the CLI (`granary workflow …`) and the management calls of

@@ -1,5 +1,5 @@
 /**
- * The `role` and `operation` labels of a request (protocol.md §1: one port serves every role). The operation is
+ * The `role` and `operation` labels of a request (docs/development/kodo-protocol.md §1: one port serves every role). The operation is
  * the matched route's pattern (`POST /mkblk/:blockSize`, `GET /*` for downloads): a fixed set, never a key or a
  * bucket name. The role follows from the pattern's first segment; bucket-management routes (uc) are the default,
  * as new bucket settings keep arriving there. A request no route matched is role and operation `unmatched`.

@@ -1,6 +1,6 @@
 /**
- * Verification by etag for `granary migrate --data-dir` (issue 14): the bytes of every copied object are hashed on
- * their way to the destination and compared with what its entry says (protocol.md §7), so a corrupt source is
+ * Verification by etag for `granary migrate --data-dir`: the bytes of every copied object are hashed on
+ * their way to the destination and compared with what its entry says (docs/development/kodo-protocol.md §7), so a corrupt source is
  * reported instead of copied silently.
  *
  * `ContentCheck` is a pass-through Transform computing the Kodo etag, MD5, size and the per-block CRC-32 checksums
@@ -17,7 +17,7 @@ import { DigestingStream, etagV2, type Digests } from '../objects/etag.js';
 /** First byte of a v2 multipart etag whose parts are not all 4 MiB. */
 const V2_PREFIX = 0x9e;
 
-/** Whether `hash` is a v2 multipart etag (0x9e ‖ SHA-1, protocol.md §7). */
+/** Whether `hash` is a v2 multipart etag (0x9e ‖ SHA-1, docs/development/kodo-protocol.md §7). */
 function isV2Etag(hash: string): boolean {
   try {
     const raw = urlsafeB64Decode(hash);

@@ -1,5 +1,5 @@
 /**
- * The report of `granary migrate --data-dir` (issue 14): what was copied, skipped and refused, printed at the end
+ * The report of `granary migrate --data-dir`: what was copied, skipped and refused, printed at the end
  * as text or, with `--json`, as the last JSON line (after one line per object).
  */
 

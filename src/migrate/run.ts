@@ -1,5 +1,5 @@
 /**
- * `granary migrate --data-dir <dir> --metadata <postgres url> --blobs <s3 url>` (issue 14): copies an embedded data
+ * `granary migrate --data-dir <dir> --metadata <postgres url> --blobs <s3 url>`: copies an embedded data
  * dir into a PostgreSQL + S3 deployment, through the MetaStore and BlobStore ports only (any source and destination
  * implementation works; the tool never touches SQL or files itself).
  *

@@ -1,5 +1,5 @@
 /**
- * The upload callback (protocol.md §4.3, §3.1 `callbackUrl`/`callbackHost`/`callbackBody`/`callbackBodyType`,
+ * The upload callback (docs/development/kodo-protocol.md §4.3, §3.1 `callbackUrl`/`callbackHost`/`callbackBody`/`callbackBodyType`,
  * §2.6 signing): after an object is stored, Granary POSTs the rendered `callbackBody` to the application and
  * relays the application's JSON answer to the uploader. All traffic goes through the guarded outbound client.
  */
@@ -67,7 +67,7 @@ function describeFailure(err: unknown, timeoutMs: number): string {
 }
 
 /**
- * Runs the upload callback (protocol.md §4.3): POSTs `body` to each URL of `callbackUrl` in order with headers
+ * Runs the upload callback (docs/development/kodo-protocol.md §4.3): POSTs `body` to each URL of `callbackUrl` in order with headers
  * `Content-Type: <bodyType>`, `Authorization: QBox <ak>:<sign>` (§2.6, via `signCallback`), `Host:
  * <callbackHost>` when given, and `User-Agent: qiniu-callback/1.0`. Redirects are not followed. The first URL
  * answering status 200 with a JSON-parsable body wins and its answer is returned (to be relayed verbatim to the

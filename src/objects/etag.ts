@@ -1,6 +1,6 @@
 /**
  * The Kodo etag ("qetag", the `hash` field) and the other digests of an upload, computed while streaming
- * (protocol.md §7). Memory is bounded: one SHA-1 state per 4 MiB block, never the block itself.
+ * (docs/development/kodo-protocol.md §7). Memory is bounded: one SHA-1 state per 4 MiB block, never the block itself.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
@@ -133,7 +133,7 @@ export class DigestingStream extends Transform {
 }
 
 /**
- * Etag of a v2 multipart object whose non-last parts are not all 4 MiB (protocol.md §7): the 20-byte tails of
+ * Etag of a v2 multipart object whose non-last parts are not all 4 MiB (docs/development/kodo-protocol.md §7): the 20-byte tails of
  * the parts' own etags, concatenated, SHA-1'd, prefixed with 0x9e. Parts are given by their etags, in order.
  */
 export function etagV2(partEtags: string[]): string {

@@ -1,5 +1,5 @@
 /**
- * `callbackFetchKey: 1` (protocol.md §3.1): the application's callback answer `{"key": "<final key>",
+ * `callbackFetchKey: 1` (docs/development/kodo-protocol.md §3.1): the application's callback answer `{"key": "<final key>",
  * "payload": <json>}` names the key the upload is finally stored under, and only `payload` goes back to the
  * uploader. The entry committed under the provisional key is renamed atomically (no bytes move).
  * Errors: 579 when the answer has no string `key`; 400/403 when the key breaks the scope; 614 when the key is

@@ -1,5 +1,5 @@
 /**
- * Listing a bucket (protocol.md §8.3): limit rules, the opaque marker, authorisation, and the item / common-prefix
+ * Listing a bucket (docs/development/kodo-protocol.md §8.3): limit rules, the opaque marker, authorisation, and the item / common-prefix
  * answers of `/list` (one page) and `/v2/list` (a stream of entries, page by page).
  *
  * The marker is URL-safe base64 (padding kept, as Qiniu's) of `{"c":0,"k":"<last key or prefix>","h":"<mac>"}`,
@@ -147,7 +147,7 @@ function readPage(g: Granary, p: ListParams, after: Position | undefined, limit:
 }
 
 /**
- * `/list` (protocol.md §8.3): one page of at most `limit` entries (items and common prefixes together, see
+ * `/list` (docs/development/kodo-protocol.md §8.3): one page of at most `limit` entries (items and common prefixes together, see
  * `pageLimit`) of `p.bucket` for the caller `accessKey`, in byte-lexicographic key order after `p.marker`.
  * `commonPrefixes` is filled only when a delimiter is given. `marker` resumes after the last entry; '' when the
  * listing is exhausted. Errors: 400 bad limit, 631 no such bucket, 403 another account's bucket, 640 bad marker.
@@ -169,7 +169,7 @@ export async function listObjects(g: Granary, accessKey: string, p: ListParams):
 }
 
 /**
- * `/v2/list` (protocol.md §8.3): every entry after `p.marker` (or the first `limit` of them, see `streamLimit`),
+ * `/v2/list` (docs/development/kodo-protocol.md §8.3): every entry after `p.marker` (or the first `limit` of them, see `streamLimit`),
  * as pages of lines read one `MAX_LIST_LIMIT` page at a time, so memory stays bounded whatever the bucket size.
  * Each line carries the marker resuming after it ('' on the last line of an exhausted listing).
  * Validation, authorisation (400, 631, 403, 640) and the first page happen before this resolves, so errors are

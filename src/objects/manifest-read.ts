@@ -1,5 +1,5 @@
 /**
- * Reading objects assembled from resumable pieces (manifests, ports/manifest.ts; issue 13): the entry's bytes are
+ * Reading objects assembled from resumable pieces (manifests, ports/manifest.ts): the entry's bytes are
  * its pieces' bytes in order, streamed one piece after the other, never copied into one blob.
  *
  * - Ranges map onto the pieces they touch (`piecesInRange`): a range may start and end inside pieces and span

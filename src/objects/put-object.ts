@@ -1,6 +1,6 @@
 /**
  * putObject: the one commit path of every upload kind (form upload now; mkfile, multipart complete, fetch and
- * fop outputs later). Applies the put policy (protocol.md §3.1), makes the bytes visible atomically and returns
+ * fop outputs later). Applies the put policy (docs/development/kodo-protocol.md §3.1), makes the bytes visible atomically and returns
  * what the response renderer needs.
  *
  * Order: deadline (401) → bucket (631 missing, 403 another account's) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)

@@ -1,5 +1,5 @@
 /**
- * Reading an entry for download (protocol.md §11): expired entries are absent (404), disabled ones and frozen
+ * Reading an entry for download (docs/development/kodo-protocol.md §11): expired entries are absent (404), disabled ones and frozen
  * archives are refused (403), corrupt ones answer 599; private buckets need a valid download token (checked by
  * the route before this).
  */

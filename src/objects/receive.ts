@@ -26,7 +26,7 @@ export interface ReceivedBody {
  * already stored (v1 mkfile, v2 complete: objects/resumable/assemble.ts) whose digests come from what was recorded
  * when the pieces arrived. `staged.seal()` makes the body addressable and answers its id: the sealed blob's, or a
  * new manifest id. `md5`, `crc32` and `sums` are absent for an assembled body (they cannot be composed from the
- * pieces': protocol.md §8.2 guarantees md5 only for direct uploads; each piece keeps its own checksums).
+ * pieces': docs/development/kodo-protocol.md §8.2 guarantees md5 only for direct uploads; each piece keeps its own checksums).
  */
 export interface PutBody {
   staged: Pick<StagedBlob, 'seal' | 'discard' | 'inline'>;

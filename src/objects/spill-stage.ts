@@ -1,5 +1,5 @@
 /**
- * Staging that keeps small content in memory (issue 13, small objects inline): bytes are buffered until they pass
+ * Staging that keeps small content in memory (small objects inline): bytes are buffered until they pass
  * `inlineMax`; then a staged blob of the BlobStore is opened, the buffer written to it, and the rest streamed
  * there as before. Content that stays within `inlineMax` never touches the file system: it is committed into the
  * metadata database with its entry (one group-committed WAL write instead of a file, its fsync, a rename and a

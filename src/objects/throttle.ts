@@ -1,6 +1,6 @@
 /**
  * Byte-rate limits: the put policy's `trafficLimit` on an upload (bits per second, 819200–838860800;
- * protocol.md §3.1) and the scrubber's GRANARY_SCRUB_BYTES_PER_SEC. A `Pacer` keeps the average rate of everything
+ * docs/development/kodo-protocol.md §3.1) and the scrubber's GRANARY_SCRUB_BYTES_PER_SEC. A `Pacer` keeps the average rate of everything
  * counted through it at the limit; `ThrottleStream` is a pass-through Transform that delays chunks by a pacer.
  */
 import { Transform, type TransformCallback } from 'node:stream';

@@ -1,5 +1,5 @@
 /**
- * The answer to a successful upload, shared by every upload kind (protocol.md §3.3, §3.4, §4.2, §4.3):
+ * The answer to a successful upload, shared by every upload kind (docs/development/kodo-protocol.md §3.3, §3.4, §4.2, §4.3):
  * - callbackUrl set → POST the rendered callbackBody to the application; its JSON is relayed (579 on failure,
  *   the object is kept); with callbackFetchKey the answer also names the final key (fetch-key.ts);
  * - else returnBody rendered (answered as rendered, as `text/plain; charset=utf-8` when it is not JSON), or the
@@ -31,7 +31,7 @@ export interface UploadAnswer {
 /** Content-Type of a rendered returnBody that is not JSON (docs/sdk-wire-notes.md). */
 export const NON_JSON_RETURN_BODY_TYPE = 'text/plain; charset=utf-8';
 
-/** The magic and custom variables of a committed upload (protocol.md §3.2). */
+/** The magic and custom variables of a committed upload (docs/development/kodo-protocol.md §3.2). */
 export function uploadVars(result: PutResult): UploadVars {
   const r = result.record;
   const vars: UploadVars = {

@@ -1,6 +1,7 @@
 /**
- * The only way Granary talks to third-party HTTP servers (upload callbacks, protocol.md §4.3 / §2.6; later fetch
- * §8.5 and notifications §9.3). Every connection passes the SSRF guard (guard.ts) on the address actually
+ * The only way Granary talks to third-party HTTP servers (upload callbacks, docs/development/kodo-protocol.md §4.3 / §2.6;
+ * fetch, async fetch, prefetch and mirror §8.5; persistent-ops notifications §9.3; bucket event notifications;
+ * remote watermark images §10.5). Every connection passes the SSRF guard (guard.ts) on the address actually
  * connected to:
  *
  * 1. IP-literal hosts are checked before connecting (Node does not call `lookup` for them);
@@ -406,7 +407,7 @@ function timeoutError(opts: OutboundRequestOptions, what: string): OutboundError
  *
  * Rejects with `OutboundError` (`reason`: `bad-url`, `forbidden-address` — message names
  * `GRANARY_OUTBOUND_ALLOW` —, `timeout`, `too-large`, `network`, `too-many-redirects`).
- * Used by upload callbacks (protocol.md §4.3, §2.6).
+ * Used by upload callbacks (docs/development/kodo-protocol.md §4.3, §2.6).
  */
 export async function outboundRequest(opts: OutboundRequestOptions): Promise<OutboundResponse> {
   const ex = new Exchange();
@@ -427,7 +428,7 @@ export async function outboundRequest(opts: OutboundRequestOptions): Promise<Out
 
 /**
  * Like `outboundRequest` but resolves as soon as the final response headers arrive, handing over the body as a
- * stream (for fetch-style copies, protocol.md §8.5). `timeoutMs` (ms) bounds everything up to the headers; the
+ * stream (for fetch-style copies, docs/development/kodo-protocol.md §8.5). `timeoutMs` (ms) bounds everything up to the headers; the
  * body is then bounded by `idleTimeoutMs` (ms of silence between chunks, default `timeoutMs`) and `maxBodyBytes`
  * (a declared larger `Content-Length` rejects at once; counted bytes past it destroy the stream with
  * `OutboundError('too-large')`). A no-op `error` listener is attached so an unconsumed failing stream cannot

@@ -1,6 +1,7 @@
 /**
  * The error type of every outbound (server → third party) HTTP request Granary makes: upload callbacks
- * (protocol.md §4.3, §2.6), and later fetch and persistent-ops notifications (§8.5, §9.3).
+ * (docs/development/kodo-protocol.md §4.3, §2.6), fetch and mirror (§8.5), persistent-ops notifications (§9.3),
+ * bucket event notifications and remote watermark images (§10.5).
  */
 
 /** Name of the environment setting that opens exceptions in the outbound address guard (see guard.ts). */

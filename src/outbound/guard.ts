@@ -1,5 +1,6 @@
 /**
- * The SSRF guard for outbound requests (upload callbacks, protocol.md §4.3 / §2.6; later fetch and notifications).
+ * The SSRF guard for outbound requests (upload callbacks, docs/development/kodo-protocol.md §4.3 / §2.6;
+ * fetch and mirror §8.5; job and event notifications §9.3; remote watermark images §10.5).
  *
  * Granary makes HTTP requests to URLs chosen by clients (a put policy's `callbackUrl`, a fetch source, ...).
  * Without a guard, anyone holding an upload token could make the server talk to its own loopback services,

@@ -1,5 +1,5 @@
 /**
- * Lifecycle deletion time from `deleteAfterDays` (protocol.md §3.1).
+ * Lifecycle deletion time from `deleteAfterDays` (docs/development/kodo-protocol.md §3.1).
  *
  * Rule (Qiniu's docs): take the upload time, add N days, then move to the **following midnight in China Standard
  * Time** (UTC+8, no daylight saving). Qiniu's example: uploaded 2015-01-01 10:00 CST with N = 3 → deleted from

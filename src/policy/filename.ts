@@ -1,5 +1,5 @@
 /**
- * File-name helpers shared by the magic variables (`$(ext)`, `$(fprefix)`, protocol.md §3.2) and MIME detection by
+ * File-name helpers shared by the magic variables (`$(ext)`, `$(fprefix)`, docs/development/kodo-protocol.md §3.2) and MIME detection by
  * extension (§3.1 `detectMime`). Pure string functions; no file system.
  */
 

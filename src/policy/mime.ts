@@ -1,5 +1,5 @@
 /**
- * MIME type of an upload (protocol.md §3.1 `detectMime`, `mimeLimit`; §14 item 18): from the client, the file name,
+ * MIME type of an upload (docs/development/kodo-protocol.md §3.1 `detectMime`, `mimeLimit`; §14 item 18): from the client, the file name,
  * the key or the content (magic numbers via `file-type`, plus a UTF-8 text heuristic).
  */
 import mime from 'mime';
@@ -81,7 +81,7 @@ export interface DetectMimeInput {
 }
 
 /**
- * The MIME type to store (protocol.md §3.1 `detectMime`, §14.18):
+ * The MIME type to store (docs/development/kodo-protocol.md §3.1 `detectMime`, §14 item 18):
  * - `-1`: the client's type verbatim, else `application/octet-stream`;
  * - `0` (default): the client's type unless absent or `application/octet-stream` (the Node SDK's default, treated as
  *   "unspecified"); then the `fname` extension → the `key` extension → the content;
@@ -116,7 +116,7 @@ function matchesPattern(pattern: string, type: string): boolean {
 }
 
 /**
- * Enforces `mimeLimit` (protocol.md §3.1): a `;`-separated allow list with `*` wildcards (`image/*`,
+ * Enforces `mimeLimit` (docs/development/kodo-protocol.md §3.1): a `;`-separated allow list with `*` wildcards (`image/*`,
  * `image/jpeg;image/png`), or, with a leading `!`, a deny list (`!application/json;text/plain`). Matching ignores
  * case and MIME parameters; empty entries are skipped; an unset or empty limit allows everything.
  *

@@ -1,6 +1,6 @@
 /**
  * The put policy (upload policy) carried in an upload token: parsing and the checks that depend on the policy alone
- * (protocol.md §2.4, §3.1). Lenient on input — numbers may come as numeric strings, booleans as 0/1/true/false,
+ * (docs/development/kodo-protocol.md §2.4, §3.1). Lenient on input — numbers may come as numeric strings, booleans as 0/1/true/false,
  * unknown fields are ignored — and strict on meaning: any contradiction is `Errors.badPutPolicy` (400).
  *
  * Zero and empty values mean "not set" for optional fields (`fsizeLimit: 0`, `trafficLimit: 0`, `saveKey: ""`…):
@@ -133,7 +133,7 @@ export function isJsonBodyType(type: string | undefined): boolean {
 }
 
 /**
- * Parses the decoded policy JSON of an upload token (protocol.md §3.1).
+ * Parses the decoded policy JSON of an upload token (docs/development/kodo-protocol.md §3.1).
  *
  * Rules: `scope` required, non-empty, split on the **first** `:` (bucket must be non-empty; `"b:"` → key `""`);
  * `deadline` required, positive integer ≤ 2^32−1; `forceSaveKey: true` needs a non-empty `saveKey`;
@@ -253,7 +253,7 @@ export function parsePutPolicy(raw: Record<string, unknown>): PutPolicy {
 }
 
 /**
- * Deadline check (protocol.md §3.1): run when the object is **created** (end of form upload, mkfile, v2 complete),
+ * Deadline check (docs/development/kodo-protocol.md §3.1): run when the object is **created** (end of form upload, mkfile, v2 complete),
  * not when the upload starts. `nowSeconds` is Unix seconds; a deadline equal to now is still valid.
  * @throws `Errors.expiredToken` (401) when `policy.deadline < nowSeconds`.
  */
@@ -262,7 +262,7 @@ export function checkDeadline(policy: PutPolicy, nowSeconds: number): void {
 }
 
 /**
- * Size limits (protocol.md §3.1): `fsize` in bytes.
+ * Size limits (docs/development/kodo-protocol.md §3.1): `fsize` in bytes.
  * @throws `Errors.fileTooSmall` (403) when below `fsizeMin`; `Errors.fileTooLarge` (413) when above `fsizeLimit`.
  */
 export function checkSizeLimits(policy: PutPolicy, fsize: number): void {

@@ -1,5 +1,5 @@
 /**
- * Magic and custom variables (protocol.md §3.2) and the three ways a put-policy template is rendered (§3.3):
+ * Magic and custom variables (docs/development/kodo-protocol.md §3.2) and the three ways a put-policy template is rendered (§3.3):
  * JSON (`returnBody`, JSON `callbackBody`), form (`callbackBody` default) and plain (`saveKey`).
  *
  * Placeholders are `$(name)`, `$(name.field.sub)` and `$(x:custom)`; Qiniu's docs also allow `${name}`, which is
@@ -14,7 +14,7 @@ import { Errors } from '../errors.js';
 import { extensionOf, stripExtension } from './filename.js';
 
 /**
- * What is known when the key is resolved (protocol.md §3.1 key resolution): the body is already staged, so its
+ * What is known when the key is resolved (docs/development/kodo-protocol.md §3.1 key resolution): the body is already staged, so its
  * etag, size and MIME type are known, but the key is not.
  */
 export interface SaveKeyVars {
@@ -94,7 +94,7 @@ const COMMON_VARIABLES: VariableTable<SaveKeyVars> = {
 };
 
 /**
- * Variables of `returnBody` / `callbackBody` (protocol.md §3.2). Time variables are saveKey-only and are absent here.
+ * Variables of `returnBody` / `callbackBody` (docs/development/kodo-protocol.md §3.2). Time variables are saveKey-only and are absent here.
  * `$(ext)`: extension with leading dot from `fname`, else from `key`, else from `mimeType`.
  */
 export const UPLOAD_VARIABLES: VariableTable<UploadVars> = {
@@ -107,7 +107,7 @@ export const UPLOAD_VARIABLES: VariableTable<UploadVars> = {
 };
 
 /**
- * Variables of `saveKey` (protocol.md §3.2): no `key`, `uuid`, `persistentId` or `bodySha1`; adds the Beijing-time
+ * Variables of `saveKey` (docs/development/kodo-protocol.md §3.2): no `key`, `uuid`, `persistentId` or `bodySha1`; adds the Beijing-time
  * `year mon day hour min sec`. `$(ext)`: from `fname`, else from `mimeType`.
  */
 export const SAVE_KEY_VARIABLES: VariableTable<SaveKeyVars> = {
@@ -208,7 +208,7 @@ function substituteJson(tpl: string, lookup: (name: string) => unknown): string 
 }
 
 /**
- * Renders a JSON template (`returnBody`, or `callbackBody` with `callbackBodyType: application/json`), protocol.md
+ * Renders a JSON template (`returnBody`, or `callbackBody` with `callbackBodyType: application/json`), docs/development/kodo-protocol.md
  * §3.3. A placeholder standing alone as a JSON value becomes the JSON encoding of the value (strings quoted, numbers
  * raw, objects as JSON, missing → `null`); inside a quoted string it becomes JSON-escaped raw text (missing → `""`).
  * So the Node SDK's `{"key":$(key),"fsize":$(fsize)}` gives `{"key":"k","fsize":3}`.
@@ -264,7 +264,7 @@ export function validateJsonTemplate(tpl: string, field: string): void {
 }
 
 /**
- * Renders a form template (`callbackBody`, default `application/x-www-form-urlencoded`), protocol.md §3.3: every
+ * Renders a form template (`callbackBody`, default `application/x-www-form-urlencoded`), docs/development/kodo-protocol.md §3.3: every
  * substituted value is `encodeURIComponent`-encoded (missing → `""`, objects as JSON text), literal text kept as is.
  */
 export function renderFormTemplate(tpl: string, vars: UploadVars): string {
@@ -275,7 +275,7 @@ export function renderFormTemplate(tpl: string, vars: UploadVars): string {
 }
 
 /**
- * Renders `saveKey` (protocol.md §3.1, §3.3): plain substitution, no escaping, missing → `""`. Time variables
+ * Renders `saveKey` (docs/development/kodo-protocol.md §3.1, §3.3): plain substitution, no escaping, missing → `""`. Time variables
  * `$(year) $(mon) $(day) $(hour) $(min) $(sec)` are the upload time in Beijing time (UTC+8), zero-padded.
  * `$(key)`, `$(uuid)`, `$(persistentId)` are not available here and render empty.
  */

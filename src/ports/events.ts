@@ -1,5 +1,5 @@
 /**
- * The EventOutbox port: the durable outbox of bucket event notifications (protocol.md §8.6 `events/add`).
+ * The EventOutbox port: the durable outbox of bucket event notifications (docs/development/kodo-protocol.md §8.6 `events/add`).
  * An event is written by the MetaStore in the SAME transaction as the change it reports (the optional `events`
  * argument of commitPut, deleteObject, copyObject, moveObject and updateObject), so a commit never loses its event
  * and a change that does not commit never emits one. The store knows nothing of Kodo: the payload is opaque JSON

@@ -1,5 +1,5 @@
 /**
- * The FetchTaskStore port: the async-fetch tasks (protocol.md §8.5 `POST /sisyphus/fetch`), the view of kind
+ * The FetchTaskStore port: the async-fetch tasks (docs/development/kodo-protocol.md §8.5 `POST /sisyphus/fetch`), the view of kind
  * `fetch` of the one durable task queue (ports/tasks.ts; the other kind is the pfop jobs of ports/job-queue.ts,
  * with the same life cycle in the same table). The store knows nothing of Kodo: the request and the result are
  * opaque JSON texts owned by objects/fetch/async-fetch.ts.

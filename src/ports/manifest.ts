@@ -1,6 +1,6 @@
 /**
  * Manifests: an object's bytes as an ordered list of piece blobs (the v1 chunks or v2 parts it was uploaded in),
- * kept in the MetaStore instead of a copy (issue 13, zero-copy assembly). A manifest is a row of `blobs` like any
+ * kept in the MetaStore instead of a copy (zero-copy assembly). A manifest is a row of `blobs` like any
  * blob — referenced by entries, counted, shared by copies — whose id can never be a BlobStore id: 'm' followed by
  * 32 hex characters (BlobStore ids are 32 hex characters; FsBlobStore refuses anything else). It holds one
  * reference on each of its pieces; when its own count reaches zero it is dropped and its pieces are released

@@ -1,7 +1,8 @@
 /**
  * The MetaStore port: buckets, bound domains, entries and blob references. No Kodo wire format here: callers
  * get plain records and outcome tags, the domain layer turns them into Kodo errors.
- * The embedded implementation is SQLite (store/sqlite/); PostgreSQL can implement the same interface later.
+ * Implementations: SQLite (store/sqlite/, the embedded default) and PostgreSQL (store/postgres/, shared by the nodes
+ * of a cluster); both pass the same contract suite (test/contract/).
  */
 import type { ConsoleSessionStore } from './console-sessions.js';
 import type { LeaseStore } from './leases.js';
@@ -15,7 +16,7 @@ import type { FetchTaskStore } from './fetch-tasks.js';
 
 /**
  * A bucket. `ctime` in Unix seconds; `owner` the AccessKey of the account that owns it. `source` is the mirror
- * origin (an http(s) URL, protocol.md §8.6 `image`) a missing key is pulled from, `sourceHost` the Host header
+ * origin (an http(s) URL, docs/development/kodo-protocol.md §8.6 `image`) a missing key is pulled from, `sourceHost` the Host header
  * sent to it; both absent when the bucket has no mirror source.
  */
 export interface BucketRecord {
@@ -26,16 +27,16 @@ export interface BucketRecord {
   owner: string;
   source?: string;
   sourceHost?: string;
-  /** Whether the `nrop` moderation fop is enabled for the bucket (protocol.md §10.4); absent = off. */
+  /** Whether the `nrop` moderation fop is enabled for the bucket (docs/development/kodo-protocol.md §10.4); absent = off. */
   nrop?: boolean;
-  /** Image styles (protocol.md §10.1); absent when never set (separator `-`, no styles). */
+  /** Image styles (docs/development/kodo-protocol.md §10.1); absent when never set (separator `-`, no styles). */
   styles?: BucketStyles;
-  /** The bucket's configuration (protocol.md §8.6): `{}` when nothing was ever set. */
+  /** The bucket's configuration (docs/development/kodo-protocol.md §8.6): `{}` when nothing was ever set. */
   settings: BucketSettings;
 }
 
 /**
- * Per-bucket configuration set through the uc host (protocol.md §8.6, §13.2) or the CLI, kept as one JSON document
+ * Per-bucket configuration set through the uc host (docs/development/kodo-protocol.md §8.6, §13.2) or the CLI, kept as one JSON document
  * with the bucket. Every field is absent until set.
  */
 export interface BucketSettings {
@@ -189,8 +190,8 @@ export interface DomainRecord {
 
 /**
  * One entry `<bucket>:<key>`.
- * - `fsize` bytes; `hash` the Kodo etag (protocol.md §7); `md5` lower-case hex.
- * - `putTime` Unix time in 100-ns units, a bigint (it exceeds Number.MAX_SAFE_INTEGER, protocol.md §8.2).
+ * - `fsize` bytes; `hash` the Kodo etag (docs/development/kodo-protocol.md §7); `md5` lower-case hex.
+ * - `putTime` Unix time in 100-ns units, a bigint (it exceeds Number.MAX_SAFE_INTEGER, docs/development/kodo-protocol.md §8.2).
  * - `type` storage class 0..4; `status` 0 enabled / 1 disabled.
  * - `meta` user metadata without the `x-qn-meta-` prefix.
  * - `expireAt` Unix seconds when deleteAfterDays makes it expire, or undefined.
@@ -246,7 +247,7 @@ export interface Transitions {
   toDeepArchive?: number;
 }
 
-/** One page of a listing request (protocol.md §8.3). Keys compare byte-lexicographically (UTF-8). */
+/** One page of a listing request (docs/development/kodo-protocol.md §8.3). Keys compare byte-lexicographically (UTF-8). */
 export interface ListQuery {
   bucket: string;
   prefix: string;

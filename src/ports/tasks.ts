@@ -1,6 +1,6 @@
 /**
  * The TaskQueue port: the ONE durable queue of background work, with two task kinds — `job` (persistent
- * processing, protocol.md §9: pfop and persistentOps) and `fetch` (async fetch, protocol.md §8.5
+ * processing, docs/development/kodo-protocol.md §9: pfop and persistentOps) and `fetch` (async fetch, docs/development/kodo-protocol.md §8.5
  * `POST /sisyphus/fetch`). Both kinds live in one table per backend (`tasks`, store/sqlite/tasks.ts and
  * store/postgres/tasks.ts) and share one life cycle, written once per backend (store/<backend>/queue-table.ts):
  *

@@ -1,5 +1,5 @@
 /**
- * The WorkflowTemplateStore port: named workflow templates (protocol.md §3.1 `persistentWorkflowTemplateID`, §9.1
+ * The WorkflowTemplateStore port: named workflow templates (docs/development/kodo-protocol.md §3.1 `persistentWorkflowTemplateID`, §9.1
  * `workflowTemplateID`), each a saved list of persistent-processing commands with an optional pipeline and notify
  * URL. A template belongs to one account (its owner's AccessKey): names are unique per owner, and every lookup
  * names the owner, so an account never sees or uses another account's templates.

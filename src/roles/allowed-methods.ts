@@ -1,5 +1,5 @@
 /**
- * 405 with `Allow` where a path exists for other methods (issue 27 item 12: `GET /` on the upload host is a 405 on
+ * 405 with `Allow` where a path exists for other methods, as Kodo answers (`GET /` on the upload host is a 405 on
  * Kodo, not a 404). The table is filled from fastify's `onRoute` hook with every route's method and URL pattern,
  * except the catch-all download route (`GET|HEAD /*`, which matches any path) and CORS's `OPTIONS *`; it is read only
  * when a request found no route (or the download route found no object path), never on the hot path.

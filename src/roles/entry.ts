@@ -1,5 +1,5 @@
 /**
- * EncodedEntryURI (protocol.md §0): URL-safe base64 of `<bucket>:<key>`, padded or not. The bucket is the text
+ * EncodedEntryURI (docs/development/kodo-protocol.md §0): URL-safe base64 of `<bucket>:<key>`, padded or not. The bucket is the text
  * before the FIRST `:` (keys may contain `:`); `b:` is the empty key.
  */
 import { urlsafeB64DecodeText } from '../auth/base64.js';

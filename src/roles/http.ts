@@ -8,11 +8,11 @@ import type { Granary } from '../context.js';
 import { Errors, type KodoError } from '../errors.js';
 
 /**
- * Methods of read-only management routes: the specs say GET, the Node SDK often POSTs (protocol.md §14 item 12).
+ * Methods of read-only management routes: the specs say GET, the Node SDK often POSTs (docs/development/kodo-protocol.md §14 item 12).
  */
 export const READ_METHODS: ('GET' | 'POST')[] = ['GET', 'POST'];
 
-/** The raw request-target as received (path + query, never re-encoded; protocol.md §14.23). */
+/** The raw request-target as received (path + query, never re-encoded; docs/development/kodo-protocol.md §14 item 23). */
 export function rawUrlOf(request: FastifyRequest): string {
   return request.originalUrl ?? request.raw.url ?? request.url;
 }
@@ -33,7 +33,7 @@ export function signedRequestOf(request: FastifyRequest): SignedRequest {
   };
 }
 
-/** Verifies a `QBox`/`Qiniu` management credential (401/403 on failure, protocol.md §2.2–2.3). */
+/** Verifies a `QBox`/`Qiniu` management credential (401/403 on failure, docs/development/kodo-protocol.md §2.2–2.3). */
 export function requireManagement(g: Granary, request: FastifyRequest): Caller {
   return verifyManagement(signedRequestOf(request), g.secretOf, g.clock.nowMs(), {
     dateWindowSeconds: g.config.dateWindowSeconds,
@@ -80,7 +80,7 @@ export function declaredLength(request: FastifyRequest): number | undefined {
   return Number(v);
 }
 
-/** Answers JSON with `Cache-Control: no-store` (management and upload responses, protocol.md §12). */
+/** Answers JSON with `Cache-Control: no-store` (management and upload responses, docs/development/kodo-protocol.md §12). */
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return setStatus(reply, status)
     .header('cache-control', 'no-store')
@@ -99,7 +99,7 @@ export function sendError(reply: FastifyReply, err: KodoError): FastifyReply {
 
 /**
  * Answers 200 with the empty JSON object `{}` (management operations without a result). Every 2xx JSON answer has a
- * JSON body: the Go, Java, Python and PHP SDKs decode every 200 as JSON, and Kodo answers `{}` (protocol.md §15,
+ * JSON body: the Go, Java, Python and PHP SDKs decode every 200 as JSON, and Kodo answers `{}` (docs/development/kodo-protocol.md §15,
  * "Success body of delete/copy/move/chgm etc."; §14 item 4, "Always JSON").
  */
 export function sendEmpty(reply: FastifyReply): FastifyReply {

@@ -1,6 +1,6 @@
 /**
  * JSON text for Kodo answers, with bigints written as exact integers: `putTime` is Unix time in 100-ns units
- * (≈1.7×10^16, beyond Number.MAX_SAFE_INTEGER; protocol.md §8.2, §14 item 7) and must not be rounded.
+ * (≈1.7×10^16, beyond Number.MAX_SAFE_INTEGER; docs/development/kodo-protocol.md §8.2, §14 item 7) and must not be rounded.
  */
 const MARK = '\u0000bigint:';
 

@@ -1,5 +1,5 @@
 /**
- * Small objects inline (issue 13): blobs whose bytes live in the metadata database, in their `blobs` row, instead
+ * Small objects inline: blobs whose bytes live in the metadata database, in their `blobs` row, instead
  * of a file — the way Ceph keeps small data in the head object. Written by MetaStore.commitPut (`inline`) in the
  * same transaction as the entry (objects/spill-stage.ts decides at upload time), counted by references like every
  * blob (copy/move share the row, the last release deletes it: no file to unlink), checksummed like every blob.

@@ -1,5 +1,5 @@
 /**
- * The bucket quota rule (protocol.md §8.6 `setbucketquota`), pure so that every MetaStore implementation applies
+ * The bucket quota rule (docs/development/kodo-protocol.md §8.6 `setbucketquota`), pure so that every MetaStore implementation applies
  * the same one inside its commit transaction: a change is refused when it grows a dimension (entries or bytes)
  * past that dimension's limit. A change that does not grow it is always allowed, even in a bucket already over
  * its quota (a quota lowered below the usage): overwrites with smaller content, deletes and moves within the

@@ -1,6 +1,6 @@
 /**
  * A Kodo client for one remote (a Granary server or Qiniu's cloud): management calls signed with the `Qiniu`
- * token of the official SDK (`qiniu.util.generateAccessTokenV2`, protocol.md §2.3), upload tokens from
+ * token of the official SDK (`qiniu.util.generateAccessTokenV2`, docs/development/kodo-protocol.md §2.3), upload tokens from
  * `qiniu.rs.PutPolicy` (§2.4), private download URLs (§2.5). Hosts per bucket come from hosts.ts.
  *
  * Calls: stat (§8.1/8.2, 612 → undefined), list with markers (§8.3), chgm / chtype (§8.1), async fetch

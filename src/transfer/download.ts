@@ -1,5 +1,5 @@
 /**
- * Getting one object from a remote (protocol.md §11) through a signed download URL (§2.5, so private buckets work).
+ * Getting one object from a remote (docs/development/kodo-protocol.md §11) through a signed download URL (§2.5, so private buckets work).
  *
  * To a local file: the bytes go to a hidden temp name beside the target (`.<name>.<hash>.granary-part`), which a
  * later run resumes with a `Range` request; the whole file's etag (§7) must equal the entry's `hash` before it is

@@ -14,7 +14,7 @@ export class TransferError extends Error {
   }
 }
 
-/** A one-line explanation of a Kodo error answer (protocol.md §8.7) for `what` (e.g. `remote qiniu, bucket photos`). */
+/** A one-line explanation of a Kodo error answer (docs/development/kodo-protocol.md §8.7) for `what` (e.g. `remote qiniu, bucket photos`). */
 export function describeStatus(status: number, body: string, what: string): string {
   let detail = body.trim();
   try {

@@ -1,5 +1,5 @@
 /**
- * Where a remote's services are for one bucket (protocol.md §1.1–1.3): up (uploads), io (fetch), rs (stat,
+ * Where a remote's services are for one bucket (docs/development/kodo-protocol.md §1.1–1.3): up (uploads), io (fetch), rs (stat,
  * chgm, batch), rsf (list), api (`/sisyphus/fetch`), uc (domains). In order of precedence: the hosts given in
  * the profile; Qiniu's standard hosts of the profile's region (through the SDK's `Region.fromRegionId`) when no
  * uc host is given; else the answer of `GET /v4/query?ak=&bucket=` on the uc host (default `uc.qiniuapi.com`;

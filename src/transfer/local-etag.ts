@@ -1,5 +1,5 @@
 /**
- * The Kodo etag of local bytes (protocol.md §7), computed incrementally: one SHA-1 per 4 MiB block, folded by
+ * The Kodo etag of local bytes (docs/development/kodo-protocol.md §7), computed incrementally: one SHA-1 per 4 MiB block, folded by
  * `etagFromBlockDigests` of src/objects/etag.ts (the server's own code). Memory: one hash state, never a block.
  */
 import { createHash, type Hash } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
  * `granary migrate <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>]`: bucket to bucket across endpoints.
  *
- * The destination is listed once at the start; the source is listed with markers (protocol.md §8.3), the objects
+ * The destination is listed once at the start; the source is listed with markers (docs/development/kodo-protocol.md §8.3), the objects
  * of each page that need copying stat'ed by one `/batch` (§8.4, for their metadata), `concurrency` objects at a
  * time. Per object, in order: done in the checkpoint → skipped; already at the destination with the same etag →
  * skipped (recorded); an async fetch task from an earlier run → that task is awaited, not submitted again; else

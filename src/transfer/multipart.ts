@@ -1,5 +1,5 @@
 /**
- * Resumable upload v2 (protocol.md §6) with parts of exactly 4 MiB — so each part is one etag block and the
+ * Resumable upload v2 (docs/development/kodo-protocol.md §6) with parts of exactly 4 MiB — so each part is one etag block and the
  * object's etag is the plain qetag (§7) — several parts in flight, and a resume record per source.
  *
  * Wire: `POST /buckets/<bucket>/objects/<b64 key>/uploads` → `{uploadId, expireAt}`; `PUT …/<uploadId>/<n>` with

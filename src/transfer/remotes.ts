@@ -1,6 +1,6 @@
 /**
  * Remote profiles of the transfer CLI (`granary remote add|list|remove`): a named Kodo endpoint — a Granary server
- * or Qiniu's cloud — with its key pair and how to find its hosts (protocol.md §1.1–1.3).
+ * or Qiniu's cloud — with its key pair and how to find its hosts (docs/development/kodo-protocol.md §1.1–1.3).
  *
  * Stored as JSON in `$GRANARY_CONFIG_DIR/remotes.json` (default `~/.config/granary/remotes.json`), the file mode
  * 0600 and the directory 0700, since it holds SecretKeys. Written to a temp name and renamed, so a crash never
@@ -16,7 +16,7 @@ export interface RemoteProfile {
   name: string;
   accessKey: string;
   secretKey: string;
-  /** Region discovery host (`/v4/query`, protocol.md §1.2); default `uc.qiniuapi.com` when no region is given. */
+  /** Region discovery host (`/v4/query`, docs/development/kodo-protocol.md §1.2); default `uc.qiniuapi.com` when no region is given. */
   ucHost?: string;
   /** Kodo region id (z0, z1, z2, na0, as0, …): Qiniu's standard hosts of that region, unless hosts are given. */
   region?: string;

@@ -1,5 +1,5 @@
 /**
- * Putting one object on a remote (protocol.md §4, §6): under 4 MiB a form upload through the official SDK
+ * Putting one object on a remote (docs/development/kodo-protocol.md §4, §6): under 4 MiB a form upload through the official SDK
  * (`qiniu.form_up.FormUploader.putStream`, static Zone of the bucket's hosts); from 4 MiB on a resumable v2
  * (multipart, multipart.ts) upload. The etag of the bytes read is computed on the way and compared with the
  * `hash` the server answers: a mismatch throws (the object is reported failed).

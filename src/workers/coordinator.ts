@@ -1,5 +1,6 @@
 /**
- * Coordination of the processes sharing one data dir (GRANARY_WORKERS worker processes; later cluster nodes):
+ * Coordination of the processes sharing one metadata store (the GRANARY_WORKERS worker processes of one data
+ * dir, or the nodes of a cluster sharing PostgreSQL):
  *
  * - Membership: each process holds the lease `process:<owner>` (ports/leases.ts) from its start to its stop,
  *   renewed every ttl/3 (GRANARY_LEASE_SECONDS). Queue rows it claims carry its owner; they are taken back only
@@ -9,8 +10,9 @@
  *   it holds and tries to take the free or lapsed ones; a singleton whose lease was lost is stopped at once (its
  *   holder may have stalled longer than the lease). So a singleton runs once, and moves to another process within
  *   about one ttl when its holder dies (at once when the reaper sees a dead pid on this host).
- * - Wake-ups: `PRAGMA data_version` (MetaStore.dataVersion) is polled every WATCH_MS; when another process wrote,
- *   the `onForeignWrite` listeners look for work (a job queued through worker A is taken by an idle worker B).
+ * - Wake-ups: MetaStore.dataVersion (SQLite's `PRAGMA data_version`, PostgreSQL's LISTEN count, store/postgres/
+ *   wake.ts) is polled every WATCH_MS; when another process wrote, the `onForeignWrite` listeners look for
+ *   work (a job queued through worker A is taken by an idle worker B).
  *
  * Times come from `clock` (the real clock: liveness is about real time, not the Clock tests move).
  */

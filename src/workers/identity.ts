@@ -1,6 +1,6 @@
 /**
  * The identity of one Granary process sharing a data dir with others (worker processes of `granary serve`, or
- * later the nodes of a cluster): `owner` names it in the leases table and on claimed queue rows; `tag` (file-name
+ * the nodes of a cluster): `owner` names it in the leases table and on claimed queue rows; `tag` (file-name
  * safe) marks its per-process files (staging `tmp/<tag>.<id>.part`, fop temp dirs `fop-tmp/<tag>.<random>/`),
  * so a process cleans up only what a dead process left, never another live worker's uploads in flight.
  *

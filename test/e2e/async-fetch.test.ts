@@ -1,5 +1,5 @@
 /**
- * Async fetch (protocol.md §8.5 `POST /sisyphus/fetch`, `GET /sisyphus/fetch?id=`) end to end, with a local origin
+ * Async fetch (docs/development/kodo-protocol.md §8.5 `POST /sisyphus/fetch`, `GET /sisyphus/fetch?id=`) end to end, with a local origin
  * and a local callback application (the server allows 127.0.0.1 through the outbound guard): the object is
  * stored with the right etag, the completion callback is signed (`qiniu.util.isQiniuCallback`) and rendered;
  * `;`-separated URL alternatives; md5/etag mismatch fails the task and stores nothing (failure callback);

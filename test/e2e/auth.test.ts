@@ -1,5 +1,5 @@
 /**
- * Region discovery (protocol.md §1.2; an AccessKey that does not exist → 612 as on Kodo), management signatures
+ * Region discovery (docs/development/kodo-protocol.md §1.2; an AccessKey that does not exist → 612 as on Kodo), management signatures
  * (§2.2–2.3, §14 items 1 and 14), the common response headers and JSON error bodies (§12, §14 item 4) and CORS.
  */
 import qiniu from 'qiniu';
@@ -40,11 +40,11 @@ describe('region query', () => {
     const v2 = await fetch(`${s.url}/v2/query?ak=${AK}&bucket=auth-bucket`);
     expect(v2.status).toBe(200);
     expect(await v2.json()).toMatchObject({ up: { acc: { main: [s.host] }, src: { main: [s.host] } }, io: { src: { main: [s.host] } } });
-    // v3 is the v2 shape in `hosts[]` (issue 32 item 1; sdk-compat-discovery.test.ts has the SDKs' parsers).
+    // v3 is the v2 shape in `hosts[]` (sdk-compat-discovery.test.ts has the SDKs' parsers).
     const v3 = await fetch(`${s.url}/v3/query?ak=${AK}&bucket=auth-bucket`);
     expect(v3.status).toBe(200);
     expect(await v3.json()).toMatchObject({ hosts: [{ rs: { acc: { main: [s.host] } }, uc: { acc: { main: [s.host] } } }] });
-    // /regions names each region's hosts (issue 32 item 4).
+    // /regions names each region's hosts.
     const regions = await fetch(`${s.url}/regions`);
     expect(regions.status).toBe(200);
     expect(await regions.json()).toMatchObject({ regions: [{ id: 'z0', description: expect.any(String), up: { domains: [s.host] } }] });
@@ -95,7 +95,7 @@ describe('region query', () => {
 
   it('an account key discovers the hosts too: bucket creation and upload through /v4/query', async () => {
     const pair = await s.running.g.keyIndex.create(0);
-    // A bucket the key cannot use is 631, as on Kodo (issue 27 item 8): before the bucket exists, and for another
+    // A bucket the key cannot use is 631, as on Kodo: before the bucket exists, and for another
     // account's bucket.
     for (const bucket of ['acct-discovered', 'auth-bucket']) {
       expect((await fetch(`${s.url}/v4/query?ak=${pair.accessKey}&bucket=${bucket}`)).status, bucket).toBe(631);

@@ -1,5 +1,5 @@
 /**
- * `POST /batch` through the official SDK (protocol.md §8.4, §14 item 20): per-op results in order, 200 when every
+ * `POST /batch` through the official SDK (docs/development/kodo-protocol.md §8.4, §14 item 20): per-op results in order, 200 when every
  * op succeeded and 298 otherwise, ops across buckets, the 1000-op limit (1001 → 400 and nothing done), a bad
  * body → 400, an unknown op → its own 400 entry.
  */

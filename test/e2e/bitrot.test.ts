@@ -1,5 +1,5 @@
 /**
- * Bitrot (issue 11): one byte flipped in stored blobs of 100 B, 3 MiB and 9 MiB is never served as good data.
+ * Bitrot: one byte flipped in stored blobs of 100 B, 3 MiB and 9 MiB is never served as good data.
  * Whole GETs fail (a 599 JSON answer before the first byte, or a transfer cut before the corrupt block), the
  * entry is marked corrupt (stat shows it, later reads answer 599 at once, fops refuse it), `granary scrub` names
  * every corrupt entry — also those nobody read — and the background scrubber finds cold corruption. Ranges verify

@@ -1,7 +1,7 @@
 /**
  * qiniu-js 3.4.4 in a real browser (Debian Chromium driven by playwright-core) uploads to Granary from a page
  * served on another port, so every call is cross-origin: CORS and preflights (PUT with Authorization and
- * Content-MD5, POST with a JSON body) are exercised as on a real site (protocol.md §12, §13.4, §14 items 3, 22).
+ * Content-MD5, POST with a JSON body) are exercised as on a real site (docs/development/kodo-protocol.md §12, §13.4, §14 items 3, 22).
  *
  * - ≤ 4 MiB: a form upload, `POST /` with the file part first and a crc32 field (§4);
  * - 9 MiB: multipart v2 in 4 MiB parts, three at a time, each with a hex Content-MD5 (§6).
@@ -89,7 +89,7 @@ async function uploadInBrowser(
 const actual = (exchanges: ServerExchange[]): ServerExchange[] => exchanges.filter((e) => e.method !== 'OPTIONS');
 
 /**
- * Asserts the v2 sequence qiniu-js sends (protocol.md §13.4): init `POST …/uploads`, `parts` part uploads
+ * Asserts the v2 sequence qiniu-js sends (docs/development/kodo-protocol.md §13.4): init `POST …/uploads`, `parts` part uploads
  * `PUT …/uploads/<id>/<n>` (any order: three at a time) with a hex Content-MD5, then complete `POST …/uploads/<id>`
  * with a JSON body; every call cross-origin with UpToken auth, answered 200 with CORS headers, and preflights that
  * allowed PUT with Content-MD5.

@@ -1,5 +1,5 @@
 /**
- * Bucket event notifications (protocol.md §8.6 `events/*`; Kodo's model and body from
+ * Bucket event notifications (docs/development/kodo-protocol.md §8.6 `events/*`; Kodo's model and body from
  * developer.qiniu.com/kodo/8610/dev-event-notification): rules set, changed, read and deleted with the official
  * SDK (putBucketEvent, updateBucketEvent, getBucketEvent, deleteBucketEvent); a local application server receives
  * put, mkfile (v1 and v2), copy, move, disable, enable and delete events of matching keys and no others, each
@@ -342,7 +342,7 @@ describe('bad input', () => {
     expect(r.data.error).toMatch(message);
   });
 
-  it('answers 400 to update (Kodo, issue 32 item 13) and 612 to delete an unknown rule, 403 for another account’s access_key, and changes nothing', async () => {
+  it('answers 400 to update (as Kodo) and 612 to delete an unknown rule, 403 for another account’s access_key, and changes nothing', async () => {
     const bm = s.bucketManager();
     expect((await sdk(bm.updateBucketEvent(B, { name: 'nope', event: 'put' }))).status).toBe(400);
     expect((await sdk(bm.deleteBucketEvent(B, 'nope'))).status).toBe(612);

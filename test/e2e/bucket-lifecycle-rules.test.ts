@@ -1,5 +1,5 @@
 /**
- * Bucket lifecycle rules (protocol.md §8.6 `rules/*`, §13.2) through the official SDK: put/update/delete/get round
+ * Bucket lifecycle rules (docs/development/kodo-protocol.md §8.6 `rules/*`, §13.2) through the official SDK: put/update/delete/get round
  * trips; a rule's dates in stat for objects uploaded after it and already there; the clock passing a rule's day
  * makes objects absent (stat 612, download 404, listings skip them) and the sweeper deletes them and frees their
  * blobs; transitions (stat `type`, archive refused until restoreAr); longest-prefix matching; a rule combined with
@@ -345,7 +345,7 @@ describe('bad input', () => {
     expect(await rules(B)).toEqual([]);
   });
 
-  it('614 for a taken name, 400 for a taken prefix, 400 for an unknown name on update (Kodo, issue 32 item 13) and 612 on delete', async () => {
+  it('614 for a taken name, 400 for a taken prefix, 400 for an unknown name on update (as Kodo) and 612 on delete', async () => {
     await addRule(B, { name: 'first', prefix: 'a/', delete_after_days: 1 });
     const dupName = await sdk<{ error: string }>(bm().putBucketLifecycleRule(B, { name: 'first', prefix: 'b/', delete_after_days: 1 }));
     expect(dupName.status).toBe(614);

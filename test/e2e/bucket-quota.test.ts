@@ -1,5 +1,5 @@
 /**
- * Bucket quotas (protocol.md §8.6, §13.2): `BucketManager.putBucketQuota`/`getBucketQuota` of the official SDK
+ * Bucket quotas (docs/development/kodo-protocol.md §8.6, §13.2): `BucketManager.putBucketQuota`/`getBucketQuota` of the official SDK
  * (0 = unchanged, -1 = no limit), bad input (631, 403, 400 naming the field), and enforcement at every commit:
  * with a quota of 2 files, a third object is refused (403 `bucket quota exceeded`) on each path that stores one —
  * form upload, resumable v1 and v2, fetch, mirror pulls, async fetch, copy and move, sync saveas and pfop outputs — storing

@@ -1,5 +1,5 @@
 /**
- * Per-bucket CORS rules (protocol.md §8.6 corsRules/set|get) set with the SDK's BucketManager and enforced on the
+ * Per-bucket CORS rules (docs/development/kodo-protocol.md §8.6 corsRules/set|get) set with the SDK's BucketManager and enforced on the
  * bucket's downloads: preflights (path style and bound domains) and actual GET/HEAD answers for matching and
  * non-matching origins, methods and headers; buckets without rules, uploads and management routes keep the global
  * `*`; updates and clearing; bad input and authorisation.
@@ -69,7 +69,7 @@ describe('set and get', () => {
   it('putCorsRules stores the rules; getCorsRules (POST, and GET) answers them verbatim, as set', async () => {
     const put = await sdk<ErrorBody>(bm.putCorsRules(RULED, RULES));
     expect(put.status, JSON.stringify(put.data)).toBe(200);
-    // Kodo returns the rules as set (issue 32 item 14): `head` stays lower case; matching is case-insensitive.
+    // Kodo returns the rules as set: `head` stays lower case; matching is case-insensitive.
     const expected = RULES;
     expect((await sdk(bm.getCorsRules(RULED))).data).toEqual(expected);
     const viaGet = await signedFetch(s, { method: 'GET', path: `/corsRules/get/${RULED}` });

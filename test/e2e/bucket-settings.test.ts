@@ -1,5 +1,5 @@
 /**
- * Bucket download settings (protocol.md §8.6, §11) set with the official SDK's BucketManager and enforced over
+ * Bucket download settings (docs/development/kodo-protocol.md §8.6, §11) set with the official SDK's BucketManager and enforced over
  * plain HTTP: max-age (Cache-Control of downloads and fop results), referer anti-leech (white/black lists, empty
  * Referer, `*.domain`, bound domains vs path-style with source_enabled, signed URLs), original protection (styles
  * and signed URLs served, originals and raw fops refused), their bucketInfo fields, authorisation and bad input.
@@ -76,7 +76,7 @@ describe('bucketInfo before any setting', () => {
       no_refer: false,
       source_enabled: false,
     });
-    // Kodo leaves empty referer lists out (issue 32 item 15).
+    // Kodo leaves empty referer lists out.
     expect(await info(PUB)).not.toHaveProperty('refer_wl');
     expect(await info(PUB)).not.toHaveProperty('refer_bl');
   });

@@ -1,5 +1,5 @@
 /**
- * Bucket management on the uc role (protocol.md §8.6) through the SDK's BucketManager, in both SDK
+ * Bucket management on the uc role (docs/development/kodo-protocol.md §8.6) through the SDK's BucketManager, in both SDK
  * configurations (static Zone and /v4/query discovery), plus form-body variants sent by hand.
  */
 import qiniu from 'qiniu';
@@ -71,7 +71,7 @@ describe.each([
     expect((await sdk<{ private: number }>(bm.getBucketInfo(bucket))).data.private).toBe(0);
   });
 
-  it('answers 612 for getBucketInfo (as Kodo, issue 32 item 13) and 631 for putBucketAccessMode of a missing bucket', async () => {
+  it('answers 612 for getBucketInfo (as Kodo) and 631 for putBucketAccessMode of a missing bucket', async () => {
     expect((await sdk(bm.getBucketInfo(`${prefix}-missing`))).status).toBe(612);
     expect((await sdk(bm.putBucketAccessMode(`${prefix}-missing`, { private: 1 }))).status).toBe(631);
   });
@@ -115,7 +115,7 @@ describe.each([
 
   it('answers 631 to an upload into a missing bucket', async () => {
     if (prefix === 'dc') {
-      // Discovery: the region query the SDK sends first answers 631 for a missing bucket, as Kodo (issue 27 item 8),
+      // Discovery: the region query the SDK sends first answers 631 for a missing bucket, as Kodo,
       // so the SDK never uploads (it rejects with `Query regions failed with HTTP Status Code 631`, and its
       // CachedRegionsProvider also leaks an unhandled rejection: docs/sdk-compatibility.md, known differences).
       const q = await fetch(`${s.url}/v4/query?ak=${s.mac.accessKey}&bucket=${prefix}-nowhere`);

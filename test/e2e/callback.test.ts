@@ -1,5 +1,5 @@
 /**
- * Upload callbacks (protocol.md §4.3, §2.6, §3.1 callback fields) against a local application server: form and
+ * Upload callbacks (docs/development/kodo-protocol.md §4.3, §2.6, §3.1 callback fields) against a local application server: form and
  * JSON bodies, the QBox signature verified with the SDK's own `isQiniuCallback`, the application's JSON relayed to
  * the uploader, fail-over across `;`-separated URLs, and 579 (object kept) when every URL fails, when the outbound
  * guard refuses loopback, and when the application does not answer in time.

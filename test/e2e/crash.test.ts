@@ -1,5 +1,5 @@
 /**
- * Crash safety (issue 2): the server is SIGKILLed in the middle of 20 parallel uploads that overwrite existing
+ * Crash safety: the server is SIGKILLed in the middle of 20 parallel uploads that overwrite existing
  * keys; after a restart every key holds exactly its old or its new content (the new one wherever the upload
  * was acknowledged) and no temporary file remains.
  */

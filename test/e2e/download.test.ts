@@ -1,5 +1,5 @@
 /**
- * Downloads (protocol.md §11, §2.5): public and private buckets, Range, HEAD, conditional requests, attname,
+ * Downloads (docs/development/kodo-protocol.md §11, §2.5): public and private buckets, Range, HEAD, conditional requests, attname,
  * large streamed objects, bound download domains and awkward keys; a GET/HEAD that is no download (no key, or a
  * reserved first segment such as `/v2/…`) answers 404 `no such api`, a missing key 404 `Document not found`.
  */
@@ -245,7 +245,7 @@ describe('downloads', () => {
       },
     );
 
-    // Issue 27 item 12: a path another method answers is Kodo's 405, with Allow.
+    // A path another method answers is Kodo's 405, with Allow.
     it.each(['/', '/delete/x'])('GET %s (a POST route) → 405 method not allowed, Allow: POST', async (path) => {
       const res = await rawRequest({ port: s.running.port, method: 'GET', path });
       expect(res.status, path).toBe(405);

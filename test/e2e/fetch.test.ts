@@ -1,5 +1,5 @@
 /**
- * Sync fetch (protocol.md §8.5): `POST /fetch/<EncodedURL>/to/<EncodedEntryURI>[/host/<b64>]` stores a resource
+ * Sync fetch (docs/development/kodo-protocol.md §8.5): `POST /fetch/<EncodedURL>/to/<EncodedEntryURI>[/host/<b64>]` stores a resource
  * from a URL, through the outbound guard. Origins are local node:http servers on loopback addresses that count
  * their connections; every Granary here has the `beforeConnect` test seam installed, refusing any connection
  * outside loopback (the no-allow-list server refuses every connection), so no test can reach another machine.

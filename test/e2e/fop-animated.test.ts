@@ -1,5 +1,5 @@
 /**
- * Animated GIF and WebP under the image fops (protocol.md §10.2–§10.5, src/fops/animation.ts): imageView2 and
+ * Animated GIF and WebP under the image fops (docs/development/kodo-protocol.md §10.2–§10.5, src/fops/animation.ts): imageView2 and
  * imageMogr2 keep every frame (per-frame size, frame colours in order, loop and delays) when writing GIF or WebP;
  * other outputs take the first frame; imageInfo counts frames; watermarks land on every frame; too many frames
  * and GIF bombs (tiny frames on a large logical screen) are refused from the header.

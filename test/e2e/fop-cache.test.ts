@@ -1,5 +1,5 @@
 /**
- * The derived-result cache of fops on download URLs (issue 6): hits, single-flight, LRU eviction under
+ * The derived-result cache of fops on download URLs: hits, single-flight, LRU eviction under
  * GRANARY_FOP_CACHE_SIZE, restart, a new source hash, ETag/304, JSON never cached, private buckets.
  * `X-Granary-Cache: miss` marks the one request that computed a result.
  */

@@ -1,5 +1,5 @@
 /**
- * Image formats beyond what libvips decodes itself (issue 6): HEIC/HEIF through heif-convert (imageInfo,
+ * Image formats beyond what libvips decodes itself: HEIC/HEIF through heif-convert (imageInfo,
  * imageView2, imageAve; 415 naming GRANARY_HEIF_CONVERT without it) and animated GIF frame counts.
  */
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

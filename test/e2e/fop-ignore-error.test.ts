@@ -1,5 +1,5 @@
 /**
- * `/ignore-error/1` (protocol.md §10.1): a pipeline carrying it answers the original object when processing
+ * `/ignore-error/1` (docs/development/kodo-protocol.md §10.1): a pipeline carrying it answers the original object when processing
  * fails (bad image, limits, decoding), but not when the request itself is wrong (bad parameters, missing object,
  * missing signature).
  */

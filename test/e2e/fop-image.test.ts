@@ -1,5 +1,5 @@
 /**
- * Image fops on download URLs (protocol.md §10.1, §10.2, §10.4): imageView2 modes 0–5, EXIF orientation,
+ * Image fops on download URLs (docs/development/kodo-protocol.md §10.1, §10.2, §10.4): imageView2 modes 0–5, EXIF orientation,
  * imageInfo, imageAve, malformed fops, corrupt and non-image sources, decompression bombs, private buckets.
  */
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * imageMogr2 on download URLs (protocol.md §10.3): thumbnail geometries, gravity + crop (with offsets), rotate,
+ * imageMogr2 on download URLs (docs/development/kodo-protocol.md §10.3): thumbnail geometries, gravity + crop (with offsets), rotate,
  * auto-orient, format/quality/strip/interlace, blur, size-limit, output limits (imageView2 too), pipelines,
  * private buckets and bad input.
  */

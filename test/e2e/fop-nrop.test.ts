@@ -1,5 +1,5 @@
 /**
- * The `nrop` moderation fop (protocol.md §10.4) on the real nsfwjs model: the per-bucket switch (HTTP call,
+ * The `nrop` moderation fop (docs/development/kodo-protocol.md §10.4) on the real nsfwjs model: the per-bucket switch (HTTP call,
  * v2/bucketInfo, authorisation), the full answer on real photos, bad sources, the worker thread (lazy start,
  * a dead worker replaced, downloads served while inference runs). The model loads once for the whole file.
  */

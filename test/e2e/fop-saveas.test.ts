@@ -1,5 +1,5 @@
 /**
- * Sync saveas on download URLs (protocol.md §2.7, §10.7): `?<fops>|saveas/<EncodedEntryURI>/sign/<AK>:<sign>` runs
+ * Sync saveas on download URLs (docs/development/kodo-protocol.md §2.7, §10.7): `?<fops>|saveas/<EncodedEntryURI>/sign/<AK>:<sign>` runs
  * the pipeline, stores the result at the entry (overwriting) and answers with it. The signature is computed here,
  * independently of the server, the way Qiniu's docs and SDK samples do: HMAC-SHA1 with the secret key over the URL
  * WITHOUT its scheme (`host + path + "?" + query`), URL-safe base64.

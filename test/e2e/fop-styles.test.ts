@@ -1,5 +1,5 @@
 /**
- * Bucket image styles (protocol.md §10.1, §6 bucketInfo `separator`/`styles`): management routes on the uc host,
+ * Bucket image styles (docs/development/kodo-protocol.md §10.1, §6 bucketInfo `separator`/`styles`): management routes on the uc host,
  * `<key><sep><style>` downloads (path style, bound domains, private signed URLs), several separators,
  * `?style/<name>`, exact keys winning over styles, authorisation and bad input.
  */

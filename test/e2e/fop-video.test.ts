@@ -1,5 +1,5 @@
 /**
- * Audio/video fops (protocol.md §10.4, §10.6): `?avinfo` and `?vframe` on download URLs, avthumb as a persistent
+ * Audio/video fops (docs/development/kodo-protocol.md §10.4, §10.6): `?avinfo` and `?vframe` on download URLs, avthumb as a persistent
  * command run through executeFops (the entry point of jobs), bad input, time limits killing ffmpeg, and a
  * server without ffmpeg. Outputs are checked with ffprobe and sharp, independently of the server.
  */

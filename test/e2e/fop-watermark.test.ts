@@ -1,5 +1,5 @@
 /**
- * watermark on download URLs (protocol.md §10.5): image marks at the nine gravities (checked by pixels),
+ * watermark on download URLs (docs/development/kodo-protocol.md §10.5): image marks at the nine gravities (checked by pixels),
  * dissolve, ws/wst, marks from the same bucket and from a loopback origin (GRANARY_OUTBOUND_ALLOW), refused
  * private URLs (403), resource size limit, text marks (fonts, colours, sizes), mode 3, pipelines with
  * imageMogr2 on public and private buckets, bad input.

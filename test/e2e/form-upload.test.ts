@@ -1,5 +1,5 @@
 /**
- * Form upload (protocol.md §4) driven by the official SDK in both configurations of §1.3 (static Zone and
+ * Form upload (docs/development/kodo-protocol.md §4) driven by the official SDK in both configurations of §1.3 (static Zone and
  * /v4/query discovery): buffers, streams and files of several kinds round-trip byte for byte, `hash` is the
  * qetag computed independently (test/helpers/etag.ts), and the response body follows §3.3/§3.4 (default body with
  * x: variables, returnBody with bare and quoted placeholders); metadata comes back as X-Qn-Meta-* headers.
@@ -18,7 +18,7 @@ import { FIXTURE_IMAGES, createBucket, expectStored, recordRequests } from '../h
 const MiB = 1024 * 1024;
 
 describe('the independent qetag helper', () => {
-  it('matches the vectors of protocol.md §7', () => {
+  it('matches the vectors of docs/development/kodo-protocol.md §7', () => {
     expect(qetag(Buffer.alloc(0))).toBe('Fto5o-5ea0sNMlW_75VgGJCv2AcJ');
     expect(qetag(Buffer.from('abc'))).toBe('FqmZPjZHBoFquj4lcXhQwmyc0Nid');
     expect(qetag(Buffer.alloc(4 * MiB + 10, 7))).toBe('lrStvm4Y3Hueha7WZO5cr_dSW_Dg');

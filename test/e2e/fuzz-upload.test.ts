@@ -1,5 +1,5 @@
 /**
- * Fuzzing the upload routes (protocol.md §4–§6, §14) against a real `granary serve` subprocess: about 3000
+ * Fuzzing the upload routes (docs/development/kodo-protocol.md §4–§6, §14) against a real `granary serve` subprocess: about 3000
  * requests from fixed seeds — valid form, v1 and v2 uploads, then the same mutated (bytes flipped, inserted,
  * deleted anywhere; bodies cut short; duplicate, huge and missing fields; broken boundaries, Content-Types, ctxs,
  * part lists, part numbers, Content-MD5s; sizes over the limits) and clients that vanish mid-body.

@@ -1,5 +1,5 @@
 /**
- * Group commit under SIGKILL (issue 13): 32 clients upload small objects (they share WAL fdatasyncs, and are
+ * Group commit under SIGKILL: 32 clients upload small objects (they share WAL fdatasyncs, and are
  * stored inline when small enough) and larger ones as fast as they can; the server is killed while commits are in
  * flight. After a restart every acknowledged object is present and byte-exact, an unacknowledged one is absent or
  * exact, and nothing is left in staging.

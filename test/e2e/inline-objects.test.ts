@@ -1,5 +1,5 @@
 /**
- * Small objects inline (issue 13, store/inline-blob-store.ts): objects up to GRANARY_INLINE_MAX bytes are kept in
+ * Small objects inline (store/inline-blob-store.ts): objects up to GRANARY_INLINE_MAX bytes are kept in
  * the metadata database with their entry — no blob file — and behave like any other object across download,
  * Range, copy, move, delete, fops and their cache, and a restart; larger ones are files; a data dir written with
  * inline storage off keeps working with it on.

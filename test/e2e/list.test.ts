@@ -1,5 +1,5 @@
 /**
- * Listing (rsf role, protocol.md §8.3, §13.2) driven through the official SDK (`listPrefix`, `listPrefixV2`) in
+ * Listing (rsf role, docs/development/kodo-protocol.md §8.3, §13.2) driven through the official SDK (`listPrefix`, `listPrefixV2`) in
  * both SDK configurations, plus raw signed requests for what the SDK cannot send (limit 0/5000, GET, form body).
  * Bucket `list-main` holds 2,500 keys inserted through the MetaStore (sharing the blob of a real upload) and a
  * few dozen keys uploaded through the SDK.
@@ -322,7 +322,7 @@ describe('listPrefixV2 (POST /v2/list, one JSON object per line)', () => {
     expect(resumed.lines.map((l) => l.item?.key)).toEqual(['dir-20/top']);
   });
 
-  it('answers text/plain lines (not application/json: the PHP SDK decodes that whole; issue 27 item 10), putTime exact', async () => {
+  it('answers text/plain lines (not application/json: the PHP SDK decodes that whole), putTime exact', async () => {
     const res = await signedFetch(s, { path: `/v2/list?bucket=${MAIN}&prefix=real-3` });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');

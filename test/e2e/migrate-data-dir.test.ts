@@ -1,5 +1,5 @@
 /**
- * `granary migrate --data-dir` end to end (issue 14): an embedded data dir filled through a real Granary (official
+ * `granary migrate --data-dir` end to end: an embedded data dir filled through a real Granary (official
  * SDK: form uploads small → inline and 1 MiB, resumable v1 9 MiB → a manifest, v2 with 5 MiB parts → a 0x9e etag,
  * copies sharing a blob, chgm/chtype/deleteAfterDays, bucket settings, a bound domain, an account key, a pipeline,
  * a workflow template, the generated root key pair in credentials.json, and one object whose blob file is then

@@ -1,5 +1,5 @@
 /**
- * Mirror source (protocol.md §8.6 `image`/`unimage`/`v2/bucketInfo`, §8.5 `prefetch`, §11 downloads) through the
+ * Mirror source (docs/development/kodo-protocol.md §8.6 `image`/`unimage`/`v2/bucketInfo`, §8.5 `prefetch`, §11 downloads) through the
  * official SDK and plain HTTP, against a local origin on 127.0.0.1 (allowed with GRANARY_OUTBOUND_ALLOW) that
  * counts the requests it gets per path and can hold an answer until the test releases it.
  */

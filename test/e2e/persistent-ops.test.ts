@@ -1,5 +1,5 @@
 /**
- * persistentOps in put policies (protocol.md §4.4, §3.1): form upload, resumable v1 (mkfile) and v2 (complete)
+ * persistentOps in put policies (docs/development/kodo-protocol.md §4.4, §3.1): form upload, resumable v1 (mkfile) and v2 (complete)
  * answer a persistentId (also as `$(persistentId)`), the job runs and notifies persistentNotifyUrl with its final
  * record; bad persistentOps or an unknown persistentPipeline refuse the upload (nothing stored). A job survives a
  * SIGKILL of the server in the middle of its commands: after a restart it continues from its first unfinished

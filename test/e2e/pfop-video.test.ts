@@ -1,5 +1,5 @@
 /**
- * Persistent processing with video (issue 7, protocol.md §9, §10.6): the job engine running avthumb and vframe on
+ * Persistent processing with video (docs/development/kodo-protocol.md §9, §10.6): the job engine running avthumb and vframe on
  * the Big Buck Bunny fixture. A form upload through the official SDK with persistentOps (avthumb with an image
  * watermark, vframe, both with saveas) and a persistentNotifyUrl: prefop goes 1 → 2 → 0, the outputs are checked
  * with ffprobe run by the test, the notify body is the final record; the watermark from the source bucket and from

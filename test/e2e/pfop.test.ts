@@ -1,5 +1,5 @@
 /**
- * Persistent processing through `POST /pfop/` (protocol.md §9): the official SDK's OperationManager.pfop and
+ * Persistent processing through `POST /pfop/` (docs/development/kodo-protocol.md §9): the official SDK's OperationManager.pfop and
  * prefop, pipelines (a paused pipeline holds jobs in state 1), state 1 → 2 → 0, saveas outputs and generated
  * keys, returnOld and force, failing commands (code 3), notify (body = final record; 500 → code 4 after the
  * retries), type 1 after type 0, and bad input.

@@ -1,5 +1,5 @@
 /**
- * Put policy, which key an upload may land on (protocol.md §3.1, §14.19): every scope form with its
+ * Put policy, which key an upload may land on (docs/development/kodo-protocol.md §3.1, §14 item 19): every scope form with its
  * insert/overwrite semantics, insertOnly, saveKey/forceSaveKey, the etag as the default key, keylimit and
  * the 750-byte key limit. Every refusal leaves the stored object exactly as it was.
  */

@@ -1,5 +1,5 @@
 /**
- * Put policy, everything but the key (protocol.md §3.1, §4.2): size limits, MIME detection and limits, the token
+ * Put policy, everything but the key (docs/development/kodo-protocol.md §3.1, §4.2): size limits, MIME detection and limits, the token
  * deadline, endUser, returnUrl, deleteAfterDays and persistentOps. Time moves with the server's AdjustableClock,
  * never with sleeps. Refusals store nothing.
  */

@@ -1,7 +1,7 @@
 /**
- * Zero-copy assembly (issue 13): v1 mkfile and v2 complete commit a manifest of the stored pieces instead of a copy.
+ * Zero-copy assembly: v1 mkfile and v2 complete commit a manifest of the stored pieces instead of a copy.
  * Uploads of every piece layout (v1 blocks of one chunk and of several bput chunks; v2 parts of 4 MiB, 5 MiB,
- * 1 MiB, odd sizes, and 4 MiB parts ended by one larger than 4 MiB) get the etag of protocol.md §7 (checked against
+ * 1 MiB, odd sizes, and 4 MiB parts ended by one larger than 4 MiB) get the etag of docs/development/kodo-protocol.md §7 (checked against
  * test/helpers/etag.ts) and no md5, download byte-identical whole and over many Ranges across piece boundaries;
  * copies share the pieces (the copy outlives its original), overwrites and deletes free the piece files, data
  * survives a restart, a corrupt piece answers 599 and marks the entry, fops read assembled sources.

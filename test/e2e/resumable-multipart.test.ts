@@ -1,5 +1,5 @@
 /**
- * Resumable upload v2 (multipart, protocol.md §6) over raw HTTP: resuming an interrupted upload from its listed
+ * Resumable upload v2 (multipart, docs/development/kodo-protocol.md §6) over raw HTTP: resuming an interrupted upload from its listed
  * parts, re-uploading a part number (replaces it, old bytes freed), list parts shape and max-parts paging, abort
  * (→ 612 afterwards), unknown/foreign uploadId (612), Content-MD5 mismatch (400, nothing stored), bad part lists
  * at complete (400; the upload stays usable), `parts: []` (0-byte object), complete fields and the etag rules of §7.
@@ -197,7 +197,7 @@ describe('unknown, foreign and aborted uploads → 612', () => {
     ok(await up.list(BUCKET, 'mine.bin', id));
   });
 
-  it('abort answers 200 with {} (every 2xx JSON answer has a JSON body, issue 27 item 3), frees the parts, and every later call is 612', async () => {
+  it('abort answers 200 with {} (every 2xx JSON answer has a JSON body), frees the parts, and every later call is 612', async () => {
     const key = 'aborted.bin';
     const blobs = await countBlobs(s);
     const id = await init(key);

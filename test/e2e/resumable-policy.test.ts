@@ -1,5 +1,5 @@
 /**
- * The put policy at mkfile (v1) and complete (v2) applies exactly as in form upload (protocol.md §3.1, §5.4, §6.3):
+ * The put policy at mkfile (v1) and complete (v2) applies exactly as in form upload (docs/development/kodo-protocol.md §3.1, §5.4, §6.3):
  * insert semantics of a bare-bucket scope and of insertOnly (614 on different content, 200 on identical), the
  * key/scope check (403), fsizeLimit (413), a deadline that passed while the upload was staged (401; the staged
  * pieces stay usable with a fresh token), and the upload callback (the application's JSON is relayed).

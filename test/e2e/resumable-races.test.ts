@@ -1,5 +1,5 @@
 /**
- * Resumable uploads under concurrency and broken connections (protocol.md §5.3, §6): two bputs racing with one ctx
+ * Resumable uploads under concurrency and broken connections (docs/development/kodo-protocol.md §5.3, §6): two bputs racing with one ctx
  * (one wins, the other 701, no blob left behind), two uploads of one part number (one part, no leak), a complete
  * racing an abort and a mkfile racing another mkfile of the same blocks (the loser gets 612 / 701 — not a 5xx — and
  * nothing leaks), and a client vanishing mid-chunk or mid-part (staged bytes discarded, no session change, nothing

@@ -1,5 +1,5 @@
 /**
- * Resumable upload v1 over raw HTTP (protocol.md §5): the mkblk/bput answer shape (crc32 a JSON number = CRC-32 of
+ * Resumable upload v1 over raw HTTP (docs/development/kodo-protocol.md §5): the mkblk/bput answer shape (crc32 a JSON number = CRC-32 of
  * that request body, checksum = SHA-1 of the block so far, cumulative offset), the ctx rule (only the latest ctx
  * of a block with its offset is accepted: replayed, wrong-offset, other-block, altered, foreign-account and
  * expired ctxs → 701), mkfile validation (missing/incomplete blocks, sizes, non-4 MiB inner blocks → 400/701,

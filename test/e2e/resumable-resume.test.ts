@@ -1,5 +1,5 @@
 /**
- * Resumable sessions over time (protocol.md §5.5, §6): the official SDK resumes an interrupted v1 or v2 putFile
+ * Resumable sessions over time (docs/development/kodo-protocol.md §5.5, §6): the official SDK resumes an interrupted v1 or v2 putFile
  * from its resume record file, sending only the missing blocks/parts; staged parts and blocks survive a server
  * restart (subprocess killed with SIGKILL, then stopped with SIGTERM, on the same data dir); and abandoned uploads
  * and blocks are garbage-collected by the expiry sweep once expired (612 / 701, their blob files gone), while

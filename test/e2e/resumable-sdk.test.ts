@@ -1,5 +1,5 @@
 /**
- * Resumable uploads through the official Node SDK (`qiniu.resume_up`, protocol.md §5.5, §6, §13.1): v1
+ * Resumable uploads through the official Node SDK (`qiniu.resume_up`, docs/development/kodo-protocol.md §5.5, §6, §13.1): v1
  * (mkblk/mkfile) and v2 (multipart) `putFile` of files on disk of 0 B, 1 B, 4 MiB, 4 MiB + 1 B, 9 MiB and 100 MiB.
  * Each stores byte-identical content (streamed SHA-1 of the download = SHA-1 of the file), answers the rendered
  * returnBody with bare placeholders, `hash` = the etag computed independently (test/helpers/etag.ts), and keeps

@@ -1,5 +1,5 @@
 /**
- * rs attribute operations through the official SDK (protocol.md §8.1, §13.2): chgm (MIME, x-qn-meta, cond),
+ * rs attribute operations through the official SDK (docs/development/kodo-protocol.md §8.1, §13.2): chgm (MIME, x-qn-meta, cond),
  * changeHeaders, chtype, chstatus, deleteAfterDays, lifecycle and restoreAr. Lifetimes are checked by moving the
  * server clock (no sleeps); SDK calls then use a Mac without X-Qiniu-Date so the signature window does not apply.
  */

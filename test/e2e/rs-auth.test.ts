@@ -1,5 +1,5 @@
 /**
- * Per-bucket authorisation of rs operations (protocol.md §8.1, §14 item 20): an account key acts only on its own
+ * Per-bucket authorisation of rs operations (docs/development/kodo-protocol.md §8.1, §14 item 20): an account key acts only on its own
  * buckets, for every bucket an op touches (copy/move source and target), and per op inside a batch. Refusals are
  * 403 and change nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * rs operations with bad input, sent raw (protocol.md §8.1, §8.7, §14 items 4 and 24): undecodable or malformed
+ * rs operations with bad input, sent raw (docs/development/kodo-protocol.md §8.1, §8.7, §14 items 4 and 24): undecodable or malformed
  * EncodedEntryURIs, unknown ops, bad arguments, missing or wrong credentials — each a JSON error that changes
  * nothing. Also: `QBox` credentials are accepted on /stat, the single ops and /batch (Node signs with `Qiniu`).
  */

@@ -1,5 +1,5 @@
 /**
- * rs object operations through the official SDK (protocol.md §8.1–8.2, §13.2): stat's shape and exact putTime,
+ * rs object operations through the official SDK (docs/development/kodo-protocol.md §8.1–8.2, §13.2): stat's shape and exact putTime,
  * copy / move with and without force, delete, and that copies share one blob on disk (no bytes copied, space
  * freed when the last reference goes). Run in both SDK configurations (static Zone and /v4/query discovery).
  */

@@ -1,6 +1,6 @@
 /**
- * Region discovery as Qiniu's Java, Go, Python, Node and browser SDKs send it and parse it (protocol.md §1.2,
- * "Region query"; issue 32 items 1–4, issue 27 items 8–9). Each test sends the SDK's exact request (plain fetch:
+ * Region discovery as Qiniu's Java, Go, Python, Node and browser SDKs send it and parse it (docs/development/kodo-protocol.md §1.2,
+ * "Region query"). Each test sends the SDK's exact request (plain fetch:
  * the queries carry no credential, `/regions` is signed by the Go SDK) and checks the fields the SDK's parser reads,
  * quoting the parser. The SDKs' sources were read at: java-sdk `com/qiniu/storage/AutoRegion.java` (v3) and
  * `com/qiniu/common/AutoZone.java` (v1); go-sdk v7 `storage/region_uc_v2.go`, `storage/region_uc_v4.go`,
@@ -13,7 +13,7 @@ import { AK, sdk, startTestServer, type TestServer } from '../helpers/server.js'
 
 const BUCKET = 'disc-bucket';
 let s: TestServer;
-/** A server advertising operator-set hosts (GRANARY_<SERVICE>_HOSTS, issue 27 item 9). */
+/** A server advertising operator-set hosts (GRANARY_<SERVICE>_HOSTS). */
 let multi: TestServer;
 const UP = ['up-a.example.test:9000', 'up-b.example.test', '10.0.0.7:9000'];
 const IO = ['io.example.test'];

@@ -1,6 +1,6 @@
 /**
  * Management, listing, signatures and response headers exactly as Qiniu's Python, PHP, Java and Go SDKs send and
- * read them (issue 27 items 4, 5, 10, 11, 12; issue 32 items 11, 12, 16's chtype 5), plus a walk over
+ * read them (prefetch, `cond`, listFilesv2 lines, response headers, 405, Qiniu signatures, chtype 5), plus a walk over
  * representative routes of every role checking X-Reqid and X-Log on every answer and a JSON body on every 2xx JSON
  * answer. The SDK file and function quoted above each test is where the request is built or the answer read.
  */
@@ -64,7 +64,7 @@ describe('SDK management on the wire', () => {
     return a.json as Record<string, unknown>;
   };
 
-  describe('cond on every conditioned rs op (issue 27 item 5)', () => {
+  describe('cond on every conditioned rs op', () => {
     // python-sdk qiniu/services/storage/bucket.py change_status(bucket, key, status, cond):
     // `/chstatus/<entry>/status/<s>` + `/cond/<urlsafe_b64("hash=…&fsize=…")>`.
     it('python-sdk 7.x BucketManager.change_status with cond: applies when it matches, 608 when not', async () => {
@@ -119,7 +119,7 @@ describe('SDK management on the wire', () => {
   });
 
   // php-sdk src/Qiniu/Storage/BucketManager.php prefetch / python-sdk bucket.py prefetch: the answer is the entry.
-  it('php-sdk 7.x / python-sdk 7.x BucketManager prefetch: answers {fsize, hash, key, mimeType} like sync fetch (issue 27 item 4)', async () => {
+  it('php-sdk 7.x / python-sdk 7.x BucketManager prefetch: answers {fsize, hash, key, mimeType} like sync fetch', async () => {
     const bytes = Buffer.from('from the origin');
     origin.route('/src/pf.txt', serveBytes(bytes, 'text/plain'));
     const a = await rawOp(s, `/prefetch/${entry(MIRROR, 'pf.txt')}`);
@@ -130,7 +130,7 @@ describe('SDK management on the wire', () => {
   // php-sdk src/Qiniu/Storage/BucketManager.php listFilesv2: `explode("\n", $ret->body); array_pop($r);` after
   // Http/Response.php, which decodes an application/json answer whole (and fails on lines). java-sdk
   // BucketManager.listFilesV2 splits on "\n" and decodes each line; go-sdk/qshell list_v2.go decodes a stream.
-  it('php-sdk 7.x BucketManager::listFilesv2: not application/json, every line one JSON object ending in \\n (issue 27 item 10)', async () => {
+  it('php-sdk 7.x BucketManager::listFilesv2: not application/json, every line one JSON object ending in \\n', async () => {
     await put(s, BUCKET, 'v2l/a', 'a');
     await put(s, BUCKET, 'v2l/d/b', 'b');
     const a = await rawOp(s, `/v2/list?bucket=${BUCKET}&prefix=v2l%2F&delimiter=%2F&limit=1000`);
@@ -142,7 +142,7 @@ describe('SDK management on the wire', () => {
     expect(parsed.map((l) => l.item?.key ?? l.dir)).toEqual(['v2l/a', 'v2l/d/']);
   });
 
-  describe('response headers (issue 27 items 11, 12)', () => {
+  describe('response headers', () => {
     // php-sdk Http/Response.php xReqId()/xLog(): `$this->headers['X-Reqid']`, `['X-Log']`, isJson reads
     // `['Content-Type']`, all by exact name; python-sdk qiniu/http/response.py needs X-Reqid on a 200.
     it('php-sdk 7.x Response: X-Reqid, X-Log, Content-Type and X-Qn-Meta-* go out under canonical names', async () => {
@@ -178,7 +178,7 @@ describe('SDK management on the wire', () => {
     });
   });
 
-  describe('Qiniu signatures (issue 32 items 11, 12)', () => {
+  describe('Qiniu signatures', () => {
     // java-sdk src/main/java/com/qiniu/util/Auth.java signQiniuAuthorization: without a Content-Type header no
     // `Content-Type:` line is signed and no body; BucketManager.listFiles sends GET /list that way.
     it('java-sdk 7.x BucketManager.listFiles: GET /list signed without a Content-Type line', async () => {

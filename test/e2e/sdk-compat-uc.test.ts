@@ -1,6 +1,6 @@
 /**
- * Bucket (uc) calls as Qiniu's Go, Java, Python and PHP SDKs send them (protocol.md §8.6; issue 27 items 3, 6, 7;
- * issue 32 items 13–16). Each test sends the SDK's request (plain fetch signed as the SDK signs: `Qiniu` for the Go
+ * Bucket (uc) calls as Qiniu's Go, Java, Python and PHP SDKs send them (docs/development/kodo-protocol.md §8.6, §8.7, §14).
+ * Each test sends the SDK's request (plain fetch signed as the SDK signs: `Qiniu` for the Go
  * and Java SDKs, `QBox` for the Python SDK's `_post_with_auth`) and checks what the SDK's parser or test reads. The
  * SDKs' sources were read at: go-sdk v7 `storage/bucket.go` (BucketManager: GetBucketInfo, SetRemark,
  * BucketInfosInRegion, AddCorsRules/GetCorsRules, SetBucketMaxAge, TurnOn/OffIndexPage, SetTagging/GetTagging/
@@ -41,7 +41,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => s.stop());
 
-describe('every 2xx JSON answer has a JSON body (issue 27 item 3)', () => {
+describe('every 2xx JSON answer has a JSON body', () => {
   it.each([
     ['php-sdk 7.x BucketManager::createBucket', 'POST', '/mkbucketv3/uc-made/region/z0'],
     ['go-sdk v7.25 SetBucketMaxAge', 'POST', `/maxAge?bucket=${B}&maxAge=100`],
@@ -59,7 +59,7 @@ describe('every 2xx JSON answer has a JSON body (issue 27 item 3)', () => {
   });
 });
 
-describe('bucket listings (issue 27 item 6)', () => {
+describe('bucket listings', () => {
   it('python-sdk 7.x list_bucket: POST /v3/buckets?region=z0 (QBox) answers [{tbl, …}] holding the bucket', async () => {
     // test_bucket_manager.py test_list_bucket: `any(b.get('tbl') == bucket_name for b in ret)`.
     const res = await signedFetch(s, { path: '/v3/buckets?region=z0', scheme: 'QBox' });
@@ -84,7 +84,7 @@ describe('bucket listings (issue 27 item 6)', () => {
   });
 });
 
-describe('bucketTagging (issue 27 item 7)', () => {
+describe('bucketTagging', () => {
   it('go-sdk v7.25 SetTagging / GetTagging / ClearTagging: PUT, GET, DELETE /bucketTagging?bucket=', async () => {
     const tags = { Tags: [{ Key: 'env', Value: 'prod' }, { Key: 'team', Value: 'media @ hq' }] };
     expect(await qiniuCall('PUT', `/bucketTagging?bucket=${B}`, tags)).toMatchObject({ status: 200, text: '{}' });
@@ -110,7 +110,7 @@ describe('bucketTagging (issue 27 item 7)', () => {
   });
 });
 
-describe('status codes and messages (issue 32 item 13)', () => {
+describe('status codes and messages as Kodo answers them', () => {
   it('java-sdk 7.x getBucketInfo / go-sdk GetBucketInfo of a bucket that does not exist → 612', async () => {
     const r = await qiniuCall('POST', '/v2/bucketInfo?bucket=no-such-bucket');
     expect([r.status, r.json]).toEqual([612, { error: 'no such bucket' }]);
@@ -129,7 +129,7 @@ describe('status codes and messages (issue 32 item 13)', () => {
   });
 });
 
-describe('corsRules (issue 32 item 14)', () => {
+describe('corsRules as set', () => {
   it('go-sdk v7.25 AddCorsRules with allowed_method [""] and allowed_origin [""] is stored; GetCorsRules returns it verbatim', async () => {
     // Go CorsRule has no omitempty: nil lists travel as null, max_age as 0.
     const rules = [
@@ -144,7 +144,7 @@ describe('corsRules (issue 32 item 14)', () => {
   });
 });
 
-describe('bucketInfo as set (issue 32 item 15)', () => {
+describe('bucketInfo as set', () => {
   it.each([-2147483648, -1, 0])('java-sdk 7.x putBucketMaxAge(%i): bucketInfo max_age reports the value set', async (maxAge) => {
     expect((await qiniuCall('POST', `/maxAge?bucket=${B}&maxAge=${maxAge}`)).status).toBe(200);
     expect((await info()).max_age).toBe(maxAge);
@@ -164,7 +164,7 @@ describe('bucketInfo as set (issue 32 item 15)', () => {
   });
 });
 
-describe('noIndexPage and remark (issue 32 item 16)', () => {
+describe('noIndexPage and remark', () => {
   it('go-sdk v7.25 TurnOffIndexPage / TurnOnIndexPage: POST /noIndexPage?bucket=&noIndexPage=1|0 → bucketInfo no_index_page', async () => {
     expect(await qiniuCall('POST', `/noIndexPage?bucket=${B}&noIndexPage=1`)).toMatchObject({ status: 200, text: '{}' });
     expect((await info()).no_index_page).toBe(1);

@@ -1,5 +1,5 @@
 /**
- * Uploads exactly as Qiniu's PHP, Python, Java and Go SDKs send them (issue 27 items 1–2, issue 32 items 5–10),
+ * Uploads exactly as Qiniu's PHP, Python, Java and Go SDKs send them,
  * on the wire with fetch: the bytes each SDK writes, and the part of the answer each SDK reads. The SDK file and
  * function quoted above each test is where the request is built or the answer read.
  */
@@ -46,7 +46,7 @@ describe('SDK uploads on the wire', () => {
 
   const token = (policy: Record<string, unknown>): string => s.uploadToken({ scope: BUCKET, ...policy });
 
-  describe('form upload (issue 27 items 1, 2)', () => {
+  describe('form upload', () => {
     // php-sdk 7.x src/Qiniu/Storage/FormUploader.php put → Client::multipartPost(…, 'file', $fname, $data, $mime)
     it('php-sdk 7.x UploadManager::put: file part with filename="" and Content-Type text/plain is the file (bytes exact, fname empty)', async () => {
       const t = token({ scope: `${BUCKET}:php-empty-name`, returnBody: '{"key":$(key),"hash":$(etag),"fname":$(fname),"fsize":$(fsize)}' });
@@ -93,7 +93,7 @@ describe('SDK uploads on the wire', () => {
     });
   });
 
-  describe('resumable v2 (issue 32 items 5, 6, 7)', () => {
+  describe('resumable v2', () => {
     /** init + parts + complete with the complete body sent as `completeType`; the answer of complete. */
     async function v2(key: string | undefined, parts: Buffer[], completeType: string, path?: string, client = up): Promise<RawAnswer> {
       const base = path ?? client.uploadsPath(BUCKET, key);
@@ -166,7 +166,7 @@ describe('SDK uploads on the wire', () => {
     });
   });
 
-  describe('resumable v1 (issue 32 item 8)', () => {
+  describe('resumable v1', () => {
     // java-sdk src/main/java/com/qiniu/storage/StreamUploader.java upload(): it reads 4 MiB blocks until read()
     // answers -1, so a stream of exactly 4 MiB sends mkblk/4194304, then mkblk/0 with an empty body, and lists both
     // ctxs at mkfile (`/mkfile/<size>/mimeType/<b64>` with `key` after it).
@@ -199,7 +199,7 @@ describe('SDK uploads on the wire', () => {
     });
   });
 
-  describe('putb64 (issue 32 item 9)', () => {
+  describe('putb64', () => {
     /**
      * go-sdk storage/base64_upload.go put(): `/putb64/<fsize>[/key/<b64>][/mimeType/<b64>]/crc32/<n>[/x:<k>/<b64>]`,
      * `Content-Type: application/octet-stream`, `Authorization: UpToken <token>`, the body standard base64.
@@ -250,7 +250,7 @@ describe('SDK uploads on the wire', () => {
     });
   });
 
-  describe('put policy (issue 32 item 10)', () => {
+  describe('put policy', () => {
     // java-sdk src/test/java/test/com/qiniu/storage/FormUploadTest.java reads Kodo's fsizeMin message.
     it('java-sdk 7.x FormUploader: fsizeMin answers 403 "request entity size is smaller than FsizeMin"', async () => {
       const t = token({ fsizeMin: 100 });

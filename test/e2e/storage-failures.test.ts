@@ -1,5 +1,5 @@
 /**
- * Storage failures (issue 11), on real file systems: a full disk (a small tmpfs), the free-space reserve, a
+ * Storage failures, on real file systems: a full disk (a small tmpfs), the free-space reserve, a
  * read-only staging area (a read-only mount), lost write permission (a server without CAP_DAC_OVERRIDE) and a
  * blob deletion that keeps failing at start. Every write answers a JSON 599 naming the problem (never a path)
  * within a bounded time, staged bytes are removed, the object already under the key is untouched, /health/ready

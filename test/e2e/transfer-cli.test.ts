@@ -1,5 +1,5 @@
 /**
- * The transfer CLI (issue 16) against one Granary on loopback: remote profiles (mode 0600 in a 0700 directory),
+ * The transfer CLI against one Granary on loopback: remote profiles (mode 0600 in a 0700 directory),
  * bad input answered with one line and exit status 1 (unknown remote, wrong SecretKey, unknown AccessKey, missing
  * bucket, unreadable local path), single-file naming, and `sync` in every direction: dry run, copying only what
  * differs by size and etag, `--delete`, include/exclude globs, `--bwlimit`.

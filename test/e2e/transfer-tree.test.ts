@@ -1,5 +1,5 @@
 /**
- * The transfer CLI (issue 16) on a real tree — photos, a video, 1,000 small files and a 50 MiB file — between two
+ * The transfer CLI on a real tree — photos, a video, 1,000 small files and a 50 MiB file — between two
  * Granary servers on loopback, one playing Qiniu's cloud (its own keys, a private bucket):
  * - `put` of the tree, every etag checked against the local files; `sync` finding nothing to copy, then only the
  *   changed file; a multipart put SIGKILLed and resumed from its

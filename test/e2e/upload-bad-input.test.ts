@@ -1,5 +1,5 @@
 /**
- * Bad input on `POST /` over plain HTTP (protocol.md §4.1, §4.2, §14.4): every refusal is a JSON
+ * Bad input on `POST /` over plain HTTP (docs/development/kodo-protocol.md §4.1, §4.2, §14 item 4): every refusal is a JSON
  * `{"error": ...}` with the right status, the object already under the key is untouched, and no staging file is
  * left in `<dataDir>/tmp` — including when the client vanishes in the middle of the body.
  */
@@ -145,7 +145,7 @@ describe('invalid put policies → 400', () => {
   it.each([
     ['no scope', { deadline }],
     ['no deadline', { scope: BUCKET }],
-    // (A returnBody that is not JSON is answered as rendered: issue 27 item 2, test/e2e/sdk-compat-upload.test.ts.)
+    // (A returnBody that is not JSON is answered as rendered, as Kodo does: test/e2e/sdk-compat-upload.test.ts.)
     ['a JSON callbackBody that is not JSON', { scope: BUCKET, deadline, callbackUrl: 'http://127.0.0.1/cb', callbackBody: '{"k": $(key)', callbackBodyType: 'application/json' }],
     ['callbackUrl without callbackBody', { scope: BUCKET, deadline, callbackUrl: 'http://127.0.0.1/cb' }],
     ['forceSaveKey without saveKey', { scope: BUCKET, deadline, forceSaveKey: true }],

@@ -1,5 +1,5 @@
 /**
- * Workflow templates (protocol.md §3.1 persistentWorkflowTemplateID, §9.1 workflowTemplateID): created, listed and
+ * Workflow templates (docs/development/kodo-protocol.md §3.1 persistentWorkflowTemplateID, §9.1 workflowTemplateID): created, listed and
  * deleted with the CLI (`granary workflow …` run in-process through the command tree bin/granary.js uses, on the
  * running server's data dir: the server sees the changes at once) and the
  * management calls (`/workflowTemplates`); run by an upload (FormUploader, ResumeUploader v1 and v2) and by pfop

@@ -1,5 +1,5 @@
 /**
- * An independent Kodo etag ("qetag") for tests, written from protocol.md §7 alone (it deliberately does not share
+ * An independent Kodo etag ("qetag") for tests, written from docs/development/kodo-protocol.md §7 alone (it deliberately does not share
  * code with src/objects/etag.ts, so a bug there cannot hide in both):
  * - size ≤ 4 MiB: urlsafe_b64(0x16 ‖ SHA1(content));
  * - size > 4 MiB: urlsafe_b64(0x96 ‖ SHA1(SHA1(block_1) ‖ … ‖ SHA1(block_n))), blocks of 4 MiB;

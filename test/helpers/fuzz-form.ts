@@ -1,5 +1,5 @@
 /**
- * Fuzz cases for form upload (`POST /`, protocol.md §4): valid requests in the Node SDK's and qiniu-js's field
+ * Fuzz cases for form upload (`POST /`, docs/development/kodo-protocol.md §4): valid requests in the Node SDK's and qiniu-js's field
  * orders, then the same requests mutated — bytes flipped, inserted or deleted in a delimiter, a part header or a
  * value; the body cut short (sent as a complete request); duplicate, missing and oversized fields; broken
  * Content-Types and boundaries; odd file names; a declared or real size over GRANARY_MAX_OBJECT_SIZE; clients
@@ -179,7 +179,7 @@ const formSpecials: Case[] = [
   special('two file parts, the second first in the body', 'any', (p, f) => [p.token, p.key, { ...p.file, value: f.rng.bytes(500) }, p.file, p.crc]),
   special('the file part named data', 'fail', (p) => [p.token, p.key, { ...p.file, name: 'data' }, p.crc]),
   special('the file part named File', 'fail', (p) => [p.token, p.key, { ...p.file, name: 'File' }, p.crc]),
-  // Issue 27 item 1: the part named file is the file whatever its filename (none here) and content type.
+  // As Kodo: the part named file is the file whatever its filename (none here) and content type.
   special('the file sent as a plain field', 'ok', (p) => [p.token, p.key, { name: 'file', value: p.content }, p.crc]),
   special('a file part plus a field named file', 'any', (p) => [p.token, p.key, p.file, { name: 'file', value: 'text' }, p.crc]),
   special('crc32 twice, equal', 'ok', (p) => [p.token, p.key, p.file, p.crc, p.crc]),

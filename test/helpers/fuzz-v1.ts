@@ -1,5 +1,5 @@
 /**
- * Fuzz cases for resumable upload v1 (protocol.md §5): mkblk / bput / mkfile. Each case first builds the state it
+ * Fuzz cases for resumable upload v1 (docs/development/kodo-protocol.md §5): mkblk / bput / mkfile. Each case first builds the state it
  * needs with valid requests (which must pass), then sends one altered request: block sizes, ctxs, offsets, bodies
  * (a 200 must carry the CRC-32, offset and SHA-1 of the bytes actually sent), ctx lists (a changed ctx is refused),
  * mkfile paths and sizes, Authorization headers and Content-Types, declared sizes over the limits, and clients that

@@ -1,5 +1,5 @@
 /**
- * Fuzz cases for resumable upload v2 (protocol.md §6): initiate / part / complete / list / abort. Each case first
+ * Fuzz cases for resumable upload v2 (docs/development/kodo-protocol.md §6): initiate / part / complete / list / abort. Each case first
  * builds the upload it needs with valid requests (which must pass), then sends altered ones: buckets, object names,
  * uploadIds and methods; part numbers, Content-MD5s and bodies (a part 200 must carry the MD5 of the bytes sent);
  * mutated and hostile complete bodies (other parts are refused); list queries; abort and everything after it;
@@ -157,7 +157,7 @@ const v2Init: Case = async (f) => {
     },
     () => {
       const on = rng.pick(['', '~~', 'not*b64', '%zz', b64(Buffer.from([0xff, 0xfe])), 'x'.repeat(20000), '=', '~', '..', '.']);
-      // '' is the key "" (issue 32 item 7), '~' no key.
+      // '' is the key "" (as the SDKs send it), '~' no key.
       const status: Allowed = on === '~' || on === '' ? 'ok' : on === '=' ? 'any' : 'fail';
       return [`object name ${JSON.stringify(on.slice(0, 40))}`, { method: 'POST', path: uploadsPath(env.bucket, on), headers: auth(env.token) }, status];
     },

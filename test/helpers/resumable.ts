@@ -1,5 +1,5 @@
 /**
- * A raw client for resumable uploads (protocol.md §5 v1 mkblk/bput/mkfile, §6 v2 multipart), for requests the SDK
+ * A raw client for resumable uploads (docs/development/kodo-protocol.md §5 v1 mkblk/bput/mkfile, §6 v2 multipart), for requests the SDK
  * cannot be made to send: replayed, altered or foreign ctxs, partial uploads, bad part lists. Every call answers
  * a RawAnswer (status, headers, text, JSON). `token` undefined sends no Authorization header at all.
  */

@@ -1,6 +1,6 @@
 /**
  * Test harness: starts the real Granary on a free port with a temp data dir, and builds official `qiniu` SDK
- * objects pointed at it in both configurations of protocol.md §1.3 (static Zone; auto-discovery via /v4/query).
+ * objects pointed at it in both configurations of docs/development/kodo-protocol.md §1.3 (static Zone; auto-discovery via /v4/query).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -74,7 +74,7 @@ describe('sameSignature', () => {
   });
 });
 
-describe('protocol.md §2.8 vectors', () => {
+describe('docs/development/kodo-protocol.md §2.8 vectors', () => {
   const stat = 'http://rs.example.com/stat/YmtOOmtleQ==';
   const dateHeaders = { 'content-type': FORM, 'x-qiniu-date': '20240101T000000Z' };
 

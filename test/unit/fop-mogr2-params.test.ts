@@ -1,4 +1,4 @@
-/** imageMogr2 parameters and geometry arithmetic, gravity placement, output limits (protocol.md §10.3). */
+/** imageMogr2 parameters and geometry arithmetic, gravity placement, output limits (docs/development/kodo-protocol.md §10.3). */
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { anchorBox, insetBox, parseGravity } from '../../src/fops/gravity.js';

@@ -1,4 +1,4 @@
-/** The fop pipeline parser and imageView2's parameters and geometry (protocol.md §10.1, §10.2). */
+/** The fop pipeline parser and imageView2's parameters and geometry (docs/development/kodo-protocol.md §10.1, §10.2). */
 import { describe, expect, it } from 'vitest';
 import { isKodoError } from '../../src/errors.js';
 import { imageView2Geometry } from '../../src/fops/image-view2.js';

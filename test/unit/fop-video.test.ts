@@ -1,5 +1,5 @@
 /**
- * The audio/video fops' pure parts (protocol.md §10.6): vframe and avthumb parameters, bitrates and times,
+ * The audio/video fops' pure parts (docs/development/kodo-protocol.md §10.6): vframe and avthumb parameters, bitrates and times,
  * filtergraph escaping (also fed to a real ffmpeg, so hostile text provably stays text), the argv builder, and
  * the subprocess helper (missing programs, exit codes, abort).
  */

@@ -1,4 +1,4 @@
-/** watermark parameters, colours, fonts and mark scaling (protocol.md §10.5). */
+/** watermark parameters, colours, fonts and mark scaling (docs/development/kodo-protocol.md §10.5). */
 import { describe, expect, it } from 'vitest';
 import { parsePipeline } from '../../src/fops/registry.js';
 import { parseWatermark } from '../../src/fops/watermark-params.js';

@@ -1,6 +1,6 @@
 /**
  * The commands of a job (jobs/commands.ts): `;` splitting, the trailing `|saveas/<EncodedEntryURI>`, parse errors
- * naming the command, and the generated output key (protocol.md §9.2 shape).
+ * naming the command, and the generated output key (docs/development/kodo-protocol.md §9.2 shape).
  */
 import { describe, expect, it } from 'vitest';
 import { urlsafeB64Encode } from '../../src/auth/base64.js';

@@ -1,4 +1,4 @@
-/** Kodo nrop labels from nsfwjs classes (fops/moderation-labels.ts, protocol.md §10.4). */
+/** Kodo nrop labels from nsfwjs classes (fops/moderation-labels.ts, docs/development/kodo-protocol.md §10.4). */
 import { describe, expect, it } from 'vitest';
 import { labelOf, NROP_REVIEW_THRESHOLD } from '../../src/fops/moderation-labels.js';
 import type { NsfwPrediction } from '../../src/fops/types.js';

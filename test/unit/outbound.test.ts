@@ -1,5 +1,5 @@
 /**
- * Outbound client, SSRF guard and upload callback (protocol.md §2.6, §4.3). All traffic stays on
+ * Outbound client, SSRF guard and upload callback (docs/development/kodo-protocol.md §2.6, §4.3). All traffic stays on
  * 127.0.0.1 / localhost / ::1: servers listen on port 0; forbidden targets are refused before connecting.
  */
 import * as http from 'node:http';

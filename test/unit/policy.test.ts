@@ -258,7 +258,7 @@ describe('parsePutPolicy', () => {
     expect(policy({ deadline: 2 ** 32 - 1 }).deadline).toBe(2 ** 32 - 1);
     // Intelligent Tiering (Kodo's type 5).
     expect(policy({ fileType: 5 }).fileType).toBe(5);
-    // returnBody need not render to JSON (issue 27 item 2: answered as rendered), nor with a callback.
+    // returnBody need not render to JSON (answered as rendered, as Kodo does), nor with a callback.
     expect(policy({ returnBody: ' ' }).returnBody).toBe(' ');
     expect(policy({ returnBody: 'key=$(key)' }).returnBody).toBe('key=$(key)');
     expect(policy({ returnBody: 'not json', callbackUrl: 'http://cb/', callbackBody: 'a=$(key)' }).callbackUrl).toBe(

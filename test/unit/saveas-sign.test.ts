@@ -1,5 +1,5 @@
 /**
- * The sync saveas signature (protocol.md §2.7): HMAC-SHA1 over `host + path + "?" + query` up to `/sign/`, no
+ * The sync saveas signature (docs/development/kodo-protocol.md §2.7): HMAC-SHA1 over `host + path + "?" + query` up to `/sign/`, no
  * scheme. The expected signatures are computed here with node:crypto, the way Qiniu's docs sample does.
  */
 import { createHmac } from 'node:crypto';

@@ -56,7 +56,7 @@ describe('transfer: etags', () => {
     for (const c of chunks) h.update(c);
     return h.etag();
   };
-  it('matches protocol.md §7 vectors in any slicing', () => {
+  it('matches docs/development/kodo-protocol.md §7 vectors in any slicing', () => {
     expect(etag()).toBe('Fto5o-5ea0sNMlW_75VgGJCv2AcJ');
     expect(etag(Buffer.from('a'), Buffer.from('bc'))).toBe('FqmZPjZHBoFquj4lcXhQwmyc0Nid');
     const big = Buffer.alloc(4194314, 7);

@@ -1,5 +1,5 @@
 /**
- * The derived-result cache (issue 6): fop results (images and other bytes, never JSON) kept as files under
+ * The derived-result cache: fop results (images and other bytes, never JSON) kept as files under
  * `<dataDir>/fop-cache/`, bounded in total size (GRANARY_FOP_CACHE_SIZE bytes; 0 disables) with LRU eviction.
  *
  * Layout: `<root>/<id[0..2]>/<id>.<base64url(contentType)>` — the file is exactly the result's bytes, so a hit is

@@ -1,5 +1,5 @@
 /**
- * `avinfo` (protocol.md §10.4): ffprobe's `-show_format -show_streams -of json`, reshaped to Kodo's fields.
+ * `avinfo` (docs/development/kodo-protocol.md §10.4): ffprobe's `-show_format -show_streams -of json`, reshaped to Kodo's fields.
  *
  * streams[]: index, codec_name, codec_long_name, codec_type, codec_time_base, codec_tag_string, codec_tag,
  * profile, width, height, pix_fmt, level, sample_aspect_ratio, display_aspect_ratio, r_frame_rate, avg_frame_rate,

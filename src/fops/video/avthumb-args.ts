@@ -1,5 +1,5 @@
 /**
- * `avthumb/<format>/…` (protocol.md §10.6): the parameter parser and the pure parameters → ffmpeg argv builder.
+ * `avthumb/<format>/…` (docs/development/kodo-protocol.md §10.6): the parameter parser and the pure parameters → ffmpeg argv builder.
  * No I/O here; avthumb.ts fetches the watermark image and runs ffmpeg.
  *
  * Formats (default codecs; the container decides the content type):

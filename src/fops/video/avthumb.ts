@@ -1,5 +1,5 @@
 /**
- * `avthumb/<format>/…` (protocol.md §10.6): transcoding with ffmpeg, persistent-only (pfop / persistentOps; the
+ * `avthumb/<format>/…` (docs/development/kodo-protocol.md §10.6): transcoding with ffmpeg, persistent-only (pfop / persistentOps; the
  * registry refuses it on download URLs). Parameters and argv: avthumb-args.ts.
  *
  * `wmImage` is fetched with `ctx.fetchResource` (same-bucket URLs from storage, others through the outbound

@@ -1,5 +1,5 @@
 /**
- * Running ffmpeg and ffprobe for the audio/video fops (protocol.md §10.4, §10.6): one subprocess helper.
+ * Running ffmpeg and ffprobe for the audio/video fops (docs/development/kodo-protocol.md §10.4, §10.6): one subprocess helper.
  *
  * - The program comes from `ctx.tools` (GRANARY_FFMPEG / GRANARY_FFPROBE or PATH); absent, or `spawn` failing
  *   with ENOENT/EACCES → 415 `videoToolMissing` naming the setting and the Debian package.

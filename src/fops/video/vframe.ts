@@ -1,5 +1,5 @@
 /**
- * `vframe/<jpg|png>/offset/<seconds>[/w/<1..3840>][/h/<1..2160>][/rotate/<90|180|270|auto>]` (protocol.md §10.6):
+ * `vframe/<jpg|png>/offset/<seconds>[/w/<1..3840>][/h/<1..2160>][/rotate/<90|180|270|auto>]` (docs/development/kodo-protocol.md §10.6):
  * one frame of the video at `offset` (millisecond precision), on download URLs and as a persistent command.
  *
  * - Without `rotate` the frame is taken as stored (no rotation from the container's display matrix); `auto`

@@ -1,5 +1,5 @@
 /**
- * Async fetch (protocol.md §8.5, api role): `POST /sisyphus/fetch` queues a task that a background worker
+ * Async fetch (docs/development/kodo-protocol.md §8.5, api role): `POST /sisyphus/fetch` queues a task that a background worker
  * (fetch-worker.ts) runs later; `GET /sisyphus/fetch?id=` reports on it. This module validates the request,
  * queues it durably (ports/fetch-tasks.ts) and builds the status answer. Running a task: fetch-task-run.ts.
  *

@@ -1,5 +1,5 @@
 /**
- * One attempt of an async-fetch task (protocol.md §8.5) and its completion callback. The retry policy and the
+ * One attempt of an async-fetch task (docs/development/kodo-protocol.md §8.5) and its completion callback. The retry policy and the
  * scheduling live in fetch-worker.ts.
  *
  * An attempt: the submitter's key must still exist (401 otherwise) and may use the bucket (631/403); with

@@ -1,5 +1,5 @@
 /**
- * Fetch: store a resource from a URL as an entry (protocol.md §8.5), through the outbound guard, streamed into
+ * Fetch: store a resource from a URL as an entry (docs/development/kodo-protocol.md §8.5), through the outbound guard, streamed into
  * the one putObject path (constant memory, etag computed on the way; a failed fetch never replaces the entry
  * already under the key).
  *

@@ -1,5 +1,5 @@
 /**
- * Mirror source ("镜像回源", protocol.md §8.6 `image`, §8.5 `prefetch`, §11): a bucket with a `source` URL pulls a
+ * Mirror source ("镜像回源", docs/development/kodo-protocol.md §8.6 `image`, §8.5 `prefetch`, §11): a bucket with a `source` URL pulls a
  * key that is missing from `<source>/<key>` on download, stores it as the entry (through fetchToEntry, i.e. the
  * outbound guard and the one putObject path) and serves it; `prefetch` re-pulls a key and replaces the entry.
  *
@@ -55,7 +55,7 @@ function hasSource(bucket: BucketRecord): bucket is BucketRecord & { source: str
 }
 
 /**
- * The entry a download serves (protocol.md §11, §8.6): `object` itself when it is live or the bucket has no
+ * The entry a download serves (docs/development/kodo-protocol.md §11, §8.6): `object` itself when it is live or the bucket has no
  * mirror source; otherwise the entry pulled from the source (single-flight per bucket + key). Call it after the
  * private-bucket token check. Throws 404 (origin 404), 403 (outbound guard), 478 (other origin failures), 599.
  */
@@ -113,7 +113,7 @@ function missFailure(err: unknown): unknown {
 }
 
 /**
- * `prefetch` (protocol.md §8.5): re-pulls `<bucket>:<key>` from the bucket's mirror source and replaces the entry
+ * `prefetch` (docs/development/kodo-protocol.md §8.5): re-pulls `<bucket>:<key>` from the bucket's mirror source and replaces the entry
  * (created when absent), for the caller `accessKey`. 631 missing bucket, 403 another account's bucket, 400 no
  * mirror source, 403 refused by the outbound guard, 478 any origin failure (404 included), 599 storing failed.
  */

@@ -1,5 +1,5 @@
 /**
- * The `cond` guard of chgm and lifecycle (protocol.md §8.1): `hash=<h>&mime=<m>&fsize=<n>&putTime=<t>` (any
+ * The `cond` guard of chgm and lifecycle (docs/development/kodo-protocol.md §8.1): `hash=<h>&mime=<m>&fsize=<n>&putTime=<t>` (any
  * subset); the operation applies only when every given field matches the entry, else 608.
  */
 import { Errors } from '../../errors.js';

@@ -1,5 +1,5 @@
 /**
- * copy and move (protocol.md §8.1). Neither moves bytes: a copy adds a reference to the same blob, a move renames
+ * copy and move (docs/development/kodo-protocol.md §8.1). Neither moves bytes: a copy adds a reference to the same blob, a move renames
  * the entry. Errors: 612 source missing, 631 target bucket missing, 614 target exists without `force`
  * (including source == target), 400 target key over 750 bytes, 403 the target bucket's quota (a copy, or a move
  * into another bucket, that would pass it; buckets/quota.ts). The `copy`/`move` event notifications of the

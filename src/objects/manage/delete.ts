@@ -1,5 +1,5 @@
 /**
- * delete (protocol.md §8.1): removes an entry (with `cond`, only when it matches: 608); its blob is freed when no other entry shares it. 612 when missing.
+ * delete (docs/development/kodo-protocol.md §8.1): removes an entry (with `cond`, only when it matches: 608); its blob is freed when no other entry shares it. 612 when missing.
  * The bucket's `delete` event notifications are written with the deletion.
  */
 import type { Granary } from '../../context.js';

@@ -1,4 +1,4 @@
-/** An entry address `<bucket>:<key>` (protocol.md §0 EncodedEntryURI, decoded). */
+/** An entry address `<bucket>:<key>` (docs/development/kodo-protocol.md §0 EncodedEntryURI, decoded). */
 export interface EntryRef {
   bucket: string;
   key: string;

@@ -1,4 +1,4 @@
-/** stat (protocol.md §8.1–8.2): the entry's attributes; 612 when missing or expired. */
+/** stat (docs/development/kodo-protocol.md §8.1–8.2): the entry's attributes; 612 when missing or expired. */
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { nowSeconds } from '../../ports/clock.js';

@@ -1,5 +1,5 @@
 /**
- * Attribute changes of an entry (protocol.md §8.1): chgm (MIME and x-qn-meta, with cond), chtype, chstatus,
+ * Attribute changes of an entry (docs/development/kodo-protocol.md §8.1): chgm (MIME and x-qn-meta, with cond), chtype, chstatus,
  * deleteAfterDays, lifecycle (with cond) and restoreAr. Each is one MetaStore transaction; 612 when the entry
  * is missing or expired, 608 when `cond` does not match, 400 for bad values. chstatus (`disable`/`enable`) and
  * restoreAr (`restore:completed`) write the bucket's event notifications in that transaction.

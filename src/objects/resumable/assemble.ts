@@ -1,7 +1,7 @@
 /**
- * Assembling a resumable upload (v1 mkfile, v2 complete) without copying it (issue 13): the object becomes a
+ * Assembling a resumable upload (v1 mkfile, v2 complete) without copying it: the object becomes a
  * manifest of the stored pieces (ports/manifest.ts), committed through putObject like every upload. Its etag is
- * composed from digests recorded when the pieces arrived (protocol.md §7), its MIME type sniffed from the first
+ * composed from digests recorded when the pieces arrived (docs/development/kodo-protocol.md §7), its MIME type sniffed from the first
  * HEAD_BYTES of the first piece(s); no byte is copied and none is hashed again, except:
  * - a v1 block sent as several bput chunks: its SHA-1 is computed at mkfile by reading that block (≤ 4 MiB);
  * - a v2 part over 4 MiB stored before block SHA-1s were recorded, ending an upload whose other parts are 4 MiB:

@@ -1,5 +1,5 @@
 /**
- * Resumable upload v1 (protocol.md §5): mkblk (first chunk of a block), bput (next chunk), mkfile (join blocks).
+ * Resumable upload v1 (docs/development/kodo-protocol.md §5): mkblk (first chunk of a block), bput (next chunk), mkfile (join blocks).
  *
  * Blocks are 4 MiB except the last of a file. Every chunk is sealed as a blob at once (on disk, never in memory)
  * and recorded with its block in the MetaStore, so blocks survive a restart until they expire (7 days).
@@ -81,7 +81,7 @@ async function receiveChunk(
   }
   let received;
   try {
-    // No MD5: a chunk's is never read (the assembled object has none: protocol.md §8.2).
+    // No MD5: a chunk's is never read (the assembled object has none: docs/development/kodo-protocol.md §8.2).
     received = await receiveBody(g, body, {
       maxBytes,
       digests: { md5: false },

@@ -1,5 +1,5 @@
 /**
- * The v1 block context `ctx` (protocol.md §5.2–5.3): opaque, URL-safe (it travels in URL paths), tamper-proof.
+ * The v1 block context `ctx` (docs/development/kodo-protocol.md §5.2–5.3): opaque, URL-safe (it travels in URL paths), tamper-proof.
  * It names a block and the offset of the chunk that must come next; the server keeps each block's current offset,
  * so only the latest ctx of a block is accepted. Form: `<base64url(JSON {b, o, e})>.<base64url(HMAC-SHA256)[16 bytes]>`.
  * Anything forged, altered, expired or not decodable → 701.

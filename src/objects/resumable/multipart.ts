@@ -1,5 +1,5 @@
 /**
- * Resumable upload v2, multipart (protocol.md §6): initiate, upload part (1..10000, `Content-MD5` hex checked,
+ * Resumable upload v2, multipart (docs/development/kodo-protocol.md §6): initiate, upload part (1..10000, `Content-MD5` hex checked,
  * re-upload replaces), complete (parts in order, etags must match; fname, mimeType, customVars, metadata), abort,
  * list parts. Parts are sealed blobs recorded in the MetaStore: they survive a restart until the upload expires
  * (7 days) and are freed by complete, abort or the expiry sweep. Unknown, expired or foreign uploadId → 612.

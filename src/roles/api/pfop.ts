@@ -1,5 +1,5 @@
 /**
- * Persistent processing on the api role (protocol.md §9) and pipelines on the api/uc role:
+ * Persistent processing on the api role (docs/development/kodo-protocol.md §9) and pipelines on the api/uc role:
  * - `POST /pfop/` and `POST /pfop` (both accepted; Qiniu answers the second with 301): form fields `bucket`,
  *   `key`, `fops`, `notifyURL`, `force` (`1`/`true`), `pipeline`, `type` (0/1); `QBox` or `Qiniu` credentials
  *   (the form body signed) → 200 `{"persistentId": "<id>"}`. `workflowTemplateID` instead of `fops` runs one of

@@ -1,5 +1,5 @@
 /**
- * Downloads (protocol.md §11): `GET|HEAD /<bucket>/<key>` path-style on any host, and `GET|HEAD /<key>` on a
+ * Downloads (docs/development/kodo-protocol.md §11): `GET|HEAD /<bucket>/<key>` path-style on any host, and `GET|HEAD /<key>` on a
  * domain bound to a bucket (server.ts rewrites such requests to DOMAIN_PREFIX + path so API routes never
  * shadow a key). Any other GET/HEAD no API route took — no key (`/`, `/foo`) or a reserved first segment
  * (`/v2/nope`) — is an unknown route: 404 `{"error":"no such api"}`, not the 404 `Document not found` of a

@@ -1,5 +1,5 @@
 /**
- * Fops on download URLs (protocol.md §10.1): runs the pipeline on the (already authorised) object through the
+ * Fops on download URLs (docs/development/kodo-protocol.md §10.1): runs the pipeline on the (already authorised) object through the
  * derived-result cache (fops/cache/cached-run.ts) and sends the result:
  * - JSON: `Cache-Control: no-store`, never cached;
  * - images and other bytes: the content type, `Content-Length`, a strong `ETag` (source hash + pipeline),

@@ -1,8 +1,8 @@
 /**
- * Prefetch on the io role (protocol.md §8.5): `POST /prefetch/<EncodedEntryURI>`, management credential. Re-pulls
+ * Prefetch on the io role (docs/development/kodo-protocol.md §8.5): `POST /prefetch/<EncodedEntryURI>`, management credential. Re-pulls
  * the entry from the bucket's mirror source (set with `image`, §8.6) and replaces it (creates it when absent).
- * Success: 200, `{"fsize","hash","key","mimeType"}` of the stored entry, as sync fetch answers (the SDKs read the entry
- * from it: issue 27 item 4). Errors: 400 bad entry or a bucket without a mirror source; 631 missing bucket;
+ * Success: 200, `{"fsize","hash","key","mimeType"}` of the stored entry, as sync fetch answers (the PHP and Python SDKs
+ * read the entry from it). Errors: 400 bad entry or a bucket without a mirror source; 631 missing bucket;
  * 403 another account's bucket or refused by the outbound guard; 478 any origin failure (404 included); 599
  * storing failed. See objects/fetch/mirror.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * HTTP Range and conditional-request rules for downloads (RFC 9110; protocol.md §11).
+ * HTTP Range and conditional-request rules for downloads (RFC 9110; docs/development/kodo-protocol.md §11).
  */
 import type { ByteRange } from '../../ports/blob.js';
 

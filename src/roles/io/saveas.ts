@@ -1,5 +1,5 @@
 /**
- * Sync `saveas` on download URLs (protocol.md §2.7, §10.7):
+ * Sync `saveas` on download URLs (docs/development/kodo-protocol.md §2.7, §10.7):
  * `GET <download URL>?<fops>|saveas/<EncodedEntryURI>[/deleteAfterDays/<n>]/sign/<AK>:<sign>` runs the pipeline,
  * stores its result at the entry (overwriting) and answers with the result like a plain fop.
  *

@@ -1,5 +1,5 @@
 /**
- * `POST /batch` (protocol.md §8.4): a form body of up to 1000 `op=<op path>` values (any buckets, authorised per
+ * `POST /batch` (docs/development/kodo-protocol.md §8.4): a form body of up to 1000 `op=<op path>` values (any buckets, authorised per
  * op), run in order. Answer: a JSON array of `{"code": <status>, "data": <stat object | {"error": …}>}` in the
  * same order; HTTP 200 when every op succeeded, 298 otherwise. 400 for a body that is not a form, has no op, or
  * more than 1000 ops.

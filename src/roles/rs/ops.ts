@@ -1,5 +1,5 @@
 /**
- * The rs operations (protocol.md §8.1) as op paths — `/stat/<EncodedEntryURI>`, `/copy/<src>/<dst>/force/true`,
+ * The rs operations (docs/development/kodo-protocol.md §8.1) as op paths — `/stat/<EncodedEntryURI>`, `/copy/<src>/<dst>/force/true`,
  * `/chgm/<entry>/mime/<b64>/x-qn-meta-<name>/<b64>/cond/<b64>`, `/chstatus/<entry>/status/<s>/cond/<b64>`, … —
  * `cond` (`hash=&mime=&fsize=&putTime=`, 608 on mismatch) on delete, chgm, chtype, chstatus, deleteAfterDays and
  * lifecycle — shared by the single-op routes and batch.

@@ -1,5 +1,5 @@
 /**
- * Single-op rs routes (protocol.md §8.1): `POST /<op>/<args…>` for every op of ops.ts, plus `GET /stat/…`
+ * Single-op rs routes (docs/development/kodo-protocol.md §8.1): `POST /<op>/<args…>` for every op of ops.ts, plus `GET /stat/…`
  * (the Node SDK's stat is a GET). `QBox` and `Qiniu` credentials. Answers: the stat object, or an empty 200.
  * The op path is read from the raw request-target, exactly as signed.
  */

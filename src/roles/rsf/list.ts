@@ -1,5 +1,5 @@
 /**
- * Listing routes of the rsf role (protocol.md §8.3, §13.2, §14 item 12): `/list` (one JSON page) and `/v2/list`
+ * Listing routes of the rsf role (docs/development/kodo-protocol.md §8.3, §13.2, §14 item 12): `/list` (one JSON page) and `/v2/list`
  * (one JSON object per line, streamed). GET and POST (the Node SDK POSTs with the parameters in the query);
  * parameters in the query string or a form body; management credential required.
  */

@@ -1,5 +1,5 @@
 /**
- * Bucket listings with details on the uc role (protocol.md §8.6, "list buckets"), beside `/buckets`:
+ * Bucket listings with details on the uc role (docs/development/kodo-protocol.md §8.6, "list buckets"), beside `/buckets`:
  * - `GET|POST /v3/buckets?region=<r>&global=<bool>&line=<bool>&shared=<bool>` (Python `BucketManager.list_bucket`,
  *   PHP `BucketManager::listbuckets`) → `[{tbl, zone, region, global, line, private, ctime, perm}]`; the Python
  *   SDK's test looks for its bucket by `tbl`. `ctime` Unix seconds, `perm` 0 (the caller's own bucket).

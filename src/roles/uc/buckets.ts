@@ -1,5 +1,5 @@
 /**
- * Bucket routes on the uc role (protocol.md §8.6, §13.2): mkbucketv3 (614; Kodo's `the bucket already exists and
+ * Bucket routes on the uc role (docs/development/kodo-protocol.md §8.6, §13.2): mkbucketv3 (614; Kodo's `the bucket already exists and
  * you own it.` for the caller's own bucket), buckets (GET and POST, v4 shape with `apiVersion=v4`), drop, private
  * (query or form), image/unimage (mirror source), nrop enable (Granary's), v2/bucketInfo (612 for a bucket that does
  * not exist, as Kodo), v2/v3 domains. Success without a result answers 200 `{}`.

@@ -1,5 +1,5 @@
 /**
- * Bucket event notification rules on the uc role (protocol.md §8.6, §13.2; the Node SDK's putBucketEvent,
+ * Bucket event notification rules on the uc role (docs/development/kodo-protocol.md §8.6, §13.2; the Node SDK's putBucketEvent,
  * updateBucketEvent, deleteBucketEvent, getBucketEvent): management credential, the bucket authorised like every
  * bucket operation (631 missing, 403 another account's).
  * - `POST /events/add`, form `bucket, name, prefix, suffix, event, callbackURL, access_key, host`: 200 `{}`.

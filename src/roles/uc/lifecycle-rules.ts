@@ -1,5 +1,5 @@
 /**
- * Bucket lifecycle rule routes on the uc role (protocol.md §8.6, §13.2 `put/update/deleteBucketLifecycleRule`,
+ * Bucket lifecycle rule routes on the uc role (docs/development/kodo-protocol.md §8.6, §13.2 `put/update/deleteBucketLifecycleRule`,
  * `getBucketLifecycleRule`); management credential required, the bucket authorised like every bucket route (631
  * missing, 403 another account's).
  * - `POST /rules/add`, `POST /rules/update`: form (or query) `bucket, name, prefix, to_line_after_days,

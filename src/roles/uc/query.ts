@@ -1,5 +1,5 @@
 /**
- * Region discovery (protocol.md §1.2, "Region query"): `/v1/query`, `/v2/query`, `/v3/query`, `/v4/query` and
+ * Region discovery (docs/development/kodo-protocol.md §1.2, "Region query"): `/v1/query`, `/v2/query`, `/v3/query`, `/v4/query` and
  * `/regions`, each query version in its own shape (region-answers.ts), naming the hosts the operator advertises for
  * each service (GRANARY_<SERVICE>_HOSTS, config-hosts.ts; the public URL's host by default), main host first.
  *

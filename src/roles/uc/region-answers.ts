@@ -1,5 +1,5 @@
 /**
- * The bodies of the region queries (protocol.md §1.2, "Region query"), one shape per query version, each built
+ * The bodies of the region queries (docs/development/kodo-protocol.md §1.2, "Region query"), one shape per query version, each built
  * from what the SDKs' parsers read (docs/sdk-compatibility.md). `RegionHosts` lists each service's hosts in Kodo's
  * order: main first, then backups (config-hosts.ts). Hosts are `host[:port]` without scheme, except in the v1 answer,
  * which carries URLs.
@@ -78,7 +78,7 @@ function domains(hosts: string[]): { domains: string[]; old: string[] } {
 /**
  * One region in the v4 shape (Node SDK `QueryRegionsProvider`, Python `_get_region_from_query`, Go
  * `storagev2/region.v4QueryRegion`): every service object present (the Node SDK dereferences `uc.domains`,
- * `s3.domains` and `s3.region_alias` unconditionally, protocol.md §14 item 10), `up.acc_domains` empty.
+ * `s3.domains` and `s3.region_alias` unconditionally, docs/development/kodo-protocol.md §14 item 10), `up.acc_domains` empty.
  */
 export function v4Region(f: RegionFacts): Record<string, unknown> {
   const h = f.hosts;

@@ -1,5 +1,5 @@
 /**
- * Bucket download settings on the uc role (protocol.md §8.6, §13.2). Management credential; the bucket authorised
+ * Bucket download settings on the uc role (docs/development/kodo-protocol.md §8.6, §13.2). Management credential; the bucket authorised
  * like every bucket operation (631 missing, 403 another account's); parameters checked first (400 naming the
  * parameter or field). Success: 200 `{}`, except `corsRules/get`.
  * - `POST /maxAge?bucket=&maxAge=<s>` (query or form; stored as set, ≤ 0 serves 31536000), SDK `putBucketMaxAge`

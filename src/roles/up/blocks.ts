@@ -1,5 +1,5 @@
 /**
- * Resumable upload v1 routes (protocol.md §5): `POST /mkblk/<blockSize>`, `POST /bput/<ctx>/<nextChunkOffset>`,
+ * Resumable upload v1 routes (docs/development/kodo-protocol.md §5): `POST /mkblk/<blockSize>`, `POST /bput/<ctx>/<nextChunkOffset>`,
  * `POST /mkfile/<fileSize>[/<name>/<urlsafe b64 value>]…` with name/value pairs `key`, `fname`, `mimeType`,
  * `x:<var>`, `x-qn-meta-<name>` in any order, and the comma-joined ctxs as body (text/plain or octet-stream).
  * UpToken on every call. Answers exactly 200 with the block JSON (mkblk, bput) or the upload answer (mkfile).

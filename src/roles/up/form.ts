@@ -1,5 +1,5 @@
 /**
- * Form upload: `POST /` with a multipart body (protocol.md §4).
+ * Form upload: `POST /` with a multipart body (docs/development/kodo-protocol.md §4).
  *
  * Fields arrive in any order (Node sends `crc32` after the file, qiniu-js sends the file first), so the file is
  * streamed into a staged blob as it comes and everything is validated once the body has ended. When the token
@@ -42,7 +42,7 @@ function verifyToken(g: Granary, text: string | undefined): VerifiedToken {
   return { text: text ?? '', token, policy: parsePutPolicy(token.policy) };
 }
 
-/** Undoes the Node SDK's escaping of `"`, CR and LF in multipart file names (protocol.md §4.1). */
+/** Undoes the Node SDK's escaping of `"`, CR and LF in multipart file names (docs/development/kodo-protocol.md §4.1). */
 function unescapeFilename(name: string | undefined): string | undefined {
   return name?.replace(/%22/g, '"').replace(/%0D/gi, '\r').replace(/%0A/gi, '\n');
 }
@@ -229,7 +229,7 @@ async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyRep
     const answer = await answerUpload(g, policy, result);
     const accept = fields.get('accept');
     if (accept && answer.status === 200) {
-      // Legacy `accept` field (protocol.md §4.1): the answer's Content-Type is the value given.
+      // Legacy `accept` field (docs/development/kodo-protocol.md §4.1): the answer's Content-Type is the value given.
       return reply.code(200).header('cache-control', 'no-store').type(accept).send(answer.body);
     }
     return sendUploadAnswer(reply, answer);

@@ -1,5 +1,5 @@
 /**
- * Resumable upload v2 routes (protocol.md §6), under `/buckets/<bucket>/objects/<objectName>/uploads`, where
+ * Resumable upload v2 routes (docs/development/kodo-protocol.md §6), under `/buckets/<bucket>/objects/<objectName>/uploads`, where
  * `objectName` is the URL-safe base64 of the key (padded), `~` for none, or empty for the key `""`:
  * `POST …/uploads` (initiate), `PUT …/uploads/<id>/<partNumber>` (part; hex `Content-MD5` checked),
  * `POST …/uploads/<id>` (complete, JSON body whatever its Content-Type), `DELETE …/uploads/<id>` (abort), `GET …/uploads/<id>` (list parts,

@@ -1,5 +1,5 @@
 /**
- * `Authorization: UpToken <upload token>` on resumable-upload calls (protocol.md §2.4, §5, §6): verifies the
+ * `Authorization: UpToken <upload token>` on resumable-upload calls (docs/development/kodo-protocol.md §2.4, §5, §6): verifies the
  * token, parses its put policy and checks its deadline on every call (401); the deadline and scope are checked
  * again when the file is created (putObject).
  */

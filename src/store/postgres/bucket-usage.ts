@@ -5,7 +5,7 @@
  * transaction that inserts, replaces, moves or deletes an entry, sharded by the writing connection so concurrent
  * commits do not queue on one row; a bucket's usage is the SUM over its shards (bytes, entries).
  *
- * Quota (protocol.md §8.6 `setbucketquota`): a change that may grow a bucket with a quota runs with that bucket's
+ * Quota (docs/development/kodo-protocol.md §8.6 `setbucketquota`): a change that may grow a bucket with a quota runs with that bucket's
  * advisory lock held EXCLUSIVE (entry-locks.ts), so no other change of its entries runs meanwhile (every one holds
  * it at least shared); `QuotaGuard.run` then removes the bucket's expired entries (they are gone for Kodo, so they
  * must not hold room), measures the usage, applies the change, measures again, and throws `OverQuota` when

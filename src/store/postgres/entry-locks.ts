@@ -2,7 +2,7 @@
  * The locks an entry change takes at its start (db.ts module comment: bucket locks, then entry locks, each in byte
  * order, so no two transactions wait for each other in a cycle), and the locked read of its buckets and entries.
  *
- * `lockForChange` costs two statements (issue 14 follow-up: each round trip to PostgreSQL is most of a small
+ * `lockForChange` costs two statements (each round trip to PostgreSQL is most of a small
  * change's time):
  * 1. every advisory lock at once (db.ts `takeLocks`, in order): each bucket's — exclusive for a bucket the change
  *    may grow that has a quota (bucket-usage.ts), shared otherwise — then each entry's (exclusive);

@@ -1,5 +1,5 @@
 /**
- * The listing query of the PostgreSQL MetaStore (protocol.md §8.3; the port of store/sqlite/list-query.ts), served
+ * The listing query of the PostgreSQL MetaStore (docs/development/kodo-protocol.md §8.3; the port of store/sqlite/list-query.ts), served
  * from the (bucket, key) primary key.
  *
  * Keys are `text COLLATE "C"`, so PostgreSQL orders them by their UTF-8 bytes, which is code-point order (the order
@@ -150,7 +150,7 @@ async function listRolledUp(c: Cursor): Promise<void> {
 }
 
 /**
- * One page of a listing (protocol.md §8.3) on `c` (a connection inside a transaction: `listPage` opens the
+ * One page of a listing (docs/development/kodo-protocol.md §8.3) on `c` (a connection inside a transaction: `listPage` opens the
  * snapshot): up to `query.limit` entries — items and common prefixes together, in byte-lexicographic key order —
  * starting after `query.after`, restricted to keys starting with `query.prefix`, rolled up at `query.delimiter`.
  * Entries expired at `query.nowSec` (Unix seconds) are skipped; items carry the rules' dates. `more` is true when at

@@ -1,6 +1,6 @@
 /**
  * MetaStore on PostgreSQL (GRANARY_METADATA=postgres://…), the cluster mode's shared metadata: any number of
- * Granary nodes open the same database (issue 14). The port of store/sqlite/sqlite-meta-store.ts, with the same
+ * Granary nodes open the same database. The port of store/sqlite/sqlite-meta-store.ts, with the same
  * outcomes for every method; the files split alike (rows, blob-refs, bucket-usage, lifecycle, list-query,
  * manifests, sessions). Transactions and locking: db.ts; the locks an entry change takes: entry-locks.ts. Schema and
  * migrations: schema.ts, migrations.ts. The queue-like stores (jobs, fetch tasks, event outbox, workflow templates,

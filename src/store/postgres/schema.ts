@@ -5,7 +5,7 @@
  * The tables mirror the embedded SQLite store (store/sqlite/schema.ts) column for column, so the two
  * implementations read alike. Differences:
  * - Keys, bucket names and every text compared in listings are `COLLATE "C"`: byte order of UTF-8, the order
- *   of SQLite's BINARY collation and of Kodo's listings (protocol.md §8.3).
+ *   of SQLite's BINARY collation and of Kodo's listings (docs/development/kodo-protocol.md §8.3).
  * - Integers that may pass 2^31 are `bigint` (sizes in bytes, put_time in 100-ns units, times in ms).
  * - `bucket_usage` is sharded: a row per (bucket, shard) where the shard is the writing connection's backend pid
  *   mod 16, so concurrent commits into one bucket do not queue on one counter row; usage is the sum of the shards.

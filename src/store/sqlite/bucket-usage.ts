@@ -11,7 +11,7 @@
  * and the triggers and computes the counters of every bucket that has no row yet (one pass over that bucket's
  * entries, on the (bucket, key) primary key). Idempotent and cheap at every later open (no bucket lacks a row).
  *
- * `QuotaGuard.run` enforces `settings.quota` (protocol.md §8.6) inside a commit transaction: it removes the
+ * `QuotaGuard.run` enforces `settings.quota` (docs/development/kodo-protocol.md §8.6) inside a commit transaction: it removes the
  * bucket's expired entries first (they are gone for Kodo, so they must not hold room), measures the counters,
  * applies the change, measures again, and throws `OverQuota` when store/quota.ts refuses the change; the caller's
  * transaction then rolls back, so nothing of the change is ever visible.

@@ -1,5 +1,5 @@
 /**
- * WAL checkpoints off the event loop (issue 13, with group-commit.ts). The serving connection turns SQLite's
+ * WAL checkpoints off the event loop (with group-commit.ts). The serving connection turns SQLite's
  * automatic checkpoint off (it would run — and fsync the WAL and the database — inside whichever commit crosses
  * 1000 pages, on the event loop); instead a worker thread with its own connection runs
  * `PRAGMA wal_checkpoint(PASSIVE)` every `intervalMs`. PASSIVE never blocks writers or readers; several processes

@@ -1,5 +1,5 @@
 /**
- * Batched entry commits for the embedded SQLite store (issue 13: "concurrent commits share one transaction and one
+ * Batched entry commits for the embedded SQLite store (the aim: "concurrent commits share one transaction and one
  * WAL fsync").
  *
  * `CommitBatch.run(fn)` queues a synchronous transaction body; at the next turn of the event loop (setImmediate, so

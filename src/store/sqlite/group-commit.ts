@@ -1,5 +1,5 @@
 /**
- * Group commit for the embedded SQLite store (issue 13).
+ * Group commit for the embedded SQLite store.
  *
  * The connection runs WAL with `synchronous=NORMAL`: a commit appends its frames to the `-wal` file with write(2)
  * and returns without fsync. Durability is restored here, off the event loop and shared: `WalSync.sync()` resolves

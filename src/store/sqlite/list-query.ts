@@ -1,5 +1,5 @@
 /**
- * The listing query of the SQLite MetaStore (protocol.md §8.3), served from the (bucket, key) primary key.
+ * The listing query of the SQLite MetaStore (docs/development/kodo-protocol.md §8.3), served from the (bucket, key) primary key.
  *
  * Keys are TEXT with the BINARY collation, so SQLite orders them by their UTF-8 bytes, which is code-point order.
  * Every read is an index range `bucket = ? AND key >(=) ? [AND key < ?] ORDER BY key LIMIT ?`:
@@ -250,7 +250,7 @@ function listRolledUp(c: Cursor): void {
 }
 
 /**
- * One page of a listing (protocol.md §8.3): up to `query.limit` entries — items and common prefixes together,
+ * One page of a listing (docs/development/kodo-protocol.md §8.3): up to `query.limit` entries — items and common prefixes together,
  * in byte-lexicographic key order — starting after `query.after`, restricted to keys starting with `query.prefix`,
  * with keys rolled up at `query.delimiter` into common prefixes (each emitted once). Entries expired at
  * `query.nowSec` (Unix seconds) — by their own expire_at or by the bucket's lifecycle `rules` — are skipped; items
