@@ -1,5 +1,5 @@
 /**
- * Advertised hosts (README configuration table, GRANARY_<SERVICE>_HOSTS): the `host[:port]` names the region
+ * Advertised hosts (docs/reference/configuration.md, GRANARY_<SERVICE>_HOSTS): the `host[:port]` names the region
  * queries (docs/development/kodo-protocol.md §1.2) give the SDKs for each service, in Kodo's order — the first is the main host, the
  * others are backups the SDKs switch to when the main one fails. A service without a list gets the host of
  * GRANARY_PUBLIC_URL, as before.

@@ -1,6 +1,6 @@
 /**
  * Configuration: environment variables (the CLI's flags mirror them) → one typed, validated object.
- * Every variable is listed in the README's configuration table.
+ * Every variable is listed in the docs/reference/configuration.md.
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -37,7 +37,7 @@ export interface S3BlobsConfig {
    * without a streamed body (HEAD, LIST, DELETE, create/complete/abort of a multipart upload, a GetObject until
    * its headers), and each silence of a connection carrying a body (a PutObject or UploadPart being sent, a
    * GetObject body being read while the reader wants bytes). A body still flowing is never cut. Past it the call
-   * fails and the request answers 599 (store/s3/s3-clients.ts, docs/object-store-timeouts.md).
+   * fails and the request answers 599 (store/s3/s3-clients.ts, docs/operations/object-store-timeouts.md).
    */
   timeoutSeconds: number;
   /**
@@ -51,7 +51,7 @@ export type BlobsConfig = FsBlobsConfig | S3BlobsConfig;
 
 /**
  * Where metadata lives (GRANARY_METADATA): the embedded SQLite `<dataDir>/meta.db` (the default), or a PostgreSQL
- * database shared by every node of a cluster (README "Running a cluster").
+ * database shared by every node of a cluster (docs/guides/running-a-cluster.md).
  */
 export type MetadataConfig = { kind: 'sqlite' } | { kind: 'postgres'; url: string };
 
@@ -82,7 +82,7 @@ export interface Config {
   maxObjectBytes: number;
   /**
    * GRANARY_INLINE_MAX: objects up to this many bytes are stored inline in the metadata database with their entry
-   * instead of as a file (default 64 KiB; 0 = never). See README "Small objects inline".
+   * instead of as a file (default 64 KiB; 0 = never). See docs/reference/features.md.
    */
   inlineMaxBytes: number;
   /**
@@ -178,7 +178,7 @@ export interface Config {
   consoleSessionMinutes: number;
   /**
    * GRANARY_WORKERS: worker processes `granary serve` runs, sharing the port and the data dir (default: the number
-   * of cores; 1 = one process, no primary). README "Workers".
+   * of cores; 1 = one process, no primary). docs/operations/workers.md.
    */
   workers: number;
   /**
@@ -198,7 +198,7 @@ export interface Config {
   /**
    * GRANARY_STOP_TIMEOUT: seconds (default 30, 1–3600) a graceful stop waits for requests in flight, jobs and
    * fetch tasks; past it the requests still running are aborted (their store calls fail, their connections close,
-   * each is logged) and the stop goes on (main.ts; docs/object-store-timeouts.md).
+   * each is logged) and the stop goes on (main.ts; docs/operations/object-store-timeouts.md).
    */
   stopTimeoutSeconds: number;
   /** GRANARY_LOG_LEVEL: pino level (default info). */
@@ -218,7 +218,7 @@ export interface Config {
   /**
    * GRANARY_PG_TIMEOUT: seconds (default 30, 1–3600) before a PostgreSQL statement (lock waits included) or a
    * session idle inside a transaction is cancelled by the server; connecting gives up after min(10, this) seconds,
-   * a statement without any answer 2 s after this. The request then answers 599 (README "Running a cluster").
+   * a statement without any answer 2 s after this. The request then answers 599 (docs/guides/running-a-cluster.md).
    */
   pgTimeoutSeconds: number;
   /**

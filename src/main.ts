@@ -2,7 +2,7 @@
  * Start-up and shutdown of one server process: config → stores → registration → recovery → server → listen.
  * Nothing else lives here. Several such processes may share the data dir (GRANARY_WORKERS, cli/serve.ts and
  * workers/primary.ts), or, in cluster mode, the PostgreSQL metadata and the S3 blobs with the processes of other
- * nodes (store/open.ts; README "Running a cluster"); this process registers itself (workers/coordinator.ts) before
+ * nodes (store/open.ts; docs/guides/running-a-cluster.md); this process registers itself (workers/coordinator.ts) before
  * it touches anything shared.
  *
  * Before anything else the stores must prove they belong together (store/deployment.ts: the deployment id in the

@@ -1,6 +1,6 @@
 /**
  * GRANARY_TRUST_PROXY: which peers of the console listener are reverse proxies whose `X-Forwarded-For`,
- * `X-Forwarded-Proto` and `X-Forwarded-Host` headers are believed (docs/console-security.md). Unset (or `false`):
+ * `X-Forwarded-Proto` and `X-Forwarded-Host` headers are believed (docs/operations/console-security.md). Unset (or `false`):
  * none — the headers are ignored, the client address is the socket's, the scheme is the socket's and the host is
  * `Host`. `true`: every peer (only when nothing but the proxy can reach the port). Otherwise a comma-separated list
  * of addresses and CIDR blocks (`127.0.0.1, 10.0.0.0/8, ::1`) and the names `loopback`, `linklocal`, `uniquelocal`.

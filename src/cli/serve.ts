@@ -72,7 +72,7 @@ async function serve(opts: Opts): Promise<void> {
     // One process cannot give itself the flag the primary gives its workers (V8 reads it at start-up only).
     g.log.warn(
       { flag: `--initial-old-space-size=${config.workerOldSpaceMb}` },
-      'one process without node --initial-old-space-size: large downloads cost about twice the CPU (garbage collection); start node with the flag (README "Workers")',
+      'one process without node --initial-old-space-size: large downloads cost about twice the CPU (garbage collection); start node with the flag (docs/operations/workers.md)',
     );
   }
   // No input may reach here (every stream Granary pipes has its errors handled; the test suite fails on any

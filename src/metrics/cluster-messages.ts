@@ -1,5 +1,5 @@
 /**
- * IPC messages of the metrics of workers (GRANARY_WORKERS > 1; docs/metrics-and-workers.md), between a worker and
+ * IPC messages of the metrics of workers (GRANARY_WORKERS > 1; docs/operations/metrics-and-workers.md), between a worker and
  * its primary over the node:cluster channel. Every message has a `granary` field naming its kind:
  * - worker → primary `ready`: its registry answers `collect` from now on;
  * - worker → primary `gather` (`id` the worker's own): a scrape (or the console's request rates) wants the totals;

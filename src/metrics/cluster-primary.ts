@@ -1,5 +1,5 @@
 /**
- * The primary's part of the metrics of workers (docs/metrics-and-workers.md): a worker asks (`gather`), the primary
+ * The primary's part of the metrics of workers (docs/operations/metrics-and-workers.md): a worker asks (`gather`), the primary
  * asks every worker whose registry is ready (`collect`) and hands all their answers to the asking worker
  * (`gathered`), which sums them. The primary serves nothing and sums nothing: it only relays, so a scrape costs it
  * no CPU taken from the connection hand-off. Message shapes in metrics/cluster-messages.ts.

@@ -1,5 +1,5 @@
 /**
- * A worker's part of the metrics of workers (docs/metrics-and-workers.md; the primary's in cluster-primary.ts):
+ * A worker's part of the metrics of workers (docs/operations/metrics-and-workers.md; the primary's in cluster-primary.ts):
  * it answers the primary's `collect` with its own registry, and `totals()` asks the primary for every worker's
  * registry and sums them with prom-client's `AggregatorRegistry.aggregate` — each metric by its `aggregator`
  * (counters and histograms summed; gauges read from the shared metadata or disk taken as their maximum; see

@@ -11,7 +11,7 @@
  * usage, plus prom-client's default process metrics (event-loop lag, heap, CPU, GC, file descriptors).
  *
  * With workers (GRANARY_WORKERS > 1) a scrape reads the totals of all of them (`totals()`, metrics/cluster-worker.ts;
- * docs/metrics-and-workers.md): counters and histograms are summed; the gauges read on scrape from what the workers
+ * docs/operations/metrics-and-workers.md): counters and histograms are summed; the gauges read on scrape from what the workers
  * share (the metadata, the disk, the scrubber's shared progress) are the same in each and are taken once
  * (`aggregator: 'max'`); prom-client's process metrics keep their own aggregators (CPU and memory summed, event-loop
  * lag averaged, version `first`).

@@ -1,7 +1,7 @@
 /**
  * `GET /metrics` on the console listener: the Granary's registry in the Prometheus text exposition format
  * (version 0.0.4), `Cache-Control: no-store` — with workers (GRANARY_WORKERS > 1), the totals of every worker
- * whichever worker answers (docs/metrics-and-workers.md; 599 when they cannot be gathered). With GRANARY_METRICS_TOKEN set, the request must carry
+ * whichever worker answers (docs/operations/metrics-and-workers.md; 599 when they cannot be gathered). With GRANARY_METRICS_TOKEN set, the request must carry
  * `Authorization: Bearer <token>` (compared in constant time): none → 401 `token not specified`, another →
  * 401 `bad token`, both as `{"error": …}`.
  */

@@ -2,7 +2,7 @@
  * The two ends of `granary migrate --data-dir`. The source is an embedded data dir: its SQLite `meta.db` and its
  * blob files (whatever GRANARY_BLOBS says: that names the destination). The destination: a cluster deployment's stores, named the way the nodes name them
  * (GRANARY_METADATA = `postgres://user:pass@host:port/db`, GRANARY_BLOBS = `s3://<bucket>[/<prefix>]?endpoint=…`
- * with the AWS_* credentials; README "Running a cluster"). Opened as an offline user: a random owner that never
+ * with the AWS_* credentials; docs/guides/running-a-cluster.md). Opened as an offline user: a random owner that never
  * claims queued work, and no background work.
  */
 import { access } from 'node:fs/promises';

@@ -49,7 +49,7 @@ export interface MigrationReport {
   expiredNotCopied: number;
   /** Mismatches and failures, each with its reason. */
   problems: Problem[];
-  /** What the migration never copies, by design (README "Moving an embedded data dir to a cluster"). */
+  /** What the migration never copies, by design (docs/guides/running-a-cluster.md). */
   notCopied: string[];
   /** The file mapping source blobs to destination blobs (resumption of shared blobs). */
   blobMap: string;

@@ -28,7 +28,7 @@ export interface UploadAnswer {
   contentType?: string;
 }
 
-/** Content-Type of a rendered returnBody that is not JSON (docs/sdk-wire-notes.md). */
+/** Content-Type of a rendered returnBody that is not JSON (docs/reference/sdk-wire-notes.md). */
 export const NON_JSON_RETURN_BODY_TYPE = 'text/plain; charset=utf-8';
 
 /** The magic and custom variables of a committed upload (docs/development/kodo-protocol.md §3.2). */

@@ -1,7 +1,7 @@
 /**
  * Health endpoints for load balancers and operators (no credentials; JSON; `Cache-Control: no-store`):
  * - `GET|HEAD /health/live` → 200 `{"status":"live","pid":<n>}` while the process serves requests, with
- *   `"worker":<slot>` when it is one of several worker processes (README "Workers").
+ *   `"worker":<slot>` when it is one of several worker processes (docs/operations/workers.md).
  * - `GET|HEAD /health/ready` → 200 `{"status":"ready","checks":{…}}` when uploads can be taken, else 503
  *   `{"status":"unready","reasons":["…"],"checks":{…}}`. Checks: `database` (a read answers), `dataDir` (a byte
  *   can be stored durably and removed: on the data dir's disk, or in the object store with GRANARY_BLOBS=s3://),

@@ -10,7 +10,7 @@
  *   database either way (store/inline-blob-store.ts).
  *
  * PostgreSQL with file blobs works for ONE node only: another node cannot read this node's files. Several nodes need
- * GRANARY_BLOBS=s3:// (README "Running a cluster"); `sharedFsBlobsWarning` tells a node that finds itself in that
+ * GRANARY_BLOBS=s3:// (docs/guides/running-a-cluster.md); `sharedFsBlobsWarning` tells a node that finds itself in that
  * situation.
  */
 import { mkdir } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Least-connections hand-off of the API port (primary side; README "Workers").
+ * Least-connections hand-off of the API port (primary side; docs/operations/workers.md).
  *
  * node:cluster's round-robin gives each new connection to the next worker that has taken the previous one, so a
  * burst of connections opened at once (a proxy's upstream pool, a load generator: 16 keep-alive connections) ends up

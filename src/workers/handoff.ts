@@ -1,5 +1,5 @@
 /**
- * The worker side of the least-connections hand-off (workers/balancer.ts; README "Workers").
+ * The worker side of the least-connections hand-off (workers/balancer.ts; docs/operations/workers.md).
  *
  * A worker's API server (and likewise its console server, on the `console` channel) does not listen on GRANARY_PORT: it listens on a private abstract Unix socket of its own
  * (`privateListenPath`, reachable by no one in practice; it makes the HTTP server a listening one, so its request

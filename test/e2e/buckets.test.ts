@@ -117,7 +117,7 @@ describe.each([
     if (prefix === 'dc') {
       // Discovery: the region query the SDK sends first answers 631 for a missing bucket, as Kodo,
       // so the SDK never uploads (it rejects with `Query regions failed with HTTP Status Code 631`, and its
-      // CachedRegionsProvider also leaks an unhandled rejection: docs/sdk-compatibility.md, known differences).
+      // CachedRegionsProvider also leaks an unhandled rejection: docs/reference/sdk-compatibility.md, known differences).
       const q = await fetch(`${s.url}/v4/query?ak=${s.mac.accessKey}&bucket=${prefix}-nowhere`);
       expect(q.status).toBe(631);
       expect(await q.json()).toEqual({ error: 'no such bucket' });

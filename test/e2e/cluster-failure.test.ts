@@ -1,5 +1,5 @@
 /**
- * A node of a cluster dies (README "Running a cluster"): two Granary nodes share PostgreSQL and radosgw (both
+ * A node of a cluster dies (docs/guides/running-a-cluster.md): two Granary nodes share PostgreSQL and radosgw (both
  * started here), with short leases (GRANARY_LEASE_SECONDS=2). Through node A: uploads from several clients at once,
  * pfop jobs with a notify URL and async fetches with a callback URL (their origin holds its answers, so fetches are
  * in flight). Once some uploads were acknowledged and A holds running work, A is SIGKILLed. Then:

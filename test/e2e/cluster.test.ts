@@ -1,5 +1,5 @@
 /**
- * Cluster mode end to end (README "Running a cluster"): two Granary nodes as separate processes with data dirs of
+ * Cluster mode end to end (docs/guides/running-a-cluster.md): two Granary nodes as separate processes with data dirs of
  * their own, sharing only a PostgreSQL database (GRANARY_METADATA) and a radosgw bucket (GRANARY_BLOBS), both
  * started by this file. Requests alternate between the nodes (node A, node B) through the official SDK: the root key
  * pair one node generated is the other's too; uploads (form, inline and 1 MiB; resumable v1 and v2 with pieces sent

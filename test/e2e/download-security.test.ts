@@ -1,5 +1,5 @@
 /**
- * Active content never runs on Granary's origin (src/roles/io/active-content.ts, docs/downloads-security.md):
+ * Active content never runs on Granary's origin (src/roles/io/active-content.ts, docs/operations/downloads-security.md):
  * every answer of the download route carries `X-Content-Type-Options: nosniff`; everything but passive media
  * (raster images, audio, video, fonts, PDF) carries `Content-Security-Policy: sandbox` — plain downloads, `attname`,
  * HEAD, a `changeHeaders` type override, bound domains, fop results. In Chromium, an uploaded HTML page and an SVG

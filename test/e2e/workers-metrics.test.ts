@@ -1,5 +1,5 @@
 /**
- * `/metrics` with workers (GRANARY_WORKERS=2; src/metrics/cluster-*.ts, docs/metrics-and-workers.md): uploads
+ * `/metrics` with workers (GRANARY_WORKERS=2; src/metrics/cluster-*.ts, docs/operations/metrics-and-workers.md): uploads
  * spread over both workers are read whole by every scrape, whichever worker answers it, several scrapes in a row;
  * gauges read from the shared metadata are not doubled; the console's request totals come from the same sums.
  *

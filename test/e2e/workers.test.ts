@@ -1,5 +1,5 @@
 /**
- * Worker processes (GRANARY_WORKERS=2, README "Workers"): `granary serve` as a primary with two workers sharing
+ * Worker processes (GRANARY_WORKERS=2, docs/operations/workers.md): `granary serve` as a primary with two workers sharing
  * the port and the data dir. Requests land on both workers; each singleton (reaper, blob sweep, expiry sweeper,
  * scrubber) starts exactly once; a key pair created by another process is accepted by both workers within a
  * bound; a worker SIGKILLed mid-upload is restarted while the other keeps serving, no acknowledged object is lost,

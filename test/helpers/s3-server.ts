@@ -6,7 +6,7 @@
  * no manager, cephx keys made up front, radosgw with the beast frontend on 127.0.0.1 and a free port. Everything
  * lives in a temp dir removed by `stop()`. The daemons run in the foreground as children of the test process and
  * are killed by pid (SIGKILL: nothing to keep) at `stop()` or when the test process exits.
- * About 5 s from nothing to a bucket on this machine (docs/s3-server.md has the investigation and figures).
+ * About 5 s from nothing to a bucket on this machine (docs/development/s3-server.md has the investigation and figures).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';

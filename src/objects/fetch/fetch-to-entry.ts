@@ -3,7 +3,7 @@
  * the one putObject path (constant memory, etag computed on the way; a failed fetch never replaces the entry
  * already under the key).
  *
- * Errors (documented in the README): 400 not an http(s) URL; 403 refused by the outbound guard (private or
+ * Errors (documented in docs/buckets/mirror.md, "Fetch errors"): 400 not an http(s) URL; 403 refused by the outbound guard (private or
  * loopback address; the message names GRANARY_OUTBOUND_ALLOW); 404 the origin answered 404; 478 any other
  * non-200 answer (the message names the origin's status), an unreachable origin, too many redirects; 504 the
  * origin did not answer in time (GRANARY_FETCH_TIMEOUT); 413 a body over GRANARY_FETCH_MAX_SIZE; 599 storing

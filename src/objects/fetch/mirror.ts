@@ -6,7 +6,7 @@
  * Concurrent misses for one key are pulled once: the first miss starts the pull and registers its promise under
  * bucket + key (per Granary instance); later misses await the same promise, then serve the stored entry.
  *
- * Error mapping (documented in the README):
+ * Error mapping (documented in docs/buckets/mirror.md, "Fetch errors"):
  * - download miss: origin 404 → 404 `Document not found`; refused by the outbound guard → 403 (message names
  *   GRANARY_OUTBOUND_ALLOW); any other origin failure (non-200 status, unreachable, timeout, body over
  *   GRANARY_FETCH_MAX_SIZE, bad redirect) → 478 with the cause in the message; storing failed → 599.
@@ -23,7 +23,7 @@ import { fetchToEntry, type FetchSource } from './fetch-to-entry.js';
 
 /**
  * Pulls in flight per Granary instance, keyed by `<bucket>:<key>` (bucket names never contain `:`). Per process on
- * purpose: with several worker processes (README "Workers") a missing key requested on two workers at once is
+ * purpose: with several worker processes (docs/operations/workers.md) a missing key requested on two workers at once is
  * pulled at most once per worker — never a wrong answer (each pull stores the whole object atomically; the last
  * commit wins with the same bytes), at worst one extra origin request per worker.
  */

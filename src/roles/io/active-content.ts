@@ -1,5 +1,5 @@
 /**
- * Uploaded content never runs script on Granary's origin (docs/downloads-security.md). Every answer of the download
+ * Uploaded content never runs script on Granary's origin (docs/operations/downloads-security.md). Every answer of the download
  * route — plain downloads, bound-domain downloads, fop results, saveas results, errors — carries:
  * - `X-Content-Type-Options: nosniff`: the browser uses the declared type, never guesses HTML or script from bytes;
  * - `Content-Security-Policy: sandbox`, unless the declared type is passive media (a raster image, audio, video, a

@@ -1,6 +1,6 @@
 /**
  * The bodies of the region queries (docs/development/kodo-protocol.md §1.2, "Region query"), one shape per query version, each built
- * from what the SDKs' parsers read (docs/sdk-compatibility.md). `RegionHosts` lists each service's hosts in Kodo's
+ * from what the SDKs' parsers read (docs/reference/sdk-compatibility.md). `RegionHosts` lists each service's hosts in Kodo's
  * order: main first, then backups (config-hosts.ts). Hosts are `host[:port]` without scheme, except in the v1 answer,
  * which carries URLs.
  */

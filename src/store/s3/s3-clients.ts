@@ -2,7 +2,7 @@
  * The connections of the S3 BlobStore to the object store, and the bounds of every call made on them, so that a
  * store that stops answering (radosgw frozen, an OSD full: radosgw then blocks writes instead of refusing them)
  * costs a request at most GRANARY_S3_TIMEOUT before it answers 599 `the object store (S3) failed or did not answer`
- * (docs/object-store-timeouts.md).
+ * (docs/operations/object-store-timeouts.md).
  *
  * Two pools. `reads` (GetObject, HeadBucket, the LIST calls) and `writes` (PutObject, UploadPart, the multipart
  * calls, DeleteObject) are two S3 clients, each on its own keep-alive HTTP agent with a bounded number of sockets
