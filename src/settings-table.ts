@@ -32,6 +32,8 @@ interface SettingBase {
   /** The environment variable. */
   readonly name: string;
   readonly group: SettingGroup;
+  /** The flag of `granary serve` (and the offline commands) that overrides the variable, camel-cased as commander gives it. */
+  readonly flag?: string;
   /** Unit of the value, when it has one (`bytes`, `seconds`, …). */
   readonly unit?: string;
   /** What the setting does, for operators (Markdown, one paragraph). */
@@ -92,15 +94,15 @@ const hostsSetting = (service: string, extra = ''): CustomSetting => ({
 export const SETTINGS: readonly Setting[] = [
   // Listeners and addresses
   {
-    kind: 'int', name: 'GRANARY_PORT', group: 'Listeners and addresses', min: 0, max: 65535, default: 9000, unit: 'TCP port',
+    kind: 'int', name: 'GRANARY_PORT', flag: 'port', group: 'Listeners and addresses', min: 0, max: 65535, default: 9000, unit: 'TCP port',
     description: 'TCP port of the Kodo API listener (every role); `0` = any free port',
   },
   {
-    kind: 'text', name: 'GRANARY_HOST', group: 'Listeners and addresses', default: '0.0.0.0', type: 'address',
+    kind: 'text', name: 'GRANARY_HOST', flag: 'host', group: 'Listeners and addresses', default: '0.0.0.0', type: 'address',
     description: 'bind address of the Kodo API listener',
   },
   {
-    kind: 'custom', name: 'GRANARY_PUBLIC_URL', group: 'Listeners and addresses', type: 'URL `http(s)://host[:port]`',
+    kind: 'custom', name: 'GRANARY_PUBLIC_URL', flag: 'publicUrl', group: 'Listeners and addresses', type: 'URL `http(s)://host[:port]`',
     parser: '`loadConfig` (src/config.ts)', defaultText: '`http://127.0.0.1:<port>`',
     description: 'base URL advertised to clients (region query, `host` fields), without a path (a trailing `/` is dropped); the web console\'s links and uploads use it too (unset: the host name the browser used for the console, with the Kodo API port)',
   },
@@ -115,11 +117,11 @@ export const SETTINGS: readonly Setting[] = [
   hostsSetting('api'),
   hostsSetting('uc'),
   {
-    kind: 'int', name: 'GRANARY_CONSOLE_PORT', group: 'Listeners and addresses', min: 0, max: 65535, default: 9001, unit: 'TCP port',
+    kind: 'int', name: 'GRANARY_CONSOLE_PORT', flag: 'consolePort', group: 'Listeners and addresses', min: 0, max: 65535, default: 9001, unit: 'TCP port',
     description: 'TCP port of the console listener (web console and `/metrics`); `0` disables it. With workers the primary listens on it and hands connections to the workers; a port that cannot be bound (this one or `GRANARY_PORT`) stops the start with exit 1, the address and the reason, before a key pair is generated',
   },
   {
-    kind: 'custom', name: 'GRANARY_CONSOLE_HOST', group: 'Listeners and addresses', type: 'address',
+    kind: 'custom', name: 'GRANARY_CONSOLE_HOST', flag: 'consoleHost', group: 'Listeners and addresses', type: 'address',
     parser: '`loadConfig` (src/config.ts)', defaultText: '`GRANARY_HOST`',
     description: 'bind address of the console listener (e.g. `127.0.0.1` to keep it off the network)',
   },
@@ -131,21 +133,21 @@ export const SETTINGS: readonly Setting[] = [
 
   // Keys
   {
-    kind: 'custom', name: 'GRANARY_ACCESS_KEY', group: 'Keys', type: 'string', parser: '`loadConfig` (src/config.ts)',
+    kind: 'custom', name: 'GRANARY_ACCESS_KEY', flag: 'accessKey', group: 'Keys', type: 'string', parser: '`loadConfig` (src/config.ts)',
     defaultText: 'generated', description: 'AccessKey of the root key pair (set both `GRANARY_ACCESS_KEY` and `GRANARY_SECRET_KEY` or neither); unset: generated at the first start and kept in the data dir (in cluster mode, in the metadata database)',
   },
   {
-    kind: 'custom', name: 'GRANARY_SECRET_KEY', group: 'Keys', type: 'string', parser: '`loadConfig` (src/config.ts)',
+    kind: 'custom', name: 'GRANARY_SECRET_KEY', flag: 'secretKey', group: 'Keys', type: 'string', parser: '`loadConfig` (src/config.ts)',
     defaultText: 'generated', description: 'SecretKey of the root key pair (set both `GRANARY_ACCESS_KEY` and `GRANARY_SECRET_KEY` or neither)',
   },
 
   // Storage
   {
-    kind: 'text', name: 'GRANARY_DATA_DIR', group: 'Storage', type: 'path (made absolute)', default: './data',
+    kind: 'text', name: 'GRANARY_DATA_DIR', flag: 'dataDir', group: 'Storage', type: 'path (made absolute)', default: './data',
     description: 'SQLite metadata (`meta.db`), blobs (`blobs/`), staging (`tmp/`), `credentials.json`; in cluster mode (`GRANARY_METADATA` + `GRANARY_BLOBS=s3://`) only this node\'s caches and temp files. One `granary serve` per data dir: it holds `granary.lock` while it runs (released by the kernel when it ends), and a second server on the same dir exits 1 naming the pid holding it; the CLI\'s offline commands share the dir',
   },
   {
-    kind: 'custom', name: 'GRANARY_METADATA', group: 'Storage', type: 'URL `postgres://…`', parser: '`metadataVar` (src/config.ts)',
+    kind: 'custom', name: 'GRANARY_METADATA', flag: 'metadata', group: 'Storage', type: 'URL `postgres://…`', parser: '`metadataVar` (src/config.ts)',
     defaultText: 'the data dir',
     description: 'where metadata lives: unset = SQLite `<data dir>/meta.db`; `postgres://user:pass@host:port/db` (or `postgresql://`, any libpq URL parameter such as `?sslmode=require`) = a PostgreSQL database shared by every node, migrated at start; anything else fails the start',
   },
@@ -236,7 +238,7 @@ export const SETTINGS: readonly Setting[] = [
 
   // Outbound requests and fetch
   {
-    kind: 'text', name: 'GRANARY_OUTBOUND_ALLOW', group: 'Outbound requests and fetch', default: '', type: 'list of CIDRs and host names',
+    kind: 'text', name: 'GRANARY_OUTBOUND_ALLOW', flag: 'outboundAllow', group: 'Outbound requests and fetch', default: '', type: 'list of CIDRs and host names',
     description: 'CIDRs and host names outbound requests (callbacks, fetch, mirror, notifications) may reach despite the outbound guard',
   },
   {
@@ -368,7 +370,7 @@ export const SETTINGS: readonly Setting[] = [
 
   // Workers and processes
   {
-    kind: 'int', name: 'GRANARY_WORKERS', group: 'Workers and processes', min: 1, max: 256, default: 'cores', unit: 'processes',
+    kind: 'int', name: 'GRANARY_WORKERS', flag: 'workers', group: 'Workers and processes', min: 1, max: 256, default: 'cores', unit: 'processes',
     description: 'worker processes `granary serve` runs, sharing the port and the data dir; `1` = one process, no primary. `/metrics` on any worker reads the totals of all of them',
   },
   {
@@ -394,11 +396,11 @@ export const SETTINGS: readonly Setting[] = [
     description: 'when set, `GET /metrics` requires `Authorization: Bearer <token>` (else 401)',
   },
   {
-    kind: 'text', name: 'GRANARY_LOG_LEVEL', group: 'Console, metrics and logs', default: 'info', type: 'pino level',
+    kind: 'text', name: 'GRANARY_LOG_LEVEL', flag: 'logLevel', group: 'Console, metrics and logs', default: 'info', type: 'pino level',
     description: 'pino log level (`silent` … `trace`); every request line carries `reqId` = `X-Reqid`',
   },
   {
-    kind: 'custom', name: 'GRANARY_LOG_FORMAT', group: 'Console, metrics and logs', type: '`json`, `pretty` or `auto`',
+    kind: 'custom', name: 'GRANARY_LOG_FORMAT', flag: 'logFormat', group: 'Console, metrics and logs', type: '`json`, `pretty` or `auto`',
     parser: '`logFormatVar` (src/config.ts)', defaultText: '`auto`',
     description: '`json` (one JSON object per line), `pretty` (pino-pretty: time, level, message, fields), `auto` = `pretty` when stdout is a terminal, else `json`',
   },
