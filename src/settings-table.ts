@@ -180,8 +180,8 @@ export const SETTINGS: readonly Setting[] = [
     description: 'secret access key of the S3 bucket of `GRANARY_BLOBS` (set both or neither)',
   },
   {
-    kind: 'text', name: 'AWS_SESSION_TOKEN', group: 'Blobs in an S3 bucket', defaultText: 'none',
-    description: 'session token sent with `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` (temporary credentials)',
+    kind: 'text', name: 'AWS_SESSION_TOKEN', group: 'Blobs in an S3 bucket', defaultText: 'the AWS SDK\'s default chain',
+    description: 'session token sent with `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` (temporary credentials); read only when those two are set',
   },
   {
     kind: 'int', name: 'GRANARY_S3_PART_SIZE', group: 'Blobs in an S3 bucket', min: 5 * MiB, max: 5 * GiB, default: 8 * MiB, unit: 'bytes',
@@ -445,7 +445,8 @@ const BINARY_UNITS: [number, string][] = [
 /** An integer as the docs show it: `65536` (64 KiB) for whole binary multiples of bytes. */
 function intText(n: number, unit: string | undefined): string {
   if (unit?.startsWith('bytes')) {
-    for (const [size, name] of BINARY_UNITS) if (n >= size && n % size === 0) return `\`${n}\` (${n / size} ${name})`;
+    const per = unit === 'bytes per second' ? '/s' : '';
+    for (const [size, name] of BINARY_UNITS) if (n >= size && n % size === 0) return `\`${n}\` (${n / size} ${name}${per})`;
   }
   return `\`${n}\``;
 }

@@ -131,7 +131,7 @@ describe('docs/reference/configuration.md', () => {
   it('shows integer defaults as the numbers loadConfig uses', () => {
     for (const s of SETTINGS) {
       if (s.kind !== 'int' || s.default === 'cores') continue;
-      expect(rows.get(s.name)?.default, s.name).toMatch(new RegExp(`^\`${s.default}\`( \\(\\d+ [KMG]iB\\))?$`));
+      expect(rows.get(s.name)?.default, s.name).toMatch(new RegExp(`^\`${s.default}\`( \\(\\d+ [KMG]iB(/s)?\\))?$`));
     }
   });
 });
