@@ -2,16 +2,17 @@
  * The settings table (src/settings-table.ts), its generated page (docs/reference/configuration.md) and the
  * environment variables src/ reads agree: every declared setting is on the page with the table's type and default,
  * the page lists nothing the table does not, every `GRANARY_*` name in src/ is declared (but the internal ones
- * below), and loadConfig with an empty environment gives the table's defaults.
+ * below), loadConfig with an empty environment gives the table's defaults, and every Config field comes from a
+ * declared setting.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DOCS_PATH, renderConfigDocs } from '../../scripts/gen-config-docs.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { defaultText, SETTINGS, typeText } from '../../src/settings-table.js';
+import { loadConfig } from '../../src/config.js';
+import { defaultText, SETTINGS, typeText, type Setting } from '../../src/settings-table.js';
 
 /**
  * `GRANARY_*` names in src/ that are not settings: GRANARY_WORKER_SLOT is set by the primary for each worker
@@ -82,21 +83,49 @@ describe('the settings table', () => {
     for (const name of INTERNAL) expect(declared.has(name), `${name} is internal`).toBe(false);
   });
 
-  it('gives loadConfig its defaults', () => {
-    const cfg = loadConfig({});
-    const field: Partial<Record<string, keyof Config>> = {
-      GRANARY_PORT: 'port', GRANARY_MAX_OBJECT_SIZE: 'maxObjectBytes', GRANARY_FOP_MAX_SOURCE: 'fopMaxSourceBytes',
-      GRANARY_WORKERS: 'workers', GRANARY_FOP_CONCURRENCY: 'fopConcurrency', GRANARY_STOP_TIMEOUT: 'stopTimeoutSeconds',
-      GRANARY_HOST: 'host', GRANARY_REGION: 'region', GRANARY_LOG_LEVEL: 'logLevel', GRANARY_OUTBOUND_ALLOW: 'outboundAllow',
-      GRANARY_CONSOLE_PORT: 'consolePort', GRANARY_CONSOLE_HOST: 'consoleHost',
-    };
+  it('gives loadConfig its defaults: every integer and string setting fills its Config field with its default', () => {
+    const cfg = loadConfig({}) as unknown as Record<string, unknown>;
+    const s3 = loadConfig({ GRANARY_BLOBS: 's3://bucket-a' }).blobs as unknown as Record<string, unknown>;
+    let checked = 0;
     for (const s of SETTINGS) {
-      const key = field[s.name];
-      if (key === undefined || s.kind === 'custom') continue;
+      if (s.field === undefined || s.kind === 'custom') continue;
       const expected = s.kind === 'int' ? (s.default === 'cores' ? availableParallelism() : s.default) : s.default;
-      expect(cfg[key], s.name).toBe(expected);
+      const got = s.field.startsWith('blobs.') ? s3[s.field.slice('blobs.'.length)] : cfg[s.field];
+      if (s.name === 'GRANARY_DATA_DIR') expect(got, s.name).toBe(resolve(String(expected)));
+      else if (s.field !== 'blobs.credentials') expect(got, s.name).toBe(expected);
+      checked++;
     }
+    expect(checked).toBeGreaterThan(50);
     expect(cfg.consoleHost).toBe(cfg.host);
+  });
+
+  it('puts each integer and string setting\'s value in its own Config field', () => {
+    for (const s of SETTINGS) {
+      if (s.field === undefined || s.kind === 'custom' || s.field === 'blobs.credentials') continue;
+      // An in-range value other than the default, and not 0 (GRANARY_CONSOLE_PORT=0 leaves its field out).
+      const low = Math.max(s.kind === 'int' ? s.min : 0, 1);
+      const value = s.kind === 'int' ? (s.default === low ? low + 1 : low) : 'some-value';
+      const base = s.field.startsWith('blobs.') ? { GRANARY_BLOBS: 's3://bucket-a' } : {};
+      const cfg = loadConfig({ ...base, [s.name]: String(value) });
+      const record = (s.field.startsWith('blobs.') ? cfg.blobs : cfg) as unknown as Record<string, unknown>;
+      const got = record[s.field.replace(/^blobs\./, '')];
+      expect(got, s.name).toBe(s.name === 'GRANARY_DATA_DIR' ? resolve(String(value)) : value);
+    }
+  });
+
+  it('fills every Config field (and every S3 blobs field the URL does not give) from a declared setting', () => {
+    const full = loadConfig({
+      GRANARY_ACCESS_KEY: 'ak', GRANARY_SECRET_KEY: 'sk', GRANARY_PUBLIC_URL: 'http://h:1', GRANARY_FFMPEG: '/f',
+      GRANARY_FFPROBE: '/p', GRANARY_HEIF_CONVERT: '/h', GRANARY_METRICS_TOKEN: 't',
+      GRANARY_BLOBS: 's3://bucket-a/p?endpoint=http://h:9&region=r', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b',
+    });
+    const fields = new Set(SETTINGS.map((s) => s.field));
+    const fromUrl = ['kind', 'bucket', 'prefix', 'endpoint', 'region', 'forcePathStyle'];
+    const missing = [
+      ...Object.keys(full).filter((k) => !fields.has(k as Setting['field'])),
+      ...Object.keys(full.blobs).filter((k) => !fromUrl.includes(k) && !fields.has(`blobs.${k}` as Setting['field'])),
+    ];
+    expect(missing).toEqual([]);
   });
 
   it('rejects a value outside an integer setting\'s range, naming the variable', () => {
