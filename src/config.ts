@@ -1,10 +1,13 @@
 /**
  * Configuration: environment variables (the CLI's flags mirror them) → one typed, validated object.
- * Every variable is listed in the docs/reference/configuration.md.
+ * Every variable is declared once in src/settings-table.ts (name, type, default, unit, description): integers take
+ * their default and range from it, strings their default, and the parsers below are named by it.
+ * docs/reference/configuration.md is generated from that table (scripts/gen-config-docs.ts).
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { advertisedHostsVar, type AdvertisedHosts } from './config-hosts.js';
+import { intSetting, setting, textSetting } from './settings-table.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 /** Blob bytes on the local disk, under the data dir (the default). */
@@ -245,9 +248,11 @@ const LOG_FORMATS: readonly LogFormat[] = ['pretty', 'json', 'auto'];
 
 type Env = Record<string, string | undefined>;
 
-function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+/** An integer setting: its default and range come from the table (`'cores'` = `os.availableParallelism()`). */
+function intVar(env: Env, name: string): number {
+  const { min, max, default: fallback } = intSetting(name);
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return fallback === 'cores' ? availableParallelism() : fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new Error(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
@@ -299,11 +304,11 @@ function blobsVar(env: Env): BlobsConfig {
     prefix: path === '' ? '' : `${path}/`,
     region: params.get('region') || 'us-east-1',
     forcePathStyle: pathStyle === null ? endpoint !== undefined : pathStyle === 'true',
-    cacheBytes: intVar(env, 'GRANARY_S3_CACHE_SIZE', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
-    partBytes: intVar(env, 'GRANARY_S3_PART_SIZE', 8 * 1024 ** 2, 5 * 1024 ** 2, 5 * 1024 ** 3),
-    staleUploadHours: intVar(env, 'GRANARY_S3_STALE_UPLOAD_HOURS', 24, 0, 24 * 365),
-    timeoutSeconds: intVar(env, 'GRANARY_S3_TIMEOUT', 30, 1, 3600),
-    connectTimeoutSeconds: intVar(env, 'GRANARY_S3_CONNECT_TIMEOUT', 5, 1, 600),
+    cacheBytes: intVar(env, 'GRANARY_S3_CACHE_SIZE'),
+    partBytes: intVar(env, 'GRANARY_S3_PART_SIZE'),
+    staleUploadHours: intVar(env, 'GRANARY_S3_STALE_UPLOAD_HOURS'),
+    timeoutSeconds: intVar(env, 'GRANARY_S3_TIMEOUT'),
+    connectTimeoutSeconds: intVar(env, 'GRANARY_S3_CONNECT_TIMEOUT'),
   };
   if (endpoint !== undefined) cfg.endpoint = endpoint.replace(/\/$/, '');
   const accessKeyId = textVar(env, 'AWS_ACCESS_KEY_ID');
@@ -337,9 +342,18 @@ function logFormatVar(env: Env): LogFormat {
   throw new Error(`GRANARY_LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(raw)}`);
 }
 
+/** A string setting (empty counts as unset); the name must be declared in the table. */
 function textVar(env: Env, name: string): string | undefined {
+  setting(name);
   const v = env[name];
   return v === undefined || v === '' ? undefined : v;
+}
+
+/** A string setting with the table's default when unset. */
+function textOrDefault(env: Env, name: string): string {
+  const fallback = textSetting(name).default;
+  if (fallback === undefined) throw new Error(`${name} has no default in src/settings-table.ts`);
+  return textVar(env, name) ?? fallback;
 }
 
 /** Reads and validates the configuration; throws an Error naming the variable on a bad value. */
@@ -354,61 +368,61 @@ export function loadConfig(env: Env = process.env): Config {
     throw new Error(`GRANARY_PUBLIC_URL must look like http://host[:port], got ${JSON.stringify(publicUrl)}`);
   }
   const cfg: Config = {
-    port: intVar(env, 'GRANARY_PORT', 9000, 0, 65535),
-    host: textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
-    dataDir: resolve(textVar(env, 'GRANARY_DATA_DIR') ?? './data'),
-    region: textVar(env, 'GRANARY_REGION') ?? 'z0',
+    port: intVar(env, 'GRANARY_PORT'),
+    host: textOrDefault(env, 'GRANARY_HOST'),
+    dataDir: resolve(textOrDefault(env, 'GRANARY_DATA_DIR')),
+    region: textOrDefault(env, 'GRANARY_REGION'),
     advertisedHosts: advertisedHostsVar(env),
-    maxObjectBytes: intVar(env, 'GRANARY_MAX_OBJECT_SIZE', 5 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
-    inlineMaxBytes: intVar(env, 'GRANARY_INLINE_MAX', 64 * 1024, 0, 1024 * 1024),
-    readCacheBytes: intVar(env, 'GRANARY_READ_CACHE_SIZE', 32 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
-    maxBodyBytes: intVar(env, 'GRANARY_MAX_BODY_SIZE', 16 * 1024 ** 2, 1024, 1024 ** 3),
-    callbackTimeoutSeconds: intVar(env, 'GRANARY_CALLBACK_TIMEOUT', 10, 1, 600),
-    outboundAllow: textVar(env, 'GRANARY_OUTBOUND_ALLOW') ?? '',
-    lingerTimeoutSeconds: intVar(env, 'GRANARY_LINGER_TIMEOUT', 30, 0, 3600),
-    fetchTimeoutSeconds: intVar(env, 'GRANARY_FETCH_TIMEOUT', 30, 1, 3600),
-    fetchMaxBytes: intVar(env, 'GRANARY_FETCH_MAX_SIZE', 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
-    fetchConcurrency: intVar(env, 'GRANARY_FETCH_CONCURRENCY', 2, 1, 256),
-    fetchRetryMs: intVar(env, 'GRANARY_FETCH_RETRY_MS', 1000, 1, 3_600_000),
-    fopMaxSourceBytes: intVar(env, 'GRANARY_FOP_MAX_SOURCE', 20 * 1024 ** 2, 1, 1024 ** 3),
-    fopMaxSide: intVar(env, 'GRANARY_FOP_MAX_SIDE', 30000, 1, 1_000_000),
-    fopMaxPixels: intVar(env, 'GRANARY_FOP_MAX_PIXELS', 150_000_000, 1, Number.MAX_SAFE_INTEGER),
-    fopMaxFrames: intVar(env, 'GRANARY_FOP_MAX_FRAMES', 1000, 1, 100_000),
-    fopMaxResourceBytes: intVar(env, 'GRANARY_FOP_MAX_RESOURCE', 10 * 1024 ** 2, 1, 1024 ** 3),
-    fopTimeoutSeconds: intVar(env, 'GRANARY_FOP_TIMEOUT', 30, 1, 3600),
-    fopConcurrency: intVar(env, 'GRANARY_FOP_CONCURRENCY', availableParallelism(), 1, 256),
-    fopCacheBytes: intVar(env, 'GRANARY_FOP_CACHE_SIZE', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
-    videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY', 1, 1, 64),
-    videoMaxSourceBytes: intVar(env, 'GRANARY_VIDEO_MAX_SOURCE', 2 * 1024 ** 3, 1, Number.MAX_SAFE_INTEGER),
-    videoThreads: intVar(env, 'GRANARY_VIDEO_THREADS', 2, 1, 64),
-    jobTimeoutSeconds: intVar(env, 'GRANARY_JOB_TIMEOUT', 600, 1, 86400),
-    jobConcurrency: intVar(env, 'GRANARY_JOB_CONCURRENCY', 2, 0, 64),
-    jobAttempts: intVar(env, 'GRANARY_JOB_ATTEMPTS', 3, 1, 100),
-    notifyAttempts: intVar(env, 'GRANARY_NOTIFY_ATTEMPTS', 3, 1, 20),
-    notifyRetryMs: intVar(env, 'GRANARY_NOTIFY_RETRY_MS', 1000, 1, 3_600_000),
-    eventAttempts: intVar(env, 'GRANARY_EVENT_ATTEMPTS', 10, 1, 100),
-    eventRetryMs: intVar(env, 'GRANARY_EVENT_RETRY_MS', 1000, 1, 3_600_000),
-    eventConcurrency: intVar(env, 'GRANARY_EVENT_CONCURRENCY', 4, 1, 64),
-    dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW', 900, 1, 86400 * 365),
-    expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL', 60, 1, 86400),
+    maxObjectBytes: intVar(env, 'GRANARY_MAX_OBJECT_SIZE'),
+    inlineMaxBytes: intVar(env, 'GRANARY_INLINE_MAX'),
+    readCacheBytes: intVar(env, 'GRANARY_READ_CACHE_SIZE'),
+    maxBodyBytes: intVar(env, 'GRANARY_MAX_BODY_SIZE'),
+    callbackTimeoutSeconds: intVar(env, 'GRANARY_CALLBACK_TIMEOUT'),
+    outboundAllow: textOrDefault(env, 'GRANARY_OUTBOUND_ALLOW'),
+    lingerTimeoutSeconds: intVar(env, 'GRANARY_LINGER_TIMEOUT'),
+    fetchTimeoutSeconds: intVar(env, 'GRANARY_FETCH_TIMEOUT'),
+    fetchMaxBytes: intVar(env, 'GRANARY_FETCH_MAX_SIZE'),
+    fetchConcurrency: intVar(env, 'GRANARY_FETCH_CONCURRENCY'),
+    fetchRetryMs: intVar(env, 'GRANARY_FETCH_RETRY_MS'),
+    fopMaxSourceBytes: intVar(env, 'GRANARY_FOP_MAX_SOURCE'),
+    fopMaxSide: intVar(env, 'GRANARY_FOP_MAX_SIDE'),
+    fopMaxPixels: intVar(env, 'GRANARY_FOP_MAX_PIXELS'),
+    fopMaxFrames: intVar(env, 'GRANARY_FOP_MAX_FRAMES'),
+    fopMaxResourceBytes: intVar(env, 'GRANARY_FOP_MAX_RESOURCE'),
+    fopTimeoutSeconds: intVar(env, 'GRANARY_FOP_TIMEOUT'),
+    fopConcurrency: intVar(env, 'GRANARY_FOP_CONCURRENCY'),
+    fopCacheBytes: intVar(env, 'GRANARY_FOP_CACHE_SIZE'),
+    videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY'),
+    videoMaxSourceBytes: intVar(env, 'GRANARY_VIDEO_MAX_SOURCE'),
+    videoThreads: intVar(env, 'GRANARY_VIDEO_THREADS'),
+    jobTimeoutSeconds: intVar(env, 'GRANARY_JOB_TIMEOUT'),
+    jobConcurrency: intVar(env, 'GRANARY_JOB_CONCURRENCY'),
+    jobAttempts: intVar(env, 'GRANARY_JOB_ATTEMPTS'),
+    notifyAttempts: intVar(env, 'GRANARY_NOTIFY_ATTEMPTS'),
+    notifyRetryMs: intVar(env, 'GRANARY_NOTIFY_RETRY_MS'),
+    eventAttempts: intVar(env, 'GRANARY_EVENT_ATTEMPTS'),
+    eventRetryMs: intVar(env, 'GRANARY_EVENT_RETRY_MS'),
+    eventConcurrency: intVar(env, 'GRANARY_EVENT_CONCURRENCY'),
+    dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW'),
+    expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL'),
     minFree: reserveVar(env),
-    scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC', 16 * 1024 ** 2, 0, Number.MAX_SAFE_INTEGER),
-    scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS', 30, 1, 3650),
-    consoleSessionMinutes: intVar(env, 'GRANARY_CONSOLE_SESSION_MINUTES', 60, 1, 7 * 24 * 60),
-    workers: intVar(env, 'GRANARY_WORKERS', availableParallelism(), 1, 256),
-    workerOldSpaceMb: intVar(env, 'GRANARY_WORKER_OLD_SPACE_MB', 256, 0, 1024 * 1024),
-    leaseSeconds: intVar(env, 'GRANARY_LEASE_SECONDS', 15, 1, 3600),
-    stopTimeoutSeconds: intVar(env, 'GRANARY_STOP_TIMEOUT', 30, 1, 3600),
-    logLevel: textVar(env, 'GRANARY_LOG_LEVEL') ?? 'info',
+    scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC'),
+    scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS'),
+    consoleSessionMinutes: intVar(env, 'GRANARY_CONSOLE_SESSION_MINUTES'),
+    workers: intVar(env, 'GRANARY_WORKERS'),
+    workerOldSpaceMb: intVar(env, 'GRANARY_WORKER_OLD_SPACE_MB'),
+    leaseSeconds: intVar(env, 'GRANARY_LEASE_SECONDS'),
+    stopTimeoutSeconds: intVar(env, 'GRANARY_STOP_TIMEOUT'),
+    logLevel: textOrDefault(env, 'GRANARY_LOG_LEVEL'),
     blobs: blobsVar(env),
     metadata: metadataVar(env),
-    pgPool: intVar(env, 'GRANARY_PG_POOL', 16, 1, 1000),
-    pgTimeoutSeconds: intVar(env, 'GRANARY_PG_TIMEOUT', 30, 1, 3600),
-    consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textVar(env, 'GRANARY_HOST') ?? '0.0.0.0',
+    pgPool: intVar(env, 'GRANARY_PG_POOL'),
+    pgTimeoutSeconds: intVar(env, 'GRANARY_PG_TIMEOUT'),
+    consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textOrDefault(env, 'GRANARY_HOST'),
     trustProxy: parseTrustProxy(env.GRANARY_TRUST_PROXY),
     logFormat: logFormatVar(env),
   };
-  const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT', 9001, 0, 65535);
+  const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT');
   if (consolePort !== 0) cfg.consolePort = consolePort;
   if (accessKey !== undefined && secretKey !== undefined) {
     cfg.accessKey = accessKey;

@@ -13,28 +13,17 @@ import type { Granary } from '../context.js';
 import { FopPools } from '../fops/pools.js';
 import type { EntryRef } from '../objects/manage/ref.js';
 import { systemClock } from '../ports/clock.js';
+import { SETTINGS } from '../settings-table.js';
 import { FreeSpace } from '../store/fs/free-space.js';
 import { openStores } from '../store/open.js';
 
 /** Options of a command as commander gives them (flags by camel-case name). */
 export type Opts = Record<string, string | undefined>;
 
-/** Flag → environment variable it mirrors. */
-const FLAG_ENV: Record<string, string> = {
-  port: 'GRANARY_PORT',
-  host: 'GRANARY_HOST',
-  dataDir: 'GRANARY_DATA_DIR',
-  metadata: 'GRANARY_METADATA',
-  publicUrl: 'GRANARY_PUBLIC_URL',
-  accessKey: 'GRANARY_ACCESS_KEY',
-  secretKey: 'GRANARY_SECRET_KEY',
-  logLevel: 'GRANARY_LOG_LEVEL',
-  logFormat: 'GRANARY_LOG_FORMAT',
-  consolePort: 'GRANARY_CONSOLE_PORT',
-  consoleHost: 'GRANARY_CONSOLE_HOST',
-  outboundAllow: 'GRANARY_OUTBOUND_ALLOW',
-  workers: 'GRANARY_WORKERS',
-};
+/** Flag → environment variable it mirrors (the table's `flag`s). */
+const FLAG_ENV: Record<string, string> = Object.fromEntries(
+  SETTINGS.flatMap((s) => (s.flag === undefined ? [] : [[s.flag, s.name] as const])),
+);
 
 /** Config from the environment, overridden by the flags given. */
 export function configFrom(opts: Opts): Config {

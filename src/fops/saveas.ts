@@ -35,7 +35,7 @@ export interface SaveasOutcome {
 
 /**
  * Runs `stages` on `rec` of `bucket` and stores the result at `target`. Throws the run's Kodo errors (nothing is
- * stored then), 413 when the result exceeds GRANARY_MAX_OBJECT_BYTES, and putObject's errors (631/403 target
+ * stored then), 413 when the result exceeds GRANARY_MAX_OBJECT_SIZE, and putObject's errors (631/403 target
  * bucket). The run is disposed when this throws.
  */
 export async function runAndStore(
