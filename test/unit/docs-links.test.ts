@@ -10,13 +10,6 @@ import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/**
- * Pages written on other branches of the same piece of work (the configuration and errors pages generated from code,
- * the protocol reference). A link to one of them is accepted while the page is missing; once it exists it is checked
- * like any other. Empty this list once those branches are merged.
- */
-const PENDING_PAGES = new Set(['docs/reference/configuration.md', 'docs/reference/errors.md', 'docs/development/kodo-protocol.md']);
-
 function markdownFiles(): string[] {
   const files = [join(root, 'README.md')];
   const walk = (dir: string): void => {
@@ -86,7 +79,7 @@ function problem(link: Link): string | undefined {
   const path = pathPart === '' ? link.file : resolve(dirname(link.file), decodeURIComponent(pathPart));
   const fromRoot = relative(root, path);
   if (fromRoot.startsWith('..')) return 'points outside the repository';
-  if (!existsSync(path)) return PENDING_PAGES.has(fromRoot) ? undefined : 'no such file';
+  if (!existsSync(path)) return 'no such file';
   if (fragment !== undefined && fragment !== '' && path.endsWith('.md')) {
     if (!anchors(readFileSync(path, 'utf8')).has(fragment.toLowerCase())) return `no heading #${fragment}`;
   }
