@@ -4,7 +4,7 @@
  * commands do, when told to, after the same deployment check as a start.
  *
  * - `granary gc --dry-run`: lists the orphaned blobs (one id a line) and a summary; changes nothing.
- * - `granary gc`: removes them (each re-checked right before its deletion); exit status 0, or 1 when some could
+ * - `granary gc`: removes them (each checked for references right before its deletion); exit status 0, or 1 when some could
  *   not be removed. Safe while servers run: blobs younger than the oldest live process are never counted.
  * - `granary deployment`: prints the deployment id of the metadata and of the blob store.
  * - `granary deployment --adopt`: writes the metadata's id into the blob store (after checking them by hand).

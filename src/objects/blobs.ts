@@ -102,7 +102,8 @@ export interface OrphanReport {
  * whose process died before its commit, or not this deployment's at all). Without `remove` it only counts them:
  * the server never deletes a blob because the metadata does not mention it (the metadata may be the wrong one;
  * store/deployment.ts refuses the known cases). With `remove` (`granary gc`, an operator's explicit order) each is
- * checked again right before it is deleted; a blob that cannot be removed is passed over (counted, the first
+ * deleted right after its reference check (only blobs older than every live process are looked at, so none can
+ * gain a reference in between); a blob that cannot be removed is passed over (counted, the first
  * failure logged). `onOrphan` sees every orphan id (the dry run's listing).
  */
 export async function findOrphanBlobs(
@@ -119,7 +120,6 @@ export async function findOrphanBlobs(
     opts.onOrphan?.(id);
     if (!opts.remove) continue;
     try {
-      if (await g.meta.blobReferenced(id)) continue;
       await g.blobs.remove(id);
       report.removed++;
     } catch (err) {

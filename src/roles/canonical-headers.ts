@@ -6,6 +6,7 @@
  * listener rewrites every name it is given — by `setHeader` and by `writeHead` — into that form on the way out.
  */
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { LRUCache } from 'lru-cache';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -15,6 +16,21 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  * character is returned unchanged.
  */
 export function canonicalHeaderName(name: string): string {
+  let known = CANONICAL.get(name);
+  if (known === undefined) {
+    known = canonicalize(name);
+    CANONICAL.set(name, known);
+  }
+  return known;
+}
+
+/**
+ * Names already rewritten: every answer sends the same handful (`content-type`, `x-reqid`, …), so the per-character
+ * rewrite runs once per name, not once per answer. Bounded (metadata names `x-qn-meta-*` are the client's).
+ */
+const CANONICAL = new LRUCache<string, string>({ max: 1024 });
+
+function canonicalize(name: string): string {
   if (!TOKEN.test(name)) return name;
   let out = '';
   let upper = true;

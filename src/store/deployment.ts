@@ -166,13 +166,13 @@ export async function adoptBlobStore(meta: MetaStore, blobs: BlobStore): Promise
   return id;
 }
 
-/** Reads both ids without changing anything (`granary deployment`). */
+/** Reads both ids without changing anything (`granary deployment`); a marker that is not one of ours reads `(invalid marker)`. */
 export async function readDeployment(meta: MetaStore, blobs: BlobStore): Promise<{ metadata?: string; blobs?: string }> {
   const [metaId, raw] = await Promise.all([meta.getSetting(DEPLOYMENT_SETTING), blobs.readMarker()]);
   let blobId: string | undefined;
   if (raw !== undefined) {
     try {
-      blobId = (JSON.parse(raw) as Partial<DeploymentMarker>).deploymentId ?? '(invalid marker)';
+      blobId = parseMarker(raw, 'the blob store').deploymentId;
     } catch {
       blobId = '(invalid marker)';
     }

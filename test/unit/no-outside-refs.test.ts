@@ -1,6 +1,6 @@
 /**
- * Every reference in the code can be followed from a clone of the repository: no path to a file outside it
- * (`../shared/…`, the old `shared/protocol.md`), and no tracker issue numbers in src/ or test/ (a comment says
+ * Every reference in the code can be followed from a clone of the repository: no relative path to the folder
+ * beside it that held the team's notes, nor to the old protocol file kept there, and no tracker issue numbers in src/ or test/ (a comment says
  * what the code does and why, not where it was asked for). Every citation of the protocol reference names a
  * section (and §14 item) that docs/development/kodo-protocol.md has.
  */
@@ -50,7 +50,7 @@ describe('references stay inside the repository', () => {
     expect(CODE.length).toBeGreaterThan(100);
   });
 
-  it('has no path to ../shared/ and no citation of the outside shared/protocol.md', () => {
+  it('has no path into the folder beside the repository and no citation of the protocol file kept there', () => {
     expect(hits(CODE, /\.\.\/shared\/|shared\/protocol\.md/)).toEqual([]);
   });
 
