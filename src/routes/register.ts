@@ -56,6 +56,7 @@ export function registerRoutes<Ctx, Who>(
   ctx: Ctx,
   g: Granary,
 ): void {
+  if (!app.hasRequestDecorator('routeCall')) app.decorateRequest('routeCall', null);
   for (const entry of entries) {
     if (entry.group !== group) continue;
     const { preHandler, constant } = authStep(entry, ctx, g);

@@ -1,5 +1,5 @@
 /**
- * Async fetch on the api role (docs/development/kodo-protocol.md §8.5), management credential (QBox or Qiniu; the JSON body is signed):
+ * Async fetch on the api role (docs/development/kodo-protocol.md §8.5), management credential (QBox or Qiniu; the JSON body is signed; the route table's auth step):
  * - `POST /sisyphus/fetch`, JSON body → 200 `{"id","wait"}`;
  * - `GET /sisyphus/fetch?id=<id>` → 200 `{"id","wait","state",…result}`; 400 without id, 612 unknown id.
  * Validation, semantics and codes: objects/fetch/async-fetch.ts.

@@ -1,6 +1,6 @@
 /**
  * Workflow template management on the api/uc role (Granary's own calls: Kodo creates templates in its console and
- * documents no API for them). Management credential (`QBox` or `Qiniu`) of any key; the caller is the owner and
+ * documents no API for them). Management credential (`QBox` or `Qiniu`, the route table's auth step) of any key; the caller is the owner and
  * only ever sees and changes its own templates (jobs/workflow-templates.ts).
  * - `POST /workflowTemplates/<name>`: fields `fops` (required), `pipeline`, `notifyURL` as a form body, a JSON
  *   body (`{"fops": …, "pipeline": …, "notifyURL": …}`) or the query → creates the template or replaces its fields;

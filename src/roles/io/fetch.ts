@@ -1,6 +1,6 @@
 /**
  * Sync fetch on the io role (docs/development/kodo-protocol.md §8.5): `POST /fetch/<EncodedURL>/to/<EncodedEntryURI>[/host/<b64 Host>]`,
- * management credential. EncodedURL and the entry are URL-safe base64, padded or not; an entry naming only a
+ * management credential (the route table's auth step). EncodedURL and the entry are URL-safe base64, padded or not; an entry naming only a
  * bucket stores under the etag. Success: 200, `Cache-Control: no-store`, `{"fsize","hash","key","mimeType"}`.
  * Error codes: see objects/fetch/fetch-to-entry.ts.
  */

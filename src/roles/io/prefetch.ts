@@ -1,5 +1,5 @@
 /**
- * Prefetch on the io role (docs/development/kodo-protocol.md §8.5): `POST /prefetch/<EncodedEntryURI>`, management credential. Re-pulls
+ * Prefetch on the io role (docs/development/kodo-protocol.md §8.5): `POST /prefetch/<EncodedEntryURI>`, management credential (route table auth step). Re-pulls
  * the entry from the bucket's mirror source (set with `image`, §8.6) and replaces it (creates it when absent).
  * Success: 200, `{"fsize","hash","key","mimeType"}` of the stored entry, as sync fetch answers (the PHP and Python SDKs
  * read the entry from it). Errors: 400 bad entry or a bucket without a mirror source; 631 missing bucket;

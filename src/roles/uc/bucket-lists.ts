@@ -7,7 +7,8 @@
  *   `BucketManager.BucketInfosInRegion`, PHP `BucketManager::bucketInfos`) → `[{name, info}]`, `info` the
  *   `v2/bucketInfo` object (Go `BucketSummary`). `fs` (per-bucket usage) is accepted and adds nothing.
  * Both list the buckets the caller may use, in `region` when one is given; Granary has no global, line or shared
- * buckets, so `global=true` or `line=true` lists none and `shared` changes nothing. Management credential required.
+ * buckets, so `global=true` or `line=true` lists none and `shared` changes nothing. Management credential (the route table's
+ * auth step).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';

@@ -1,6 +1,6 @@
 /**
  * Bucket tags, remark and index-page flag on the uc role (docs/development/kodo-protocol.md §8.6; buckets/tagging.ts,
- * buckets/bucket-notes.ts). Management credential first (401 without one, before anything else), then the
+ * buckets/bucket-notes.ts). Management credential first (the route table's auth step: 401 without one, before anything else), then the
  * parameters (400), then the bucket (631 missing, 403 another account's). Success without a result: 200 `{}`.
  * - `PUT /bucketTagging?bucket=<b>` with `{"Tags":[{"Key","Value"}]}` (JSON): replaces the tags;
  *   `GET /bucketTagging?bucket=<b>` → `{"Tags":[…]}`; `DELETE /bucketTagging?bucket=<b>` removes them

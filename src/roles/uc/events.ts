@@ -1,6 +1,6 @@
 /**
  * Bucket event notification rules on the uc role (docs/development/kodo-protocol.md §8.6, §13.2; the Node SDK's putBucketEvent,
- * updateBucketEvent, deleteBucketEvent, getBucketEvent): management credential, the bucket authorised like every
+ * updateBucketEvent, deleteBucketEvent, getBucketEvent): management credential (the route table's auth step), the bucket authorised like every
  * bucket operation (631 missing, 403 another account's).
  * - `POST /events/add`, form `bucket, name, prefix, suffix, event, callbackURL, access_key, host`: 200 `{}`.
  *   `event` and `callbackURL` may repeat (the SDK sends arrays as repeated fields) or hold several values

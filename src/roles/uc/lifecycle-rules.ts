@@ -1,6 +1,6 @@
 /**
  * Bucket lifecycle rule routes on the uc role (docs/development/kodo-protocol.md §8.6, §13.2 `put/update/deleteBucketLifecycleRule`,
- * `getBucketLifecycleRule`); management credential required, the bucket authorised like every bucket route (631
+ * `getBucketLifecycleRule`); management credential (route table auth step; the `bucket` parameter authorised by it), the bucket authorised like every bucket route (631
  * missing, 403 another account's).
  * - `POST /rules/add`, `POST /rules/update`: form (or query) `bucket, name, prefix, to_line_after_days,
  *   to_archive_ir_after_days, to_archive_after_days, to_deep_archive_after_days, delete_after_days,

@@ -1,6 +1,6 @@
 /**
  * Bucket quota routes on the uc role (docs/development/kodo-protocol.md §8.6, §13.2 `putBucketQuota`/`getBucketQuota`); management
- * credential required, the bucket authorised like every bucket route (631 missing, 403 another account's).
+ * credential (the route table's auth step, src/routes/kodo-uc.ts), the bucket authorised like every bucket route (631 missing, 403 another account's).
  * - `POST /setbucketquota/<bucket>/size/<n>/count/<n>`: `size` in bytes, `count` in files; 0 leaves a limit as it
  *   is, -1 removes it (the Node SDK always sends both, 0 for one it was not given; either alone is accepted too).
  *   200 empty body; 400 naming the bad field.

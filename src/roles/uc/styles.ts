@@ -1,6 +1,6 @@
 /**
  * Bucket style routes on the uc role (docs/development/kodo-protocol.md §10.1, §6 bucketInfo `separator`/`styles`); management
- * credential required, the bucket authorised like every bucket route (403 another account's, 631 missing).
+ * credential (the route table's auth step, src/routes/kodo-uc.ts), the bucket authorised like every bucket route (403 another account's, 631 missing).
  * - `POST /style/<bucket>/name/<EncodedName>/style/<EncodedStyle>`: set a style (a download-URL fop pipeline);
  * - `POST /unstyle/<bucket>/name/<EncodedName>`: remove it (200 also when it did not exist);
  * - `POST /separator/<bucket>/sep/<EncodedSep>`: set the separators (e.g. `-`, or several: `-_!`).
