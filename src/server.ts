@@ -1,5 +1,6 @@
 /**
- * The fastify app: one port serves every role (up, io, rs, rsf, api, uc and downloads; docs/development/kodo-protocol.md §1).
+ * The fastify app: one port serves every role (up, io, rs, rsf, api, uc and downloads; docs/development/kodo-protocol.md §1),
+ * every route registered from the route table (src/routes/table.ts) with its auth step before its handler.
  * Hooks: X-Reqid on every response (and in every log line), CORS with preflight, one error handler that turns
  * catalogue errors into `{"error": …}` with their Kodo status and headers, raw-body content-type parsers
  * (signatures need the exact bytes) and pass-through for streamed bodies (multipart, octet-stream). Every error
@@ -16,33 +17,13 @@ import type { Granary } from './context.js';
 import { Errors, isKodoError, storageError, type KodoError } from './errors.js';
 import { trackHandlers } from './handlers-in-flight.js';
 import { instrumentHttp } from './metrics/http.js';
-import { registerAsyncFetch } from './roles/api/async-fetch.js';
-import { registerPfop } from './roles/api/pfop.js';
-import { registerWorkflowTemplates } from './roles/api/workflow-templates.js';
-import { DOMAIN_PREFIX, registerDownloads } from './roles/io/download.js';
+import { DOMAIN_PREFIX } from './roles/io/download.js';
 import { registerBucketPreflight } from './roles/io/preflight.js';
-import { registerFetch } from './roles/io/fetch.js';
-import { registerPrefetch } from './roles/io/prefetch.js';
-import { registerBatch } from './roles/rs/batch.js';
-import { registerRsOps } from './roles/rs/routes.js';
-import { registerList } from './roles/rsf/list.js';
-import { registerBuckets } from './roles/uc/buckets.js';
-import { registerBucketSettings } from './roles/uc/settings.js';
-import { registerEventRules } from './roles/uc/events.js';
-import { registerLifecycleRules } from './roles/uc/lifecycle-rules.js';
-import { registerBucketLists } from './roles/uc/bucket-lists.js';
-import { registerBucketNotes } from './roles/uc/bucket-notes.js';
-import { registerRegionQuery } from './roles/uc/query.js';
-import { registerStyles } from './roles/uc/styles.js';
-import { registerQuota } from './roles/uc/quota.js';
-import { registerBlockRoutes } from './roles/up/blocks.js';
-import { registerFormUpload } from './roles/up/form.js';
-import { registerMultipartRoutes, registerPartRoute } from './roles/up/multipart.js';
-import { registerPutb64 } from './roles/up/putb64.js';
-import { registerHealth } from './roles/health.js';
 import { AllowedMethods } from './roles/allowed-methods.js';
 import { CanonicalServerResponse } from './roles/canonical-headers.js';
 import { sendError } from './roles/http.js';
+import { guardRoutes, registerRoutes } from './routes/register.js';
+import { KODO_PLUGIN_ROUTES, KODO_ROUTES } from './routes/table.js';
 
 /**
  * Request ids in Kodo's style (URL-safe characters): a random per-process prefix and a counter, unique across
@@ -156,10 +137,11 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
     },
   });
 
-  // Before any route: a stop waits for handlers whose client left (handlers-in-flight.ts); every route's methods
-  // are recorded for 405 answers (roles/allowed-methods.ts).
+  // Before any route: a stop waits for handlers whose client left (handlers-in-flight.ts); only routes of the route
+  // table (or its plugin routes) may be added (routes/register.ts); 405 answers come from the table too.
   trackHandlers(app);
-  const allowed = new AllowedMethods(app);
+  guardRoutes(app, KODO_PLUGIN_ROUTES);
+  const allowed = new AllowedMethods([...KODO_ROUTES, ...KODO_PLUGIN_ROUTES]);
   // Every answer carries X-Reqid and X-Log, as Kodo's do: the Python SDK takes a 200 without X-Reqid for "server is
   // not qiniu" and a missing X-Reqid for a connection failure (qiniu/http/response.py); PHP's tests read both.
   app.addHook('onRequest', (request, reply, done) => {
@@ -198,35 +180,15 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   app.setErrorHandler((err, request, reply) => handleError(allowed.refine(err, request), request, reply));
   app.setNotFoundHandler((request, reply) => sendError(reply, allowed.notFound(request)));
 
-  registerHealth(app, g);
-  registerRegionQuery(app, g);
-  registerBuckets(app, g);
-  registerBucketLists(app, g);
-  registerBucketNotes(app, g);
-  registerStyles(app, g);
-  registerBucketSettings(app, g);
-  registerEventRules(app, g);
-  registerQuota(app, g);
-  registerLifecycleRules(app, g);
-  registerFormUpload(app, g);
-  registerMultipartRoutes(app, g);
-  // Chunk and part bodies always stream to disk, whatever their Content-Type: a scope whose only parser passes through.
+  // Every route from the route table (src/routes/table.ts): its auth step runs before its handler.
+  registerRoutes(app, KODO_ROUTES, 'main', g, g);
+  // Chunk, part and putb64 bodies always stream to disk, whatever their Content-Type: a scope whose only parser
+  // passes through.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
-    registerBlockRoutes(scope, g);
-    registerPartRoute(scope, g);
-    registerPutb64(scope, g);
+    registerRoutes(scope, KODO_ROUTES, 'stream', g, g);
   });
-  registerList(app, g);
-  registerRsOps(app, g);
-  registerBatch(app, g);
-  registerFetch(app, g);
-  registerAsyncFetch(app, g);
-  registerPfop(app, g);
-  registerWorkflowTemplates(app, g);
-  registerPrefetch(app, g);
-  registerDownloads(app, g);
   return app;
 }
 

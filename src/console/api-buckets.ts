@@ -1,6 +1,6 @@
 /**
- * The Buckets screen's API (JSON; every bucket authorised with `authorizeBucket` like the Kodo API: 631 missing,
- * 403 another account's), calling the bucket domain functions (src/buckets/*, src/events/rules.ts):
+ * The Buckets screen's API (JSON; the session and every bucket checked by the route table's auth step like the
+ * Kodo API: 631 missing, 403 another account's), calling the bucket domain functions (src/buckets/*, src/events/rules.ts):
  * - `GET /api/buckets` → `[{name, region, private, ctime, owner, objects, bytes}]`, the caller's buckets only
  *   (every bucket for the root key); `objects`/`bytes` from the usage counters (no scan).
  * - `POST /api/buckets` `{name, region?}` → 200 `{name}` (400 bad name, 614 exists); owned by the caller.
@@ -12,8 +12,8 @@
  *   `POST /api/buckets/:bucket/rules`, `PUT|DELETE …/rules/:name` (lifecycle); `POST /api/buckets/:bucket/events`,
  *   `PUT|DELETE …/events/:name` (event notifications) → 204.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authorizeBucket, mayAccess } from '../auth/authorize.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { mayAccess } from '../auth/authorize.js';
 import { bindDomain, bucketInfo, clearBucketSource, createBucket, dropBucket, setBucketNrop, setBucketPrivate, setBucketSource } from '../buckets/buckets.js';
 import { corsRulesToWire, parseCorsRules, setCorsRules } from '../buckets/cors.js';
 import { addRule, DAY_FIELDS, deleteRule, rulesOf, updateRule, type RuleInput } from '../buckets/lifecycle-rule-admin.js';
@@ -27,15 +27,10 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { addEventRule, deleteEventRule, eventRulesJson, updateEventRule, type EventRuleInput } from '../events/rules.js';
 import type { BucketRecord } from '../ports/meta.js';
+import type { RouteCall } from '../routes/auth-step.js';
 import type { ConsoleApi } from './app.js';
+import type { ConsoleSession } from './sessions.js';
 import { bodyOf, flag, optText, pathParam, text, type Body } from './body.js';
-import { callerOf } from './guard.js';
-
-/** The caller and the bucket named in the path, authorised. */
-async function bucketOf(api: ConsoleApi, request: FastifyRequest): Promise<{ accessKey: string; bucket: BucketRecord }> {
-  const s = await callerOf(api.sessions, request);
-  return { accessKey: s.accessKey, bucket: await authorizeBucket(api.g, s.accessKey, pathParam(request, 'bucket')) };
-}
 
 /** A field as text for the parsers of the uc routes ('' when absent; numbers and booleans as the wire writes them). */
 function wire(b: Body, name: string): string {
@@ -68,6 +63,14 @@ const SETTINGS: Record<string, (g: Granary, bucket: string, b: Body) => Promise<
   quota: (g, bucket, b) => setBucketQuota(g, bucket, { size: parseQuotaValue(wire(b, 'size'), 'size'), count: parseQuotaValue(wire(b, 'count'), 'count') }),
   separator: (g, bucket, b) => setSeparator(g, bucket, wire(b, 'separator')),
 };
+
+/** The setting the path names; 400 for an unknown one (the route's precheck: answered before the session check). */
+export function settingOf(request: FastifyRequest): (g: Granary, bucket: string, b: Body) => Promise<unknown> {
+  const setting = pathParam(request, 'setting');
+  const apply = Object.hasOwn(SETTINGS, setting) ? SETTINGS[setting] : undefined;
+  if (!apply) throw Errors.badRequest(`unknown bucket setting ${JSON.stringify(setting)}`);
+  return apply;
+}
 
 /** A lifecycle rule from a body with Kodo's form names (`delete_after_days`, …; absent days = 0). */
 function ruleInput(b: Body, name: string): RuleInput {
@@ -105,117 +108,148 @@ function eventInput(b: Body, name: string): EventRuleInput {
   return input;
 }
 
-/** Registers the bucket routes. */
-export function registerBucketApi(app: FastifyInstance, api: ConsoleApi): void {
-  const { g } = api;
+type Call = RouteCall<ConsoleApi, ConsoleSession>;
 
-  app.get('/api/buckets', async (request) => {
-    const s = await callerOf(api.sessions, request);
-    const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b));
-    return Promise.all(
-      mine.map(async (b) => {
-        const usage = await g.meta.bucketUsage(b.name);
-        return { name: b.name, region: b.region, private: b.private, ctime: b.ctime, owner: b.owner, objects: usage?.count ?? 0, bytes: usage?.bytes ?? 0 };
-      }),
-    );
-  });
+/** `GET /api/buckets`. */
+export async function listBucketsApi(call: Call, _request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b));
+  return Promise.all(
+    mine.map(async (b) => {
+      const usage = await g.meta.bucketUsage(b.name);
+      return { name: b.name, region: b.region, private: b.private, ctime: b.ctime, owner: b.owner, objects: usage?.count ?? 0, bytes: usage?.bytes ?? 0 };
+    }),
+  );
+}
 
-  app.post('/api/buckets', async (request) => {
-    const s = await callerOf(api.sessions, request);
-    const b = bodyOf(request);
-    const region = optText(b, 'region');
-    const rec = await createBucket(g, text(b, 'name'), s.accessKey, region === '' ? undefined : region);
-    return { name: rec.name };
-  });
+/** `POST /api/buckets`. */
+export async function createBucketApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  const b = bodyOf(request);
+  const region = optText(b, 'region');
+  const rec = await createBucket(g, text(b, 'name'), s.accessKey, region === '' ? undefined : region);
+  return { name: rec.name };
+}
 
-  app.delete('/api/buckets/:bucket', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    await dropBucket(g, bucket.name);
-    return reply.code(204).send();
-  });
+/** `DELETE /api/buckets/:bucket`. */
+export async function dropBucketApi(call: Call, _request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  await dropBucket(g, bucket.name);
+  return reply.code(204).send();
+}
 
-  app.get('/api/buckets/:bucket', async (request) => {
-    const { bucket } = await bucketOf(api, request);
-    const usage = await g.meta.bucketUsage(bucket.name);
-    return {
-      name: bucket.name,
-      owner: bucket.owner,
-      info: bucketInfo(bucket),
-      usage: { objects: usage?.count ?? 0, bytes: usage?.bytes ?? 0 },
-      quota: quotaOf(bucket),
-      referer: bucket.settings.referer ?? null,
-      cors: corsRulesToWire(bucket.settings.cors ?? []),
-      domains: (await g.meta.domainsOf(bucket.name)).map((d) => d.domain),
-      rules: lifecycleJson(bucket),
-      events: eventRulesJson(bucket),
-    };
-  });
+/** `GET /api/buckets/:bucket`. */
+export async function bucketApi(call: Call, _request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  const usage = await g.meta.bucketUsage(bucket.name);
+  return {
+    name: bucket.name,
+    owner: bucket.owner,
+    info: bucketInfo(bucket),
+    usage: { objects: usage?.count ?? 0, bytes: usage?.bytes ?? 0 },
+    quota: quotaOf(bucket),
+    referer: bucket.settings.referer ?? null,
+    cors: corsRulesToWire(bucket.settings.cors ?? []),
+    domains: (await g.meta.domainsOf(bucket.name)).map((d) => d.domain),
+    rules: lifecycleJson(bucket),
+    events: eventRulesJson(bucket),
+  };
+}
 
-  app.put('/api/buckets/:bucket/settings/:setting', async (request, reply) => {
-    const setting = pathParam(request, 'setting');
-    const apply = Object.hasOwn(SETTINGS, setting) ? SETTINGS[setting] : undefined;
-    if (!apply) throw Errors.badRequest(`unknown bucket setting ${JSON.stringify(setting)}`);
-    const { bucket } = await bucketOf(api, request);
-    await apply(g, bucket.name, bodyOf(request));
-    return reply.code(204).send();
-  });
+/** `PUT /api/buckets/:bucket/settings/:setting`: the setting name checked first (precheck). */
+export async function putSettingApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const apply = settingOf(request);
+  await apply(call.g, call.bucket.name, bodyOf(request));
+  return reply.code(204).send();
+}
 
-  app.put('/api/buckets/:bucket/styles/:name', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    await setStyle(g, bucket.name, pathParam(request, 'name'), text(bodyOf(request), 'pipeline'));
-    return reply.code(204).send();
-  });
-  app.delete('/api/buckets/:bucket/styles/:name', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    await removeStyle(g, bucket.name, pathParam(request, 'name'));
-    return reply.code(204).send();
-  });
+/** `PUT /api/buckets/:bucket/styles/:name`. */
+export async function putStyleApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  await setStyle(g, bucket.name, pathParam(request, 'name'), text(bodyOf(request), 'pipeline'));
+  return reply.code(204).send();
+}
 
-  app.post('/api/buckets/:bucket/domains', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    await bindDomain(g, text(bodyOf(request), 'domain'), bucket.name);
-    return reply.code(204).send();
-  });
-  app.delete('/api/buckets/:bucket/domains/:domain', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    const domain = normaliseDomain(pathParam(request, 'domain'));
-    if (!(await g.meta.domainsOf(bucket.name)).some((d) => d.domain === domain)) throw Errors.notFound(`domain ${domain} is not bound to ${bucket.name}`);
-    await g.meta.unbindDomain(domain);
-    await g.domains.reload();
-    return reply.code(204).send();
-  });
+/** `DELETE /api/buckets/:bucket/styles/:name`. */
+export async function deleteStyleApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  await removeStyle(g, bucket.name, pathParam(request, 'name'));
+  return reply.code(204).send();
+}
 
-  app.post('/api/buckets/:bucket/rules', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    const b = bodyOf(request);
-    await addRule(g, bucket.name, ruleInput(b, text(b, 'name')));
-    return reply.code(204).send();
-  });
-  app.put('/api/buckets/:bucket/rules/:name', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    await updateRule(g, bucket.name, ruleInput(bodyOf(request), pathParam(request, 'name')));
-    return reply.code(204).send();
-  });
-  app.delete('/api/buckets/:bucket/rules/:name', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    await deleteRule(g, bucket.name, pathParam(request, 'name'));
-    return reply.code(204).send();
-  });
+/** `POST /api/buckets/:bucket/domains`. */
+export async function bindDomainApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  await bindDomain(g, text(bodyOf(request), 'domain'), bucket.name);
+  return reply.code(204).send();
+}
 
-  app.post('/api/buckets/:bucket/events', async (request, reply) => {
-    const { accessKey, bucket } = await bucketOf(api, request);
-    const b = bodyOf(request);
-    await addEventRule(g, accessKey, bucket.name, eventInput(b, text(b, 'name')));
-    return reply.code(204).send();
-  });
-  app.put('/api/buckets/:bucket/events/:name', async (request, reply) => {
-    const { accessKey, bucket } = await bucketOf(api, request);
-    await updateEventRule(g, accessKey, bucket.name, eventInput(bodyOf(request), pathParam(request, 'name')));
-    return reply.code(204).send();
-  });
-  app.delete('/api/buckets/:bucket/events/:name', async (request, reply) => {
-    const { bucket } = await bucketOf(api, request);
-    await deleteEventRule(g, bucket.name, pathParam(request, 'name'));
-    return reply.code(204).send();
-  });
+/** `DELETE /api/buckets/:bucket/domains/:domain`. */
+export async function unbindDomainApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  const domain = normaliseDomain(pathParam(request, 'domain'));
+  if (!(await g.meta.domainsOf(bucket.name)).some((d) => d.domain === domain)) throw Errors.notFound(`domain ${domain} is not bound to ${bucket.name}`);
+  await g.meta.unbindDomain(domain);
+  await g.domains.reload();
+  return reply.code(204).send();
+}
+
+/** `POST /api/buckets/:bucket/rules`. */
+export async function addRuleApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  const b = bodyOf(request);
+  await addRule(g, bucket.name, ruleInput(b, text(b, 'name')));
+  return reply.code(204).send();
+}
+
+/** `PUT /api/buckets/:bucket/rules/:name`. */
+export async function updateRuleApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  await updateRule(g, bucket.name, ruleInput(bodyOf(request), pathParam(request, 'name')));
+  return reply.code(204).send();
+}
+
+/** `DELETE /api/buckets/:bucket/rules/:name`. */
+export async function deleteRuleApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  await deleteRule(g, bucket.name, pathParam(request, 'name'));
+  return reply.code(204).send();
+}
+
+/** `POST /api/buckets/:bucket/events`. */
+export async function addEventApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = call.caller;
+  const bucket = call.bucket;
+  const b = bodyOf(request);
+  await addEventRule(g, accessKey, bucket.name, eventInput(b, text(b, 'name')));
+  return reply.code(204).send();
+}
+
+/** `PUT /api/buckets/:bucket/events/:name`. */
+export async function updateEventApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = call.caller;
+  const bucket = call.bucket;
+  await updateEventRule(g, accessKey, bucket.name, eventInput(bodyOf(request), pathParam(request, 'name')));
+  return reply.code(204).send();
+}
+
+/** `DELETE /api/buckets/:bucket/events/:name`. */
+export async function deleteEventApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const bucket = call.bucket;
+  await deleteEventRule(g, bucket.name, pathParam(request, 'name'));
+  return reply.code(204).send();
 }

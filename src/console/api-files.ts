@@ -1,5 +1,5 @@
 /**
- * The Files screen's API (JSON), every bucket authorised with `authorizeBucket` (631 / 403) and every change made by
+ * The Files screen's API (JSON), the session and every bucket checked by the route table (631 / 403) and every change made by
  * the object domain functions (src/objects/list.ts, src/objects/manage/*):
  * - `GET /api/buckets/:bucket/objects?prefix=&delimiter=&marker=&limit=` → one page of `listObjects`
  *   `{items, commonPrefixes, marker}` ('' marker = last page; 640 bad marker); each item gains `url` (a download
@@ -14,8 +14,7 @@
  *   target bucket authorised too); `chgm` `{mimeType?, meta?}` (a meta value '' removes it); `chtype` `{type 0..4}`;
  *   `chstatus` `{status 0|1}`; `deleteAfterDays` `{days ≥ 0}`.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authorizeBucket } from '../auth/authorize.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import type { EventActor } from '../events/outbox.js';
@@ -28,10 +27,13 @@ import { changeMeta, changeStatus, changeType, setDeleteAfterDays } from '../obj
 import { sendJson } from '../roles/http.js';
 import { toJson } from '../roles/json.js';
 import type { BucketRecord } from '../ports/meta.js';
+import type { RouteCall } from '../routes/auth-step.js';
 import type { ConsoleApi } from './app.js';
+import type { ConsoleSession } from './sessions.js';
 import { bodyOf, int, optText, pathParam, queryParam, text, textMap, type Body } from './body.js';
-import { callerOf } from './guard.js';
 import { downloadUrl, PAGE_LINK_SECONDS, publicBase, uploadToken } from './links.js';
+
+type Call = RouteCall<ConsoleApi, ConsoleSession>;
 
 /** Longest private link the console mints: a year, seconds. */
 const MAX_LINK_SECONDS = 365 * 86400;
@@ -44,11 +46,6 @@ function needsSignature(b: BucketRecord): boolean {
   return b.private || b.settings.protected === true;
 }
 
-async function bucketOf(api: ConsoleApi, request: FastifyRequest): Promise<{ accessKey: string; bucket: BucketRecord }> {
-  const s = await callerOf(api.sessions, request);
-  return { accessKey: s.accessKey, bucket: await authorizeBucket(api.g, s.accessKey, pathParam(request, 'bucket')) };
-}
-
 /** The page URLs of one object: `url` and, for images and videos, `thumb`. */
 function pageUrls(g: Granary, base: string, accessKey: string, bucket: BucketRecord, key: string, mimeType: unknown): { url: string; thumb?: string } {
   const opts = { sign: needsSignature(bucket), seconds: PAGE_LINK_SECONDS, base };
@@ -59,16 +56,27 @@ function pageUrls(g: Granary, base: string, accessKey: string, bucket: BucketRec
   return out;
 }
 
-/** One management op on an entry of the bucket; `by` the caller (named in event notifications). */
-type Op = (g: Granary, ref: EntryRef, b: Body, by: EventActor) => Promise<unknown>;
+/**
+ * One management op on an entry of the bucket; `by` the caller (named in event notifications); `call` authorises
+ * any other bucket the op touches (the route table's `in-handler` rule).
+ */
+type Op = (g: Granary, ref: EntryRef, b: Body, by: EventActor, call: Call) => Promise<unknown>;
 
 /** move/copy: the target (same bucket unless `toBucket`), authorised for the caller too. */
 function twoEntries(fn: typeof copyEntry): Op {
-  return async (g, ref, b, by) => {
+  return async (g, ref, b, by, call) => {
     const toBucket = optText(b, 'toBucket') || ref.bucket;
-    await authorizeBucket(g, by.accessKey, toBucket);
+    await call.authorize(toBucket);
     return fn(g, ref, { bucket: toBucket, key: text(b, 'toKey') }, b.force === true, by);
   };
+}
+
+/** The op the path names; 400 `unknownOp` otherwise (the route's precheck: answered before the session check). */
+export function opOf(request: FastifyRequest): Op {
+  const name = pathParam(request, 'op');
+  const op = Object.hasOwn(OPS, name) ? OPS[name] : undefined;
+  if (!op) throw Errors.unknownOp(name);
+  return op;
 }
 
 const OPS: Record<string, Op> = {
@@ -84,60 +92,67 @@ const OPS: Record<string, Op> = {
   deleteAfterDays: (g, ref, b) => setDeleteAfterDays(g, ref, int(b, 'days', 0, 36500)),
 };
 
-/** Registers the file routes. */
-export function registerFileApi(app: FastifyInstance, api: ConsoleApi): void {
-  const { g } = api;
-
-  app.get('/api/buckets/:bucket/objects', async (request, reply) => {
-    const { accessKey, bucket } = await bucketOf(api, request);
-    const limit = queryParam(request, 'limit');
-    const page = await listObjects(g, accessKey, {
-      bucket: bucket.name,
-      prefix: queryParam(request, 'prefix'),
-      delimiter: queryParam(request, 'delimiter'),
-      marker: queryParam(request, 'marker'),
-      limit: limit === '' ? '100' : limit,
-      needParts: false,
-    });
-    const base = publicBase(g, request.headers.host);
-    const items = page.items.map((item) => ({ ...item, ...pageUrls(g, base, accessKey, bucket, String(item.key), item.mimeType) }));
-    return sendJson(reply, 200, toJson({ items, commonPrefixes: page.commonPrefixes, marker: page.marker }));
+/** `GET /api/buckets/:bucket/objects`. */
+export async function listObjectsApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = call.caller;
+  const bucket = call.bucket;
+  const limit = queryParam(request, 'limit');
+  const page = await listObjects(g, accessKey, {
+    bucket: bucket.name,
+    prefix: queryParam(request, 'prefix'),
+    delimiter: queryParam(request, 'delimiter'),
+    marker: queryParam(request, 'marker'),
+    limit: limit === '' ? '100' : limit,
+    needParts: false,
   });
+  const base = publicBase(g, request.headers.host);
+  const items = page.items.map((item) => ({ ...item, ...pageUrls(g, base, accessKey, bucket, String(item.key), item.mimeType) }));
+  return sendJson(reply, 200, toJson({ items, commonPrefixes: page.commonPrefixes, marker: page.marker }));
+}
 
-  app.get('/api/buckets/:bucket/stat', async (request, reply) => {
-    const { accessKey, bucket } = await bucketOf(api, request);
-    const key = queryParam(request, 'key');
-    if (key === '') throw Errors.badRequest('key is required');
-    const stat = await statEntry(g, { bucket: bucket.name, key });
-    const urls = pageUrls(g, publicBase(g, request.headers.host), accessKey, bucket, key, stat.mimeType);
-    return sendJson(reply, 200, toJson({ key, ...stat, ...urls }));
-  });
+/** `GET /api/buckets/:bucket/stat`. */
+export async function statApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = call.caller;
+  const bucket = call.bucket;
+  const key = queryParam(request, 'key');
+  if (key === '') throw Errors.badRequest('key is required');
+  const stat = await statEntry(g, { bucket: bucket.name, key });
+  const urls = pageUrls(g, publicBase(g, request.headers.host), accessKey, bucket, key, stat.mimeType);
+  return sendJson(reply, 200, toJson({ key, ...stat, ...urls }));
+}
 
-  app.post('/api/buckets/:bucket/upload-token', async (request) => {
-    const { accessKey, bucket } = await bucketOf(api, request);
-    const key = optText(bodyOf(request), 'key');
-    const scope = key === '' ? bucket.name : `${bucket.name}:${key}`;
-    return { token: uploadToken(g, accessKey, scope, PAGE_LINK_SECONDS), upHost: publicBase(g, request.headers.host) };
-  });
+/** `POST /api/buckets/:bucket/upload-token`. */
+export async function uploadTokenApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = call.caller;
+  const bucket = call.bucket;
+  const key = optText(bodyOf(request), 'key');
+  const scope = key === '' ? bucket.name : `${bucket.name}:${key}`;
+  return { token: uploadToken(g, accessKey, scope, PAGE_LINK_SECONDS), upHost: publicBase(g, request.headers.host) };
+}
 
-  app.post('/api/buckets/:bucket/link', async (request) => {
-    const { accessKey, bucket } = await bucketOf(api, request);
-    const b = bodyOf(request);
-    const key = text(b, 'key');
-    const seconds = int(b, 'expires', 1, MAX_LINK_SECONDS);
-    const fop = optText(b, 'fop').replace(/^\?/, '');
-    const target = { bucket: bucket.name, key, ...(fop ? { fop } : {}) };
-    const link = downloadUrl(g, accessKey, target, { sign: true, seconds, base: publicBase(g, request.headers.host) });
-    return { url: link.url, deadline: link.deadline };
-  });
+/** `POST /api/buckets/:bucket/link`. */
+export async function linkApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = call.caller;
+  const bucket = call.bucket;
+  const b = bodyOf(request);
+  const key = text(b, 'key');
+  const seconds = int(b, 'expires', 1, MAX_LINK_SECONDS);
+  const fop = optText(b, 'fop').replace(/^\?/, '');
+  const target = { bucket: bucket.name, key, ...(fop ? { fop } : {}) };
+  const link = downloadUrl(g, accessKey, target, { sign: true, seconds, base: publicBase(g, request.headers.host) });
+  return { url: link.url, deadline: link.deadline };
+}
 
-  app.post('/api/buckets/:bucket/ops/:op', async (request, reply) => {
-    const name = pathParam(request, 'op');
-    const op = Object.hasOwn(OPS, name) ? OPS[name] : undefined;
-    if (!op) throw Errors.unknownOp(name);
-    const { accessKey, bucket } = await bucketOf(api, request);
-    const b = bodyOf(request);
-    await op(g, { bucket: bucket.name, key: text(b, 'key') }, b, { accessKey, reqId: request.id });
-    return reply.code(204).send();
-  });
+/** `POST /api/buckets/:bucket/ops/:op`: the op name checked first (precheck). */
+export async function opApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const op = opOf(request);
+  const { accessKey } = call.caller;
+  const b = bodyOf(request);
+  await op(g, { bucket: call.bucket.name, key: text(b, 'key') }, b, { accessKey, reqId: request.id }, call);
+  return reply.code(204).send();
 }

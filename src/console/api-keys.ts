@@ -5,43 +5,48 @@
  * - `DELETE /api/keys/:accessKey` → 204 (612-style 404 when unknown); the key index reloads at once and the
  *   account's console sessions end. The account's buckets stay (the root key still reaches them).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
+import type { RouteCall } from '../routes/auth-step.js';
 import type { ConsoleApi } from './app.js';
+import type { ConsoleSession } from './sessions.js';
 import { pathParam } from './body.js';
-import { callerOf, requireRoot } from './guard.js';
+import { requireRoot } from './guard.js';
 
-/** Registers the key routes. */
-export function registerKeyApi(app: FastifyInstance, api: ConsoleApi): void {
-  const { g, sessions } = api;
+type Call = RouteCall<ConsoleApi, ConsoleSession>;
 
-  app.get('/api/keys', async (request) => {
-    requireRoot(await callerOf(sessions, request), 'manage key pairs');
-    const buckets = await g.meta.listBuckets();
-    const accounts = (await g.meta.listAccessKeys()).map((k) => ({
-      accessKey: k.accessKey,
-      ctime: k.ctime,
-      buckets: buckets.filter((b) => b.owner === k.accessKey).map((b) => b.name),
-    }));
-    return { root: { accessKey: g.keys.accessKey }, accounts };
-  });
+/** `GET /api/keys`. */
+export async function listKeysApi(call: Call, _request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  requireRoot(call.caller, 'manage key pairs');
+  const buckets = await g.meta.listBuckets();
+  const accounts = (await g.meta.listAccessKeys()).map((k) => ({
+    accessKey: k.accessKey,
+    ctime: k.ctime,
+    buckets: buckets.filter((b) => b.owner === k.accessKey).map((b) => b.name),
+  }));
+  return { root: { accessKey: g.keys.accessKey }, accounts };
+}
 
-  app.post('/api/keys', async (request) => {
-    requireRoot(await callerOf(sessions, request), 'manage key pairs');
-    const pair = await g.keyIndex.create(nowSeconds(g.clock));
-    request.log.info({ accessKey: pair.accessKey }, 'console: account key pair created');
-    return pair;
-  });
+/** `POST /api/keys`. */
+export async function createKeyApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  requireRoot(call.caller, 'manage key pairs');
+  const pair = await g.keyIndex.create(nowSeconds(g.clock));
+  request.log.info({ accessKey: pair.accessKey }, 'console: account key pair created');
+  return pair;
+}
 
-  app.delete('/api/keys/:accessKey', async (request, reply) => {
-    requireRoot(await callerOf(sessions, request), 'manage key pairs');
-    const accessKey = pathParam(request, 'accessKey');
-    if (g.keyIndex.isRoot(accessKey)) throw Errors.badRequest('the root key pair cannot be deleted here');
-    if (!(await g.meta.deleteAccessKey(accessKey))) throw Errors.notFound(`no account key ${accessKey}`);
-    await g.keyIndex.reload();
-    await sessions.endAllOf(accessKey);
-    request.log.info({ accessKey }, 'console: account key pair deleted');
-    return reply.code(204).send();
-  });
+/** `DELETE /api/keys/:accessKey`. */
+export async function deleteKeyApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  requireRoot(call.caller, 'manage key pairs');
+  const accessKey = pathParam(request, 'accessKey');
+  if (g.keyIndex.isRoot(accessKey)) throw Errors.badRequest('the root key pair cannot be deleted here');
+  if (!(await g.meta.deleteAccessKey(accessKey))) throw Errors.notFound(`no account key ${accessKey}`);
+  await g.keyIndex.reload();
+  await call.ctx.sessions.endAllOf(accessKey);
+  request.log.info({ accessKey }, 'console: account key pair deleted');
+  return reply.code(204).send();
 }

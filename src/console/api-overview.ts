@@ -5,37 +5,38 @@
  *  scrub: ScrubStatus | null (root only), requests: RequestRates | null (root only, when the Granary has metrics:
  *  totals since the start and per-second rates over about a minute, request-rates.ts), uptimeSeconds}`.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../auth/authorize.js';
+import type { RouteCall } from '../routes/auth-step.js';
 import type { ConsoleApi } from './app.js';
-import { callerOf } from './guard.js';
+import type { ConsoleSession } from './sessions.js';
 
-/** Registers the overview route. */
-export function registerOverviewApi(app: FastifyInstance, api: ConsoleApi): void {
-  const { g, sessions } = api;
-  app.get('/api/overview', async (request) => {
-    const s = await callerOf(sessions, request);
-    const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b));
-    const buckets = await Promise.all(
-      mine.map(async (b) => {
-        const u = await g.meta.bucketUsage(b.name);
-        return { name: b.name, objects: u?.count ?? 0, bytes: u?.bytes ?? 0 };
-      }),
-    );
-    const totals = buckets.reduce((t, b) => ({ buckets: t.buckets + 1, objects: t.objects + b.objects, bytes: t.bytes + b.bytes }), {
-      buckets: 0,
-      objects: 0,
-      bytes: 0,
-    });
-    const jobs = await g.jobs.countByState(s.root ? undefined : s.accessKey);
-    return {
-      buckets,
-      totals,
-      jobs,
-      disk: (await g.space.reading()) ?? null,
-      scrub: s.root ? (g.scrubber?.status() ?? null) : null,
-      requests: s.root && api.rates ? await api.rates.rates() : null,
-      uptimeSeconds: Math.round(process.uptime()),
-    };
+type Call = RouteCall<ConsoleApi, ConsoleSession>;
+
+/** `GET /api/overview`. */
+export async function overviewApi(call: Call, _request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b));
+  const buckets = await Promise.all(
+    mine.map(async (b) => {
+      const u = await g.meta.bucketUsage(b.name);
+      return { name: b.name, objects: u?.count ?? 0, bytes: u?.bytes ?? 0 };
+    }),
+  );
+  const totals = buckets.reduce((t, b) => ({ buckets: t.buckets + 1, objects: t.objects + b.objects, bytes: t.bytes + b.bytes }), {
+    buckets: 0,
+    objects: 0,
+    bytes: 0,
   });
+  const jobs = await g.jobs.countByState(s.root ? undefined : s.accessKey);
+  return {
+    buckets,
+    totals,
+    jobs,
+    disk: (await g.space.reading()) ?? null,
+    scrub: s.root ? (g.scrubber?.status() ?? null) : null,
+    requests: s.root && call.ctx.rates ? await call.ctx.rates.rates() : null,
+    uptimeSeconds: Math.round(process.uptime()),
+  };
 }

@@ -14,7 +14,7 @@
  *   `GET /api/fetch-tasks?before=&limit=` → `{tasks: [{id, state, attempts, request, result, createdMs, updatedMs}],
  *   next?}`, newest first (an account's own; every task for the root key).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { asyncFetchStatus, parseAsyncFetchRequest, submitAsyncFetch } from '../objects/fetch/async-fetch.js';
@@ -24,9 +24,11 @@ import type { JobFilter, JobRecord } from '../ports/job-queue.js';
 import { itemsOf, prefopRecord } from '../jobs/record.js';
 import { submitPfop } from '../jobs/submit.js';
 import { deleteWorkflowTemplate, listWorkflowTemplates, putWorkflowTemplate } from '../jobs/workflow-templates.js';
+import type { RouteCall } from '../routes/auth-step.js';
 import type { ConsoleApi } from './app.js';
+import type { ConsoleSession } from './sessions.js';
 import { bodyOf, int, optText, pathParam, queryParam, text } from './body.js';
-import { callerOf, requireRoot } from './guard.js';
+import { requireRoot } from './guard.js';
 
 /** A job as the Processing screen shows it. */
 function jobJson(job: JobRecord): Record<string, unknown> {
@@ -54,116 +56,133 @@ async function ownJob(g: Granary, accessKey: string, root: boolean, id: string):
   return job;
 }
 
-/** Registers the processing routes. */
-export function registerProcessingApi(app: FastifyInstance, api: ConsoleApi): void {
-  const { g, sessions } = api;
+type Call = RouteCall<ConsoleApi, ConsoleSession>;
 
-  app.get('/api/jobs', async (request) => {
-    const s = await callerOf(sessions, request);
-    const filter: JobFilter = {};
-    if (!s.root) filter.accessKey = s.accessKey;
-    const pipeline = queryParam(request, 'pipeline');
-    if (pipeline !== '') filter.pipeline = pipeline;
-    const code = intQuery(queryParam(request, 'code'), 'code', 0, 4);
-    if (code !== undefined) filter.code = code;
-    const before = intQuery(queryParam(request, 'before'), 'before', 1, Number.MAX_SAFE_INTEGER);
-    const limit = intQuery(queryParam(request, 'limit'), 'limit', 1, 200) ?? 50;
-    const page = await g.jobs.list(filter, before, limit);
-    return { jobs: page.jobs.map(jobJson), ...(page.next !== undefined ? { next: page.next } : {}) };
-  });
+/** `GET /api/jobs`. */
+export async function listJobsApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  const filter: JobFilter = {};
+  if (!s.root) filter.accessKey = s.accessKey;
+  const pipeline = queryParam(request, 'pipeline');
+  if (pipeline !== '') filter.pipeline = pipeline;
+  const code = intQuery(queryParam(request, 'code'), 'code', 0, 4);
+  if (code !== undefined) filter.code = code;
+  const before = intQuery(queryParam(request, 'before'), 'before', 1, Number.MAX_SAFE_INTEGER);
+  const limit = intQuery(queryParam(request, 'limit'), 'limit', 1, 200) ?? 50;
+  const page = await g.jobs.list(filter, before, limit);
+  return { jobs: page.jobs.map(jobJson), ...(page.next !== undefined ? { next: page.next } : {}) };
+}
 
-  app.get('/api/jobs/:id', async (request) => {
-    const s = await callerOf(sessions, request);
-    return jobJson(await ownJob(g, s.accessKey, s.root, pathParam(request, 'id')));
-  });
+/** `GET /api/jobs/:id`. */
+export async function jobApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  return jobJson(await ownJob(g, s.accessKey, s.root, pathParam(request, 'id')));
+}
 
-  app.post('/api/jobs', async (request) => {
-    const s = await callerOf(sessions, request);
-    const b = bodyOf(request);
-    const notifyUrl = optText(b, 'notifyUrl');
-    const persistentId = await submitPfop(g, s.accessKey, {
-      bucket: text(b, 'bucket'),
-      key: text(b, 'key'),
-      fops: text(b, 'fops'),
-      pipeline: optText(b, 'pipeline'),
-      ...(notifyUrl ? { notifyUrl } : {}),
-      type: 0,
-      force: b.force === true,
-      reqId: request.id,
-      taskFrom: 'pfop',
-    });
-    return { persistentId };
+/** `POST /api/jobs`. */
+export async function submitJobApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  const b = bodyOf(request);
+  const notifyUrl = optText(b, 'notifyUrl');
+  const persistentId = await submitPfop(g, s.accessKey, {
+    bucket: text(b, 'bucket'),
+    key: text(b, 'key'),
+    fops: text(b, 'fops'),
+    pipeline: optText(b, 'pipeline'),
+    ...(notifyUrl ? { notifyUrl } : {}),
+    type: 0,
+    force: b.force === true,
+    reqId: request.id,
+    taskFrom: 'pfop',
   });
+  return { persistentId };
+}
 
-  app.get('/api/pipelines', async (request) => {
-    await callerOf(sessions, request);
-    return listPipelines(g);
-  });
+/** `GET /api/pipelines`. */
+export async function listPipelinesApi(call: Call, _request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  return listPipelines(call.g);
+}
 
-  app.put('/api/pipelines/:name', async (request) => {
-    requireRoot(await callerOf(sessions, request), 'change pipelines');
-    const { result, pipeline } = await putPipeline(g, pathParam(request, 'name'), int(bodyOf(request), 'concurrency', 0, 64));
-    return { ...pipeline, created: result === 'created' };
-  });
+/** `PUT /api/pipelines/:name`. */
+export async function putPipelineApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  requireRoot(call.caller, 'change pipelines');
+  const { result, pipeline } = await putPipeline(g, pathParam(request, 'name'), int(bodyOf(request), 'concurrency', 0, 64));
+  return { ...pipeline, created: result === 'created' };
+}
 
-  app.get('/api/workflows', async (request) => {
-    const s = await callerOf(sessions, request);
-    return listWorkflowTemplates(g, s.accessKey);
-  });
+/** `GET /api/workflows`. */
+export async function listWorkflowsApi(call: Call, _request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  return listWorkflowTemplates(g, s.accessKey);
+}
 
-  app.put('/api/workflows/:name', async (request) => {
-    const s = await callerOf(sessions, request);
-    const b = bodyOf(request);
-    const pipeline = optText(b, 'pipeline');
-    const notifyUrl = optText(b, 'notifyUrl');
-    const { result, template } = await putWorkflowTemplate(g, s.accessKey, pathParam(request, 'name'), {
-      fops: text(b, 'fops'),
-      pipeline: pipeline || undefined,
-      notifyUrl: notifyUrl || undefined,
-    });
-    return { ...template, created: result === 'created' };
+/** `PUT /api/workflows/:name`. */
+export async function putWorkflowApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  const b = bodyOf(request);
+  const pipeline = optText(b, 'pipeline');
+  const notifyUrl = optText(b, 'notifyUrl');
+  const { result, template } = await putWorkflowTemplate(g, s.accessKey, pathParam(request, 'name'), {
+    fops: text(b, 'fops'),
+    pipeline: pipeline || undefined,
+    notifyUrl: notifyUrl || undefined,
   });
+  return { ...template, created: result === 'created' };
+}
 
-  app.delete('/api/workflows/:name', async (request, reply) => {
-    const s = await callerOf(sessions, request);
-    await deleteWorkflowTemplate(g, s.accessKey, pathParam(request, 'name'));
-    return reply.code(204).send();
-  });
+/** `DELETE /api/workflows/:name`. */
+export async function deleteWorkflowApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  await deleteWorkflowTemplate(g, s.accessKey, pathParam(request, 'name'));
+  return reply.code(204).send();
+}
 
-  app.post('/api/fetch-tasks', async (request) => {
-    const s = await callerOf(sessions, request);
-    const req = parseAsyncFetchRequest(Buffer.from(JSON.stringify(bodyOf(request)), 'utf8'));
-    return submitAsyncFetch(g, s.accessKey, req);
-  });
+/** `POST /api/fetch-tasks`. */
+export async function submitFetchTaskApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  const req = parseAsyncFetchRequest(Buffer.from(JSON.stringify(bodyOf(request)), 'utf8'));
+  return submitAsyncFetch(g, s.accessKey, req);
+}
 
-  app.get('/api/fetch-tasks', async (request) => {
-    const s = await callerOf(sessions, request);
-    const before = intQuery(queryParam(request, 'before'), 'before', 1, Number.MAX_SAFE_INTEGER);
-    const limit = intQuery(queryParam(request, 'limit'), 'limit', 1, 200) ?? 50;
-    const page = await g.meta.fetchTasks.list(s.root ? undefined : s.accessKey, before, limit);
-    const parse = (text: string | undefined): unknown => {
-      try {
-        return text === undefined ? null : JSON.parse(text);
-      } catch {
-        return null;
-      }
-    };
-    return {
-      tasks: page.tasks.map((t) => ({
-        id: t.id,
-        state: t.state,
-        attempts: t.attempts,
-        request: parse(t.request),
-        result: parse(t.result),
-        createdMs: t.createdMs,
-        updatedMs: t.updatedMs,
-      })),
-      ...(page.next !== undefined ? { next: page.next } : {}),
-    };
-  });
+/** `GET /api/fetch-tasks`. */
+export async function listFetchTasksApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  const before = intQuery(queryParam(request, 'before'), 'before', 1, Number.MAX_SAFE_INTEGER);
+  const limit = intQuery(queryParam(request, 'limit'), 'limit', 1, 200) ?? 50;
+  const page = await g.meta.fetchTasks.list(s.root ? undefined : s.accessKey, before, limit);
+  const parse = (text: string | undefined): unknown => {
+    try {
+      return text === undefined ? null : JSON.parse(text);
+    } catch {
+      return null;
+    }
+  };
+  return {
+    tasks: page.tasks.map((t) => ({
+      id: t.id,
+      state: t.state,
+      attempts: t.attempts,
+      request: parse(t.request),
+      result: parse(t.result),
+      createdMs: t.createdMs,
+      updatedMs: t.updatedMs,
+    })),
+    ...(page.next !== undefined ? { next: page.next } : {}),
+  };
+}
 
-  app.get('/api/fetch-tasks/:id', async (request) => {
-    const s = await callerOf(sessions, request);
-    return asyncFetchStatus(g, s.accessKey, pathParam(request, 'id'));
-  });
+/** `GET /api/fetch-tasks/:id`. */
+export async function fetchTaskApi(call: Call, request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const s = call.caller;
+  return asyncFetchStatus(g, s.accessKey, pathParam(request, 'id'));
 }

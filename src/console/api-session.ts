@@ -10,50 +10,56 @@
  *   (400 when more than one session cookie came, guard.ts).
  * - `DELETE /api/session` → 204; the session ends on the server (its cookie is refused from then on).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../auth/compare.js';
 import { Errors } from '../errors.js';
 import { bodyOf, text } from './body.js';
 import type { ConsoleApi } from './app.js';
-import { callerOf, checkSameOrigin, setSessionCookie } from './guard.js';
+import type { RouteCall } from '../routes/auth-step.js';
+import { checkSameOrigin, setSessionCookie } from './guard.js';
 import type { ConsoleSession, ConsoleSessions } from './sessions.js';
 
 function sessionJson(sessions: ConsoleSessions, s: ConsoleSession): Record<string, unknown> {
   return { accessKey: s.accessKey, root: s.root, csrf: s.csrf, expiresIn: sessions.secondsLeft(s) };
 }
 
-/** Registers the session routes. */
-export function registerSessionApi(app: FastifyInstance, { g, sessions, signIns }: ConsoleApi): void {
-  app.post('/api/session', async (request, reply) => {
-    checkSameOrigin(request);
-    const b = bodyOf(request);
-    const accessKey = text(b, 'accessKey');
-    const secretKey = text(b, 'secretKey');
-    const address = request.ip;
-    if (!(await signIns.admit(accessKey, address))) {
-      request.log.warn({ accessKey, address }, 'console sign-in throttled');
-      throw Errors.consoleSignInThrottled();
-    }
-    const known = g.secretOf(accessKey);
-    // Compare against a dummy when the AccessKey is unknown, so both refusals take the same path.
-    const ok = safeEqual(secretKey, known ?? '\u0000no such key\u0000') && known !== undefined;
-    if (!ok) {
-      request.log.warn({ accessKey, address }, 'console sign-in refused');
-      throw Errors.consoleSignInFailed();
-    }
-    await signIns.succeeded(accessKey, address);
-    const s = await sessions.create(accessKey, g.keyIndex.isRoot(accessKey));
-    setSessionCookie(sessions, request, reply, s);
-    request.log.info({ accessKey, root: s.root }, 'console sign-in');
-    return sessionJson(sessions, s);
-  });
+type Call = RouteCall<ConsoleApi, ConsoleSession>;
 
-  app.get('/api/session', async (request) => sessionJson(sessions, await callerOf(sessions, request)));
+/** `POST /api/session` (route table: `console-signin`; the Origin check and the throttle here). */
+export async function signInApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g, sessions, signIns } = call.ctx;
+  checkSameOrigin(request);
+  const b = bodyOf(request);
+  const accessKey = text(b, 'accessKey');
+  const secretKey = text(b, 'secretKey');
+  const address = request.ip;
+  if (!(await signIns.admit(accessKey, address))) {
+    request.log.warn({ accessKey, address }, 'console sign-in throttled');
+    throw Errors.consoleSignInThrottled();
+  }
+  const known = g.secretOf(accessKey);
+  // Compare against a dummy when the AccessKey is unknown, so both refusals take the same path.
+  const ok = safeEqual(secretKey, known ?? '\u0000no such key\u0000') && known !== undefined;
+  if (!ok) {
+    request.log.warn({ accessKey, address }, 'console sign-in refused');
+    throw Errors.consoleSignInFailed();
+  }
+  await signIns.succeeded(accessKey, address);
+  const s = await sessions.create(accessKey, g.keyIndex.isRoot(accessKey));
+  setSessionCookie(sessions, request, reply, s);
+  request.log.info({ accessKey, root: s.root }, 'console sign-in');
+  return sessionJson(sessions, s);
+}
 
-  app.delete('/api/session', async (request, reply) => {
-    const s = await callerOf(sessions, request);
-    await sessions.end(s.id);
-    setSessionCookie(sessions, request, reply, undefined);
-    return reply.code(204).send();
-  });
+/** `GET /api/session`: the live session. */
+export function sessionApi(call: Call): unknown {
+  return sessionJson(call.ctx.sessions, call.caller);
+}
+
+/** `DELETE /api/session`: ends the session. */
+export async function signOutApi(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { sessions } = call.ctx;
+  await sessions.end(call.caller.id);
+  setSessionCookie(sessions, request, reply, undefined);
+  return reply.code(204).send();
 }

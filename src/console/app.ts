@@ -4,9 +4,9 @@
  *
  * `registerConsole(app, g)` adds, in its own encapsulated scope:
  * - the cookie plugin (the session cookie, src/console/guard.ts), a JSON body parser (bodies up to 1 MiB);
- * - the API routes: api-session.ts (sign-in/out), api-overview.ts, api-buckets.ts, api-files.ts, api-processing.ts,
- *   api-keys.ts — each authorised through the session (guard.ts `callerOf`) and `authorizeBucket`, and each calling
- *   the domain functions, never the Kodo API over HTTP;
+ * - the API routes of the route table (src/routes/console.ts: api-session.ts (sign-in/out), api-overview.ts,
+ *   api-buckets.ts, api-files.ts, api-processing.ts, api-keys.ts) — each authorised by the table's auth step
+ *   (session, CSRF, the bucket of the path), and each calling the domain functions, never the Kodo API over HTTP;
  * - an error handler answering `{"error": "…"}` with the catalogue's status, like the Kodo API (unknown `/api/…`
  *   routes: 404 `noSuchRoute`);
  * - the app's static files, with `index.html` for every other GET (client-side routes) — except paths naming a
@@ -18,16 +18,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError, storageError } from '../errors.js';
 import { sendError } from '../roles/http.js';
-import { registerBucketApi } from './api-buckets.js';
-import { registerFileApi } from './api-files.js';
-import { registerKeyApi } from './api-keys.js';
-import { registerOverviewApi } from './api-overview.js';
-import { registerProcessingApi } from './api-processing.js';
-import { registerSessionApi } from './api-session.js';
+import type { RouteCall } from '../routes/auth-step.js';
+import { registerRoutes } from '../routes/register.js';
+import { CONSOLE_ROUTES } from '../routes/console.js';
 import { RequestRateSampler, requestCounterOf } from './request-rates.js';
 import { ConsoleSessions, SignInThrottle } from './sessions.js';
 
@@ -38,6 +35,8 @@ export interface ConsoleApi {
   signIns: SignInThrottle;
   /** Request and error rates for the Overview (absent when the Granary has no metrics). */
   rates?: RequestRateSampler;
+  /** Whether the single-page app was built (`dist/console-ui/index.html` exists). */
+  uiBuilt: boolean;
 }
 
 /**
@@ -96,15 +95,24 @@ async function registerApi(scope: FastifyInstance, api: ConsoleApi): Promise<voi
     reply.header('cache-control', 'no-store');
     return payload;
   });
-  registerSessionApi(scope, api);
-  registerOverviewApi(scope, api);
-  registerBucketApi(scope, api);
-  registerFileApi(scope, api);
-  registerProcessingApi(scope, api);
-  registerKeyApi(scope, api);
-  scope.all('/api/*', async () => {
-    throw Errors.noSuchRoute();
-  });
+  registerRoutes(scope, CONSOLE_ROUTES, 'console-api', api, api.g);
+}
+
+/** `ALL /api/*`: an API route the console does not have (404 `noSuchRoute`, JSON). */
+export function unknownApi(): never {
+  throw Errors.noSuchRoute();
+}
+
+/**
+ * `GET /*` of the app: its page for client-side routes. A file the app does not have (an old build's asset, a
+ * typo) is a 404, not the page: a browser given HTML for a script reports a confusing MIME error, and caches would
+ * keep the page under the asset's name. When the app was not built, a JSON 404 saying so.
+ */
+export function appPage(call: RouteCall<ConsoleApi, unknown>, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (isAssetPath(request.url)) return sendError(reply, Errors.notFound('no such file in the console app'));
+  if (!call.ctx.uiBuilt) return sendError(reply, Errors.notFound('the console app is not built: run npm run build'));
+  reply.header('cache-control', 'no-store');
+  return reply.sendFile('index.html');
 }
 
 /**
@@ -119,21 +127,13 @@ export function isAssetPath(url: string): boolean {
 }
 
 /** The app's static files, and its page for every other GET (client-side routes); a JSON 404 when not built. */
-async function registerApp(scope: FastifyInstance): Promise<void> {
-  const built = existsSync(`${CONSOLE_UI_DIR}index.html`);
+async function registerApp(scope: FastifyInstance, api: ConsoleApi): Promise<void> {
   scope.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', CSP);
     return payload;
   });
-  if (built) await scope.register(fastifyStatic, { root: CONSOLE_UI_DIR, prefix: '/', wildcard: false, index: ['index.html'] });
-  scope.get('/*', async (request, reply) => {
-    // A file the app does not have (an old build's asset, a typo) is a 404, not the page: a browser given HTML for
-    // a script reports a confusing MIME error, and caches would keep the page under the asset's name.
-    if (isAssetPath(request.url)) return sendError(reply, Errors.notFound('no such file in the console app'));
-    if (!built) return sendError(reply, Errors.notFound('the console app is not built: run npm run build'));
-    reply.header('cache-control', 'no-store');
-    return reply.sendFile('index.html');
-  });
+  if (api.uiBuilt) await scope.register(fastifyStatic, { root: CONSOLE_UI_DIR, prefix: '/', wildcard: false, index: ['index.html'] });
+  registerRoutes(scope, CONSOLE_ROUTES, 'console-app', api, api.g);
 }
 
 /** Registers the console API and app on `app` (the console listener), in one encapsulated scope. */
@@ -142,6 +142,7 @@ export async function registerConsole(app: FastifyInstance, g: Granary): Promise
     g,
     sessions: new ConsoleSessions(g.meta.consoleSessions, g.clock, g.config.consoleSessionMinutes * 60_000, g.config.publicUrl),
     signIns: new SignInThrottle(g.meta.consoleSessions, g.clock),
+    uiBuilt: existsSync(`${CONSOLE_UI_DIR}index.html`),
   };
   const counter = requestCounterOf(g);
   if (counter) {
@@ -157,6 +158,6 @@ export async function registerConsole(app: FastifyInstance, g: Granary): Promise
       return payload;
     });
     await scope.register(async (inner) => registerApi(inner, api));
-    await registerApp(scope);
+    await registerApp(scope, api);
   });
 }

@@ -1,5 +1,6 @@
 /**
- * Who is calling the console API, decided in one place (src/console/api-*.ts call these before anything else):
+ * Who is calling the console API, decided in one place (the route table's auth step, src/routes/auth-step.ts, calls
+ * `callerOf` before every `console-session` route):
  *
  * - `sessionOf(sessions, request)`: the session named by the session cookie, or 401 `consoleNoSession`; 400
  *   `consoleCookieConflict` when the request carries more than one session cookie (a page on another port of the
@@ -13,7 +14,7 @@
  *   `Sec-Fetch-Site`, when sent, must be `same-origin` or `none`; otherwise 403 `consoleCsrf`.
  * - `checkCsrf(request, session)`: non-GET calls of a signed-in session must also carry the session's token in
  *   `X-Granary-CSRF` (constant-time compare), else 403 `consoleCsrf`.
- * The bucket checks themselves are `authorizeBucket` (src/auth/authorize.ts), exactly as on the Kodo API.
+ * The bucket checks themselves are the auth step's, exactly as on the Kodo API (src/auth/authorize.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../auth/compare.js';

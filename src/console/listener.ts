@@ -2,7 +2,7 @@
  * The console listener: a second fastify instance on its own port (GRANARY_CONSOLE_PORT, default 9001;
  * GRANARY_CONSOLE_HOST, default GRANARY_HOST), separate from the Kodo API port so it can be firewalled apart.
  * It serves `GET /metrics` (metrics/route.ts, when the Granary has a metrics registry) and whatever `register`
- * adds (the web console's routes and static files). In a worker of a primary (GRANARY_WORKERS > 1) the primary
+ * adds (the web console's routes and static files): every route from the route table (src/routes/console.ts). In a worker of a primary (GRANARY_WORKERS > 1) the primary
  * owns the port and hands each connection to a worker, as for the API port (workers/balancer.ts).
  *
  * Same conventions as the main listener (server.ts): X-Reqid on every answer and in every log line, one access-log
@@ -19,7 +19,8 @@ import { listenError } from '../listen-error.js';
 import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
 import { Errors } from '../errors.js';
 import { instrumentHttp } from '../metrics/http.js';
-import { registerMetricsRoute } from '../metrics/route.js';
+import { guardRoutes, registerRoutes } from '../routes/register.js';
+import { CONSOLE_LISTENER_ROUTES, CONSOLE_PLUGIN_ROUTES } from '../routes/table.js';
 import { sendError } from '../roles/http.js';
 import { addAccessLog, clientError, handleError, reqIdGenerator, routerError } from '../server.js';
 
@@ -78,7 +79,9 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
   if (g.metrics) instrumentHttp(app, g.metrics, 'console');
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => sendError(reply, Errors.noSuchRoute()));
-  if (g.metrics) registerMetricsRoute(app, g, g.metrics);
+  // Only routes of the route table (or the console app's files) may be added (routes/register.ts).
+  guardRoutes(app, CONSOLE_PLUGIN_ROUTES);
+  if (g.metrics) registerRoutes(app, CONSOLE_LISTENER_ROUTES, 'console-listener', g, g);
   if (register) await register(app);
   return app;
 }

@@ -8,7 +8,8 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from './metrics.js';
-import { operationOf, roleOf, type Role } from './operations.js';
+import type { RouteLabels } from '../routes/register.js';
+import { labelsOf, type Role } from './operations.js';
 
 /** The prom-client children one answer updates. */
 interface Series {
@@ -23,17 +24,18 @@ const counted = new WeakMap<Socket, { read: number; written: number }>();
 
 /**
  * Adds the hook to `app` (call before its routes are declared). `role` forces the role label (the console
- * listener); otherwise it follows from the route (metrics/operations.ts).
+ * listener); otherwise it is the route's, as the route table declares it (metrics/operations.ts).
  */
 export function instrumentHttp(app: FastifyInstance, metrics: Metrics, role?: Role): void {
   // The series of each role/operation/status, looked up once (prom-client hashes the labels on every call otherwise:
   // about 4× the cost). Bounded like the labels themselves.
   const series = new Map<string, Series>();
-  const seriesOf = (method: string, url: string | undefined, status: number): Series => {
-    const key = `${method} ${url ?? ''} ${status}`;
+  const seriesOf = (config: Partial<RouteLabels> | undefined, status: number): Series => {
+    const key = `${config?.operation ?? 'unmatched'} ${status}`;
     let s = series.get(key);
     if (!s) {
-      const labels = { role: role ?? roleOf(url), operation: operationOf(method, url) };
+      const found = labelsOf(config);
+      const labels = { role: role ?? found.role, operation: found.operation };
       s = {
         requests: metrics.requests.labels({ ...labels, status: String(status) }),
         seconds: metrics.requestSeconds.labels(labels),
@@ -45,7 +47,7 @@ export function instrumentHttp(app: FastifyInstance, metrics: Metrics, role?: Ro
     return s;
   };
   app.addHook('onResponse', (request, reply, done) => {
-    const s = seriesOf(request.method, request.is404 ? undefined : request.routeOptions.url, reply.statusCode);
+    const s = seriesOf(request.is404 ? undefined : (request.routeOptions.config as Partial<RouteLabels>), reply.statusCode);
     s.requests.inc();
     s.seconds.observe(reply.elapsedTime / 1000);
     const socket = request.raw.socket;

@@ -5,9 +5,8 @@
  * `Authorization: Bearer <token>` (compared in constant time): none → 401 `token not specified`, another →
  * 401 `bad token`, both as `{"error": …}`.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { safeEqual } from '../auth/compare.js';
-import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import type { Metrics } from './metrics.js';
 
@@ -19,15 +18,15 @@ export function checkMetricsToken(token: string | undefined, authorization: stri
   if (!safeEqual(m[1] ?? '', token)) throw Errors.badToken();
 }
 
-/** Registers `GET /metrics`. */
-export function registerMetricsRoute(app: FastifyInstance, g: Granary, metrics: Metrics): void {
-  app.get('/metrics', async (request, reply) => {
-    checkMetricsToken(g.config.metricsToken, request.headers.authorization);
-    // With workers, the totals of all of them (metrics.ts `totals`); a gather that fails is a 599, never short totals.
-    const totals = await metrics.totals().catch((err: unknown) => {
-      throw Errors.internal(`the metrics of the workers could not be gathered: ${(err as Error).message}`);
-    });
-    const body = await totals.metrics();
-    return reply.code(200).header('cache-control', 'no-store').type(metrics.registry.contentType).send(body);
+/**
+ * `GET /metrics` (route table: `metrics-token`, checked by the auth step before this runs): the totals of every
+ * worker, 599 when they cannot be gathered.
+ */
+export async function metricsRoute(metrics: Metrics, reply: FastifyReply): Promise<FastifyReply> {
+  // With workers, the totals of all of them (metrics.ts `totals`); a gather that fails is a 599, never short totals.
+  const totals = await metrics.totals().catch((err: unknown) => {
+    throw Errors.internal(`the metrics of the workers could not be gathered: ${(err as Error).message}`);
   });
+  const body = await totals.metrics();
+  return reply.code(200).header('cache-control', 'no-store').type(metrics.registry.contentType).send(body);
 }

@@ -1,10 +1,11 @@
 /**
  * 405 with `Allow` where a path exists for other methods, as Kodo answers (`GET /` on the upload host is a 405 on
- * Kodo, not a 404). The table is filled from fastify's `onRoute` hook with every route's method and URL pattern,
- * except the catch-all download route (`GET|HEAD /*`, which matches any path) and CORS's `OPTIONS *`; it is read only
- * when a request found no route (or the download route found no object path), never on the hot path.
+ * Kodo, not a 404). The methods come from the route table (src/routes/table.ts): every entry's methods and URL
+ * pattern, except the catch-all download route (`GET|HEAD /*`, which matches any path) and CORS's `OPTIONS *`; a
+ * GET route answers HEAD too. Read only when a request found no route (or the download route found no object
+ * path), never on the hot path.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { Errors, isKodoError, KodoError } from '../errors.js';
 
 /** One route: its pattern as a RegExp over the path, and its methods. */
@@ -26,19 +27,19 @@ function patternOf(url: string): RegExp {
 export class AllowedMethods {
   private readonly routes = new Map<string, RoutePattern>();
 
-  /** Starts recording the routes of `app` (call before any route is registered). */
-  constructor(app: FastifyInstance) {
-    app.addHook('onRoute', (opts) => {
-      if (opts.url === '/*' || opts.url === '*') return;
-      const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
-      let route = this.routes.get(opts.url);
+  /** The methods of every route of `table` (entries' `method` and `url`, route-table syntax). */
+  constructor(table: ReadonlyArray<{ method: string | string[]; url: string }>) {
+    for (const entry of table) {
+      if (entry.url === '/*' || entry.url === '*') continue;
+      const methods = Array.isArray(entry.method) ? entry.method : [entry.method];
+      let route = this.routes.get(entry.url);
       if (!route) {
-        route = { re: patternOf(opts.url), methods: new Set() };
-        this.routes.set(opts.url, route);
+        route = { re: patternOf(entry.url), methods: new Set() };
+        this.routes.set(entry.url, route);
       }
       for (const m of methods) route.methods.add(m.toUpperCase());
       if (route.methods.has('GET')) route.methods.add('HEAD');
-    });
+    }
   }
 
   /** The methods some route answers for `path` (no query), sorted; empty when none. */

@@ -16,9 +16,10 @@
  * domain they are downloads of the keys `health/live`, `health/ready`.
  */
 import { finished } from 'node:stream/promises';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors, storageError } from '../errors.js';
+import type { RouteCall } from '../routes/auth-step.js';
 import type { StagedBlob } from '../ports/blob.js';
 import { formatBytes } from '../store/fs/free-space.js';
 import { sendJson } from './http.js';
@@ -158,22 +159,14 @@ export function readiness(g: Granary): ReturnType<typeof runReadiness> {
   return run;
 }
 
-/** Registers /health/live and /health/ready. */
-export function registerHealth(app: FastifyInstance, g: Granary): void {
-  app.route({
-    method: ['GET', 'HEAD'],
-    url: '/health/live',
-    exposeHeadRoute: false,
-    handler: (_request, reply) =>
-      sendJson(reply, 200, { status: 'live', pid: process.pid, ...(g.workerSlot !== undefined ? { worker: g.workerSlot } : {}) }),
-  });
-  app.route({
-    method: ['GET', 'HEAD'],
-    url: '/health/ready',
-    exposeHeadRoute: false,
-    handler: async (_request, reply) => {
-      const { status, body } = await readiness(g);
-      return sendJson(reply, status, body);
-    },
-  });
+/** `GET|HEAD /health/live`: this process answers. */
+export function live(call: RouteCall<Granary, unknown>, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const g = call.g;
+  return sendJson(reply, 200, { status: 'live', pid: process.pid, ...(g.workerSlot !== undefined ? { worker: g.workerSlot } : {}) });
+}
+
+/** `GET|HEAD /health/ready`: the readiness report (see the module comment). */
+export async function ready(call: RouteCall<Granary, unknown>, _request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const { status, body } = await readiness(call.g);
+  return sendJson(reply, status, body);
 }

@@ -1,10 +1,9 @@
 /**
- * Glue between fastify requests and the framework-free auth/domain code: building the signed-request view,
- * management authentication, reading small bodies, and JSON answers.
+ * Glue between fastify requests and the framework-free auth/domain code: building the signed-request view (the
+ * route table's auth step verifies it, src/routes/auth-step.ts), reading small bodies, and JSON answers.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { verifyManagement, type Caller, type SignedRequest } from '../auth/management.js';
-import type { Granary } from '../context.js';
+import type { SignedRequest } from '../auth/management.js';
 import { Errors, type KodoError } from '../errors.js';
 
 /**
@@ -31,13 +30,6 @@ export function signedRequestOf(request: FastifyRequest): SignedRequest {
     body: bodyBuffer(request),
     distinctHeaders: request.raw.headersDistinct,
   };
-}
-
-/** Verifies a `QBox`/`Qiniu` management credential (401/403 on failure, docs/development/kodo-protocol.md §2.2–2.3). */
-export function requireManagement(g: Granary, request: FastifyRequest): Caller {
-  return verifyManagement(signedRequestOf(request), g.secretOf, g.clock.nowMs(), {
-    dateWindowSeconds: g.config.dateWindowSeconds,
-  });
 }
 
 /** Query string parameters plus, for form bodies, the form fields (query first). */

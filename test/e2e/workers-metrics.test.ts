@@ -131,7 +131,7 @@ describe('/metrics across workers (GRANARY_WORKERS=2)', () => {
       expect(total(samples, 'granary_upload_bytes_total', { kind: 'form' })).toBe(Array.from({ length: N }, (_, k) => `object ${k}`.length).reduce((a, b) => a + b));
       // Read from the shared metadata: the same in both workers, taken once (not doubled).
       expect(total(samples, 'granary_bucket_objects', { bucket: B })).toBe(N);
-      expect(total(samples, 'granary_http_requests_total', { role: 'up', operation: 'POST /', status: '200' })).toBe(N);
+      expect(total(samples, 'granary_http_requests_total', { role: 'up', operation: 'up.form', status: '200' })).toBe(N);
       // One series per name: the workers' samples are summed, never listed side by side.
       const forms = samples.filter((x) => x.name === 'granary_uploads_total' && x.labels.kind === 'form');
       expect(forms).toHaveLength(1);

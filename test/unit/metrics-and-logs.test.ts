@@ -6,7 +6,8 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, resolveLogFormat } from '../../src/log.js';
-import { operationOf, roleOf } from '../../src/metrics/operations.js';
+import { labelsOf } from '../../src/metrics/operations.js';
+import { KODO_ROUTES } from '../../src/routes/table.js';
 import { checkMetricsToken } from '../../src/metrics/route.js';
 import { isKodoError } from '../../src/errors.js';
 
@@ -63,15 +64,20 @@ describe('role and operation labels', () => {
     ['/v4/query', 'uc'],
     ['/rules/add', 'uc'],
     ['/health/ready', 'health'],
-  ])('%s → %s', (url, role) => {
-    expect(roleOf(url)).toBe(role);
+  ])('%s → %s (from the route table)', (url, role) => {
+    const entries = KODO_ROUTES.filter((e) => e.url === url);
+    expect(entries.length).toBeGreaterThan(0);
+    for (const e of entries) expect(labelsOf(e)).toEqual({ role, operation: e.operation });
   });
 
-  it('names the operation by method and route pattern, HEAD as GET; no route → unmatched', () => {
-    expect(operationOf('POST', '/mkblk/:blockSize')).toBe('POST /mkblk/:blockSize');
-    expect(operationOf('HEAD', '/*')).toBe('GET /*');
-    expect(operationOf('GET', undefined)).toBe('unmatched');
-    expect(roleOf(undefined)).toBe('unmatched');
+  it('names the operation as the route table does (one label for GET and HEAD); no route → unmatched', () => {
+    const op = (method: string, url: string) =>
+      KODO_ROUTES.find((e) => e.url === url && (Array.isArray(e.method) ? e.method : [e.method]).includes(method as never))?.operation;
+    expect(op('POST', '/mkblk/:blockSize')).toBe('up.mkblk');
+    expect(op('HEAD', '/*')).toBe('io.download');
+    expect(op('GET', '/stat/*')).toBe('rs.stat');
+    expect(op('POST', '/stat/*')).toBe('rs.stat');
+    expect(labelsOf(undefined)).toEqual({ role: 'unmatched', operation: 'unmatched' });
   });
 });
 

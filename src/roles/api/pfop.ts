@@ -12,13 +12,15 @@
  *   with no name; any valid key) → `[{"name","concurrency","ctime"}]` (ctime Unix seconds).
  * Semantics and error codes: jobs/submit.ts, jobs/pipelines.ts.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { listPipelines, parseConcurrency, putPipeline } from '../../jobs/pipelines.js';
 import { jobStatus, submitPfop } from '../../jobs/submit.js';
 import { templateJob, type TemplateJob } from '../../jobs/workflow-templates.js';
-import { params, requiredParam, requireManagement, sendJson } from '../http.js';
+import { params, requiredParam, sendJson } from '../http.js';
 
 function parseType(text: string | null): number {
   if (text === null || text === '') return 0;
@@ -26,8 +28,11 @@ function parseType(text: string | null): number {
   return Number(text);
 }
 
-async function pfop(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const caller = requireManagement(g, request);
+type Call = RouteCall<Granary, Caller>;
+
+/** `POST /pfop[/]` (route table: management; the bucket authorised by `submitPfop`). */
+export async function pfop(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const { g, caller } = call;
   const p = params(request);
   const bucket = requiredParam(p, 'bucket');
   const key = p.get('key');
@@ -54,38 +59,29 @@ async function pfop(g: Granary, request: FastifyRequest, reply: FastifyReply): P
   return sendJson(reply, 200, { persistentId });
 }
 
-async function prefop(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+/** `GET|POST /status/get/prefop?id=` (route table: no credential). */
+export async function prefop(call: RouteCall<Granary, unknown>, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const { g } = call;
   const id = params(request).get('id');
   if (id === null || id === '') throw Errors.badPersistentId('id is required');
   return sendJson(reply, 200, await jobStatus(g, id));
 }
 
-/** Registers pfop, prefop and the pipeline calls. */
-export function registerPfop(app: FastifyInstance, g: Granary): void {
-  const submit = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => pfop(g, request, reply);
-  app.post('/pfop/', submit);
-  app.post('/pfop', submit);
-  app.route({ method: ['GET', 'POST'], url: '/status/get/prefop', handler: (request, reply) => prefop(g, request, reply) });
+/** `POST /pipelines/<name>[?concurrency=n]`: root key only (403). */
+export async function putPipelineRoute(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (!call.g.keyIndex.isRoot(call.caller.accessKey)) throw Errors.forbidden('only the root key manages pipelines');
+  const text = params(request).get('concurrency');
+  const concurrency = text === null || text === '' ? undefined : parseConcurrency(text);
+  const { result, pipeline } = await putPipeline(call.g, (request.params as { name: string }).name, concurrency);
+  return sendJson(reply, 200, { name: pipeline.name, concurrency: pipeline.concurrency, created: result === 'created' });
+}
 
-  app.post<{ Params: { name: string } }>('/pipelines/:name', async (request, reply) => {
-    const caller = requireManagement(g, request);
-    if (!g.keyIndex.isRoot(caller.accessKey)) throw Errors.forbidden('only the root key manages pipelines');
-    const text = params(request).get('concurrency');
-    const concurrency = text === null || text === '' ? undefined : parseConcurrency(text);
-    const { result, pipeline } = await putPipeline(g, request.params.name, concurrency);
-    return sendJson(reply, 200, { name: pipeline.name, concurrency: pipeline.concurrency, created: result === 'created' });
-  });
-  app.route({
-    method: ['GET', 'POST'],
-    url: '/pipelines',
-    handler: async (request, reply) => {
-      requireManagement(g, request);
-      const list = await listPipelines(g);
-      return sendJson(
-        reply,
-        200,
-        list.map((p) => ({ name: p.name, concurrency: p.concurrency, ctime: Math.floor(p.createdMs / 1000) })),
-      );
-    },
-  });
+/** `GET|POST /pipelines`: any valid key. */
+export async function listPipelinesRoute(call: Call, _request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const list = await listPipelines(call.g);
+  return sendJson(
+    reply,
+    200,
+    list.map((p) => ({ name: p.name, concurrency: p.concurrency, ctime: Math.floor(p.createdMs / 1000) })),
+  );
 }

@@ -1,6 +1,6 @@
 /**
  * Workflow template management on the api/uc role (Granary's own calls: Kodo creates templates in its console and
- * documents no API for them). Management credential (`QBox` or `Qiniu`) of any key; the caller is the owner and
+ * documents no API for them). Management credential (`QBox` or `Qiniu`, the route table's auth step) of any key; the caller is the owner and
  * only ever sees and changes its own templates (jobs/workflow-templates.ts).
  * - `POST /workflowTemplates/<name>`: fields `fops` (required), `pipeline`, `notifyURL` as a form body, a JSON
  *   body (`{"fops": …, "pipeline": …, "notifyURL": …}`) or the query → creates the template or replaces its fields;
@@ -11,8 +11,10 @@
  * A template as JSON: `{"name","fops","pipeline","notifyURL","ctime","mtime"}` (`""` for an absent pipeline or
  * notify URL; times in Unix seconds).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import {
   deleteWorkflowTemplate,
@@ -21,7 +23,7 @@ import {
   putWorkflowTemplate,
 } from '../../jobs/workflow-templates.js';
 import type { WorkflowTemplateRecord } from '../../ports/workflow-templates.js';
-import { bodyBuffer, params, READ_METHODS, requireManagement, sendJson } from '../http.js';
+import { bodyBuffer, params, sendJson } from '../http.js';
 
 /** The management-API view of a template. */
 export function templateJson(t: WorkflowTemplateRecord): Record<string, unknown> {
@@ -67,28 +69,30 @@ function definedOnly<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], u
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
 }
 
-/** Registers the workflow template calls. */
-export function registerWorkflowTemplates(app: FastifyInstance, g: Granary): void {
-  app.post<{ Params: { name: string } }>('/workflowTemplates/:name', async (request, reply) => {
-    const caller = requireManagement(g, request);
-    const { result, template } = await putWorkflowTemplate(g, caller.accessKey, request.params.name, fieldsOf(request));
-    return sendJson(reply, 200, { ...templateJson(template), created: result === 'created' });
-  });
-  app.get<{ Params: { name: string } }>('/workflowTemplates/:name', async (request, reply) => {
-    const caller = requireManagement(g, request);
-    return sendJson(reply, 200, templateJson(await getWorkflowTemplate(g, caller.accessKey, request.params.name)));
-  });
-  app.delete<{ Params: { name: string } }>('/workflowTemplates/:name', async (request, reply) => {
-    const caller = requireManagement(g, request);
-    await deleteWorkflowTemplate(g, caller.accessKey, request.params.name);
-    return sendJson(reply, 200, {});
-  });
-  app.route({
-    method: READ_METHODS,
-    url: '/workflowTemplates',
-    handler: async (request, reply) => {
-      const caller = requireManagement(g, request);
-      return sendJson(reply, 200, (await listWorkflowTemplates(g, caller.accessKey)).map(templateJson));
-    },
-  });
+type Call = RouteCall<Granary, Caller>;
+
+/** `POST /workflowTemplates/:name`. */
+export async function putTemplate(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { result, template } = await putWorkflowTemplate(g, call.caller.accessKey, (request.params as { name: string }).name, fieldsOf(request));
+  return sendJson(reply, 200, { ...templateJson(template), created: result === 'created' });
+}
+
+/** `GET /workflowTemplates/:name`. */
+export async function getTemplate(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  return sendJson(reply, 200, templateJson(await getWorkflowTemplate(g, call.caller.accessKey, (request.params as { name: string }).name)));
+}
+
+/** `DELETE /workflowTemplates/:name`. */
+export async function deleteTemplate(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  await deleteWorkflowTemplate(g, call.caller.accessKey, (request.params as { name: string }).name);
+  return sendJson(reply, 200, {});
+}
+
+/** `GET|POST /workflowTemplates`. */
+export async function listTemplates(call: Call, _request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  return sendJson(reply, 200, (await listWorkflowTemplates(g, call.caller.accessKey)).map(templateJson));
 }

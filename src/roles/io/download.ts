@@ -16,10 +16,11 @@
  * Every answer carries `X-Content-Type-Options: nosniff` and, unless the type is passive media,
  * `Content-Security-Policy: sandbox` (active-content.ts): uploaded HTML or SVG runs no script on this origin.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
 import { verifyPrivateDownload } from '../../auth/download-token.js';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';
@@ -30,7 +31,6 @@ import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js
 import type { ObjectRecord } from '../../ports/meta.js';
 import { rawUrlOf } from '../http.js';
 import { downloadCacheControl, guardDownload } from './bucket-settings.js';
-import { securityHeadersOnSend } from './active-content.js';
 import { serveFop } from './fop.js';
 import { prepareSaveas, serveSaveas } from './saveas.js';
 import { ifRangeMatches, notModified, parseRange } from './range.js';
@@ -118,7 +118,12 @@ function objectHeaders(rec: ObjectRecord, cacheControl: string, attname: string 
   return h;
 }
 
-async function download(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+/**
+ * `GET|HEAD /*` (path style, and bound domains via DOMAIN_PREFIX; route table: `download` auth — public bucket or a
+ * private download URL, checked here once the bucket is read; a saveas target authorised through `call`).
+ */
+export async function download(call: RouteCall<Granary, unknown>, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const g = call.g;
   const t = downloadTarget(g, request);
   if (!t) throw Errors.noSuchRoute();
   const { params, fop: query } = splitQuery(t.query);
@@ -134,7 +139,7 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
     if (!mayAccess(g, accessKey, bucket)) throw Errors.badDownloadToken('the key has no access to this bucket');
   }
   // `…|saveas/<entry>/sign/<AK>:<sign>` (§10.7): verified here, then the pipeline runs and its result is stored.
-  const saveas = query === undefined ? undefined : await prepareSaveas(g, request, query);
+  const saveas = query === undefined ? undefined : await prepareSaveas(call, request, query);
   const fop = saveas ? saveas.pipeline : query;
   // Original protection is lifted by a verified signature: the URL's token, or a saveas signed by a key of the bucket.
   const mayBypass = signed || (saveas !== undefined && mayAccess(g, saveas.target.accessKey, bucket));
@@ -171,12 +176,4 @@ async function download(g: Granary, request: FastifyRequest, reply: FastifyReply
   // Verified before the headers go out (small), or block by block as it streams (objects/verified-read.ts).
   if (rec.fsize <= SMALL_OBJECT_BYTES) return reply.send(await readObjectSmall(g, rec));
   return reply.send(readObject(g, rec));
-}
-
-/** Registers GET/HEAD catch-all download routes (path style, and bound domains via DOMAIN_PREFIX). */
-export function registerDownloads(app: FastifyInstance, g: Granary): void {
-  const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => download(g, request, reply);
-  // Every answer of the route (objects, fop and saveas results, errors) gets nosniff and, unless passive media, a
-  // sandbox CSP (active-content.ts).
-  app.route({ method: ['GET', 'HEAD'], url: '/*', handler, exposeHeadRoute: false, onSend: securityHeadersOnSend });
 }

@@ -8,7 +8,8 @@
  * - 400 `badEntry`/`badRequest`: saveas not last or without a command, a bad EncodedEntryURI (it must name a
  *   key: `<bucket>:<key>`), a bad `deleteAfterDays`, unknown saveas parameters;
  * - 401 `badSaveasSign`: a missing, malformed or wrong signature (auth/saveas-sign.ts);
- * - 631 / 403: the target bucket is missing / the signing key may not write it (auth/authorize.ts).
+ * - 631 / 403: the target bucket is missing / the signing key may not write it (the route table's helper,
+ *   `call.authorizeAs`, routes/auth-step.ts).
  * Pipeline errors are answered like a plain fop's (nothing is stored; `/ignore-error/1` does not apply).
  *
  * Answer: 200 with the result (content type, `Content-Length`; JSON as `application/json`), `Cache-Control:
@@ -17,9 +18,9 @@
  */
 import { createReadStream } from 'node:fs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authorizeBucket } from '../../auth/authorize.js';
 import { verifySaveasSign } from '../../auth/saveas-sign.js';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { parsePipeline } from '../../fops/registry.js';
 import { runAndStore, type SaveasTarget } from '../../fops/saveas.js';
@@ -54,7 +55,7 @@ function parseStage(stage: string): { bucket: string; key: string; deleteAfterDa
  * When the (percent-decoded) pipeline `fop` ends with a saveas stage: parses and verifies it (400, 401, 631, 403 as
  * in the module comment) and returns the plan; otherwise undefined (a plain fop; a saveas stage elsewhere is 400).
  */
-export async function prepareSaveas(g: Granary, request: FastifyRequest, fop: string): Promise<SaveasPlan | undefined> {
+export async function prepareSaveas(call: RouteCall<Granary, unknown>, request: FastifyRequest, fop: string): Promise<SaveasPlan | undefined> {
   if (!SAVEAS_STAGE.test(fop)) return undefined;
   const bar = fop.lastIndexOf('|');
   const last = fop.slice(bar + 1);
@@ -64,9 +65,9 @@ export async function prepareSaveas(g: Granary, request: FastifyRequest, fop: st
   if (SAVEAS_STAGE.test(pipeline)) throw Errors.badRequest('saveas must be the last stage of the pipeline');
   const signAt = last.lastIndexOf('/sign/');
   const entry = parseStage(signAt < 0 ? last : last.slice(0, signAt));
-  const { accessKey } = verifySaveasSign({ rawUrl: rawUrlOf(request), headers: request.headers }, g.secretOf);
+  const { accessKey } = verifySaveasSign({ rawUrl: rawUrlOf(request), headers: request.headers }, call.g.secretOf);
   // It is a write: the signing key must own the target bucket (the root key may write every bucket).
-  await authorizeBucket(g, accessKey, entry.bucket);
+  await call.authorizeAs(accessKey, entry.bucket);
   return { pipeline, target: { ...entry, accessKey } };
 }
 

@@ -4,9 +4,9 @@
  * `cond` (`hash=&mime=&fsize=&putTime=`, 608 on mismatch) on delete, chgm, chtype, chstatus, deleteAfterDays and
  * lifecycle — shared by the single-op routes and batch.
  * Parsing names every entry an op touches; `runOp` authorises each of their buckets for the caller (631 / 403)
- * before the domain function runs. Answers: the stat object for stat, nothing for the others.
+ * through the route table's helper (`call.authorize`, routes/auth-step.ts) before the domain function runs. Answers: the stat object for stat, nothing for the others.
  */
-import { authorizeBucket } from '../../auth/authorize.js';
+import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import type { EventActor } from '../../events/outbox.js';
@@ -23,6 +23,7 @@ import {
   setDeleteAfterDays,
   setLifecycle,
 } from '../../objects/manage/update.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import { decodeEntry, decodeParam, pathSegments } from '../entry.js';
 
 /** A parsed op: the entries it touches and how to run it (`by`: the caller, named in event notifications). */
@@ -169,11 +170,11 @@ export function parseOp(path: string, query: URLSearchParams = new URLSearchPara
 }
 
 /**
- * Authorises every bucket the op touches for `accessKey`, then runs it. Returns the op's answer (stat) or undefined.
- * `reqId`: the request's X-Reqid (named in event notifications).
+ * Authorises every bucket the op touches for the caller (`call.authorize`: 631 / 403), then runs it. Returns the
+ * op's answer (stat) or undefined. `reqId`: the request's X-Reqid (named in event notifications).
  */
-export async function runOp(g: Granary, accessKey: string, op: ParsedOp, reqId?: string): Promise<unknown> {
+export async function runOp(call: RouteCall<Granary, Caller>, op: ParsedOp, reqId?: string): Promise<unknown> {
   const buckets = new Set(op.entries.map((e) => e.bucket));
-  for (const bucket of buckets) await authorizeBucket(g, accessKey, bucket);
-  return op.run(g, { accessKey, ...(reqId ? { reqId } : {}) });
+  for (const bucket of buckets) await call.authorize(bucket);
+  return op.run(call.g, { accessKey: call.caller.accessKey, ...(reqId ? { reqId } : {}) });
 }

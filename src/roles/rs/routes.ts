@@ -1,26 +1,21 @@
 /**
  * Single-op rs routes (docs/development/kodo-protocol.md §8.1): `POST /<op>/<args…>` for every op of ops.ts, plus `GET /stat/…`
- * (the Node SDK's stat is a GET). `QBox` and `Qiniu` credentials. Answers: the stat object, or an empty 200.
+ * (the Node SDK's stat is a GET). `QBox` and `Qiniu` credentials (the route table's auth step). Answers: the stat object, or an empty 200.
  * The op path is read from the raw request-target, exactly as signed.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import { rawUrlOf, requireManagement, sendEmpty, sendJson } from '../http.js';
+import type { RouteCall } from '../../routes/auth-step.js';
+import { rawUrlOf, sendEmpty, sendJson } from '../http.js';
 import { toJson } from '../json.js';
-import { OP_NAMES, parseOp, runOp } from './ops.js';
+import { parseOp, runOp } from './ops.js';
 
-async function handle(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const caller = requireManagement(g, request);
+/** `POST /<op>/*` and `GET /stat/*` (route table: management; the op's buckets authorised by `runOp`). */
+export async function rsOp(call: RouteCall<Granary, Caller>, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const raw = rawUrlOf(request);
   const q = raw.indexOf('?');
   const op = parseOp(q >= 0 ? raw.slice(0, q) : raw, new URLSearchParams(q >= 0 ? raw.slice(q + 1) : ''));
-  const answer = await runOp(g, caller.accessKey, op, request.id);
+  const answer = await runOp(call, op, request.id);
   return answer === undefined ? sendEmpty(reply) : sendJson(reply, 200, toJson(answer));
-}
-
-/** Registers `POST /<op>/*` for every op and `GET /stat/*`. */
-export function registerRsOps(app: FastifyInstance, g: Granary): void {
-  const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => handle(g, request, reply);
-  for (const name of OP_NAMES) app.post(`/${name}/*`, handler);
-  app.get('/stat/*', handler);
 }

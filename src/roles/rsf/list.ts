@@ -1,13 +1,16 @@
 /**
  * Listing routes of the rsf role (docs/development/kodo-protocol.md §8.3, §13.2, §14 item 12): `/list` (one JSON page) and `/v2/list`
  * (one JSON object per line, streamed). GET and POST (the Node SDK POSTs with the parameters in the query);
- * parameters in the query string or a form body; management credential required.
+ * parameters in the query string or a form body; management credential (the route table's auth step); the bucket is
+ * authorised by `listObjects`/`streamObjects`.
  */
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import { listObjects, streamObjects, type ListLine, type ListParams } from '../../objects/list.js';
-import { params, READ_METHODS, requireManagement, sendJson } from '../http.js';
+import type { RouteCall } from '../../routes/auth-step.js';
+import { params, sendJson } from '../http.js';
 import { toJson } from '../json.js';
 
 
@@ -41,42 +44,31 @@ function linesText(lines: ListLine[]): string {
 }
 
 /**
- * Registers `GET|POST /list?bucket=&prefix=&marker=&limit=&delimiter=[&needparts=true]` →
+ * `GET|POST /list?bucket=&prefix=&marker=&limit=&delimiter=[&needparts=true]` →
  * `{"marker":"…","commonPrefixes":[…] (with a delimiter),"items":[…]}`, and `GET|POST /v2/list` (same parameters;
  * `limit` 0/absent = everything) → `text/plain; charset=utf-8` lines `{"item":{…},"marker":"…","dir":""}` /
  * `{"item":null,"marker":"…","dir":"a/x/"}`, streamed page by page with backpressure; a client that goes away
- * stops the reading. Errors (before any line): 400 bad limit, 401/403 credential, 403 another account's bucket,
+ * stops the reading (handlers `list` and `listV2`). Errors (before any line): 400 bad limit, 401/403 credential, 403 another account's bucket,
  * 631 no such bucket, 640 bad marker.
  */
-export function registerList(app: FastifyInstance, g: Granary): void {
-  app.route({
-    method: READ_METHODS,
-    url: '/list',
-    handler: async (request, reply) => {
-      const caller = requireManagement(g, request);
-      const p = listParams(request);
-      const r = await listObjects(g, caller.accessKey, p);
-      const body: Record<string, unknown> = { marker: r.marker };
-      if (p.delimiter !== '') body.commonPrefixes = r.commonPrefixes;
-      body.items = r.items;
-      return sendJson(reply, 200, toJson(body));
-    },
-  });
+export async function list(call: RouteCall<Granary, Caller>, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const p = listParams(request);
+  const r = await listObjects(call.g, call.caller.accessKey, p);
+  const body: Record<string, unknown> = { marker: r.marker };
+  if (p.delimiter !== '') body.commonPrefixes = r.commonPrefixes;
+  body.items = r.items;
+  return sendJson(reply, 200, toJson(body));
+}
 
-  app.route({
-    method: READ_METHODS,
-    url: '/v2/list',
-    handler: async (request, reply) => {
-      const caller = requireManagement(g, request);
-      const pages = await streamObjects(g, caller.accessKey, listParams(request));
-      async function* chunks(): AsyncGenerator<Buffer> {
-        for await (const lines of pages) yield Buffer.from(linesText(lines), 'utf8');
-      }
-      // Byte mode: the stream buffers at most ~one page ahead of the socket (backpressure); fastify destroys it
-      // when the client goes away, which ends the page generator. A failure after the first line (headers sent)
-      // is logged by fastify and cuts the connection.
-      const body = Readable.from(chunks(), { objectMode: false });
-      return reply.code(200).header('cache-control', 'no-store').type(V2_LIST_TYPE).send(body);
-    },
-  });
+/** `GET|POST /v2/list` (see `list`). */
+export async function listV2(call: RouteCall<Granary, Caller>, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const pages = await streamObjects(call.g, call.caller.accessKey, listParams(request));
+  async function* chunks(): AsyncGenerator<Buffer> {
+    for await (const lines of pages) yield Buffer.from(linesText(lines), 'utf8');
+  }
+  // Byte mode: the stream buffers at most ~one page ahead of the socket (backpressure); fastify destroys it
+  // when the client goes away, which ends the page generator. A failure after the first line (headers sent)
+  // is logged by fastify and cuts the connection.
+  const body = Readable.from(chunks(), { objectMode: false });
+  return reply.code(200).header('cache-control', 'no-store').type(V2_LIST_TYPE).send(body);
 }

@@ -7,42 +7,40 @@
  *   `BucketManager.BucketInfosInRegion`, PHP `BucketManager::bucketInfos`) → `[{name, info}]`, `info` the
  *   `v2/bucketInfo` object (Go `BucketSummary`). `fs` (per-bucket usage) is accepted and adds nothing.
  * Both list the buckets the caller may use, in `region` when one is given; Granary has no global, line or shared
- * buckets, so `global=true` or `line=true` lists none and `shared` changes nothing. Management credential required.
+ * buckets, so `global=true` or `line=true` lists none and `shared` changes nothing. Management credential (the route table's
+ * auth step).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
 import { bucketInfo } from '../../buckets/buckets.js';
+import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import type { BucketRecord } from '../../ports/meta.js';
-import { params, READ_METHODS, requireManagement, sendJson } from '../http.js';
+import { params, sendJson } from '../http.js';
+
+type Call = RouteCall<Granary, Caller>;
 
 /** The caller's buckets matching the listing's `region`, `global` and `line` parameters. */
-async function listed(g: Granary, request: FastifyRequest): Promise<BucketRecord[]> {
-  const caller = requireManagement(g, request);
+async function listed(call: Call, request: FastifyRequest): Promise<BucketRecord[]> {
+  const { g, caller } = call;
   const p = params(request);
   if (p.get('global') === 'true' || p.get('line') === 'true') return [];
   const region = p.get('region') ?? '';
   return (await g.meta.listBuckets()).filter((b) => mayAccess(g, caller.accessKey, b) && (region === '' || b.region === region));
 }
 
-/** Registers `/v3/buckets` and `/v2/bucketInfos`. */
-export function registerBucketLists(app: FastifyInstance, g: Granary): void {
-  app.route({
-    method: READ_METHODS,
-    url: '/v3/buckets',
-    handler: async (request, reply) => {
-      const buckets = await listed(g, request);
-      return sendJson(
-        reply,
-        200,
-        buckets.map((b) => ({ tbl: b.name, zone: b.region, region: b.region, global: false, line: false, private: b.private ? 1 : 0, ctime: b.ctime, perm: 0 })),
-      );
-    },
-  });
+/** `GET|POST /v3/buckets`: the caller's buckets, v3 shape. */
+export async function bucketsV3(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const buckets = await listed(call, request);
+  return sendJson(
+    reply,
+    200,
+    buckets.map((b) => ({ tbl: b.name, zone: b.region, region: b.region, global: false, line: false, private: b.private ? 1 : 0, ctime: b.ctime, perm: 0 })),
+  );
+}
 
-  app.route({
-    method: READ_METHODS,
-    url: '/v2/bucketInfos',
-    handler: async (request, reply) => sendJson(reply, 200, (await listed(g, request)).map((b) => ({ name: b.name, info: bucketInfo(b) }))),
-  });
+/** `GET|POST /v2/bucketInfos`: the caller's buckets with their info. */
+export async function bucketInfos(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  return sendJson(reply, 200, (await listed(call, request)).map((b) => ({ name: b.name, info: bucketInfo(b) })));
 }

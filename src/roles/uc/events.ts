@@ -1,6 +1,6 @@
 /**
  * Bucket event notification rules on the uc role (docs/development/kodo-protocol.md §8.6, §13.2; the Node SDK's putBucketEvent,
- * updateBucketEvent, deleteBucketEvent, getBucketEvent): management credential, the bucket authorised like every
+ * updateBucketEvent, deleteBucketEvent, getBucketEvent): management credential (the route table's auth step), the bucket authorised like every
  * bucket operation (631 missing, 403 another account's).
  * - `POST /events/add`, form `bucket, name, prefix, suffix, event, callbackURL, access_key, host`: 200 `{}`.
  *   `event` and `callbackURL` may repeat (the SDK sends arrays as repeated fields) or hold several values
@@ -11,11 +11,12 @@
  * - `GET|POST /events/get?bucket=`: `[{name, prefix, suffix, events, callback_urls, access_key, host, ctime}]`.
  * Fields are read from the query and from a form body (query first).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authorizeBucket } from '../../auth/authorize.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import { addEventRule, deleteEventRule, eventRulesJson, updateEventRule, type EventRuleInput } from '../../events/rules.js';
-import { bodyBuffer, rawUrlOf, READ_METHODS, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
+import { bodyBuffer, rawUrlOf, requiredParam, sendEmpty, sendJson } from '../http.js';
 
 /** Query fields, then form-body fields, every value of repeated names kept. */
 function fields(request: FastifyRequest): URLSearchParams {
@@ -59,39 +60,37 @@ function ruleInput(p: URLSearchParams): EventRuleInput {
   return input;
 }
 
-/** Registers the event rule routes. */
-export function registerEventRules(app: FastifyInstance, g: Granary): void {
-  app.post('/events/add', async (request, reply) => {
-    const caller = requireManagement(g, request);
-    const p = fields(request);
-    const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(p, 'bucket'));
-    await addEventRule(g, caller.accessKey, bucket.name, ruleInput(p));
-    return sendEmpty(reply);
-  });
+type Call = RouteCall<Granary, Caller>;
 
-  app.post('/events/update', async (request, reply) => {
-    const caller = requireManagement(g, request);
-    const p = fields(request);
-    const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(p, 'bucket'));
-    await updateEventRule(g, caller.accessKey, bucket.name, ruleInput(p));
-    return sendEmpty(reply);
-  });
+/** `POST /events/add`. */
+export async function addEvents(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const p = fields(request);
+  const bucket = await call.authorize(requiredParam(p, 'bucket'));
+  await addEventRule(g, call.caller.accessKey, bucket.name, ruleInput(p));
+  return sendEmpty(reply);
+}
 
-  app.post('/events/delete', async (request, reply) => {
-    const caller = requireManagement(g, request);
-    const p = fields(request);
-    const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(p, 'bucket'));
-    await deleteEventRule(g, bucket.name, requiredParam(p, 'name'));
-    return sendEmpty(reply);
-  });
+/** `POST /events/update`. */
+export async function updateEvents(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const p = fields(request);
+  const bucket = await call.authorize(requiredParam(p, 'bucket'));
+  await updateEventRule(g, call.caller.accessKey, bucket.name, ruleInput(p));
+  return sendEmpty(reply);
+}
 
-  app.route({
-    method: READ_METHODS,
-    url: '/events/get',
-    handler: async (request, reply) => {
-      const caller = requireManagement(g, request);
-      const bucket = await authorizeBucket(g, caller.accessKey, requiredParam(fields(request), 'bucket'));
-      return sendJson(reply, 200, eventRulesJson(bucket));
-    },
-  });
+/** `POST /events/delete`. */
+export async function deleteEvents(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const p = fields(request);
+  const bucket = await call.authorize(requiredParam(p, 'bucket'));
+  await deleteEventRule(g, bucket.name, requiredParam(p, 'name'));
+  return sendEmpty(reply);
+}
+
+/** `GET|POST /events/get`. */
+export async function getEvents(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const bucket = await call.authorize(requiredParam(fields(request), 'bucket'));
+  return sendJson(reply, 200, eventRulesJson(bucket));
 }

@@ -1,6 +1,6 @@
 /**
  * Bucket lifecycle rule routes on the uc role (docs/development/kodo-protocol.md §8.6, §13.2 `put/update/deleteBucketLifecycleRule`,
- * `getBucketLifecycleRule`); management credential required, the bucket authorised like every bucket route (631
+ * `getBucketLifecycleRule`); management credential (route table auth step; the `bucket` parameter authorised by it), the bucket authorised like every bucket route (631
  * missing, 403 another account's).
  * - `POST /rules/add`, `POST /rules/update`: form (or query) `bucket, name, prefix, to_line_after_days,
  *   to_archive_ir_after_days, to_archive_after_days, to_deep_archive_after_days, delete_after_days,
@@ -12,8 +12,7 @@
  * Errors: 400 bad or missing fields (named), taken prefix, too many rules, update of an unknown name (Kodo's 400);
  * 614 taken name; 612 delete of an unknown name.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authorizeBucket } from '../../auth/authorize.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   addRule,
   DAY_FIELDS,
@@ -23,16 +22,18 @@ import {
   updateRule,
   type RuleInput,
 } from '../../buckets/lifecycle-rule-admin.js';
+import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import type { BucketRecord, LifecycleRule } from '../../ports/meta.js';
-import { params, READ_METHODS, requiredParam, requireManagement, sendEmpty, sendJson } from '../http.js';
+import { params, requiredParam, sendEmpty, sendJson } from '../http.js';
 
 /** The authorised bucket named by the `bucket` parameter, and the parameters. */
-async function bucketOf(g: Granary, request: FastifyRequest): Promise<{ bucket: BucketRecord; p: URLSearchParams }> {
-  const caller = requireManagement(g, request);
-  const p = params(request);
-  const name = requiredParam(p, 'bucket');
-  return { bucket: await authorizeBucket(g, caller.accessKey, name), p };
+type Call = RouteCall<Granary, Caller>;
+
+/** The bucket the auth step authorised (the route table's `query: bucket` rule) and the parameters. */
+function bucketOf(call: Call, request: FastifyRequest): { bucket: BucketRecord; p: URLSearchParams } {
+  return { bucket: call.bucket, p: params(request) };
 }
 
 /** The rule a rules/add or rules/update form describes (400 naming a malformed day field). */
@@ -58,32 +59,32 @@ function ruleJson(r: LifecycleRule): Record<string, unknown> {
   };
 }
 
-/** Registers the lifecycle rule routes. */
-export function registerLifecycleRules(app: FastifyInstance, g: Granary): void {
-  app.post('/rules/add', async (request, reply) => {
-    const { bucket, p } = await bucketOf(g, request);
-    await addRule(g, bucket.name, ruleInput(p));
-    return sendEmpty(reply);
-  });
+/** `POST /rules/add`. */
+export async function addRuleRoute(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { bucket, p } = bucketOf(call, request);
+  await addRule(g, bucket.name, ruleInput(p));
+  return sendEmpty(reply);
+}
 
-  app.post('/rules/update', async (request, reply) => {
-    const { bucket, p } = await bucketOf(g, request);
-    await updateRule(g, bucket.name, ruleInput(p));
-    return sendEmpty(reply);
-  });
+/** `POST /rules/update`. */
+export async function updateRuleRoute(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { bucket, p } = bucketOf(call, request);
+  await updateRule(g, bucket.name, ruleInput(p));
+  return sendEmpty(reply);
+}
 
-  app.post('/rules/delete', async (request, reply) => {
-    const { bucket, p } = await bucketOf(g, request);
-    await deleteRule(g, bucket.name, requiredParam(p, 'name'));
-    return sendEmpty(reply);
-  });
+/** `POST /rules/delete`. */
+export async function deleteRuleRoute(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { bucket, p } = bucketOf(call, request);
+  await deleteRule(g, bucket.name, requiredParam(p, 'name'));
+  return sendEmpty(reply);
+}
 
-  app.route({
-    method: READ_METHODS,
-    url: '/rules/get',
-    handler: async (request, reply) => {
-      const { bucket } = await bucketOf(g, request);
-      return sendJson(reply, 200, rulesOf(bucket).map(ruleJson));
-    },
-  });
+/** `GET|POST /rules/get`. */
+export async function getRules(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { bucket } = bucketOf(call, request);
+  return sendJson(reply, 200, rulesOf(bucket).map(ruleJson));
 }

@@ -12,12 +12,13 @@
  *   `bucket` names none).
  * GET and POST (query string or form body) are accepted.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
 import { ADVERTISED_SERVICES } from '../../config-hosts.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
-import { params, READ_METHODS, sendJson } from '../http.js';
+import type { RouteCall } from '../../routes/auth-step.js';
+import { params, sendJson } from '../http.js';
 import { regionsAnswer, v1Answer, v3Answer, v2Region, v4Answer, type RegionFacts, type RegionHosts } from './region-answers.js';
 
 /** Seconds clients may cache the answer. */
@@ -40,20 +41,21 @@ async function checkQuery(g: Granary, request: FastifyRequest): Promise<void> {
   if (!bucket || !mayAccess(g, ak, bucket)) throw Errors.noSuchBucket();
 }
 
-/** A query route: the `ak` and `bucket` checked, then `answer`. */
-function query(g: Granary, answer: (f: RegionFacts) => unknown) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    await checkQuery(g, request);
-    return sendJson(reply, 200, answer(regionFacts(g)));
+/** A query route's handler (route table: no credential; `ak` and `bucket` checked here), then `answer`. */
+function query(answer: (f: RegionFacts) => unknown) {
+  return async (call: RouteCall<Granary, unknown>, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    await checkQuery(call.g, request);
+    return sendJson(reply, 200, answer(regionFacts(call.g)));
   };
 }
 
-/** Registers the region-query routes (GET and POST). */
-export function registerRegionQuery(app: FastifyInstance, g: Granary): void {
-  const method = READ_METHODS;
-  app.route({ method, url: '/v1/query', handler: query(g, v1Answer) });
-  app.route({ method, url: '/v2/query', handler: query(g, v2Region) });
-  app.route({ method, url: '/v3/query', handler: query(g, v3Answer) });
-  app.route({ method, url: '/v4/query', handler: query(g, v4Answer) });
-  app.route({ method, url: '/regions', handler: (_req, reply) => sendJson(reply, 200, regionsAnswer(regionFacts(g))) });
+/** `GET|POST /v1/query` … `/v4/query`: the region answers of each version. */
+export const queryV1 = query(v1Answer);
+export const queryV2 = query(v2Region);
+export const queryV3 = query(v3Answer);
+export const queryV4 = query(v4Answer);
+
+/** `GET|POST /regions`: every region (this one). */
+export function regions(call: RouteCall<Granary, unknown>, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendJson(reply, 200, regionsAnswer(regionFacts(call.g)));
 }

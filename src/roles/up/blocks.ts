@@ -4,8 +4,9 @@
  * `x:<var>`, `x-qn-meta-<name>` in any order, and the comma-joined ctxs as body (text/plain or octet-stream).
  * UpToken on every call. Answers exactly 200 with the block JSON (mkblk, bput) or the upload answer (mkfile).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import type { PutRequest } from '../../objects/put-object.js';
 import { makeBlock, makeFile, putChunk, type ChunkSender } from '../../objects/resumable/blocks.js';
@@ -63,28 +64,33 @@ function applyMkfileParams(req: PutRequest, segments: string[]): void {
   }
 }
 
-/** Registers mkblk, bput and mkfile (in the streaming-body scope of resumable uploads). */
-export function registerBlockRoutes(app: FastifyInstance, g: Granary): void {
-  app.post('/mkblk/:blockSize', async (request, reply) => {
-    const sender = chunkSender(g, request);
-    const size = intParam((request.params as { blockSize?: string }).blockSize, 'blockSize');
-    return sendJson(reply, 200, await makeBlock(g, sender, size, request.raw));
-  });
+type Call = RouteCall<Granary, unknown>;
 
-  app.post('/bput/:ctx/:offset', async (request, reply) => {
-    const sender = chunkSender(g, request);
-    const p = request.params as { ctx?: string; offset?: string };
-    const offset = intParam(p.offset, 'nextChunkOffset');
-    return sendJson(reply, 200, await putChunk(g, sender, p.ctx ?? '', offset, request.raw));
-  });
+/** `POST /mkblk/:blockSize`: route table: upload token in the Authorization header. */
+export async function mkblk(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const sender = chunkSender(g, request);
+  const size = intParam((request.params as { blockSize?: string }).blockSize, 'blockSize');
+  return sendJson(reply, 200, await makeBlock(g, sender, size, request.raw));
+}
 
-  app.post('/mkfile/*', async (request, reply) => {
-    const { accessKey, policy } = requireUpToken(g, request);
-    const segments = pathSegments(rawUrlOf(request)).slice(1);
-    const fileSize = intParam(segments[0], 'fileSize');
-    const req: PutRequest = { policy, accessKey, custom: {}, meta: {}, reqId: request.id };
-    applyMkfileParams(req, segments.slice(1));
-    const result = await makeFile(g, fileSize, await ctxListOf(request), req);
-    return sendUploadAnswer(reply, await answerUpload(g, policy, result));
-  });
+/** `POST /bput/:ctx/:offset`. */
+export async function bput(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const sender = chunkSender(g, request);
+  const p = request.params as { ctx?: string; offset?: string };
+  const offset = intParam(p.offset, 'nextChunkOffset');
+  return sendJson(reply, 200, await putChunk(g, sender, p.ctx ?? '', offset, request.raw));
+}
+
+/** `POST /mkfile/*`. */
+export async function mkfile(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey, policy } = requireUpToken(g, request);
+  const segments = pathSegments(rawUrlOf(request)).slice(1);
+  const fileSize = intParam(segments[0], 'fileSize');
+  const req: PutRequest = { policy, accessKey, custom: {}, meta: {}, reqId: request.id };
+  applyMkfileParams(req, segments.slice(1));
+  const result = await makeFile(g, fileSize, await ctxListOf(request), req);
+  return sendUploadAnswer(reply, await answerUpload(g, policy, result));
 }

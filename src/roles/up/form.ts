@@ -8,7 +8,7 @@
  */
 import busboy from 'busboy';
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { verifyUploadToken, type UploadToken } from '../../auth/upload-token.js';
 import type { Granary } from '../../context.js';
 import { Errors, KodoError, storageError } from '../../errors.js';
@@ -196,7 +196,7 @@ function parseCrc32(text: string | undefined): number | undefined {
 }
 
 /** Handles `POST /`. */
-async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const ct = String(request.headers['content-type'] ?? '');
   if (!ct.toLowerCase().startsWith('multipart/form-data')) throw Errors.badMultipart('expected multipart/form-data');
   // A declared size past the object limit plus the room fields may take is refused before any byte is read.
@@ -237,9 +237,4 @@ async function formUpload(g: Granary, request: FastifyRequest, reply: FastifyRep
     await file?.body.staged.discard();
     throw err;
   }
-}
-
-/** Registers the form-upload route. */
-export function registerFormUpload(app: FastifyInstance, g: Granary): void {
-  app.post('/', (request, reply) => formUpload(g, request, reply));
 }

@@ -5,8 +5,9 @@
  * `POST …/uploads/<id>` (complete, JSON body whatever its Content-Type), `DELETE …/uploads/<id>` (abort), `GET …/uploads/<id>` (list parts,
  * `max-parts`, `part-number-marker` or `part-number_marker`). UpToken on every call; exactly 200 on success.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../../context.js';
+import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import type { PutRequest } from '../../objects/put-object.js';
 import {
@@ -22,8 +23,6 @@ import { answerUpload } from '../../objects/upload-response.js';
 import { decodeParam } from '../entry.js';
 import { bodyBuffer, declaredLength, sendEmpty, sendJson } from '../http.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
-
-const BASE = '/buckets/:bucket/objects/:objectName/uploads';
 
 interface Params {
   bucket?: string;
@@ -107,65 +106,71 @@ function stringMap(value: unknown): Record<string, string> {
   return out;
 }
 
-/** Registers the part upload (streaming-body scope). */
-export function registerPartRoute(app: FastifyInstance, g: Granary): void {
-  app.put(`${BASE}/:uploadId/:partNumber`, async (request, reply) => {
-    const { accessKey } = requireUpToken(g, request);
-    const md5 = request.headers['content-md5'];
-    const answer = await uploadPart(
-      g,
-      accessKey,
-      targetOf(request),
-      uploadIdOf(request),
-      partNumberOf(request),
-      typeof md5 === 'string' && md5 !== '' ? md5 : undefined,
-      request.raw,
-      declaredLength(request),
-    );
-    return sendJson(reply, 200, answer);
-  });
+type Call = RouteCall<Granary, unknown>;
+
+/** `PUT /buckets/:bucket/objects/:objectName/uploads/:uploadId/:partNumber`: route table: upload token; the body streamed. */
+export async function uploadPartRoute(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = requireUpToken(g, request);
+  const md5 = request.headers['content-md5'];
+  const answer = await uploadPart(
+    g,
+    accessKey,
+    targetOf(request),
+    uploadIdOf(request),
+    partNumberOf(request),
+    typeof md5 === 'string' && md5 !== '' ? md5 : undefined,
+    request.raw,
+    declaredLength(request),
+  );
+  return sendJson(reply, 200, answer);
 }
 
-/** Registers initiate, complete, abort and list parts (bodies are small JSON, buffered). */
-export function registerMultipartRoutes(app: FastifyInstance, g: Granary): void {
-  app.post(BASE, async (request, reply) => {
-    const { accessKey, policy } = requireUpToken(g, request);
-    return sendJson(reply, 200, await initiateUpload(g, accessKey, policy, targetOf(request)));
-  });
+/** `POST /buckets/:bucket/objects/:objectName/uploads`. */
+export async function initiateMultipart(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey, policy } = requireUpToken(g, request);
+  return sendJson(reply, 200, await initiateUpload(g, accessKey, policy, targetOf(request)));
+}
 
-  app.post(`${BASE}/:uploadId`, async (request, reply) => {
-    const { accessKey, policy } = requireUpToken(g, request);
-    const target = targetOf(request);
-    const body = completeBody(await completeText(g, request));
-    const req: PutRequest = {
-      policy,
-      accessKey,
-      custom: {},
-      meta: {},
-      reqId: request.id,
-      ...(body.fname ? { fname: body.fname } : {}),
-      ...(body.mimeType ? { clientMime: body.mimeType } : {}),
-    };
-    if (target.key !== undefined) req.clientKey = target.key;
-    for (const [k, v] of Object.entries(stringMap(body.customVars))) if (k.startsWith('x:')) req.custom[k] = v;
-    for (const [k, v] of Object.entries(stringMap(body.metadata))) {
-      if (k.toLowerCase().startsWith('x-qn-meta-')) req.meta[k.slice('x-qn-meta-'.length)] = v;
-    }
-    const result = await completeUpload(g, target, uploadIdOf(request), body.parts, req);
-    return sendUploadAnswer(reply, await answerUpload(g, policy, result));
-  });
+/** `POST /buckets/:bucket/objects/:objectName/uploads/:uploadId`. */
+export async function completeMultipart(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey, policy } = requireUpToken(g, request);
+  const target = targetOf(request);
+  const body = completeBody(await completeText(g, request));
+  const req: PutRequest = {
+    policy,
+    accessKey,
+    custom: {},
+    meta: {},
+    reqId: request.id,
+    ...(body.fname ? { fname: body.fname } : {}),
+    ...(body.mimeType ? { clientMime: body.mimeType } : {}),
+  };
+  if (target.key !== undefined) req.clientKey = target.key;
+  for (const [k, v] of Object.entries(stringMap(body.customVars))) if (k.startsWith('x:')) req.custom[k] = v;
+  for (const [k, v] of Object.entries(stringMap(body.metadata))) {
+    if (k.toLowerCase().startsWith('x-qn-meta-')) req.meta[k.slice('x-qn-meta-'.length)] = v;
+  }
+  const result = await completeUpload(g, target, uploadIdOf(request), body.parts, req);
+  return sendUploadAnswer(reply, await answerUpload(g, policy, result));
+}
 
-  app.delete(`${BASE}/:uploadId`, async (request, reply) => {
-    const { accessKey } = requireUpToken(g, request);
-    await abortUpload(g, accessKey, targetOf(request), uploadIdOf(request));
-    return sendEmpty(reply);
-  });
+/** `DELETE /buckets/:bucket/objects/:objectName/uploads/:uploadId`. */
+export async function abortMultipart(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = requireUpToken(g, request);
+  await abortUpload(g, accessKey, targetOf(request), uploadIdOf(request));
+  return sendEmpty(reply);
+}
 
-  app.get(`${BASE}/:uploadId`, async (request, reply) => {
-    const { accessKey } = requireUpToken(g, request);
-    const q = request.query as Record<string, string | undefined>;
-    const max = Math.min(1000, Math.max(1, Number(q['max-parts'] ?? 1000) || 1000));
-    const marker = Number(q['part-number-marker'] ?? q['part-number_marker'] ?? 0) || 0;
-    return sendJson(reply, 200, await listUploadParts(g, accessKey, targetOf(request), uploadIdOf(request), marker, max));
-  });
+/** `GET /buckets/:bucket/objects/:objectName/uploads/:uploadId`. */
+export async function listParts(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const { g } = call;
+  const { accessKey } = requireUpToken(g, request);
+  const q = request.query as Record<string, string | undefined>;
+  const max = Math.min(1000, Math.max(1, Number(q['max-parts'] ?? 1000) || 1000));
+  const marker = Number(q['part-number-marker'] ?? q['part-number_marker'] ?? 0) || 0;
+  return sendJson(reply, 200, await listUploadParts(g, accessKey, targetOf(request), uploadIdOf(request), marker, max));
 }

@@ -12,7 +12,7 @@
  * Errors: 400 bad path/fsize/base64, 401 token, 403/413/614/631 as any upload, 406 crc32 mismatch.
  */
 import { pipeline } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { Base64DecodeStream } from '../../objects/base64-stream.js';
@@ -48,7 +48,7 @@ function applyParams(req: PutRequest, segments: string[]): void {
 }
 
 /** Handles `POST /putb64/…`. */
-async function putb64(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function putb64(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const { accessKey, policy } = requireUpToken(g, request);
   const segments = pathSegments(rawUrlOf(request)).slice(1);
   const fsize = parseFsize(segments[0]);
@@ -71,9 +71,4 @@ async function putb64(g: Granary, request: FastifyRequest, reply: FastifyReply):
   const result = await putObject(g, body, req);
   g.metrics?.upload('putb64', result.record.fsize);
   return sendUploadAnswer(reply, await answerUpload(g, policy, result));
-}
-
-/** Registers `POST /putb64/*` (in the streaming-body scope: the body is decoded as it arrives). */
-export function registerPutb64(app: FastifyInstance, g: Granary): void {
-  app.post('/putb64/*', (request, reply) => putb64(g, request, reply));
 }

@@ -1,0 +1,144 @@
+/**
+ * The auth step of the route table: the one place a route's credential is checked and its bucket authorised
+ * (`requireManagement` and `authorizeBucket` are called nowhere else under src/roles and src/console; a unit test
+ * checks it). `authStep(entry, …)` builds, once at registration, the route's `preHandler` from its table entry
+ * (types.ts `AuthKind`, `BucketRule`): it runs before the handler and leaves a `RouteCall` on the request, which the
+ * handler receives. Routes whose credential is checked by their own path (upload tokens, downloads, none) get the
+ * route's one constant `RouteCall`, built at registration: no per-request allocation on the hot paths.
+ *
+ * Errors, in order: the route's `precheck` (400), then 401/403 for the credential (docs/development/kodo-protocol.md
+ * §2.2–2.3; console: 403 `consoleCsrf`, 401 `consoleNoSession`, 400 `consoleCookieConflict`; metrics: 401), then
+ * 400 for a missing bucket parameter, 631 a missing bucket, 403 another account's.
+ */
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { authorizeBucket } from '../auth/authorize.js';
+import { verifyManagement, type Caller } from '../auth/management.js';
+import { callerOf } from '../console/guard.js';
+import type { Granary } from '../context.js';
+import { Errors } from '../errors.js';
+import { checkMetricsToken } from '../metrics/route.js';
+import type { BucketRecord } from '../ports/meta.js';
+import { params, requiredParam, signedRequestOf } from '../roles/http.js';
+import type { RouteEntry } from './types.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The auth step's result for this request (auth-step.ts); null until it ran. */
+    routeCall: RouteCall<unknown, unknown> | null;
+  }
+}
+
+/** Verifies a `QBox`/`Qiniu` management credential (401/403 on failure, docs/development/kodo-protocol.md §2.2–2.3). */
+export function requireManagement(g: Granary, request: FastifyRequest): Caller {
+  return verifyManagement(signedRequestOf(request), g.secretOf, g.clock.nowMs(), {
+    dateWindowSeconds: g.config.dateWindowSeconds,
+  });
+}
+
+/**
+ * What a handler gets from the auth step: the listener's context (`ctx`: the Granary, or the console's API
+ * context), the authenticated caller (`caller`: a management `Caller`, or a console session), the bucket the table
+ * said to authorise (`bucket`), and `authorize` for the buckets a route finds only in its arguments.
+ */
+export class RouteCall<Ctx, Who> {
+  constructor(
+    readonly ctx: Ctx,
+    readonly g: Granary,
+    private readonly who: Who | undefined,
+    private readonly authorised: BucketRecord | undefined,
+  ) {}
+
+  /** The authenticated caller; a route whose auth kind has none asking for it is a table error (599). */
+  get caller(): Who {
+    if (this.who === undefined) throw Errors.internal('the route table gives this route no caller');
+    return this.who;
+  }
+
+  /** The bucket the table's `param`/`query` rule authorised; 599 for a route without that rule. */
+  get bucket(): BucketRecord {
+    if (this.authorised === undefined) throw Errors.internal('the route table authorises no bucket for this route');
+    return this.authorised;
+  }
+
+  /** Authorises `bucket` for the caller (the `in-handler` rule): the bucket, 631 missing, 403 another account's. */
+  authorize(bucket: string): Promise<BucketRecord> {
+    return authorizeBucket(this.g, (this.caller as { accessKey: string }).accessKey, bucket);
+  }
+
+  /** Authorises `bucket` for a key the route verified itself (a saveas signature): 631, 403. */
+  authorizeAs(accessKey: string, bucket: string): Promise<BucketRecord> {
+    return authorizeBucket(this.g, accessKey, bucket);
+  }
+}
+
+/** A path parameter the route needs (400 when absent or empty). */
+function pathParam(request: FastifyRequest, name: string): string {
+  const v = (request.params as Record<string, string | undefined>)[name];
+  if (!v) throw Errors.badRequest(`${name} is required`);
+  return v;
+}
+
+/** The bucket named by the table's rule, authorised for `accessKey`; undefined when the rule names none. */
+function ruleBucket(g: Granary, entry: RouteEntry<unknown, unknown>, request: FastifyRequest, accessKey: string): Promise<BucketRecord> | undefined {
+  const rule = entry.bucket;
+  if (rule.from === 'param') return authorizeBucket(g, accessKey, pathParam(request, rule.name));
+  if (rule.from === 'query') return authorizeBucket(g, accessKey, requiredParam(params(request), rule.name));
+  return undefined;
+}
+
+/** What the console's auth step needs of its context. */
+interface ConsoleContext {
+  sessions: Parameters<typeof callerOf>[0];
+}
+
+/**
+ * The route's `preHandler` (undefined when its auth kind is checked by the handler's own path) and the constant
+ * `RouteCall` of routes without one. Built once per route at registration.
+ */
+export function authStep<Ctx, Who>(
+  entry: RouteEntry<Ctx, Who>,
+  ctx: Ctx,
+  g: Granary,
+): { preHandler?: preHandlerAsyncHookHandler; constant: RouteCall<Ctx, Who> } {
+  const e = entry as RouteEntry<unknown, unknown>;
+  const constant = new RouteCall<Ctx, Who>(ctx, g, undefined, undefined);
+  const precheck = entry.precheck;
+  const needsBucket = e.bucket.from === 'param' || e.bucket.from === 'query';
+  switch (entry.auth) {
+    case 'management':
+      return {
+        constant,
+        preHandler: async (request) => {
+          precheck?.(request);
+          const caller = requireManagement(g, request);
+          const bucket = needsBucket ? await ruleBucket(g, e, request, caller.accessKey) : undefined;
+          request.routeCall = new RouteCall(ctx, g, caller, bucket) as RouteCall<unknown, unknown>;
+        },
+      };
+    case 'console-session': {
+      const sessions = (ctx as unknown as ConsoleContext).sessions;
+      return {
+        constant,
+        preHandler: async (request) => {
+          precheck?.(request);
+          const session = await callerOf(sessions, request);
+          const bucket = needsBucket ? await ruleBucket(g, e, request, session.accessKey) : undefined;
+          request.routeCall = new RouteCall(ctx, g, session, bucket) as RouteCall<unknown, unknown>;
+        },
+      };
+    }
+    case 'metrics-token':
+      return {
+        constant,
+        preHandler: async (request) => {
+          checkMetricsToken(g.config.metricsToken, request.headers.authorization);
+        },
+      };
+    case 'uploadToken':
+    case 'download':
+    case 'none':
+    case 'console-signin':
+      if (needsBucket) throw new Error(`route table: ${entry.operation} authorises a bucket without a caller`);
+      return precheck ? { constant, preHandler: async (request) => precheck(request) } : { constant };
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The console listener's routes: `GET /metrics` (listener level, when the Granary has metrics), the console API
+ * (`/api/…`, JSON; src/console/api-*.ts) and the single-page app. Every API route but sign-in needs a session
+ * (`console-session`: cookie, Origin, CSRF token for non-GET calls); a bucket named in the path is authorised by
+ * the auth step (631 / 403) — move/copy's target bucket by the handler. Root-only calls (key pairs, pipelines)
+ * check the session's root flag in the handler (403).
+ */
+import type { Granary } from '../context.js';
+import { bindDomainApi, bucketApi, createBucketApi, deleteEventApi, deleteRuleApi, deleteStyleApi, dropBucketApi, listBucketsApi, putSettingApi, putStyleApi, settingOf, unbindDomainApi, updateEventApi, updateRuleApi, addEventApi, addRuleApi } from '../console/api-buckets.js';
+import { linkApi, listObjectsApi, opApi, opOf, statApi, uploadTokenApi } from '../console/api-files.js';
+import { createKeyApi, deleteKeyApi, listKeysApi } from '../console/api-keys.js';
+import { overviewApi } from '../console/api-overview.js';
+import { deleteWorkflowApi, fetchTaskApi, jobApi, listFetchTasksApi, listJobsApi, listPipelinesApi, listWorkflowsApi, putPipelineApi, putWorkflowApi, submitFetchTaskApi, submitJobApi } from '../console/api-processing.js';
+import { sessionApi, signInApi, signOutApi } from '../console/api-session.js';
+import { appPage, unknownApi, type ConsoleApi } from '../console/app.js';
+import type { ConsoleSession } from '../console/sessions.js';
+import { metricsRoute } from '../metrics/route.js';
+import type { BucketRule, RouteEntry } from './types.js';
+
+const NONE: BucketRule = { from: 'none' };
+const OWNED: BucketRule = { from: 'none' }; // only the session's own buckets (mayAccess) or jobs
+const PATH: BucketRule = { from: 'param', name: 'bucket' };
+type ConsoleRoute = RouteEntry<ConsoleApi, ConsoleSession>;
+
+/** A session route of the console API. */
+function api(method: ConsoleRoute['method'], url: string, name: string, bucket: BucketRule, handler: ConsoleRoute['handler'], precheck?: ConsoleRoute['precheck']): ConsoleRoute {
+  return { method, url, role: 'console', operation: `console.${name}`, auth: 'console-session', bucket, group: 'console-api', handler, ...(precheck ? { precheck } : {}) };
+}
+
+export const CONSOLE_ROUTES: ConsoleRoute[] = [
+  { method: 'POST', url: '/api/session', role: 'console', operation: 'console.signIn', auth: 'console-signin', bucket: NONE, group: 'console-api', handler: signInApi },
+  api('GET', '/api/session', 'session', NONE, sessionApi),
+  api('DELETE', '/api/session', 'signOut', NONE, signOutApi),
+  api('GET', '/api/overview', 'overview', OWNED, overviewApi),
+
+  api('GET', '/api/buckets', 'buckets.list', OWNED, listBucketsApi),
+  api('POST', '/api/buckets', 'buckets.create', NONE, createBucketApi),
+  api('DELETE', '/api/buckets/:bucket', 'buckets.drop', PATH, dropBucketApi),
+  api('GET', '/api/buckets/:bucket', 'buckets.get', PATH, bucketApi),
+  api('PUT', '/api/buckets/:bucket/settings/:setting', 'buckets.setting', PATH, putSettingApi, (request) => void settingOf(request)),
+  api('PUT', '/api/buckets/:bucket/styles/:name', 'buckets.style.put', PATH, putStyleApi),
+  api('DELETE', '/api/buckets/:bucket/styles/:name', 'buckets.style.delete', PATH, deleteStyleApi),
+  api('POST', '/api/buckets/:bucket/domains', 'buckets.domain.bind', PATH, bindDomainApi),
+  api('DELETE', '/api/buckets/:bucket/domains/:domain', 'buckets.domain.unbind', PATH, unbindDomainApi),
+  api('POST', '/api/buckets/:bucket/rules', 'buckets.rule.add', PATH, addRuleApi),
+  api('PUT', '/api/buckets/:bucket/rules/:name', 'buckets.rule.update', PATH, updateRuleApi),
+  api('DELETE', '/api/buckets/:bucket/rules/:name', 'buckets.rule.delete', PATH, deleteRuleApi),
+  api('POST', '/api/buckets/:bucket/events', 'buckets.event.add', PATH, addEventApi),
+  api('PUT', '/api/buckets/:bucket/events/:name', 'buckets.event.update', PATH, updateEventApi),
+  api('DELETE', '/api/buckets/:bucket/events/:name', 'buckets.event.delete', PATH, deleteEventApi),
+
+  api('GET', '/api/buckets/:bucket/objects', 'files.list', PATH, listObjectsApi),
+  api('GET', '/api/buckets/:bucket/stat', 'files.stat', PATH, statApi),
+  api('POST', '/api/buckets/:bucket/upload-token', 'files.uploadToken', PATH, uploadTokenApi),
+  api('POST', '/api/buckets/:bucket/link', 'files.link', PATH, linkApi),
+  // move/copy: the target bucket (`toBucket`) is authorised by the handler through `call.authorize`.
+  api('POST', '/api/buckets/:bucket/ops/:op', 'files.op', PATH, opApi, (request) => void opOf(request)),
+
+  api('GET', '/api/jobs', 'jobs.list', OWNED, listJobsApi),
+  api('GET', '/api/jobs/:id', 'jobs.get', OWNED, jobApi),
+  api('POST', '/api/jobs', 'jobs.submit', { from: 'domain', where: 'JSON body bucket', by: 'submitPfop' }, submitJobApi),
+  api('GET', '/api/pipelines', 'pipelines.list', NONE, listPipelinesApi),
+  api('PUT', '/api/pipelines/:name', 'pipelines.put', NONE, putPipelineApi),
+  api('GET', '/api/workflows', 'workflows.list', NONE, listWorkflowsApi),
+  api('PUT', '/api/workflows/:name', 'workflows.put', NONE, putWorkflowApi),
+  api('DELETE', '/api/workflows/:name', 'workflows.delete', NONE, deleteWorkflowApi),
+  api('POST', '/api/fetch-tasks', 'fetchTasks.submit', { from: 'domain', where: 'JSON body bucket', by: 'submitAsyncFetch' }, submitFetchTaskApi),
+  api('GET', '/api/fetch-tasks', 'fetchTasks.list', OWNED, listFetchTasksApi),
+  api('GET', '/api/fetch-tasks/:id', 'fetchTasks.get', OWNED, fetchTaskApi),
+
+  api('GET', '/api/keys', 'keys.list', NONE, listKeysApi),
+  api('POST', '/api/keys', 'keys.create', NONE, createKeyApi),
+  api('DELETE', '/api/keys/:accessKey', 'keys.delete', NONE, deleteKeyApi),
+
+  { method: 'ALL', url: '/api/*', role: 'console', operation: 'console.unknown', auth: 'none', bucket: NONE, group: 'console-api', handler: unknownApi },
+  { method: 'GET', url: '/*', role: 'console', operation: 'console.app', auth: 'none', bucket: NONE, group: 'console-app', handler: appPage },
+];
+
+/** The console listener's own routes (registered only when the Granary has a metrics registry). */
+export const CONSOLE_LISTENER_ROUTES: RouteEntry<Granary, unknown>[] = [
+  {
+    method: 'GET',
+    url: '/metrics',
+    role: 'console',
+    operation: 'console.metrics',
+    auth: 'metrics-token',
+    bucket: NONE,
+    group: 'console-listener',
+    handler: (call, _request, reply) => (call.g.metrics ? metricsRoute(call.g.metrics, reply) : undefined),
+  },
+];

@@ -1,0 +1,86 @@
+/**
+ * The shape of the route table (src/routes/table.ts): every route the main listener and the console listener
+ * serve is one `RouteEntry` — its method(s), path (fastify syntax), role and operation (the metrics labels), the
+ * kind of authentication the auth step runs before the handler (auth-step.ts), how the bucket it acts on is found
+ * and authorised, and the handler. Routes added by plugins (the CORS preflight, the console's static files) are
+ * `PluginRoute`s: declared here too, registered by their plugin. register.ts registers the table and refuses, at
+ * build time, any route that is in neither.
+ */
+import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { RouteCall } from './auth-step.js';
+
+/** The Kodo roles, plus `health` (health checks) and `console` (the console listener). */
+export type Role = 'up' | 'io' | 'rs' | 'rsf' | 'api' | 'uc' | 'health' | 'console';
+
+/** The HTTP methods of the table; `ALL` = every method fastify knows (the console API's unknown-route answer). */
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS' | 'ALL';
+
+/**
+ * Who may call a route, checked by the auth step (auth-step.ts) once, before the handler:
+ * - `management`: a `QBox`/`Qiniu` signature by a known key (401/403, docs/development/kodo-protocol.md §2.2–2.3);
+ *   the handler gets the caller.
+ * - `uploadToken`: an upload token (docs/development/kodo-protocol.md §2.1); verified by the handler's upload path,
+ *   as the form upload's token arrives inside the streamed body (the `token` field).
+ * - `download`: public bucket, or a private download URL (`e`/`token`, §2.4); checked by the download path, which
+ *   knows the bucket only after reading it.
+ * - `none`: no credential (health, region query, prefop status).
+ * - `console-session`: a console session cookie, the Origin check and, for non-GET calls, the CSRF token
+ *   (console/guard.ts `callerOf`); the handler gets the session.
+ * - `console-signin`: the sign-in call (Origin check and throttle, in the handler).
+ * - `metrics-token`: `Authorization: Bearer <GRANARY_METRICS_TOKEN>` when one is set (metrics/route.ts).
+ */
+export type AuthKind = 'management' | 'uploadToken' | 'download' | 'none' | 'console-session' | 'console-signin' | 'metrics-token';
+
+/**
+ * How the bucket a route acts on is found and who authorises it (631 missing, 403 another account's):
+ * - `none`: no bucket (or only the caller's own, filtered: bucket lists);
+ * - `param`: the path parameter `name`, authorised by the auth step before the handler (the handler gets it);
+ * - `query`: the required query/form parameter `name` (400 when absent), authorised by the auth step likewise;
+ * - `in-handler`: found where `where` says (EncodedEntryURI in the path, the body, batch ops, two buckets…) and
+ *   authorised by the handler through the helper the auth step gives it (`call.authorize`), after the route's own
+ *   argument checks — once for every bucket it touches;
+ * - `domain`: authorised by the domain function `by` from `where` (upload token scope, listing, pfop…).
+ */
+export type BucketRule =
+  | { from: 'none' }
+  | { from: 'param'; name: string }
+  | { from: 'query'; name: string }
+  | { from: 'in-handler'; where: string }
+  | { from: 'domain'; where: string; by: string };
+
+/** A route's handler: the auth step's result (`call`: caller, authorised bucket, helpers), the request, the reply. */
+export type RouteHandler<Ctx, Who> = (call: RouteCall<Ctx, Who>, request: FastifyRequest, reply: FastifyReply) => unknown;
+
+/** What every entry and plugin route declares. */
+export interface RouteFacts {
+  method: Method | Method[];
+  /** fastify path syntax (`/mkblk/:blockSize`, `/fetch/*`). */
+  url: string;
+  role: Role;
+  /** The metrics `operation` label: `<role>.<name>` (e.g. `rs.stat`, `up.mkblk`); a fixed set, never a key. */
+  operation: string;
+  auth: AuthKind;
+  bucket: BucketRule;
+}
+
+/** One route of the table. */
+export interface RouteEntry<Ctx, Who> extends RouteFacts {
+  handler: RouteHandler<Ctx, Who>;
+  /**
+   * Where it is registered: `main` (buffered small bodies), `stream` (main listener, bodies always streamed:
+   * chunks, parts, putb64), `console-api`, `console-app`, `console-listener`.
+   */
+  group: 'main' | 'stream' | 'console-api' | 'console-app' | 'console-listener';
+  /** Checks of the path answered before the auth step (400), where a route always answered them first. */
+  precheck?: (request: FastifyRequest) => void;
+  /** fastify route options the route needs (downloads: its own HEAD, the security headers). */
+  exposeHeadRoute?: boolean;
+  onSend?: onSendHookHandler;
+}
+
+/** A route a plugin registers (declared for the labels, the 405 table and the coverage test). */
+export interface PluginRoute extends RouteFacts {
+  plugin: string;
+  /** Whether a route the plugin registers (its method and url) is this one. */
+  owns(method: string, url: string): boolean;
+}
