@@ -3,7 +3,8 @@
  * persistent command only (pfop, persistentOps), like Kodo's. Parameters: mkzip-params.ts.
  *
  * - URLs on this server naming entries of the source's bucket are read from storage (private buckets too);
- *   other URLs go through the outbound guard (files/resource-stream.ts). One resource is open at a time.
+ *   other URLs go through the outbound guard (files/resource-stream.ts). Entries are written one at a time;
+ *   the next `LOOKAHEAD` resources are opened meanwhile (at most that many open at once).
  * - The archive is written as it is built (zip-writer.ts: deflate, ZIP64 when large) into a temp file of the
  *   run, which the job then streams through `putObject`: memory stays bounded whatever the sizes.
  * - A URL that cannot be read (404, refused, origin failure) is left out and listed in an `error.txt` entry
@@ -18,12 +19,17 @@ import { stat } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Errors, isKodoError, KodoError } from '../../errors.js';
-import type { FopCommand, FopContext } from '../types.js';
+import type { FopCommand, FopContext, OpenedResource } from '../types.js';
 import { checkName, parseIndexFile, parseMkzip, type MkzipParams, type ZipItem } from './mkzip-params.js';
 import { fitsGbk, ZipWriter } from './zip-writer.js';
 
 /** The name of the entry listing the URLs that could not be read. */
 export const ERROR_LIST_NAME = 'error.txt';
+
+/** Resources opened ahead of the one being archived. */
+const LOOKAHEAD = 8;
+
+type Opened = { res: OpenedResource } | { err: unknown };
 
 interface Failure {
   item: ZipItem;
@@ -41,23 +47,30 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
   const onAbort = (): void => void writer.output.destroy(Errors.fopFailed('mkzip: processing timed out'));
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   const failures: Failure[] = [];
+  const ahead = new Map<number, Promise<Opened>>();
+  const max = ctx.limits.mkzipMaxBytes;
+  const tooMuch = (): Error => Errors.badRequest(`mkzip: the sources exceed ${max} bytes in total (GRANARY_MKZIP_MAX_BYTES)`);
   let total = 0;
   let added = 0;
   try {
-    for (const item of items) {
+    for (const [i, item] of items.entries()) {
       ctx.signal.throwIfAborted();
-      const remaining = ctx.limits.mkzipMaxBytes - total;
-      let res;
-      try {
-        res = await open(item.url, remaining);
-      } catch (err) {
-        if (!isKodoError(err)) throw err;
-        // No per-file bound is passed, only what is left of the total: too large means the total is exceeded.
-        if (isKodoError(err, 'originTooLarge')) {
-          throw Errors.badRequest(`mkzip: the sources exceed ${ctx.limits.mkzipMaxBytes} bytes in total (GRANARY_MKZIP_MAX_BYTES)`);
-        }
-        failures.push({ item, err });
+      // The next few resources are opened while this one is compressed (lookups and first reads overlap).
+      for (let k = i; k < Math.min(i + LOOKAHEAD, items.length); k++) {
+        if (!ahead.has(k)) ahead.set(k, open(items[k]!.url, max).then((res) => ({ res }), (err: unknown) => ({ err })));
+      }
+      const opened = await ahead.get(i)!;
+      ahead.delete(i);
+      if ('err' in opened) {
+        if (!isKodoError(opened.err)) throw opened.err;
+        if (isKodoError(opened.err, 'originTooLarge')) throw tooMuch();
+        failures.push({ item, err: opened.err });
         continue;
+      }
+      const { res } = opened;
+      if (res.size !== undefined && total + res.size > max) {
+        res.stream.destroy();
+        throw tooMuch();
       }
       let bytes = 0;
       const counted = new PassThrough();
@@ -66,6 +79,7 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
       pipeline(res.stream, counted).catch(() => undefined);
       await writer.add(item.alias ?? (res.key !== undefined ? checkName(res.key) : item.fallbackName), counted, res.mtime);
       total += bytes;
+      if (total > max) throw tooMuch();
       added++;
     }
     if (added === 0) {
@@ -85,6 +99,8 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
     throw isKodoError(err) ? err : Errors.fopFailed(`mkzip: ${(err as Error).message}`);
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
+    // Resources opened ahead and not archived (a failure stopped the run): close them.
+    for (const pending of ahead.values()) void pending.then((o) => ('res' in o ? o.res.stream.destroy() : undefined));
   }
   return { file, size: (await stat(file)).size };
 }
