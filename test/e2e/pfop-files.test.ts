@@ -4,7 +4,7 @@
  * for byte, with a non-ASCII name, a private-bucket source, one missing URL (listed in error.txt) and GBK names;
  * `qhash` on a download URL and by pfop against `openssl dgst`; `imageslim` smaller with luma SSIM ≥ 0.98 (ffmpeg's
  * ssim filter); a DOCX and an XLSX (minimal OOXML written here) converted by `yifangyun_preview` to PDFs whose
- * page count `pdfinfo` reads; bad parameters answer 400.
+ * page count `pdfinfo` reads, and without LibreOffice a failure naming GRANARY_SOFFICE; bad parameters answer 400.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -195,4 +195,19 @@ describe('file commands', () => {
     expect(noExt.items[0]!.error).toMatch(/extension/);
     expect((await sdkPfop(s, B, 'report.docx', ['yifangyun_preview/ext=exe'], '')).status).toBe(400);
   }, 90_000);
+
+  it('yifangyun_preview without LibreOffice: the item fails with the 415 message naming GRANARY_SOFFICE', async () => {
+    const bare = await startTestServer({ GRANARY_SOFFICE: join(dir, 'no-such-soffice') });
+    try {
+      await createBucket(bare, B);
+      const token = bare.uploadToken({ scope: `${B}:report.docx` });
+      const up = await sdk(new qiniu.form_up.FormUploader(bare.zoneConfig()).put(token, 'report.docx', await zipOf(DOCX), new qiniu.form_up.PutExtra()));
+      expect(up.status).toBe(200);
+      const rec = await waitFinal(bare, (await sdkPfop(bare, B, 'report.docx', ['yifangyun_preview'], '')).data.persistentId!);
+      expect(rec.items[0]).toMatchObject({ code: 3 });
+      expect(rec.items[0]!.error).toMatch(/GRANARY_SOFFICE/);
+    } finally {
+      await bare.stop();
+    }
+  });
 });
