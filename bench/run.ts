@@ -78,6 +78,7 @@ const EXTENSIONS: Record<string, () => Promise<{ run: BenchRun }>> = {
   cluster: () => import('./cluster.js'),
   images: () => import('./images.js'),
   jobs: () => import('./jobs.js'),
+  mkzip: () => import('./mkzip.js'),
   nrop: () => import('./nrop.js'),
   transfer: () => import('./transfer.js'),
   video: () => import('./video.js'),

@@ -12,6 +12,14 @@ NEEDS=(
   "/usr/bin/ffmpeg|ffmpeg"
   "/usr/bin/ffprobe|ffmpeg"
   "/usr/bin/heif-convert|libheif-examples"
+  # Document conversion (yifangyun_preview) with LibreOffice headless; a file each nogui package provides.
+  "/usr/bin/soffice|libreoffice-core-nogui"
+  "/usr/lib/libreoffice/program/libswlo.so|libreoffice-writer-nogui"
+  "/usr/lib/libreoffice/program/libsclo.so|libreoffice-calc-nogui"
+  "/usr/lib/libreoffice/program/libPresentationMinimizerlo.so|libreoffice-impress-nogui"
+  "/usr/bin/pdfinfo|poppler-utils"
+  "/usr/bin/unzip|unzip"
+  "/usr/bin/zip|zip"
   # A throw-away Ceph cluster with radosgw: the S3 server of the S3 BlobStore tests (test/helpers/s3-server.ts).
   "/usr/bin/ceph-mon|ceph-mon"
   "/usr/bin/ceph-osd|ceph-osd"

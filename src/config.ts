@@ -146,6 +146,14 @@ export interface Config {
   ffmpegPath?: string;
   ffprobePath?: string;
   heifConvertPath?: string;
+  /** GRANARY_SOFFICE: LibreOffice's `soffice` for document conversion (default: found on PATH; absent → 415). */
+  sofficePath?: string;
+  /** GRANARY_MKZIP_MAX_FILES: most URLs one mkzip archives (mode 2 and mode 4; default 3000). */
+  mkzipMaxFiles: number;
+  /** GRANARY_MKZIP_MAX_BYTES: largest total of source bytes one mkzip reads (default 10 GiB; over → the command fails). */
+  mkzipMaxBytes: number;
+  /** GRANARY_DOC_MAX_SOURCE: largest document the conversion command reads, bytes (default 100 MiB; over → 400). */
+  docMaxSourceBytes: number;
   /** GRANARY_JOB_TIMEOUT: seconds one command of a persistent job (pfop, persistentOps) may run, waiting for a fop pool slot not counted (default 600; over → item code 3). */
   jobTimeoutSeconds: number;
   /** GRANARY_JOB_CONCURRENCY: concurrency of the `0.default` pipeline when first created, and of pipelines created without one (default 2). */
@@ -395,6 +403,9 @@ export function loadConfig(env: Env = process.env): Config {
     videoConcurrency: intVar(env, 'GRANARY_VIDEO_CONCURRENCY'),
     videoMaxSourceBytes: intVar(env, 'GRANARY_VIDEO_MAX_SOURCE'),
     videoThreads: intVar(env, 'GRANARY_VIDEO_THREADS'),
+    mkzipMaxFiles: intVar(env, 'GRANARY_MKZIP_MAX_FILES'),
+    mkzipMaxBytes: intVar(env, 'GRANARY_MKZIP_MAX_BYTES'),
+    docMaxSourceBytes: intVar(env, 'GRANARY_DOC_MAX_SOURCE'),
     jobTimeoutSeconds: intVar(env, 'GRANARY_JOB_TIMEOUT'),
     jobConcurrency: intVar(env, 'GRANARY_JOB_CONCURRENCY'),
     jobAttempts: intVar(env, 'GRANARY_JOB_ATTEMPTS'),
@@ -428,7 +439,7 @@ export function loadConfig(env: Env = process.env): Config {
     cfg.accessKey = accessKey;
     cfg.secretKey = secretKey;
   }
-  const tools = { ffmpegPath: 'GRANARY_FFMPEG', ffprobePath: 'GRANARY_FFPROBE', heifConvertPath: 'GRANARY_HEIF_CONVERT' } as const;
+  const tools = { ffmpegPath: 'GRANARY_FFMPEG', ffprobePath: 'GRANARY_FFPROBE', heifConvertPath: 'GRANARY_HEIF_CONVERT', sofficePath: 'GRANARY_SOFFICE' } as const;
   for (const [field, name] of Object.entries(tools) as [keyof typeof tools, string][]) {
     const v = textVar(env, name);
     if (v !== undefined) cfg[field] = v;

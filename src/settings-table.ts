@@ -24,6 +24,7 @@ export const SETTING_GROUPS = [
   'Outbound requests and fetch',
   'Image processing',
   'Audio and video',
+  'Files and documents',
   'Persistent jobs and notifications',
   'Bucket event notifications',
   'Background work',
@@ -324,6 +325,24 @@ export const SETTINGS: readonly Setting[] = [
   {
     kind: 'text', name: 'GRANARY_FFPROBE', field: 'ffprobePath', group: 'Audio and video', type: 'path', defaultText: 'found on `PATH`',
     description: 'path of `ffprobe`; absent → video commands answer 415 naming the setting, everything else works',
+  },
+
+  // Files and documents
+  {
+    kind: 'int', name: 'GRANARY_MKZIP_MAX_FILES', field: 'mkzipMaxFiles', group: 'Files and documents', min: 1, max: 100_000, default: 3000, unit: 'files',
+    description: 'most URLs one `mkzip` archives (the command\'s URLs in mode 2, the index file\'s lines in mode 4; over → 400)',
+  },
+  {
+    kind: 'int', name: 'GRANARY_MKZIP_MAX_BYTES', field: 'mkzipMaxBytes', group: 'Files and documents', min: 1, max: MAX, default: 10 * GiB, unit: 'bytes',
+    description: 'largest total of source bytes one `mkzip` reads (over → the command fails, nothing is stored); the archive itself is bounded by GRANARY_MAX_OBJECT_SIZE',
+  },
+  {
+    kind: 'int', name: 'GRANARY_DOC_MAX_SOURCE', field: 'docMaxSourceBytes', group: 'Files and documents', min: 1, max: MAX, default: 100 * MiB, unit: 'bytes',
+    description: 'largest document `yifangyun_preview` converts (400 above)',
+  },
+  {
+    kind: 'text', name: 'GRANARY_SOFFICE', field: 'sofficePath', group: 'Files and documents', type: 'path', defaultText: '`soffice` on `PATH`',
+    description: 'path of LibreOffice\'s `soffice` (Debian `libreoffice-core-nogui` with `-writer-`, `-calc-`, `-impress-nogui`) for document conversion; absent → `yifangyun_preview` answers 415 naming this setting',
   },
 
   // Persistent jobs and notifications

@@ -12,6 +12,7 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { localObjectFile, readObjectSmall } from '../objects/verified-read.js';
 import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
+import { openResource } from './files/resource-stream.js';
 import { fetchResource } from './resource.js';
 import type { FopPools } from './pools.js';
 import { runPipeline } from './run.js';
@@ -51,6 +52,9 @@ export function fopLimits(g: Granary): FopLimits {
     timeoutSeconds: c.fopTimeoutSeconds,
     maxVideoSourceBytes: c.videoMaxSourceBytes,
     videoThreads: c.videoThreads,
+    mkzipMaxFiles: c.mkzipMaxFiles,
+    mkzipMaxBytes: c.mkzipMaxBytes,
+    docMaxSourceBytes: c.docMaxSourceBytes,
   };
 }
 
@@ -130,6 +134,7 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
       return join(dir, `${++n}${ext}`);
     },
     fetchResource: (url, maxBytes) => fetchResource(g, bucket, url, maxBytes, controller.signal),
+    openResource: (url, maxBytes) => openResource(g, bucket, url, maxBytes, controller.signal),
     tools: g.fopTools,
   };
   function timedOut(): Error {

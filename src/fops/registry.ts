@@ -4,6 +4,10 @@
  */
 import { Errors } from '../errors.js';
 import { exif } from './exif-command.js';
+import { yifangyunPreview } from './files/doc-convert.js';
+import { imageslim } from './files/imageslim.js';
+import { mkzip } from './files/mkzip.js';
+import { qhash } from './files/qhash.js';
 import { imageAve } from './image-ave.js';
 import { imageInfo } from './image-info.js';
 import { imageMogr2 } from './image-mogr2.js';
@@ -16,7 +20,7 @@ import { vframe } from './video/vframe.js';
 import { watermark } from './watermark.js';
 
 const COMMANDS = new Map<string, FopCommand>(
-  ([imageInfo, imageAve, imageView2, imageMogr2, watermark, exif, nrop, avinfo, vframe, avthumb] as FopCommand[]).map((c) => [c.name, c]),
+  ([imageInfo, imageAve, imageView2, imageMogr2, watermark, exif, nrop, avinfo, vframe, avthumb, imageslim, mkzip, qhash, yifangyunPreview] as FopCommand[]).map((c) => [c.name, c]),
 );
 const MAX_STAGES = 10;
 

@@ -1,6 +1,6 @@
 /**
- * Locating the external programs fops run as subprocesses (ffmpeg, ffprobe, heif-convert): the configured path
- * (GRANARY_FFMPEG, GRANARY_FFPROBE, GRANARY_HEIF_CONVERT) or the first executable of that name on PATH.
+ * Locating the external programs fops run as subprocesses (ffmpeg, ffprobe, heif-convert, soffice): the configured path
+ * (GRANARY_FFMPEG, GRANARY_FFPROBE, GRANARY_HEIF_CONVERT, GRANARY_SOFFICE) or the first executable of that name on PATH.
  * A missing program is `undefined`: the commands that need it answer 415 naming it, everything else works.
  */
 import { accessSync, constants } from 'node:fs';
@@ -24,7 +24,7 @@ export function findOnPath(name: string, path = process.env.PATH ?? ''): string 
 }
 
 /** The programs available to fops under `config`. */
-export function locateTools(config: Pick<Config, 'ffmpegPath' | 'ffprobePath' | 'heifConvertPath'>): FopTools {
+export function locateTools(config: Pick<Config, 'ffmpegPath' | 'ffprobePath' | 'heifConvertPath'> & Partial<Pick<Config, 'sofficePath'>>): FopTools {
   const tools: FopTools = {};
   const ffmpeg = config.ffmpegPath ?? findOnPath('ffmpeg');
   const ffprobe = config.ffprobePath ?? findOnPath('ffprobe');
@@ -32,5 +32,7 @@ export function locateTools(config: Pick<Config, 'ffmpegPath' | 'ffprobePath' | 
   if (ffmpeg) tools.ffmpeg = ffmpeg;
   if (ffprobe) tools.ffprobe = ffprobe;
   if (heifConvert) tools.heifConvert = heifConvert;
+  const soffice = config.sofficePath ?? findOnPath('soffice');
+  if (soffice) tools.soffice = soffice;
   return tools;
 }

@@ -3,6 +3,7 @@
  * an image or other bytes (in memory or in a temp file) or a JSON document. The registry parses; execute.ts
  * builds the source and the context; the route (or the job worker) only serves or stores the result.
  */
+import type { Readable } from 'node:stream';
 import type { Clock } from '../ports/clock.js';
 import type { BucketRecord } from '../ports/meta.js';
 
@@ -27,6 +28,12 @@ export interface FopLimits {
   maxVideoSourceBytes: number;
   /** `-threads` of each ffmpeg subprocess (GRANARY_VIDEO_THREADS). */
   videoThreads: number;
+  /** Most URLs one mkzip archives (GRANARY_MKZIP_MAX_FILES). */
+  mkzipMaxFiles: number;
+  /** Largest total of source bytes one mkzip reads (GRANARY_MKZIP_MAX_BYTES). */
+  mkzipMaxBytes: number;
+  /** Largest document the conversion command reads, bytes (GRANARY_DOC_MAX_SOURCE). */
+  docMaxSourceBytes: number;
 }
 
 /** The input of a stage: the stored object for the first stage, the previous stage's output after that. */
@@ -44,11 +51,22 @@ export interface FopSource {
   file(): Promise<string>;
 }
 
+/** A resource opened as a stream: its bytes, its key when local, the size when known (bytes), and its modification time. */
+export interface OpenedResource {
+  stream: Readable;
+  /** The entry's key when the URL named an entry of the source's bucket. */
+  key?: string;
+  size?: number;
+  mtime: Date;
+}
+
 /** External programs a command may run (subprocesses); undefined when not installed. */
 export interface FopTools {
   ffmpeg?: string;
   ffprobe?: string;
   heifConvert?: string;
+  /** LibreOffice's `soffice` (document conversion; GRANARY_SOFFICE). */
+  soffice?: string;
 }
 
 /** One image's class probabilities from the nsfwjs model (classes Drawing, Hentai, Neutral, Porn, Sexy; sum ≈ 1). */
@@ -86,6 +104,11 @@ export interface FopContext {
    * outbound guard, at most `maxBytes` bytes. Errors are Kodo errors (400 bad URL, 403 guard refusal, 478 origin).
    */
   fetchResource(url: string, maxBytes: number): Promise<Buffer>;
+  /**
+   * Like `fetchResource`, but the bytes as a stream (files/resource-stream.ts; mkzip): an entry of the source's
+   * bucket read from storage, any other URL through the outbound guard. Same errors, raised before any byte.
+   */
+  openResource?(url: string, maxBytes: number): Promise<OpenedResource>;
   tools: FopTools;
 }
 

@@ -1,0 +1,125 @@
+/**
+ * `mkzip` (docs/development/kodo-protocol.md §10.9): archives the resources named by URLs into one zip — a
+ * persistent command only (pfop, persistentOps), like Kodo's. Parameters: mkzip-params.ts.
+ *
+ * - URLs on this server naming entries of the source's bucket are read from storage (private buckets too);
+ *   other URLs go through the outbound guard (files/resource-stream.ts). Entries are written one at a time;
+ *   the next `LOOKAHEAD` resources are opened meanwhile (at most that many open at once).
+ * - The archive is written as it is built (zip-writer.ts: deflate, ZIP64 when large) into a temp file of the
+ *   run, which the job then streams through `putObject`: memory stays bounded whatever the sizes.
+ * - A URL that cannot be read (404, refused, origin failure) is left out and listed in an `error.txt` entry
+ *   at the end of the archive (`<url>\t<name>\t<status> <message>` per line); when no URL could be read the
+ *   command fails with the first failure's status. Kodo's own handling of a missing URL is not documented.
+ * - Limits: GRANARY_MKZIP_MAX_FILES URLs (400), GRANARY_MKZIP_MAX_BYTES source bytes in total (400, the command
+ *   fails), GRANARY_JOB_TIMEOUT (the run's signal), GRANARY_MAX_OBJECT_SIZE for the archive (putObject, 413).
+ *   Runs in the `video` pool (long-running work, GRANARY_VIDEO_CONCURRENCY slots).
+ */
+import { createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Errors, isKodoError, KodoError } from '../../errors.js';
+import type { FopCommand, FopContext, OpenedResource } from '../types.js';
+import { checkName, parseIndexFile, parseMkzip, type MkzipParams, type ZipItem } from './mkzip-params.js';
+import { fitsGbk, ZipWriter } from './zip-writer.js';
+
+/** The name of the entry listing the URLs that could not be read. */
+export const ERROR_LIST_NAME = 'error.txt';
+
+/** Resources opened ahead of the one being archived. */
+const LOOKAHEAD = 8;
+
+type Opened = { res: OpenedResource } | { err: unknown };
+
+interface Failure {
+  item: ZipItem;
+  err: KodoError;
+}
+
+/** Writes `items` into a zip at a temp file of the run; resolves with its path and size. */
+async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Promise<{ file: string; size: number }> {
+  const open = ctx.openResource;
+  if (!open) throw Errors.internal('mkzip: no resource reader in this context');
+  const file = ctx.tempFile('.zip');
+  const writer = new ZipWriter(p.encoding);
+  const written = pipeline(writer.output, createWriteStream(file));
+  written.catch(() => undefined);
+  const onAbort = (): void => void writer.output.destroy(Errors.fopFailed('mkzip: processing timed out'));
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const failures: Failure[] = [];
+  const ahead = new Map<number, Promise<Opened>>();
+  const max = ctx.limits.mkzipMaxBytes;
+  const tooMuch = (): Error => Errors.badRequest(`mkzip: the sources exceed ${max} bytes in total (GRANARY_MKZIP_MAX_BYTES)`);
+  let total = 0;
+  let added = 0;
+  try {
+    for (const [i, item] of items.entries()) {
+      ctx.signal.throwIfAborted();
+      // The next few resources are opened while this one is compressed (lookups and first reads overlap).
+      for (let k = i; k < Math.min(i + LOOKAHEAD, items.length); k++) {
+        if (!ahead.has(k)) ahead.set(k, open(items[k]!.url, max).then((res) => ({ res }), (err: unknown) => ({ err })));
+      }
+      const opened = await ahead.get(i)!;
+      ahead.delete(i);
+      if ('err' in opened) {
+        if (!isKodoError(opened.err)) throw opened.err;
+        if (isKodoError(opened.err, 'originTooLarge')) throw tooMuch();
+        failures.push({ item, err: opened.err });
+        continue;
+      }
+      const { res } = opened;
+      if (res.size !== undefined && total + res.size > max) {
+        res.stream.destroy();
+        throw tooMuch();
+      }
+      let bytes = 0;
+      const counted = new PassThrough();
+      counted.on('data', (chunk: Buffer) => void (bytes += chunk.length)).pause();
+      // pipeline passes a failure of the source on to `counted` (and so to the archive).
+      pipeline(res.stream, counted).catch(() => undefined);
+      await writer.add(item.alias ?? (res.key !== undefined ? checkName(res.key) : item.fallbackName), counted, res.mtime);
+      total += bytes;
+      if (total > max) throw tooMuch();
+      added++;
+    }
+    if (added === 0) {
+      const first = failures[0]!.err;
+      throw new KodoError(first.kind, first.status, `mkzip: no url could be read; the first: ${first.message}`);
+    }
+    if (failures.length > 0) {
+      const list = failures.map((f) => `${f.item.url}\t${f.item.alias ?? f.item.fallbackName}\t${f.err.status} ${f.err.message}\n`).join('');
+      await writer.add(ERROR_LIST_NAME, Buffer.from(list), new Date());
+    }
+    writer.end();
+    await written;
+  } catch (err) {
+    writer.output.destroy();
+    await written.catch(() => undefined);
+    if (ctx.signal.aborted && !isKodoError(err)) throw Errors.fopFailed('mkzip: processing timed out');
+    throw isKodoError(err) ? err : Errors.fopFailed(`mkzip: ${(err as Error).message}`);
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    // Resources opened ahead and not archived (a failure stopped the run): close them.
+    for (const pending of ahead.values()) void pending.then((o) => ('res' in o ? o.res.stream.destroy() : undefined));
+  }
+  return { file, size: (await stat(file)).size };
+}
+
+export const mkzip: FopCommand<MkzipParams> = {
+  name: 'mkzip',
+  pool: 'video',
+  persistentOnly: true,
+  parse: parseMkzip,
+  async run(source, p, ctx) {
+    const items = p.mode === 2 ? p.items : parseIndexFile(await source.bytes(), ctx.limits.mkzipMaxFiles);
+    if (items.length > ctx.limits.mkzipMaxFiles) {
+      throw Errors.badRequest(`mkzip: more than ${ctx.limits.mkzipMaxFiles} urls (GRANARY_MKZIP_MAX_FILES)`);
+    }
+    if (p.encoding === 'gbk') {
+      const bad = items.find((i) => !fitsGbk(i.alias ?? i.fallbackName));
+      if (bad) throw Errors.badRequest(`mkzip: entry name ${JSON.stringify(bad.alias ?? bad.fallbackName)} cannot be written in GBK`);
+    }
+    const { file, size } = await buildZip(items, p, ctx);
+    return { file, size, contentType: 'application/zip' };
+  },
+};
