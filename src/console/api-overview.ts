@@ -4,6 +4,9 @@
  *  (the caller's jobs; every job for the root key), disk: {freeBytes, totalBytes, reserveBytes, ok} | null,
  *  scrub: ScrubStatus | null (root only), requests: RequestRates | null (root only, when the Granary has metrics:
  *  totals since the start and per-second rates over about a minute, request-rates.ts), uptimeSeconds}`.
+ * `GET /api/history` → the Overview's graphs (history.ts `History`): `{intervalSeconds, traffic: [{at, seconds,
+ *  requests, clientErrors, serverErrors, bytesIn, bytesOut, p50Ms, p99Ms}] (root only, else null), storage: [{at,
+ *  buckets: {name: bytes}}] (the caller's buckets, the last point now)}`; `at` in Unix seconds.
  */
 import type { FastifyInstance } from 'fastify';
 import { mayAccess } from '../auth/authorize.js';
@@ -13,15 +16,28 @@ import { callerOf } from './guard.js';
 /** Registers the overview route. */
 export function registerOverviewApi(app: FastifyInstance, api: ConsoleApi): void {
   const { g, sessions } = api;
-  app.get('/api/overview', async (request) => {
-    const s = await callerOf(sessions, request);
-    const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b));
-    const buckets = await Promise.all(
+  const usageOf = async (accessKey: string) => {
+    const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, accessKey, b));
+    return Promise.all(
       mine.map(async (b) => {
         const u = await g.meta.bucketUsage(b.name);
         return { name: b.name, objects: u?.count ?? 0, bytes: u?.bytes ?? 0 };
       }),
     );
+  };
+  app.get('/api/history', async (request) => {
+    const s = await callerOf(sessions, request);
+    const buckets = await usageOf(s.accessKey);
+    const names = new Set(buckets.map((b) => b.name));
+    return api.history.history({
+      traffic: s.root,
+      mayRead: (bucket) => names.has(bucket),
+      current: Object.fromEntries(buckets.map((b) => [b.name, b.bytes])),
+    });
+  });
+  app.get('/api/overview', async (request) => {
+    const s = await callerOf(sessions, request);
+    const buckets = await usageOf(s.accessKey);
     const totals = buckets.reduce((t, b) => ({ buckets: t.buckets + 1, objects: t.objects + b.objects, bytes: t.bytes + b.bytes }), {
       buckets: 0,
       objects: 0,

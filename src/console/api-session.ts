@@ -6,13 +6,14 @@
  *   Each attempt is counted per (client address, AccessKey) in the MetaStore, once across workers and nodes: the
  *   11th attempt within a minute of the pair's first is refused with 573 (the secret unchecked) until that minute
  *   has passed; a success forgets the count (sessions.ts `SignInThrottle`).
- * - `GET /api/session` → the same answer for a live session (the page reloads its CSRF token this way); 401 otherwise
- *   (400 when more than one session cookie came, guard.ts).
+ * - `GET /api/session` → the same answer plus `signedIn: true` for a live session (the page reloads its CSRF token
+ *   this way); 200 `{signedIn: false}` otherwise — not being signed in is the page's normal first state, not an error
+ *   (a 401 would be logged by the browser on every load); 400 when more than one session cookie came (guard.ts).
  * - `DELETE /api/session` → 204; the session ends on the server (its cookie is refused from then on).
  */
 import type { FastifyInstance } from 'fastify';
 import { safeEqual } from '../auth/compare.js';
-import { Errors } from '../errors.js';
+import { Errors, isKodoError } from '../errors.js';
 import { bodyOf, text } from './body.js';
 import type { ConsoleApi } from './app.js';
 import { callerOf, checkSameOrigin, setSessionCookie } from './guard.js';
@@ -48,7 +49,14 @@ export function registerSessionApi(app: FastifyInstance, { g, sessions, signIns 
     return sessionJson(sessions, s);
   });
 
-  app.get('/api/session', async (request) => sessionJson(sessions, await callerOf(sessions, request)));
+  app.get('/api/session', async (request) => {
+    try {
+      return { signedIn: true, ...sessionJson(sessions, await callerOf(sessions, request)) };
+    } catch (err) {
+      if (isKodoError(err) && err.status === 401) return { signedIn: false };
+      throw err;
+    }
+  });
 
   app.delete('/api/session', async (request, reply) => {
     const s = await callerOf(sessions, request);

@@ -4,7 +4,7 @@
  *
  * `registerConsole(app, g)` adds, in its own encapsulated scope:
  * - the cookie plugin (the session cookie, src/console/guard.ts), a JSON body parser (bodies up to 1 MiB);
- * - the API routes: api-session.ts (sign-in/out), api-overview.ts, api-buckets.ts, api-files.ts, api-processing.ts,
+ * - the API routes: api-session.ts (sign-in/out), api-overview.ts (with the history of history.ts), api-buckets.ts, api-files.ts, api-processing.ts,
  *   api-keys.ts — each authorised through the session (guard.ts `callerOf`) and `authorizeBucket`, and each calling
  *   the domain functions, never the Kodo API over HTTP;
  * - an error handler answering `{"error": "…"}` with the catalogue's status, like the Kodo API (unknown `/api/…`
@@ -23,6 +23,7 @@ import type { Granary } from '../context.js';
 import { Errors, isKodoError, storageError } from '../errors.js';
 import { sendError } from '../roles/http.js';
 import { registerBucketApi } from './api-buckets.js';
+import { ConsoleHistory } from './history.js';
 import { registerFileApi } from './api-files.js';
 import { registerKeyApi } from './api-keys.js';
 import { registerOverviewApi } from './api-overview.js';
@@ -38,6 +39,8 @@ export interface ConsoleApi {
   signIns: SignInThrottle;
   /** Request and error rates for the Overview (absent when the Granary has no metrics). */
   rates?: RequestRateSampler;
+  /** The Overview's graphs: traffic and storage history kept in the metadata (history.ts). */
+  history: ConsoleHistory;
 }
 
 /**
@@ -142,7 +145,10 @@ export async function registerConsole(app: FastifyInstance, g: Granary): Promise
     g,
     sessions: new ConsoleSessions(g.meta.consoleSessions, g.clock, g.config.consoleSessionMinutes * 60_000, g.config.publicUrl),
     signIns: new SignInThrottle(g.meta.consoleSessions, g.clock),
+    history: new ConsoleHistory(g),
   };
+  api.history.start();
+  app.addHook('onClose', async () => api.history.stop());
   const counter = requestCounterOf(g);
   if (counter) {
     api.rates = new RequestRateSampler(counter);
