@@ -1,6 +1,8 @@
 /**
  * `granary serve`: starts the server, prints a generated key pair once, stops gracefully on SIGTERM/SIGINT (the
- * first one; later ones are ignored) within GRANARY_STOP_TIMEOUT (main.ts, stop-bound.ts).
+ * first one; later ones are ignored) within GRANARY_STOP_TIMEOUT (main.ts, stop-bound.ts). On a terminal with pretty
+ * logs it prints the start banner (start-banner.ts) once the server accepts connections; otherwise every process logs
+ * a `granary listening` record (JSON for log collectors).
  * With GRANARY_WORKERS > 1 this process becomes the primary (workers/primary.ts) and forks that many workers
  * running the same command; each worker is one `startGranary` (its slot from the primary) and ends by itself when
  * the primary is gone (IPC `disconnect`). GRANARY_WORKERS=1 is one process, no primary.
@@ -21,7 +23,10 @@ function forPerson(config: Config): boolean {
   return process.stdout.isTTY === true && resolveLogFormat(config.logFormat, true) === 'pretty';
 }
 
-/** The start banner's facts (start-banner.ts): the listeners' URLs, the data dir, the workers. */
+/**
+ * The start banner's facts (start-banner.ts): the listeners' URLs, the data dir, the workers. Another listener (an
+ * S3 API port, say) is one more `urls` entry, after the Kodo API's.
+ */
 function bannerOf(config: Config, api: string, consoleUrl: string | undefined): string {
   const urls: BannerUrl[] = [{ label: 'Kodo API', url: api }];
   if (consoleUrl) urls.push({ label: 'Console', url: consoleUrl, note: 'open it and sign in with the key pair' });
