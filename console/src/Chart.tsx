@@ -31,7 +31,7 @@ export function Chart({ title, x, series, format, testId }: { title: string; x: 
         ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: true, value: (_u: uPlot, v: number | null) => (v == null ? '–' : format(v)) })),
       ],
       axes: [
-        { values: (_u, ticks) => ticks.map((t) => (span > 2 * 86400 ? day : time).format(new Date(t * 1000))) },
+        { space: 110, values: (_u, ticks) => ticks.map((t) => (span > 2 * 86400 ? day : time).format(new Date(t * 1000))) },
         { values: (_u, ticks) => ticks.map((t) => format(t)), size: 96 },
       ],
       scales: { x: { time: true }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
