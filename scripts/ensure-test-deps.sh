@@ -20,6 +20,10 @@ NEEDS=(
   "/usr/bin/pdfinfo|poppler-utils"
   "/usr/bin/unzip|unzip"
   "/usr/bin/zip|zip"
+  # The console screenshots in Chinese (test/e2e/console-polish.test.ts): a CJK font for Chromium.
+  "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc|fonts-noto-cjk"
+  # A pseudo-terminal for the start banner test (test/e2e/start-banner.test.ts); util-linux, essential in Debian.
+  "/usr/bin/script|bsdutils"
   # A throw-away Ceph cluster with radosgw: the S3 server of the S3 BlobStore tests (test/helpers/s3-server.ts).
   "/usr/bin/ceph-mon|ceph-mon"
   "/usr/bin/ceph-osd|ceph-osd"
@@ -37,7 +41,8 @@ missing_pkgs=()
 for entry in "${NEEDS[@]}"; do
   cmd="${entry%%|*}"
   pkg="${entry#*|}"
-  if [ ! -x "$cmd" ]; then
+  # Programs must be executable; data files (fonts, under /usr/share) only present.
+  if { [[ "$cmd" == /usr/share/* ]] && [ ! -f "$cmd" ]; } || { [[ "$cmd" != /usr/share/* ]] && [ ! -x "$cmd" ]; }; then
     missing_pkgs+=("$pkg")
   fi
 done

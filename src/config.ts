@@ -187,6 +187,8 @@ export interface Config {
   scrubIntervalDays: number;
   /** GRANARY_CONSOLE_SESSION_MINUTES: a web console session ends after this many minutes without a request (default 60). */
   consoleSessionMinutes: number;
+  /** GRANARY_CONSOLE_SAMPLE_SECONDS: interval of the console Overview's traffic samples, seconds (default 60; console/history.ts). */
+  consoleSampleSeconds: number;
   /**
    * GRANARY_WORKERS: worker processes `granary serve` runs, sharing the port and the data dir (default: the number
    * of cores; 1 = one process, no primary). docs/operations/workers.md.
@@ -237,7 +239,7 @@ export interface Config {
    * Absent when GRANARY_CONSOLE_PORT=0, which disables the listener; 0 set here in code means any free port (tests).
    */
   consolePort?: number;
-  /** GRANARY_CONSOLE_HOST: bind address of the console listener (default: GRANARY_HOST). */
+  /** GRANARY_CONSOLE_HOST: bind address of the console listener (default: 127.0.0.1, loopback only, whatever GRANARY_HOST is). */
   consoleHost: string;
   /**
    * GRANARY_TRUST_PROXY: the reverse proxies in front of the console listener whose X-Forwarded-For/-Proto/-Host
@@ -420,6 +422,7 @@ export function loadConfig(env: Env = process.env): Config {
     scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC'),
     scrubIntervalDays: intVar(env, 'GRANARY_SCRUB_INTERVAL_DAYS'),
     consoleSessionMinutes: intVar(env, 'GRANARY_CONSOLE_SESSION_MINUTES'),
+    consoleSampleSeconds: intVar(env, 'GRANARY_CONSOLE_SAMPLE_SECONDS'),
     workers: intVar(env, 'GRANARY_WORKERS'),
     workerOldSpaceMb: intVar(env, 'GRANARY_WORKER_OLD_SPACE_MB'),
     leaseSeconds: intVar(env, 'GRANARY_LEASE_SECONDS'),
@@ -429,7 +432,8 @@ export function loadConfig(env: Env = process.env): Config {
     metadata: metadataVar(env),
     pgPool: intVar(env, 'GRANARY_PG_POOL'),
     pgTimeoutSeconds: intVar(env, 'GRANARY_PG_TIMEOUT'),
-    consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? textOrDefault(env, 'GRANARY_HOST'),
+    // Loopback unless set: the console is an administration surface (docs/guides/console.md).
+    consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? '127.0.0.1',
     trustProxy: parseTrustProxy(env.GRANARY_TRUST_PROXY),
     logFormat: logFormatVar(env),
   };

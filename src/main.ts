@@ -45,6 +45,7 @@ import { trackConnections } from './connections.js';
 import { abandonHandlers } from './handlers-in-flight.js';
 import { boundStop } from './stop-bound.js';
 import { listenError } from './listen-error.js';
+import { listenQuietly } from './listen-quietly.js';
 import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { buildServer } from './server.js';
@@ -217,11 +218,11 @@ async function start(
   // a private socket; a single process listens on the port.
   let handed: HandedConnections | undefined;
   if (ctx.worker && opts.slot !== undefined) {
-    await app.listen({ path: privateListenPath(opts.slot), exclusive: true });
+    await listenQuietly(app, { path: privateListenPath(opts.slot), exclusive: true });
     handed = acceptHandedConnections(app.server);
     undo.push(() => handed?.stop());
   } else {
-    await app.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
+    await listenQuietly(app, { port: config.port, host: config.host }).catch((err: unknown) => {
       throw listenError('api', config.host, config.port, err);
     });
   }

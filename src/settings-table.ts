@@ -131,8 +131,8 @@ export const SETTINGS: readonly Setting[] = [
   },
   {
     kind: 'custom', name: 'GRANARY_CONSOLE_HOST', field: 'consoleHost', flag: 'consoleHost', group: 'Listeners and addresses', type: 'address',
-    parser: '`loadConfig` (src/config.ts)', defaultText: '`GRANARY_HOST`',
-    description: 'bind address of the console listener (e.g. `127.0.0.1` to keep it off the network)',
+    parser: '`loadConfig` (src/config.ts)', defaultText: '`127.0.0.1`',
+    description: 'bind address of the console listener; unset, it is loopback only (`127.0.0.1`) whatever `GRANARY_HOST` is, because the console and `/metrics` are an administration surface: set `0.0.0.0` (or one address) to reach it from other machines, ideally behind TLS (docs/operations/console-security.md)',
   },
   {
     kind: 'custom', name: 'GRANARY_TRUST_PROXY', field: 'trustProxy', group: 'Listeners and addresses', type: '`true`, `false` or a list of addresses',
@@ -417,6 +417,10 @@ export const SETTINGS: readonly Setting[] = [
   {
     kind: 'int', name: 'GRANARY_CONSOLE_SESSION_MINUTES', field: 'consoleSessionMinutes', group: 'Console, metrics and logs', min: 1, max: 7 * 24 * 60, default: 60, unit: 'minutes',
     description: 'a web console session ends after this many minutes without a request (1 … 10080); sessions live in the metadata (any worker or node answers them; a restart keeps them)',
+  },
+  {
+    kind: 'int', name: 'GRANARY_CONSOLE_SAMPLE_SECONDS', field: 'consoleSampleSeconds', group: 'Console, metrics and logs', min: 1, max: 3600, default: 60, unit: 'seconds',
+    description: 'how often each node records its traffic (requests, errors, bytes, latency) for the console Overview\'s graphs, kept in the metadata for 60 such intervals (an hour by default); storage per bucket is recorded every 60 intervals (hourly) and kept 30 days',
   },
   {
     kind: 'text', name: 'GRANARY_METRICS_TOKEN', field: 'metricsToken', group: 'Console, metrics and logs', defaultText: 'unset',

@@ -58,9 +58,11 @@ export async function signIn(accessKey: string, secretKey: string): Promise<Sess
   return s;
 }
 
+/** The live session, or undefined when signed out (the server answers 200 `{signedIn: false}`: no error logged). */
 export async function currentSession(): Promise<Session | undefined> {
   try {
-    const s = await get<Session>('/api/session');
+    const s = await get<Session & { signedIn: boolean }>('/api/session');
+    if (!s.signedIn) return undefined;
     csrf = s.csrf;
     return s;
   } catch {
@@ -88,5 +90,3 @@ export function formatBytes(n: number): string {
   return `${i === 0 ? v : v.toFixed(1)} ${units[i]}`;
 }
 
-/** putTime (100-ns units) → local date and time. */
-export const formatPutTime = (putTime: number): string => new Date(putTime / 10_000).toLocaleString();

@@ -25,9 +25,30 @@ interface I18n {
   setLang(l: Lang): void;
   /** The text in the current language; `{name}` placeholders filled from `vars`. */
   t(text: string, vars?: Record<string, string | number>): string;
+  /** A date and time (Date, Unix ms or an ISO string) in the locale: the browser's, or zh-CN with the Chinese texts. */
+  date(value: Date | number | string, style?: 'datetime' | 'date' | 'time'): string;
 }
 
-const Ctx = createContext<I18n>({ lang: 'en', setLang: () => undefined, t: (s) => s });
+/** The locale dates are written in: zh-CN with the Chinese texts, else the browser's own (its first language). */
+export function dateLocale(lang: Lang): string | undefined {
+  if (lang === 'zh') return 'zh-CN';
+  const first = navigator.languages?.[0] ?? navigator.language;
+  return first && !first.toLowerCase().startsWith('zh') ? first : undefined;
+}
+
+const STYLES: Record<'datetime' | 'date' | 'time', Intl.DateTimeFormatOptions> = {
+  datetime: { dateStyle: 'medium', timeStyle: 'short' },
+  date: { dateStyle: 'medium' },
+  time: { timeStyle: 'short' },
+};
+
+function formatDate(lang: Lang, value: Date | number | string, style: 'datetime' | 'date' | 'time' = 'datetime'): string {
+  const d = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(d.getTime())) return String(value);
+  return new Intl.DateTimeFormat(dateLocale(lang), STYLES[style]).format(d);
+}
+
+const Ctx = createContext<I18n>({ lang: 'en', setLang: () => undefined, t: (s) => s, date: (v, style) => formatDate('en', v, style) });
 
 export function I18nProvider({ children }: { children: ReactNode }) {
   const [lang, setLangState] = useState<Lang>(initialLang);
@@ -42,7 +63,8 @@ export function I18nProvider({ children }: { children: ReactNode }) {
     if (vars) for (const [k, v] of Object.entries(vars)) out = out.split(`{${k}}`).join(String(v));
     return out;
   };
-  return <Ctx.Provider value={{ lang, setLang, t }}>{children}</Ctx.Provider>;
+  const date = (value: Date | number | string, style?: 'datetime' | 'date' | 'time'): string => formatDate(lang, value, style);
+  return <Ctx.Provider value={{ lang, setLang, t, date }}>{children}</Ctx.Provider>;
 }
 
 export const useI18n = (): I18n => useContext(Ctx);

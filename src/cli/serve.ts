@@ -1,25 +1,61 @@
 /**
  * `granary serve`: starts the server, prints a generated key pair once, stops gracefully on SIGTERM/SIGINT (the
- * first one; later ones are ignored) within GRANARY_STOP_TIMEOUT (main.ts, stop-bound.ts).
+ * first one; later ones are ignored) within GRANARY_STOP_TIMEOUT (main.ts, stop-bound.ts). On a terminal with pretty
+ * logs it prints the start banner (start-banner.ts) once the server accepts connections; otherwise every process logs
+ * a `granary listening` record (JSON for log collectors).
  * With GRANARY_WORKERS > 1 this process becomes the primary (workers/primary.ts) and forks that many workers
  * running the same command; each worker is one `startGranary` (its slot from the primary) and ends by itself when
  * the primary is gone (IPC `disconnect`). GRANARY_WORKERS=1 is one process, no primary.
  */
 import cluster from 'node:cluster';
 import type { Command } from 'commander';
-import pino from 'pino';
 import { rootKeysLocation } from '../auth/keys.js';
+import type { Config } from '../config.js';
+import { createLogger, resolveLogFormat } from '../log.js';
+import { isLoopback, startBanner, type BannerUrl } from '../start-banner.js';
 import { configFrom, withDataDir, type Opts } from './context.js';
 
 /** Time a stop may run past GRANARY_STOP_TIMEOUT before the process ends regardless (exit status 1), ms. */
 const BACKSTOP_MS = 10_000;
+
+/** Whether a person reads stdout: a terminal, and the log format is pretty there (GRANARY_LOG_FORMAT auto/pretty). */
+function forPerson(config: Config): boolean {
+  return process.stdout.isTTY === true && resolveLogFormat(config.logFormat, true) === 'pretty';
+}
+
+/**
+ * The start banner's facts (start-banner.ts): the listeners' URLs, the data dir, the workers. Another listener (an
+ * S3 API port, say) is one more `urls` entry, after the Kodo API's.
+ */
+function bannerOf(config: Config, api: string, consoleUrl: string | undefined): string {
+  const urls: BannerUrl[] = [{ label: 'Kodo API', url: api }];
+  if (consoleUrl) urls.push({ label: 'Console', url: consoleUrl, note: 'open it and sign in with the key pair' });
+  return startBanner({
+    urls,
+    dataDir: config.dataDir,
+    workers: config.workers,
+    consoleLoopbackOnly: consoleUrl !== undefined && isLoopback(config.consoleHost),
+  });
+}
+
+/** `http://<host>:<port>` a local client reaches a listener bound to `host` at. */
+function localUrl(host: string, port: number): string {
+  const h = host === '' || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${port}`;
+}
 
 async function serve(opts: Opts): Promise<void> {
   const config = configFrom(opts);
   // The server (fastify, sharp, the stores) is imported here, not with the command tree: other commands skip it.
   if (cluster.isPrimary && config.workers > 1) {
     const { runPrimary } = await import('../workers/primary.js');
-    await runPrimary(config, pino({ level: config.logLevel }).child({ role: 'primary' }), (t) => process.stdout.write(t));
+    const log = (await createLogger(config)).child({ role: 'primary' });
+    const primary = await runPrimary(config, log, (t) => process.stdout.write(t));
+    if (forPerson(config)) {
+      await primary.accepting;
+      const consoleUrl = primary.consolePort !== undefined ? localUrl(config.consoleHost, primary.consolePort) : undefined;
+      process.stdout.write(bannerOf(config, config.publicUrl ?? localUrl(config.host, primary.port), consoleUrl));
+    }
     return;
   }
   const [{ startGranary }, { SLOT_ENV, setsOldSpace }] = await Promise.all([import('../main.js'), import('../workers/primary.js')]);
@@ -67,7 +103,13 @@ async function serve(opts: Opts): Promise<void> {
         `  AccessKey: ${g.keys.accessKey}\n  SecretKey: ${g.keys.secretKey}\n`,
     );
   }
-  g.log.info({ url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir, pid: process.pid }, 'granary listening');
+  // For a person at a terminal the banner says it (printed once: by the single process, or by the primary once a
+  // worker accepts); log collectors get this record from every process.
+  const person = forPerson(config);
+  const listening = { url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir };
+  if (person) g.log.debug(listening, 'granary listening');
+  else g.log.info(listening, 'granary listening');
+  if (person && !cluster.isWorker) process.stdout.write(bannerOf(config, g.publicUrl, running.console?.url));
   if (!cluster.isWorker && config.workerOldSpaceMb > 0 && !setsOldSpace(process.execArgv)) {
     // One process cannot give itself the flag the primary gives its workers (V8 reads it at start-up only).
     g.log.warn(
@@ -92,7 +134,7 @@ export function addServeCommand(program: Command): void {
     .option('--log-level <level>', 'pino log level (GRANARY_LOG_LEVEL, default info)')
     .option('--log-format <format>', 'pretty, json or auto (GRANARY_LOG_FORMAT, default auto: pretty on a terminal)')
     .option('--console-port <port>', 'port of the console listener and /metrics (GRANARY_CONSOLE_PORT, default 9001; 0 = off)')
-    .option('--console-host <addr>', 'bind address of the console listener (GRANARY_CONSOLE_HOST, default GRANARY_HOST)')
+    .option('--console-host <addr>', 'bind address of the console listener (GRANARY_CONSOLE_HOST, default 127.0.0.1)')
     .option('--outbound-allow <list>', 'CIDRs/hosts callbacks may reach (GRANARY_OUTBOUND_ALLOW)')
     .option('--workers <n>', 'worker processes sharing the port (GRANARY_WORKERS, default: the number of cores)')
     .action(serve);

@@ -4,8 +4,11 @@
  * - `GET /api/buckets/:bucket/objects?prefix=&delimiter=&marker=&limit=` → one page of `listObjects`
  *   `{items, commonPrefixes, marker}` ('' marker = last page; 640 bad marker); each item gains `url` (a download
  *   URL, signed for an hour when the bucket is private or protects its originals) and, for images and videos,
- *   `thumb` (an `imageView2` or `vframe` URL, signed likewise).
- * - `GET /api/buckets/:bucket/stat?key=` → the stat answer plus `url` (612 missing).
+ *   `thumb` (an `imageView2` or `vframe` URL, signed likewise); a video's thumbnail is its frame at 3 s (the first
+ *   second of many videos is a dark fade-in) and `thumbFallback` its first frame (for videos shorter than that).
+ * - `GET /api/buckets/:bucket/stat?key=` → the stat answer plus the same URLs, and `preview`: for an image browsers
+ *   cannot show (HEIC/HEIF, TIFF…) a JPEG of it by `imageView2` (at most 1200 px), for a video a 640 px `vframe`
+ *   poster (3 s; `posterFallback` at 0 s) (612 missing).
  * - `POST /api/buckets/:bucket/upload-token` `{key?}` → `{token, upHost}`: an upload token for the bucket (or the
  *   key) valid an hour, signed with the caller's pair; the browser uploads to the Kodo API listener at `upHost`.
  * URLs point at the Kodo API listener as the browser can reach it (links.ts `publicBase`).
@@ -39,20 +42,47 @@ type Call = RouteCall<ConsoleApi, ConsoleSession>;
 const MAX_LINK_SECONDS = 365 * 86400;
 /** Thumbnails: 96 px boxes, cropped to fill. */
 const IMAGE_THUMB = 'imageView2/1/w/96/h/96';
-const VIDEO_THUMB = 'vframe/jpg/offset/1/w/96/h/96';
+/** Frame of a video shown: at 3 s, past the fade-in many videos open with; at 0 s when the video is shorter. */
+const VIDEO_THUMB = 'vframe/jpg/offset/3/w/96/h/96';
+const VIDEO_THUMB_FIRST = 'vframe/jpg/offset/0/w/96/h/96';
+const VIDEO_POSTER = 'vframe/jpg/offset/3/w/640';
+const VIDEO_POSTER_FIRST = 'vframe/jpg/offset/0/w/640';
+/** A browser-viewable JPEG of an image browsers cannot decode themselves. */
+const IMAGE_AS_JPEG = 'imageView2/2/w/1200/h/1200/format/jpg';
+/** Image types browsers show as they are; any other image type is previewed as a JPEG (IMAGE_AS_JPEG). */
+const BROWSER_IMAGES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/avif', 'image/bmp', 'image/svg+xml', 'image/x-icon', 'image/vnd.microsoft.icon']);
+
+/** The page URLs of one object (see the module comment). */
+interface PageUrls {
+  url: string;
+  thumb?: string;
+  thumbFallback?: string;
+  preview?: string;
+  posterFallback?: string;
+}
 
 /** Whether links to `bucket`'s objects must be signed (private, or originals protected). */
 function needsSignature(b: BucketRecord): boolean {
   return b.private || b.settings.protected === true;
 }
 
-/** The page URLs of one object: `url` and, for images and videos, `thumb`. */
-function pageUrls(g: Granary, base: string, accessKey: string, bucket: BucketRecord, key: string, mimeType: unknown): { url: string; thumb?: string } {
+/** The page URLs of one object: `url`, for images and videos `thumb`, and with `detail` (stat) the preview's. */
+function pageUrls(g: Granary, base: string, accessKey: string, bucket: BucketRecord, key: string, mimeType: unknown, detail = false): PageUrls {
   const opts = { sign: needsSignature(bucket), seconds: PAGE_LINK_SECONDS, base };
-  const out: { url: string; thumb?: string } = { url: downloadUrl(g, accessKey, { bucket: bucket.name, key }, opts).url };
-  const mime = typeof mimeType === 'string' ? mimeType : '';
-  const fop = mime.startsWith('image/') ? IMAGE_THUMB : mime.startsWith('video/') ? VIDEO_THUMB : undefined;
-  if (fop) out.thumb = downloadUrl(g, accessKey, { bucket: bucket.name, key, fop }, opts).url;
+  const link = (fop?: string): string => downloadUrl(g, accessKey, { bucket: bucket.name, key, ...(fop ? { fop } : {}) }, opts).url;
+  const out: PageUrls = { url: link() };
+  const mime = typeof mimeType === 'string' ? mimeType.toLowerCase() : '';
+  if (mime.startsWith('image/')) {
+    out.thumb = link(IMAGE_THUMB);
+    if (detail && !BROWSER_IMAGES.has(mime)) out.preview = link(IMAGE_AS_JPEG);
+  } else if (mime.startsWith('video/')) {
+    out.thumb = link(VIDEO_THUMB);
+    out.thumbFallback = link(VIDEO_THUMB_FIRST);
+    if (detail) {
+      out.preview = link(VIDEO_POSTER);
+      out.posterFallback = link(VIDEO_POSTER_FIRST);
+    }
+  }
   return out;
 }
 
@@ -119,7 +149,7 @@ export async function statApi(call: Call, request: FastifyRequest, reply: Fastif
   const key = queryParam(request, 'key');
   if (key === '') throw Errors.badRequest('key is required');
   const stat = await statEntry(g, { bucket: bucket.name, key });
-  const urls = pageUrls(g, publicBase(g, request.headers.host), accessKey, bucket, key, stat.mimeType);
+  const urls = pageUrls(g, publicBase(g, request.headers.host), accessKey, bucket, key, stat.mimeType, true);
   return sendJson(reply, 200, toJson({ key, ...stat, ...urls }));
 }
 

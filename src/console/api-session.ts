@@ -6,8 +6,10 @@
  *   Each attempt is counted per (client address, AccessKey) in the MetaStore, once across workers and nodes: the
  *   11th attempt within a minute of the pair's first is refused with 573 (the secret unchecked) until that minute
  *   has passed; a success forgets the count (sessions.ts `SignInThrottle`).
- * - `GET /api/session` → the same answer for a live session (the page reloads its CSRF token this way); 401 otherwise
- *   (400 when more than one session cookie came, guard.ts).
+ * - `GET /api/session` → the same answer plus `signedIn: true` for a live session (the page reloads its CSRF token
+ *   this way); 200 `{signedIn: false}` otherwise — not being signed in is the page's normal first state, not an error
+ *   (a 401 would be logged by the browser on every load); 400 when more than one session cookie came (guard.ts).
+ *   Route table: `console-session-optional`.
  * - `DELETE /api/session` → 204; the session ends on the server (its cookie is refused from then on).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -51,9 +53,10 @@ export async function signInApi(call: Call, request: FastifyRequest, reply: Fast
   return sessionJson(sessions, s);
 }
 
-/** `GET /api/session`: the live session. */
+/** `GET /api/session`: the live session, or `{signedIn: false}`. */
 export function sessionApi(call: Call): unknown {
-  return sessionJson(call.ctx.sessions, call.caller);
+  const s = call.callerIfAny;
+  return s === undefined ? { signedIn: false } : { signedIn: true, ...sessionJson(call.ctx.sessions, s) };
 }
 
 /** `DELETE /api/session`: ends the session. */

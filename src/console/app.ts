@@ -4,7 +4,7 @@
  *
  * `registerConsole(app, g)` adds, in its own encapsulated scope:
  * - the cookie plugin (the session cookie, src/console/guard.ts), a JSON body parser (bodies up to 1 MiB);
- * - the API routes of the route table (src/routes/console.ts: api-session.ts (sign-in/out), api-overview.ts,
+ * - the API routes of the route table (src/routes/console.ts: api-session.ts (sign-in/out), api-overview.ts (with the history of history.ts),
  *   api-buckets.ts, api-files.ts, api-processing.ts, api-keys.ts) — each authorised by the table's auth step
  *   (session, CSRF, the bucket of the path), and each calling the domain functions, never the Kodo API over HTTP;
  * - an error handler answering `{"error": "…"}` with the catalogue's status, like the Kodo API (unknown `/api/…`
@@ -25,6 +25,7 @@ import { sendError } from '../roles/http.js';
 import type { RouteCall } from '../routes/auth-step.js';
 import { registerRoutes } from '../routes/register.js';
 import { CONSOLE_ROUTES } from '../routes/console.js';
+import { ConsoleHistory } from './history.js';
 import { RequestRateSampler, requestCounterOf } from './request-rates.js';
 import { ConsoleSessions, SignInThrottle } from './sessions.js';
 
@@ -37,6 +38,8 @@ export interface ConsoleApi {
   rates?: RequestRateSampler;
   /** Whether the single-page app was built (`dist/console-ui/index.html` exists). */
   uiBuilt: boolean;
+  /** The Overview's graphs: traffic and storage history kept in the metadata (history.ts). */
+  history: ConsoleHistory;
 }
 
 /**
@@ -143,7 +146,10 @@ export async function registerConsole(app: FastifyInstance, g: Granary): Promise
     sessions: new ConsoleSessions(g.meta.consoleSessions, g.clock, g.config.consoleSessionMinutes * 60_000, g.config.publicUrl),
     signIns: new SignInThrottle(g.meta.consoleSessions, g.clock),
     uiBuilt: existsSync(`${CONSOLE_UI_DIR}index.html`),
+    history: new ConsoleHistory(g),
   };
+  api.history.start();
+  app.addHook('onClose', async () => api.history.stop());
   const counter = requestCounterOf(g);
   if (counter) {
     api.rates = new RequestRateSampler(counter);

@@ -1,6 +1,6 @@
 /**
  * The console listener: a second fastify instance on its own port (GRANARY_CONSOLE_PORT, default 9001;
- * GRANARY_CONSOLE_HOST, default GRANARY_HOST), separate from the Kodo API port so it can be firewalled apart.
+ * GRANARY_CONSOLE_HOST, default 127.0.0.1: loopback only), separate from the Kodo API port so it can be firewalled apart.
  * It serves `GET /metrics` (metrics/route.ts, when the Granary has a metrics registry) and whatever `register`
  * adds (the web console's routes and static files): every route from the route table (src/routes/console.ts). In a worker of a primary (GRANARY_WORKERS > 1) the primary
  * owns the port and hands each connection to a worker, as for the API port (workers/balancer.ts).
@@ -16,6 +16,7 @@ import type { Granary } from '../context.js';
 import { trackConnections } from '../connections.js';
 import { abandonHandlers, trackHandlers, type RunningHandler } from '../handlers-in-flight.js';
 import { listenError } from '../listen-error.js';
+import { listenQuietly } from '../listen-quietly.js';
 import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
 import { Errors } from '../errors.js';
 import { instrumentHttp } from '../metrics/http.js';
@@ -96,10 +97,10 @@ export async function startConsoleListener(g: Granary, opts: ConsoleListenerOpti
   let handed: HandedConnections | undefined;
   try {
     if (opts.handedSlot !== undefined) {
-      await app.listen({ path: privateListenPath(opts.handedSlot, 'console'), exclusive: true });
+      await listenQuietly(app, { path: privateListenPath(opts.handedSlot, 'console'), exclusive: true });
       handed = acceptHandedConnections(app.server, 'console');
     } else {
-      await app.listen({ port: opts.port, host: opts.host });
+      await listenQuietly(app, { port: opts.port, host: opts.host });
     }
   } catch (err) {
     await app.close();

@@ -4,6 +4,7 @@
  * Implementations: SQLite (store/sqlite/, the embedded default) and PostgreSQL (store/postgres/, shared by the nodes
  * of a cluster); both pass the same contract suite (test/contract/).
  */
+import type { ConsoleSampleStore } from './console-samples.js';
 import type { ConsoleSessionStore } from './console-sessions.js';
 import type { LeaseStore } from './leases.js';
 import type { JobQueue } from './job-queue.js';
@@ -571,6 +572,9 @@ export interface MetaStore {
    * every worker process and cluster node shares them.
    */
   readonly consoleSessions: ConsoleSessionStore;
+
+  /** The console Overview's history (ports/console-samples.ts), shared by every worker process and cluster node. */
+  readonly consoleSamples: ConsoleSampleStore;
 
   // ---- account key pairs ----
   createAccessKey(rec: AccessKeyRecord): Promise<void>;

@@ -15,7 +15,7 @@ import { authorizeBucket } from '../auth/authorize.js';
 import { verifyManagement, type Caller } from '../auth/management.js';
 import { callerOf } from '../console/guard.js';
 import type { Granary } from '../context.js';
-import { Errors } from '../errors.js';
+import { Errors, isKodoError } from '../errors.js';
 import { checkMetricsToken } from '../metrics/route.js';
 import type { BucketRecord } from '../ports/meta.js';
 import { params, requiredParam, signedRequestOf } from '../roles/http.js';
@@ -51,6 +51,11 @@ export class RouteCall<Ctx, Who> {
   /** The authenticated caller; a route whose auth kind has none asking for it is a table error (599). */
   get caller(): Who {
     if (this.who === undefined) throw Errors.internal('the route table gives this route no caller');
+    return this.who;
+  }
+
+  /** The caller when the auth kind found one (`console-session-optional`), else undefined. */
+  get callerIfAny(): Who | undefined {
     return this.who;
   }
 
@@ -124,6 +129,24 @@ export function authStep<Ctx, Who>(
           const session = await callerOf(sessions, request);
           const bucket = needsBucket ? await ruleBucket(g, e, request, session.accessKey) : undefined;
           request.routeCall = new RouteCall(ctx, g, session, bucket) as RouteCall<unknown, unknown>;
+        },
+      };
+    }
+    case 'console-session-optional': {
+      const sessions = (ctx as unknown as ConsoleContext).sessions;
+      if (needsBucket) throw new Error(`route table: ${entry.operation} authorises a bucket without a sure caller`);
+      return {
+        constant,
+        preHandler: async (request) => {
+          precheck?.(request);
+          let session: Who | undefined;
+          try {
+            session = (await callerOf(sessions, request)) as Who;
+          } catch (err) {
+            // No session (401) is a normal answer here; a cookie conflict (400) or CSRF refusal stays an error.
+            if (!(isKodoError(err) && err.status === 401)) throw err;
+          }
+          request.routeCall = new RouteCall(ctx, g, session, undefined) as RouteCall<unknown, unknown>;
         },
       };
     }

@@ -9,7 +9,7 @@ import type { Granary } from '../context.js';
 import { bindDomainApi, bucketApi, createBucketApi, deleteEventApi, deleteRuleApi, deleteStyleApi, dropBucketApi, listBucketsApi, putSettingApi, putStyleApi, settingOf, unbindDomainApi, updateEventApi, updateRuleApi, addEventApi, addRuleApi } from '../console/api-buckets.js';
 import { linkApi, listObjectsApi, opApi, opOf, statApi, uploadTokenApi } from '../console/api-files.js';
 import { createKeyApi, deleteKeyApi, listKeysApi } from '../console/api-keys.js';
-import { overviewApi } from '../console/api-overview.js';
+import { historyApi, overviewApi } from '../console/api-overview.js';
 import { deleteWorkflowApi, fetchTaskApi, jobApi, listFetchTasksApi, listJobsApi, listPipelinesApi, listWorkflowsApi, putPipelineApi, putWorkflowApi, submitFetchTaskApi, submitJobApi } from '../console/api-processing.js';
 import { sessionApi, signInApi, signOutApi } from '../console/api-session.js';
 import { appPage, unknownApi, type ConsoleApi } from '../console/app.js';
@@ -29,9 +29,10 @@ function api(method: ConsoleRoute['method'], url: string, name: string, bucket: 
 
 export const CONSOLE_ROUTES: ConsoleRoute[] = [
   { method: 'POST', url: '/api/session', role: 'console', operation: 'console.signIn', auth: 'console-signin', bucket: NONE, group: 'console-api', handler: signInApi },
-  api('GET', '/api/session', 'session', NONE, sessionApi),
+  { method: 'GET', url: '/api/session', role: 'console', operation: 'console.session', auth: 'console-session-optional', bucket: NONE, group: 'console-api', handler: sessionApi },
   api('DELETE', '/api/session', 'signOut', NONE, signOutApi),
   api('GET', '/api/overview', 'overview', OWNED, overviewApi),
+  api('GET', '/api/history', 'history', OWNED, historyApi),
 
   api('GET', '/api/buckets', 'buckets.list', OWNED, listBucketsApi),
   api('POST', '/api/buckets', 'buckets.create', NONE, createBucketApi),

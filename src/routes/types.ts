@@ -26,10 +26,20 @@ export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS' | 'A
  * - `none`: no credential (health, region query, prefop status).
  * - `console-session`: a console session cookie, the Origin check and, for non-GET calls, the CSRF token
  *   (console/guard.ts `callerOf`); the handler gets the session.
+ * - `console-session-optional`: the session if there is one (`call.callerIfAny`), none otherwise — the page's
+ *   "am I signed in?" call, answered 200 either way.
  * - `console-signin`: the sign-in call (Origin check and throttle, in the handler).
  * - `metrics-token`: `Authorization: Bearer <GRANARY_METRICS_TOKEN>` when one is set (metrics/route.ts).
  */
-export type AuthKind = 'management' | 'uploadToken' | 'download' | 'none' | 'console-session' | 'console-signin' | 'metrics-token';
+export type AuthKind =
+  | 'management'
+  | 'uploadToken'
+  | 'download'
+  | 'none'
+  | 'console-session'
+  | 'console-session-optional'
+  | 'console-signin'
+  | 'metrics-token';
 
 /**
  * How the bucket a route acts on is found and who authorises it (631 missing, 403 another account's):

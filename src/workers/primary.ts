@@ -62,6 +62,8 @@ export function workerExecArgv(inherited: readonly string[], oldSpaceMb: number)
 export interface RunningPrimary {
   /** The API port the primary listens on (GRANARY_PORT, or the one chosen for 0). */
   port: number;
+  /** The console port the primary listens on (absent when GRANARY_CONSOLE_PORT=0). */
+  consolePort?: number;
   /** Resolves when the first worker accepts connections. */
   accepting: Promise<void>;
 }
@@ -163,7 +165,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
       const lived = Date.now() - (entry?.startedMs ?? Date.now());
       const delay = lived >= HEALTHY_MS ? FIRST_BACKOFF_MS : Math.min(backoff.get(slot) ?? FIRST_BACKOFF_MS, MAX_BACKOFF_MS);
       backoff.set(slot, Math.min(delay * 2, MAX_BACKOFF_MS));
-      log.warn({ worker: slot, pid: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; restarting it');
+      log.warn({ worker: slot, workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; restarting it');
       setTimeout(() => {
         if (!stopping) fork(slot);
       }, delay);
@@ -190,7 +192,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
     // is stuck beyond help (its event loop blocked): it is killed, and the primary exits with status 1.
     setTimeout(() => {
       for (const { worker } of bySlot.values()) {
-        log.error({ worker: worker.id, pid: worker.process.pid }, 'a worker did not stop in time; killing it');
+        log.error({ worker: worker.id, workerPid: worker.process.pid }, 'a worker did not stop in time; killing it');
         worker.process.kill('SIGKILL');
       }
       process.exit(1);
@@ -200,6 +202,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   process.on('SIGINT', () => stop('SIGINT'));
 
   for (let slot = 0; slot < config.workers; slot++) fork(slot);
-  log.info({ workers: config.workers, pid: process.pid, port }, 'granary primary started');
-  return { port, accepting };
+  // The pid is in every record already (pino's base fields).
+  log.info({ workers: config.workers, port }, 'granary primary started');
+  return { port, ...(consolePort !== undefined ? { consolePort } : {}), accepting };
 }

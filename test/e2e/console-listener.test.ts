@@ -82,7 +82,7 @@ describe('console listener: register, disable, close', () => {
     await expect(fetch(`${url}/hello`)).rejects.toThrow();
   });
 
-  it('GRANARY_CONSOLE_PORT=0 disables it; the default is 9001 on GRANARY_HOST', async () => {
+  it('GRANARY_CONSOLE_PORT=0 disables it; the default is 9001 on loopback, even when GRANARY_HOST is every interface', async () => {
     const off = await config({ GRANARY_CONSOLE_PORT: '0' });
     expect(off.consolePort).toBeUndefined();
     const running = await startGranary(off, { logger });
@@ -91,9 +91,9 @@ describe('console listener: register, disable, close', () => {
     } finally {
       await running.close();
     }
-    const defaults = loadConfig({ GRANARY_HOST: '10.0.0.1' });
+    const defaults = loadConfig({ GRANARY_HOST: '0.0.0.0' });
     expect(defaults.consolePort).toBe(9001);
-    expect(defaults.consoleHost).toBe('10.0.0.1');
+    expect(defaults.consoleHost).toBe('127.0.0.1');
     expect(loadConfig({ GRANARY_HOST: '10.0.0.1', GRANARY_CONSOLE_HOST: '127.0.0.1' }).consoleHost).toBe('127.0.0.1');
     expect(() => loadConfig({ GRANARY_CONSOLE_PORT: '70000' })).toThrow(/GRANARY_CONSOLE_PORT/);
   });

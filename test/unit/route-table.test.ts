@@ -58,7 +58,7 @@ async function consoleRoutes(): Promise<Seen[]> {
   return seenRoutes(await buildConsoleApp(g, (a) => registerConsole(a, g)));
 }
 
-const KINDS = new Set(['management', 'uploadToken', 'download', 'none', 'console-session', 'console-signin', 'metrics-token']);
+const KINDS = new Set(['management', 'uploadToken', 'download', 'none', 'console-session', 'console-session-optional', 'console-signin', 'metrics-token']);
 const WITH_CALLER = new Set(['management', 'console-session', 'metrics-token']);
 
 function covers(facts: RouteFacts, method: string, url: string): boolean {

@@ -44,11 +44,23 @@ const DAY_FIELDS: Array<[string, string]> = [
 ];
 const EVENT_NAMES = ['put', 'mkfile', 'delete', 'copy', 'move', 'disable', 'enable', 'restore:completed'];
 
-function Card({ title, children }: { title: string; children: ReactNode }) {
+/** The outcome of a card's last action, shown in that card (next to what it is about). */
+interface CardStatus {
+  card: string;
+  text: string;
+  failed: boolean;
+}
+
+function Card({ id, title, status, children }: { id: string; title: string; status: CardStatus | undefined; children: ReactNode }) {
   return (
-    <div className="card">
+    <div className="card" data-card={id}>
       <h3>{title}</h3>
       {children}
+      {status?.card === id && (
+        <p className={status.failed ? 'error' : 'note'} role={status.failed ? 'alert' : 'status'} data-testid="card-status">
+          {status.text}
+        </p>
+      )}
     </div>
   );
 }
@@ -56,7 +68,7 @@ function Card({ title, children }: { title: string; children: ReactNode }) {
 export function BucketSettings({ bucket }: { bucket: string }) {
   const { t } = useI18n();
   const { data, error, reload } = useLoad(() => get<Detail>(bucketPath(bucket)), [bucket]);
-  const [message, setMessage] = useState('');
+  const [status, setStatus] = useState<CardStatus>();
   const [form, setForm] = useState<Record<string, string>>({});
   const [events, setEvents] = useState<string[]>(['put']);
   const f = (name: string): string => form[name] ?? '';
@@ -81,17 +93,20 @@ export function BucketSettings({ bucket }: { bucket: string }) {
     }));
   }, [data]);
 
-  const act = async (fn: () => Promise<unknown>): Promise<void> => {
-    setMessage('');
+  /** Runs a card's action; its outcome shows in that card; on success the form fields named in `clear` empty. */
+  const act = async (card: string, fn: () => Promise<unknown>, clear: string[] = []): Promise<void> => {
+    setStatus(undefined);
     try {
       await fn();
-      setMessage(t('Saved.'));
+      setStatus({ card, text: t('Saved.'), failed: false });
+      if (clear.length > 0) setForm((x) => ({ ...x, ...Object.fromEntries(clear.map((k) => [k, ''])) }));
       reload();
     } catch (err) {
-      setMessage(`${t('Failed')}: ${(err as Error).message}`);
+      setStatus({ card, text: `${t('Failed')}: ${(err as Error).message}`, failed: true });
     }
   };
-  const setting = (name: string, body: unknown) => act(() => put(bucketPath(bucket, `/settings/${name}`), body));
+  const CARD_OF: Record<string, string> = { private: 'access', protection: 'access', nrop: 'access', separator: 'styles' };
+  const setting = (name: string, body: unknown) => act(CARD_OF[name] ?? name, () => put(bucketPath(bucket, `/settings/${name}`), body));
 
   if (error) return <p className="error">{error}</p>;
   if (!data) return <p className="muted">…</p>;
@@ -107,13 +122,8 @@ export function BucketSettings({ bucket }: { bucket: string }) {
           {t('{objects} objects, {bytes}', { objects: data.usage.objects.toLocaleString(), bytes: formatBytes(data.usage.bytes) })} · {t('Region')} {info.region}
         </span>
       </div>
-      {message && (
-        <p className={message.startsWith(t('Failed')) ? 'error' : 'note'} role="status">
-          {message}
-        </p>
-      )}
       <div className="settings-grid">
-        <Card title={t('Access')}>
+        <Card id="access" title={t('Access')} status={status}>
           <label className="inline">
             <input type="checkbox" name="private" checked={info.private === 1} onChange={(e) => void setting('private', { private: e.target.checked })} /> {t('Private (downloads need a signed URL)')}
           </label>
@@ -124,13 +134,13 @@ export function BucketSettings({ bucket }: { bucket: string }) {
             <input type="checkbox" checked={info.nrop} onChange={(e) => void setting('nrop', { enabled: e.target.checked })} /> {t('Moderation (nrop) enabled')}
           </label>
         </Card>
-        <Card title={t('Cache max-age')}>
+        <Card id="maxAge" title={t('Cache max-age')} status={status}>
           <div className="row">
             <input type="number" value={f('maxAge')} onChange={set('maxAge')} /> {t('seconds')}
             <button onClick={() => void setting('maxAge', { maxAge: f('maxAge') })}>{t('Save')}</button>
           </div>
         </Card>
-        <Card title={t('Mirror source')}>
+        <Card id="source" title={t('Mirror source')} status={status}>
           <div className="row">
             <input placeholder="https://origin.example.com" value={f('source')} onChange={set('source')} />
             <input placeholder={t('Host header (optional)')} value={f('sourceHost')} onChange={set('sourceHost')} />
@@ -140,7 +150,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
             <button onClick={() => void setting('source', { url: '' })}>{t('Remove')}</button>
           </div>
         </Card>
-        <Card title={t('Referer anti-leech')}>
+        <Card id="referer" title={t('Referer anti-leech')} status={status}>
           <div className="row">
             <select value={f('refMode')} onChange={set('refMode')}>
               <option value="0">{t('off')}</option>
@@ -157,16 +167,16 @@ export function BucketSettings({ bucket }: { bucket: string }) {
           </label>
           <button onClick={() => void setting('referer', { mode: f('refMode'), pattern: f('refPattern'), norefer: f('refNoRefer'), sourceEnabled: f('refSource') })}>{t('Save')}</button>
         </Card>
-        <Card title={t('CORS rules')}>
+        <Card id="cors" title={t('CORS rules')} status={status}>
           <textarea value={f('cors')} onChange={set('cors')} placeholder='[{"allowed_origin":["*"],"allowed_method":["GET"]}]' />
           <button
             onClick={() =>
-              void act(async () => {
+              void act('cors', async () => {
                 let rules: unknown;
                 try {
                   rules = JSON.parse(f('cors') || '[]');
-                } catch {
-                  throw new Error(t('not valid JSON'));
+                } catch (err) {
+                  throw new Error(t('the rules are not valid JSON ({detail})', { detail: (err as Error).message }), { cause: err });
                 }
                 await put(bucketPath(bucket, '/settings/cors'), { rules });
               })
@@ -175,7 +185,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
             {t('Save')}
           </button>
         </Card>
-        <Card title={t('Quota')}>
+        <Card id="quota" title={t('Quota')} status={status}>
           <div className="row">
             <label>
               {t('Bytes (-1 = no limit)')}
@@ -188,7 +198,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
           </div>
           <button onClick={() => void setting('quota', { size: f('quotaSize'), count: f('quotaCount') })}>{t('Save')}</button>
         </Card>
-        <Card title={t('Image styles')}>
+        <Card id="styles" title={t('Image styles')} status={status}>
           <table className="grid">
             <tbody>
               {Object.entries(info.styles).map(([name, pipeline]) => (
@@ -196,7 +206,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
                   <td>{name}</td>
                   <td className="mono">{pipeline}</td>
                   <td>
-                    <button className="danger" onClick={() => void act(() => del(bucketPath(bucket, `/styles/${encodeURIComponent(name)}`)))}>
+                    <button className="danger" onClick={() => void act('styles', () => del(bucketPath(bucket, `/styles/${encodeURIComponent(name)}`)))}>
                       {t('Delete')}
                     </button>
                   </td>
@@ -207,19 +217,19 @@ export function BucketSettings({ bucket }: { bucket: string }) {
           <div className="row">
             <input placeholder={t('name')} value={f('styleName')} onChange={set('styleName')} />
             <input placeholder="imageView2/2/w/200" value={f('stylePipeline')} onChange={set('stylePipeline')} />
-            <button onClick={() => void act(() => put(bucketPath(bucket, `/styles/${encodeURIComponent(f('styleName'))}`), { pipeline: f('stylePipeline') }))}>{t('Add')}</button>
+            <button onClick={() => void act('styles', () => put(bucketPath(bucket, `/styles/${encodeURIComponent(f('styleName'))}`), { pipeline: f('stylePipeline') }), ['styleName', 'stylePipeline'])}>{t('Add')}</button>
           </div>
           <div className="row">
             {t('Separator')} <input value={f('separator')} onChange={set('separator')} style={{ width: 60 }} />
             <button onClick={() => void setting('separator', { separator: f('separator') })}>{t('Save')}</button>
           </div>
         </Card>
-        <Card title={t('Download domains')}>
+        <Card id="domains" title={t('Download domains')} status={status}>
           <ul>
             {data.domains.map((d) => (
               <li key={d}>
                 {d}{' '}
-                <button className="link" onClick={() => void act(() => del(bucketPath(bucket, `/domains/${encodeURIComponent(d)}`)))}>
+                <button className="link" onClick={() => void act('domains', () => del(bucketPath(bucket, `/domains/${encodeURIComponent(d)}`)))}>
                   {t('Remove')}
                 </button>
               </li>
@@ -227,10 +237,10 @@ export function BucketSettings({ bucket }: { bucket: string }) {
           </ul>
           <div className="row">
             <input placeholder="img.example.com" value={f('domain')} onChange={set('domain')} />
-            <button onClick={() => void act(() => post(bucketPath(bucket, '/domains'), { domain: f('domain') }))}>{t('Bind')}</button>
+            <button onClick={() => void act('domains', () => post(bucketPath(bucket, '/domains'), { domain: f('domain') }), ['domain'])}>{t('Bind')}</button>
           </div>
         </Card>
-        <Card title={t('Lifecycle rules')}>
+        <Card id="rules" title={t('Lifecycle rules')} status={status}>
           <table className="grid">
             <tbody>
               {data.rules.map((r) => (
@@ -243,7 +253,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
                       .join(', ')}
                   </td>
                   <td>
-                    <button className="danger" onClick={() => void act(() => del(bucketPath(bucket, `/rules/${encodeURIComponent(String(r.name))}`)))}>
+                    <button className="danger" onClick={() => void act('rules', () => del(bucketPath(bucket, `/rules/${encodeURIComponent(String(r.name))}`)))}>
                       {t('Delete')}
                     </button>
                   </td>
@@ -263,24 +273,24 @@ export function BucketSettings({ bucket }: { bucket: string }) {
           ))}
           <button
             onClick={() =>
-              void act(() => post(bucketPath(bucket, '/rules'), { name: f('ruleName'), prefix: f('rulePrefix'), ...Object.fromEntries(DAY_FIELDS.map(([k]) => [k, f(k) || '0'])) }))
+              void act('rules', () => post(bucketPath(bucket, '/rules'), { name: f('ruleName'), prefix: f('rulePrefix'), ...Object.fromEntries(DAY_FIELDS.map(([k]) => [k, f(k) || '0'])) }), ['ruleName', 'rulePrefix', ...DAY_FIELDS.map(([k]) => k)])
             }
           >
             {t('Add rule')}
           </button>
         </Card>
-        <Card title={t('Event notifications')}>
+        <Card id="events" title={t('Event notifications')} status={status}>
           <table className="grid">
             <tbody>
               {data.events.map((e) => (
                 <tr key={e.name}>
                   <td>{e.name}</td>
                   <td className="small">
-                    {e.prefix || '*'}…{e.suffix} → {e.events.join(', ')}
+                    {e.prefix || '*'}…{e.suffix} → {e.events.map((n) => t(n)).join(', ')}
                   </td>
                   <td className="mono small">{e.callback_urls.join(' ')}</td>
                   <td>
-                    <button className="danger" onClick={() => void act(() => del(bucketPath(bucket, `/events/${encodeURIComponent(e.name)}`)))}>
+                    <button className="danger" onClick={() => void act('events', () => del(bucketPath(bucket, `/events/${encodeURIComponent(e.name)}`)))}>
                       {t('Delete')}
                     </button>
                   </td>
@@ -296,7 +306,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
           <div className="row">
             {EVENT_NAMES.map((n) => (
               <label className="inline" key={n}>
-                <input type="checkbox" checked={events.includes(n)} onChange={(e) => setEvents((x) => (e.target.checked ? [...x, n] : x.filter((y) => y !== n)))} /> {n}
+                <input type="checkbox" checked={events.includes(n)} onChange={(e) => setEvents((x) => (e.target.checked ? [...x, n] : x.filter((y) => y !== n)))} /> {t(n)}
               </label>
             ))}
           </div>
@@ -304,8 +314,9 @@ export function BucketSettings({ bucket }: { bucket: string }) {
             <input placeholder="https://hooks.example.com/granary" value={f('evUrl')} onChange={set('evUrl')} />
             <button
               onClick={() =>
-                void act(() =>
+                void act('events', () =>
                   post(bucketPath(bucket, '/events'), { name: f('evName'), prefix: f('evPrefix'), suffix: f('evSuffix'), events, callbackUrls: f('evUrl').split(/[;\s]+/) }),
+                  ['evName', 'evPrefix', 'evSuffix', 'evUrl'],
                 )
               }
             >
@@ -313,7 +324,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
             </button>
           </div>
         </Card>
-        <Card title={t('Delete bucket')}>
+        <Card id="delete" title={t('Delete bucket')} status={status}>
           <p className="muted">{t('Only an empty bucket can be deleted.')}</p>
           <button
             className="danger"
@@ -321,7 +332,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
               if (!window.confirm(t('Delete bucket {name}? Only an empty bucket can be deleted.', { name: bucket }))) return;
               void del(bucketPath(bucket))
                 .then(() => go('buckets'))
-                .catch((err: unknown) => setMessage(`${t('Failed')}: ${(err as Error).message}`));
+                .catch((err: unknown) => setStatus({ card: 'delete', text: `${t('Failed')}: ${(err as Error).message}`, failed: true }));
             }}
           >
             {t('Delete bucket')}

@@ -15,7 +15,7 @@ export interface BucketRow {
 }
 
 export function Buckets() {
-  const { t } = useI18n();
+  const { t, date } = useI18n();
   const { data, error, reload } = useLoad(() => get<BucketRow[]>('/api/buckets'), []);
   const [name, setName] = useState('');
   const [message, setMessage] = useState('');
@@ -78,7 +78,7 @@ export function Buckets() {
               <td className="num">{formatBytes(b.bytes)}</td>
               <td>{b.private ? t('private') : t('public')}</td>
               <td>{b.region}</td>
-              <td>{new Date(b.ctime * 1000).toLocaleDateString()}</td>
+              <td>{date(b.ctime * 1000, 'date')}</td>
               <td className="actions">
                 <button onClick={() => go('files', b.name)}>{t('Files')}</button>
                 <button onClick={() => go('buckets', b.name)}>{t('Settings')}</button>

@@ -1,7 +1,7 @@
 // The Files screen: a prefix/delimiter browser with marker paging (100 entries a page, so buckets of millions of
 // keys stay fast), thumbnails, drag-and-drop and file-input uploads with per-file progress, and the object panel.
 import { useEffect, useRef, useState, type DragEvent } from 'react';
-import { bucketPath, formatBytes, formatPutTime, get } from '../api';
+import { bucketPath, formatBytes, get } from '../api';
 import { go } from '../App';
 import { useI18n } from '../i18n';
 import { uploadFile, type UploadProgress } from '../upload';
@@ -16,7 +16,7 @@ interface Page {
 }
 
 export function Files({ bucket, prefix }: { bucket: string; prefix: string }) {
-  const { t } = useI18n();
+  const { t, date } = useI18n();
   const buckets = useLoad(() => get<BucketRow[]>('/api/buckets'), []);
   const [flat, setFlat] = useState(false);
   const [markers, setMarkers] = useState<string[]>(['']);
@@ -170,7 +170,23 @@ export function Files({ bucket, prefix }: { bucket: string; prefix: string }) {
               ))}
               {data?.items.map((item) => (
                 <tr key={item.key} data-key={item.key} className={item.status === 1 ? 'disabled' : ''}>
-                  <td className="thumb">{item.thumb ? <img src={item.thumb} alt="" loading="lazy" onError={(e) => (e.currentTarget.style.visibility = 'hidden')} /> : '📄'}</td>
+                  <td className="thumb">
+                    {item.thumb ? (
+                      <img
+                        src={item.thumb}
+                        alt=""
+                        loading="lazy"
+                        onError={(e) => {
+                          // A video shorter than the thumbnail's frame time: its first frame instead.
+                          const img = e.currentTarget;
+                          if (item.thumbFallback && img.src !== item.thumbFallback) img.src = item.thumbFallback;
+                          else img.style.visibility = 'hidden';
+                        }}
+                      />
+                    ) : (
+                      '📄'
+                    )}
+                  </td>
                   <td>
                     <button className="link key" onClick={() => setOpen(item.key)}>
                       {flat ? item.key : item.key.slice(prefix.length)}
@@ -179,7 +195,7 @@ export function Files({ bucket, prefix }: { bucket: string; prefix: string }) {
                   </td>
                   <td className="num">{formatBytes(item.fsize)}</td>
                   <td>{item.mimeType}</td>
-                  <td>{formatPutTime(item.putTime)}</td>
+                  <td>{date(item.putTime / 10_000)}</td>
                 </tr>
               ))}
               {data && data.items.length === 0 && data.commonPrefixes.length === 0 && (

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { del, get, post } from '../api';
+import { CopyButton } from '../CopyButton';
 import { useI18n } from '../i18n';
 import { useLoad } from '../useLoad';
 
@@ -9,7 +10,7 @@ interface KeyList {
 }
 
 export function Keys() {
-  const { t } = useI18n();
+  const { t, date } = useI18n();
   const { data, error, reload } = useLoad(() => get<KeyList>('/api/keys'), []);
   const [created, setCreated] = useState<{ accessKey: string; secretKey: string }>();
   const [message, setMessage] = useState('');
@@ -46,10 +47,10 @@ export function Keys() {
         <div className="card note">
           <p>{t('Copy the SecretKey now: it is not shown again.')}</p>
           <p>
-            AccessKey: <code data-testid="new-ak">{created.accessKey}</code>
+            AccessKey: <code data-testid="new-ak">{created.accessKey}</code> <CopyButton text={created.accessKey} label={t('Copy AccessKey')} />
           </p>
           <p>
-            SecretKey: <code data-testid="new-sk">{created.secretKey}</code>
+            SecretKey: <code data-testid="new-sk">{created.secretKey}</code> <CopyButton text={created.secretKey} label={t('Copy SecretKey')} />
           </p>
         </div>
       )}
@@ -58,7 +59,7 @@ export function Keys() {
           <tr>
             <th>AccessKey</th>
             <th>{t('Created')}</th>
-            <th>{t('Buckets')}</th>
+            <th>{t('Owned buckets')}</th>
             <th />
           </tr>
         </thead>
@@ -66,7 +67,7 @@ export function Keys() {
           {data?.accounts.map((k) => (
             <tr key={k.accessKey}>
               <td className="mono">{k.accessKey}</td>
-              <td>{new Date(k.ctime * 1000).toLocaleString()}</td>
+              <td>{date(k.ctime * 1000)}</td>
               <td>{k.buckets.join(', ')}</td>
               <td>
                 <button className="danger" onClick={() => void remove(k.accessKey)}>

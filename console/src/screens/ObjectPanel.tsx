@@ -2,7 +2,7 @@
 // action: rename/move, copy, MIME type, metadata, storage class, disable/enable, deleteAfterDays, a private link
 // with an expiry, a fop URL builder with a live preview, delete.
 import { useEffect, useState, type ReactNode } from 'react';
-import { bucketPath, formatBytes, formatPutTime, get, post } from '../api';
+import { bucketPath, formatBytes, get, post } from '../api';
 import { useI18n } from '../i18n';
 import { useLoad } from '../useLoad';
 
@@ -19,6 +19,37 @@ export interface ObjectItem {
   'x-qn-meta'?: Record<string, string>;
   url: string;
   thumb?: string;
+  thumbFallback?: string;
+  /** A viewable rendering: a JPEG of an image browsers cannot show (HEIC…), a video's poster frame. */
+  preview?: string;
+  /** The video's first frame, for a video too short for `preview`'s. */
+  posterFallback?: string;
+}
+
+/** The fop builder's first pipeline for an object of `mime` ('' = none proposed). */
+export function defaultFop(mime: string): string {
+  if (mime.startsWith('video/')) return 'vframe/jpg/offset/3/w/400';
+  if (mime.startsWith('audio/')) return 'avinfo';
+  if (/^image\/(jpeg|png|gif|webp|avif|bmp)$/.test(mime)) return 'imageView2/2/w/400/h/300';
+  if (mime.startsWith('image/')) return 'imageView2/2/w/400/h/300/format/jpg';
+  return '';
+}
+
+/** Loads `first` and, if it fails (e.g. a frame past the end of a short video), `fallback`. */
+function useFirstThatLoads(first: string | undefined, fallback: string | undefined): string | undefined {
+  const [src, setSrc] = useState<string>();
+  useEffect(() => {
+    if (!first) return setSrc(undefined);
+    let live = true;
+    const probe = new Image();
+    probe.onload = () => live && setSrc(first);
+    probe.onerror = () => live && setSrc(fallback);
+    probe.src = first;
+    return () => {
+      live = false;
+    };
+  }, [first, fallback]);
+  return src;
 }
 
 const PREVIEW_BYTES = 64 * 1024;
@@ -62,11 +93,17 @@ function TextPreview({ url, json }: { url: string; json: boolean }) {
   return <pre className="text-preview">{text ?? '…'}</pre>;
 }
 
+function VideoPreview({ item }: { item: ObjectItem }) {
+  const poster = useFirstThatLoads(item.preview, item.posterFallback);
+  return <video className="preview" src={item.url} poster={poster} controls preload="none" data-testid="preview-video" />;
+}
+
 function Preview({ item }: { item: ObjectItem }) {
   const { t } = useI18n();
   const mime = item.mimeType;
-  if (mime.startsWith('image/')) return <img className="preview" src={item.url} alt={item.key} data-testid="preview-image" />;
-  if (mime.startsWith('video/')) return <video className="preview" src={item.url} poster={item.thumb} controls preload="none" />;
+  // HEIC and other types browsers cannot decode come as a JPEG rendering (`preview`).
+  if (mime.startsWith('image/')) return <img className="preview" src={item.preview ?? item.url} alt={item.key} data-testid="preview-image" />;
+  if (mime.startsWith('video/')) return <VideoPreview item={item} />;
   if (mime.startsWith('audio/')) return <audio src={item.url} controls preload="none" />;
   if (isText(mime)) return <TextPreview url={item.url} json={mime.includes('json') || item.key.endsWith('.json')} />;
   return <p className="muted">{t('No preview for this type.')}</p>;
@@ -82,7 +119,7 @@ function Field({ label, children }: { label: string; children: ReactNode }) {
 }
 
 export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket: string; objectKey: string; onClose: () => void; onChanged: (key?: string) => void }) {
-  const { t } = useI18n();
+  const { t, date } = useI18n();
   const stat = useLoad(() => get<ObjectItem>(bucketPath(bucket, `/stat?key=${encodeURIComponent(objectKey)}`)), [bucket, objectKey]);
   const [message, setMessage] = useState('');
   const [newKey, setNewKey] = useState(objectKey);
@@ -93,7 +130,8 @@ export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket:
   const [days, setDays] = useState('0');
   const [expires, setExpires] = useState(3600);
   const [link, setLink] = useState('');
-  const [fop, setFop] = useState('imageView2/2/w/400/h/300');
+  const [fop, setFop] = useState('');
+  const [fopEdited, setFopEdited] = useState(false);
   const [fopUrl, setFopUrl] = useState('');
   const item = stat.data;
 
@@ -104,7 +142,9 @@ export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket:
   }, [objectKey]);
   useEffect(() => {
     if (item) setMime(item.mimeType);
-  }, [item]);
+    // The builder starts with a pipeline that suits the type (vframe for a video, not imageView2), until edited.
+    if (item && !fopEdited) setFop(defaultFop(item.mimeType));
+  }, [item, fopEdited]);
 
   // The fop builder's live preview: a signed URL for the pipeline, refreshed as it is typed.
   useEffect(() => {
@@ -164,8 +204,8 @@ export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket:
               <dt>{t('Type')}</dt>
               <dd>{item.mimeType}</dd>
               <dt>{t('Uploaded')}</dt>
-              <dd>{formatPutTime(item.putTime)}</dd>
-              <dt>hash</dt>
+              <dd>{date(item.putTime / 10_000)}</dd>
+              <dt>{t('hash')}</dt>
               <dd className="mono">{item.hash}</dd>
               <dt>{t('Storage class')}</dt>
               <dd>{t(CLASSES[item.type] ?? String(item.type))}</dd>
@@ -174,7 +214,7 @@ export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket:
               {item.expiration !== undefined && (
                 <>
                   <dt>{t('Expires')}</dt>
-                  <dd>{new Date(item.expiration * 1000).toLocaleString()}</dd>
+                  <dd>{date(item.expiration * 1000)}</dd>
                 </>
               )}
               {Object.entries(item['x-qn-meta'] ?? {}).map(([k, v]) => (
@@ -246,7 +286,7 @@ export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket:
               </p>
             )}
             <Field label={t('Fop URL builder')}>
-              <input className="wide" data-testid="fop-input" value={fop} onChange={(e) => setFop(e.target.value)} placeholder="imageView2/2/w/200|imageMogr2/rotate/90" />
+              <input className="wide" data-testid="fop-input" value={fop} onChange={(e) => (setFop(e.target.value), setFopEdited(true))} placeholder="imageView2/2/w/200|imageMogr2/rotate/90" />
             </Field>
             {fopUrl && (
               <div className="fop-preview">

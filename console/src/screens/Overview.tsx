@@ -1,6 +1,82 @@
+import { useEffect, useMemo } from 'react';
 import { formatBytes, get } from '../api';
+import { Chart, type ChartSeries } from '../Chart';
 import { useI18n } from '../i18n';
 import { useLoad } from '../useLoad';
+
+/** GET /api/history (src/console/history.ts): traffic per interval (root only) and storage per bucket. */
+interface HistoryData {
+  intervalSeconds: number;
+  traffic: null | Array<{
+    at: number;
+    seconds: number;
+    requests: number;
+    clientErrors: number;
+    serverErrors: number;
+    bytesIn: number;
+    bytesOut: number;
+    p50Ms: number | null;
+    p99Ms: number | null;
+  }>;
+  storage: Array<{ at: number; buckets: Record<string, number> }>;
+}
+
+const perSecond = (v: number): string => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const bytesPerSecond = (v: number): string => `${formatBytes(Math.round(v))}/s`;
+const ms = (v: number): string => (v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(v >= 10 ? 0 : 1)} ms`);
+const bytes = (v: number): string => formatBytes(Math.round(v));
+
+/** The Overview's graphs: requests and errors, bytes, latency over the last hour; storage per bucket over days. */
+function Graphs() {
+  const { t } = useI18n();
+  const { data, reload } = useLoad(() => get<HistoryData>('/api/history'), []);
+  useEffect(() => {
+    const timer = setInterval(reload, Math.max(10, Math.min(60, data?.intervalSeconds ?? 60)) * 1000);
+    return () => clearInterval(timer);
+  }, [reload, data?.intervalSeconds]);
+  const charts = useMemo(() => {
+    if (!data) return undefined;
+    const tr = data.traffic ?? [];
+    const x = tr.map((p) => p.at);
+    const rate = (pick: (p: (typeof tr)[number]) => number): Array<number | null> => tr.map((p) => pick(p) / (p.seconds || 1));
+    const requests: ChartSeries[] = [
+      { label: t('requests/s'), values: rate((p) => p.requests) },
+      { label: t('client errors/s'), values: rate((p) => p.clientErrors) },
+      { label: t('server errors/s'), values: rate((p) => p.serverErrors) },
+    ];
+    const traffic: ChartSeries[] = [
+      { label: t('received'), values: rate((p) => p.bytesIn) },
+      { label: t('sent'), values: rate((p) => p.bytesOut) },
+    ];
+    const latency: ChartSeries[] = [
+      { label: 'p50', values: tr.map((p) => p.p50Ms) },
+      { label: 'p99', values: tr.map((p) => p.p99Ms) },
+    ];
+    const names = [...new Set(data.storage.flatMap((p) => Object.keys(p.buckets)))].sort();
+    const storage: ChartSeries[] = names.map((n) => ({ label: n, values: data.storage.map((p) => p.buckets[n] ?? null) }));
+    return { x, requests, traffic, latency, storageX: data.storage.map((p) => p.at), storage };
+  }, [data, t]);
+  if (!data || !charts) return <p className="muted">…</p>;
+  return (
+    <>
+      {charts.x.length === 0 && data.traffic !== null && (
+        <p className="muted small" data-testid="history-empty">
+          {t('Granary records its traffic every {s} s; the graphs fill in from the second sample.', { s: data.intervalSeconds })}
+        </p>
+      )}
+      <div className="charts" data-testid="overview-graphs">
+        {charts.x.length > 0 && (
+          <>
+            <Chart testId="chart-requests" title={t('Requests and errors per second')} x={charts.x} series={charts.requests} format={perSecond} />
+            <Chart testId="chart-bytes" title={t('Bytes in and out per second')} x={charts.x} series={charts.traffic} format={bytesPerSecond} />
+            <Chart testId="chart-latency" title={t('Latency (p50, p99)')} x={charts.x} series={charts.latency} format={ms} />
+          </>
+        )}
+        {charts.storage.length > 0 && <Chart testId="chart-storage" title={t('Storage per bucket')} x={charts.storageX} series={charts.storage} format={bytes} />}
+      </div>
+    </>
+  );
+}
 
 interface OverviewData {
   buckets: Array<{ name: string; objects: number; bytes: number }>;
@@ -23,7 +99,7 @@ interface OverviewData {
 }
 
 export function Overview() {
-  const { t } = useI18n();
+  const { t, date } = useI18n();
   const { data, error } = useLoad(() => get<OverviewData>('/api/overview'), []);
   if (error) return <p className="error">{error}</p>;
   if (!data) return <p className="muted">…</p>;
@@ -56,6 +132,7 @@ export function Overview() {
           </div>
         )}
       </div>
+      <Graphs />
       {data.requests && (
         <>
           <h3>{t('Requests')}</h3>
@@ -110,16 +187,16 @@ export function Overview() {
                 ? t('running: {blobs} blobs, {bytes} checked since {at}', {
                     blobs: data.scrub.current.blobs,
                     bytes: formatBytes(data.scrub.current.bytes),
-                    at: new Date(data.scrub.current.startedAt).toLocaleString(),
+                    at: date(data.scrub.current.startedAt),
                   })
                 : t('idle')}
             {data.scrub.lastPass &&
               ` · ${t('last pass {at}: {blobs} blobs, {corrupt} corrupt', {
-                at: new Date(data.scrub.lastPass.finishedAt).toLocaleString(),
+                at: date(data.scrub.lastPass.finishedAt),
                 blobs: data.scrub.lastPass.blobs,
                 corrupt: data.scrub.lastPass.corrupt,
               })}`}
-            {data.scrub.nextPassAt && ` · ${t('next pass {at}', { at: new Date(data.scrub.nextPassAt).toLocaleString() })}`}
+            {data.scrub.nextPassAt && ` · ${t('next pass {at}', { at: date(data.scrub.nextPassAt) })}`}
           </p>
         </>
       )}

@@ -57,6 +57,69 @@ const CODES: Array<[string, string]> = [
   ['4', '4 notification failed'],
 ];
 
+/** A job's or item's code in words (Kodo's `desc` stays in the tooltip). */
+const CODE_LABELS: Record<number, string> = { 0: 'Succeeded', 1: 'Waiting', 2: 'Running', 3: 'Failed', 4: 'Notification failed' };
+const CODE_CLASS: Record<number, string> = { 0: 'ok', 1: 'muted', 2: 'muted', 3: 'bad', 4: 'bad' };
+
+function CodeBadge({ code, desc }: { code: number; desc: string }) {
+  const { t } = useI18n();
+  return (
+    <span className={`badge ${CODE_CLASS[code] ?? ''}`} title={`${code} ${desc}`} data-code={code}>
+      {t(CODE_LABELS[code] ?? String(code))}
+    </span>
+  );
+}
+
+/** URL-safe base64 of UTF-8 text (Kodo's EncodedEntryURI alphabet: `-` and `_`, padding kept). */
+export function urlsafeBase64(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = '';
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_');
+}
+
+/** The bucket a command's output went to: its `saveas` target's bucket, else the job's input bucket. */
+function outputBucket(cmd: string, inputBucket: string): string {
+  const m = /\|saveas\/([A-Za-z0-9_=-]+)/.exec(cmd);
+  if (!m?.[1]) return inputBucket;
+  try {
+    const bin = atob(m[1].replace(/-/g, '+').replace(/_/g, '/'));
+    const entry = new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+    const colon = entry.indexOf(':');
+    return colon > 0 ? entry.slice(0, colon) : entry;
+  } catch {
+    return inputBucket;
+  }
+}
+
+/** The file extension a command's output gets in a proposed saveas key. */
+function extensionOf(cmd: string): string {
+  const [name = '', arg = ''] = cmd.split('/');
+  const format = /\/format\/([a-z0-9]+)/.exec(cmd)?.[1];
+  if (format) return `.${format}`;
+  if (name === 'avinfo' || name === 'imageInfo' || name === 'exif') return '.json';
+  if ((name === 'vframe' || name === 'avthumb' || name === 'vsample') && /^[a-z0-9]+$/.test(arg)) return `.${arg}`;
+  return '';
+}
+
+/**
+ * `fops` with a `saveas` added to each command that has none: `<bucket>:<prefix><key stem>[-n]<ext>`. Without one
+ * Kodo (and Granary) store a pfop's output under a hash-named key at the bucket's root.
+ */
+export function withSaveas(fops: string, bucket: string, key: string, prefix: string): string {
+  const cmds = fops.split(';').map((c) => c.trim()).filter(Boolean);
+  const ext = /\.[^./]*$/.exec(key)?.[0] ?? '';
+  const stem = key.slice(0, key.length - ext.length);
+  return cmds
+    .map((cmd, i) => {
+      if (cmd.includes('|saveas/')) return cmd;
+      // An output format the command names, else the source's extension (an image command keeps the format).
+      const name = `${prefix}${stem}${cmds.length > 1 ? `-${i + 1}` : ''}${extensionOf(cmd) || ext}`;
+      return `${cmd}|saveas/${urlsafeBase64(`${bucket}:${name}`)}`;
+    })
+    .join(';');
+}
+
 function Tabs({ tabs, active, onChange }: { tabs: Array<[string, string]>; active: string; onChange: (id: string) => void }) {
   return (
     <div className="tabs" role="tablist">
@@ -70,7 +133,7 @@ function Tabs({ tabs, active, onChange }: { tabs: Array<[string, string]>; activ
 }
 
 function Jobs({ pipelines }: { pipelines: Pipeline[] }) {
-  const { t } = useI18n();
+  const { t, date } = useI18n();
   const [pipeline, setPipeline] = useState('');
   const [code, setCode] = useState('');
   const [befores, setBefores] = useState<string[]>(['']);
@@ -102,7 +165,7 @@ function Jobs({ pipelines }: { pipelines: Pipeline[] }) {
       <table className="grid">
         <thead>
           <tr>
-            <th>persistentId</th>
+            <th>{t('persistentId')}</th>
             <th>{t('Source')}</th>
             <th>{t('Pipeline')}</th>
             <th>{t('Code')}</th>
@@ -123,14 +186,14 @@ function Jobs({ pipelines }: { pipelines: Pipeline[] }) {
                   {j.inputBucket}:{j.inputKey}
                 </td>
                 <td>{j.pipeline}</td>
-                <td title={j.desc}>
-                  {j.code} {t(j.desc)}
+                <td>
+                  <CodeBadge code={j.code} desc={j.desc} />
                 </td>
                 <td>
                   {t(j.state)}
                   {j.notifyUrl && <span className="tag">notify</span>}
                 </td>
-                <td>{new Date(j.creationDate).toLocaleString()}</td>
+                <td>{date(j.creationDate)}</td>
               </tr>
               {open === j.id && (
                 <tr>
@@ -140,8 +203,16 @@ function Jobs({ pipelines }: { pipelines: Pipeline[] }) {
                         {j.items.map((it, i) => (
                           <tr key={i}>
                             <td className="mono small">{it.cmd}</td>
-                            <td>{it.code}</td>
-                            <td>{it.key}</td>
+                            <td>
+                              <CodeBadge code={it.code} desc={it.desc} />
+                            </td>
+                            <td>
+                              {it.key && (
+                                <a href={`#/files/${encodeURIComponent(outputBucket(it.cmd, j.inputBucket))}?prefix=${encodeURIComponent(it.key)}`} data-testid="job-result">
+                                  {it.key}
+                                </a>
+                              )}
+                            </td>
                             <td className="error small">{it.error}</td>
                           </tr>
                         ))}
@@ -199,28 +270,46 @@ function Form({ children, onSubmit }: { children: ReactNode; onSubmit: () => Pro
 
 function SubmitPfop({ buckets, pipelines }: { buckets: BucketRow[]; pipelines: Pipeline[] }) {
   const { t } = useI18n();
-  const [v, setV] = useState({ bucket: '', key: '', fops: 'avinfo', pipeline: '', notifyUrl: '', force: false });
+  const [v, setV] = useState({ bucket: '', key: '', fops: 'avinfo', pipeline: '', notifyUrl: '', force: false, saveas: true, prefix: 'processed/' });
   const set = (name: string) => (e: { target: { value: string } }) => setV((x) => ({ ...x, [name]: e.target.value }));
+  const bucket = v.bucket || buckets[0]?.name || '';
+  const fops = v.saveas && v.key ? withSaveas(v.fops, bucket, v.key, v.prefix) : v.fops;
   return (
     <Form
       onSubmit={async () => {
-        const r = await post<{ persistentId: string }>('/api/jobs', { ...v, bucket: v.bucket || buckets[0]?.name });
-        return `persistentId ${r.persistentId}`;
+        const r = await post<{ persistentId: string }>('/api/jobs', { bucket, key: v.key, fops, pipeline: v.pipeline, notifyUrl: v.notifyUrl, force: v.force });
+        return `${t('persistentId')} ${r.persistentId}`;
       }}
     >
       <h3>{t('Submit a pfop')}</h3>
       <div className="row">
-        <select value={v.bucket} onChange={set('bucket')}>
+        <select name="bucket" value={bucket} onChange={set('bucket')}>
           {buckets.map((b) => (
             <option key={b.name}>{b.name}</option>
           ))}
         </select>
-        <input placeholder={t('Key')} value={v.key} onChange={set('key')} required />
+        <input name="key" placeholder={t('Key')} value={v.key} onChange={set('key')} required />
       </div>
       <label>
         fops
-        <input value={v.fops} onChange={set('fops')} placeholder="avthumb/mp4|saveas/…;vframe/jpg/offset/1" required />
+        <input name="fops" value={v.fops} onChange={set('fops')} placeholder="avthumb/mp4;vframe/jpg/offset/3" required />
       </label>
+      <div className="row">
+        <label className="inline">
+          <input type="checkbox" name="saveas" checked={v.saveas} onChange={(e) => setV((x) => ({ ...x, saveas: e.target.checked }))} /> {t('Save the results under')}
+        </label>
+        <input name="saveasPrefix" value={v.prefix} onChange={set('prefix')} disabled={!v.saveas} style={{ width: 160 }} />
+      </div>
+      <p className="small muted">
+        {v.saveas
+          ? t('Commands without their own saveas get one: {bucket}:{prefix}<key>…', { bucket, prefix: v.prefix })
+          : t('Without saveas the results go to the bucket root under hash-named keys (as on Kodo).')}
+      </p>
+      {v.key && (
+        <p className="mono small" data-testid="pfop-fops">
+          {fops}
+        </p>
+      )}
       <div className="row">
         <select value={v.pipeline} onChange={set('pipeline')}>
           <option value="">0.default</option>
@@ -241,7 +330,7 @@ function SubmitPfop({ buckets, pipelines }: { buckets: BucketRow[]; pipelines: P
 }
 
 function Pipelines({ pipelines, root, reload }: { pipelines: Pipeline[]; root: boolean; reload: () => void }) {
-  const { t } = useI18n();
+  const { t, date } = useI18n();
   const [name, setName] = useState('');
   const [concurrency, setConcurrency] = useState('2');
   return (
@@ -259,7 +348,7 @@ function Pipelines({ pipelines, root, reload }: { pipelines: Pipeline[]; root: b
             <tr key={p.name}>
               <td>{p.name}</td>
               <td>{p.concurrency === 0 ? `0 (${t('paused')})` : p.concurrency}</td>
-              <td>{new Date(p.createdMs).toLocaleString()}</td>
+              <td>{date(p.createdMs)}</td>
             </tr>
           ))}
         </tbody>
@@ -339,7 +428,7 @@ function Workflows() {
 }
 
 function FetchTasks({ buckets }: { buckets: BucketRow[] }) {
-  const { t } = useI18n();
+  const { t, date } = useI18n();
   const { data, reload } = useLoad(() => get<{ tasks: FetchTask[] }>('/api/fetch-tasks'), []);
   const [v, setV] = useState({ url: '', bucket: '', key: '' });
   const set = (name: string) => (e: { target: { value: string } }) => setV((x) => ({ ...x, [name]: e.target.value }));
@@ -392,7 +481,7 @@ function FetchTasks({ buckets }: { buckets: BucketRow[] }) {
                 {t(task.state)} ({task.attempts})
               </td>
               <td className={task.result?.error ? 'error small' : 'small'}>{task.result?.error ? `${task.result.code ?? ''} ${task.result.error}` : (task.result?.fsize ?? '')}</td>
-              <td>{new Date(task.createdMs).toLocaleString()}</td>
+              <td>{date(task.createdMs)}</td>
             </tr>
           ))}
           {data?.tasks.length === 0 && (

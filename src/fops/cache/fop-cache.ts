@@ -121,7 +121,7 @@ export class FopCache {
     found.sort((a, b) => a.mtimeMs - b.mtimeMs);
     for (const f of found) cache.add(f.id, f.entry);
     await cache.evict();
-    log?.info({ entries: cache.entries.size, bytes: cache.total }, 'fop cache opened');
+    log?.debug({ entries: cache.entries.size, bytes: cache.total }, 'fop cache opened');
     return cache;
   }
 

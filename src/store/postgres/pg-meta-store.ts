@@ -50,6 +50,7 @@ import { migrate } from './migrations.js';
 import { openQueues, type PgQueues } from './queues.js';
 import { OBJECT_COLUMNS, rowValues, toBlobState, toRecord, UPSERT_OBJECT, type BlobRow, type ObjectRow } from './rows.js';
 import { PgSessions } from './sessions.js';
+import { PgConsoleSamples } from './console-samples.js';
 import { PgConsoleSessions } from './console-sessions.js';
 
 /** The columns of a bucket record. */
@@ -125,6 +126,8 @@ export class PgMetaStore implements MetaStore {
   readonly sessions: PgSessions;
   /** Web console sessions and the sign-in throttle (ports/console-sessions.ts). */
   readonly consoleSessions: PgConsoleSessions;
+  /** The console Overview's history (ports/console-samples.ts). */
+  readonly consoleSamples: PgConsoleSamples;
   /** The buckets this process last saw with a quota: their entry changes lock them exclusive at once (entry-locks.ts). */
   private readonly quotaHints: QuotaHints = new Set();
 
@@ -142,6 +145,7 @@ export class PgMetaStore implements MetaStore {
     this.leases = queues.leases;
     this.sessions = new PgSessions(db);
     this.consoleSessions = new PgConsoleSessions(db);
+    this.consoleSamples = new PgConsoleSamples(db);
   }
 
   /**

@@ -336,7 +336,22 @@ CREATE TABLE console_sign_in_failures (
 CREATE INDEX console_sign_in_failures_first ON console_sign_in_failures (first_ms);
 `;
 
+/**
+ * The console Overview's history (console-samples.ts, ports/console-samples.ts): traffic per minute per node,
+ * storage per hour per bucket. `at_s` Unix seconds; `data` the sample's figures.
+ */
+const CONSOLE_SAMPLES = `
+CREATE TABLE console_samples (
+  kind   text NOT NULL,
+  at_s   bigint NOT NULL,
+  source text NOT NULL,
+  data   jsonb NOT NULL,
+  PRIMARY KEY (kind, at_s, source)
+);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: CORE },
   { version: 2, name: 'console-sessions', sql: CONSOLE_SESSIONS },
+  { version: 3, name: 'console-samples', sql: CONSOLE_SAMPLES },
 ];

@@ -212,6 +212,16 @@ CREATE TABLE IF NOT EXISTS console_sign_in_failures (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS console_sign_in_failures_first ON console_sign_in_failures (first_ms);
 
+-- The console Overview's history (console-samples.ts, ports/console-samples.ts): traffic per minute per node,
+-- storage per hour per bucket. at_s in Unix seconds; data a JSON object.
+CREATE TABLE IF NOT EXISTS console_samples (
+  kind   TEXT NOT NULL,
+  at_s   INTEGER NOT NULL,
+  source TEXT NOT NULL,
+  data   TEXT NOT NULL,
+  PRIMARY KEY (kind, at_s, source)
+) WITHOUT ROWID;
+
 -- Change counters of the in-memory views (ports/reloading.ts): bumped by triggers, so a change made by any process
 -- (another worker, the CLI) is noticed by reading one row.
 CREATE TABLE IF NOT EXISTS change_counters (

@@ -54,6 +54,7 @@ import { SqliteJobQueue } from './jobs.js';
 import { SqliteTasks } from './tasks.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
 import { SqliteLeases } from './leases.js';
+import { SqliteConsoleSamples } from './console-samples.js';
 import { SqliteConsoleSessions } from './console-sessions.js';
 import { listPage } from './list-query.js';
 import { ManifestReads } from './manifests.js';
@@ -122,6 +123,8 @@ export class SqliteMetaStore implements MetaStore {
   readonly leases: SqliteLeases;
   /** Web console sessions and the sign-in throttle (ports/console-sessions.ts). */
   readonly consoleSessions: SqliteConsoleSessions;
+  /** The console Overview's history (ports/console-samples.ts). */
+  readonly consoleSamples: SqliteConsoleSamples;
   /** The identity of the process using this store (recorded on queue claims). */
   readonly owner: string;
   /** Download reads kept while the database is unchanged (read-cache.ts). */
@@ -170,6 +173,7 @@ export class SqliteMetaStore implements MetaStore {
     this.events = durable(new SqliteEventOutbox(db, this.owner));
     this.leases = durable(new SqliteLeases(db));
     this.consoleSessions = durable(new SqliteConsoleSessions(db));
+    this.consoleSamples = new SqliteConsoleSamples(db);
     this.st = {
       getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
       bucketSettings: db.prepare('SELECT settings FROM buckets WHERE name = ?'),

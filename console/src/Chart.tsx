@@ -1,0 +1,54 @@
+// A time-series chart (uPlot: canvas, small, no dependencies): x in Unix seconds, one line per series, values
+// formatted by `format` on the y axis and in the legend. Redrawn when the data change; resized with its box.
+import { useEffect, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { dateLocale, useI18n } from './i18n';
+
+const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d'];
+
+export interface ChartSeries {
+  label: string;
+  values: Array<number | null>;
+}
+
+export function Chart({ title, x, series, format, testId }: { title: string; x: number[]; series: ChartSeries[]; format: (v: number) => string; testId: string }) {
+  const { lang, t } = useI18n();
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const locale = dateLocale(lang);
+    const span = x.length > 1 ? (x[x.length - 1] ?? 0) - (x[0] ?? 0) : 0;
+    // Seconds on a span of minutes (a short sample interval), days on a span of days (storage).
+    const time = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', ...(span < 15 * 60 ? { second: '2-digit' } : {}) });
+    const day = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric' });
+    const opts: uPlot.Options = {
+      width: Math.max(el.clientWidth, 280),
+      height: 180,
+      series: [
+        { label: t('Time'), value: (_u, v) => (v == null ? '–' : time.format(new Date(v * 1000))) },
+        ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: true, value: (_u: uPlot, v: number | null) => (v == null ? '–' : format(v)) })),
+      ],
+      axes: [
+        { space: 110, values: (_u, ticks) => ticks.map((t) => (span > 2 * 86400 ? day : time).format(new Date(t * 1000))) },
+        { values: (_u, ticks) => ticks.map((t) => format(t)), size: 96 },
+      ],
+      scales: { x: { time: true }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
+      cursor: { drag: { x: false, y: false } },
+    };
+    const plot = new uPlot(opts, [x, ...series.map((s) => s.values)] as uPlot.AlignedData, el);
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(el.clientWidth, 280), height: 180 }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [x, series, format, lang, t]);
+  return (
+    <div className="card chart" data-testid={testId}>
+      <h4>{title}</h4>
+      <div ref={box} className="chart-box" />
+    </div>
+  );
+}
