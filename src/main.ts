@@ -20,6 +20,7 @@
  * A root key pair generated at this start is kept only once everything is up: a start that fails (a listener that
  * cannot bind, named with its address by listen-error.ts) undoes what it did and leaves no pair behind.
  */
+import { backoffMs } from './backoff.js';
 import cluster from 'node:cluster';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -244,7 +245,7 @@ async function start(
   configureImageWork();
   const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, {
     concurrency: config.fetchConcurrency,
-    retryDelayMs: (attempt) => config.fetchRetryMs * 2 ** (attempt - 1),
+    retryDelayMs: (attempt) => backoffMs({ firstMs: config.fetchRetryMs }, attempt),
   });
   await fetchWorker.start();
   undo.push(() => fetchWorker.stop());

@@ -14,6 +14,7 @@
  * process's lease is gone), so it may arrive twice (same `id`), never zero times. Stop: in-flight requests are aborted and their events released to `waiting` (attempt not counted).
  * Delivered and failed events are deleted `retentionMs` after they ended (checked at start and hourly).
  */
+import { backoffMs } from '../backoff.js';
 import type { Granary } from '../context.js';
 import { ClaimPump } from '../ports/claim-pump.js';
 import type { EventOutbox, OutboxEvent } from '../ports/events.js';
@@ -124,7 +125,7 @@ export class EventWorker {
       log.warn({ attempts: event.attempts, error: outcome.detail }, 'events: delivery given up');
       return;
     }
-    const delay = Math.min(this.opts.retryMs * 2 ** (event.attempts - 1), MAX_RETRY_MS);
+    const delay = backoffMs({ firstMs: this.opts.retryMs, maxMs: MAX_RETRY_MS }, event.attempts);
     await this.outbox.retryAt(event.id, now() + delay, outcome.detail, now());
     log.info({ attempt: event.attempts, delayMs: delay, error: outcome.detail }, 'events: delivery failed, retry later');
   }

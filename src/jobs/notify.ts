@@ -5,6 +5,7 @@
  * GRANARY_NOTIFY_ATTEMPTS attempts, waiting GRANARY_NOTIFY_RETRY_MS before the second and doubling after that;
  * each attempt is bounded by GRANARY_CALLBACK_TIMEOUT.
  */
+import { backoffMs } from '../backoff.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Granary } from '../context.js';
 import { isOutboundError, outboundRequest } from '../outbound/client.js';
@@ -19,7 +20,7 @@ export const NOTIFY_USER_AGENT = 'granary-pfop-notify/1.0';
 export async function notifyJob(g: Granary, url: string, body: string, signal: AbortSignal): Promise<string | undefined> {
   let failure = '';
   for (let attempt = 1; attempt <= g.config.notifyAttempts; attempt++) {
-    if (attempt > 1) await sleep(g.config.notifyRetryMs * 2 ** (attempt - 2), undefined, { signal });
+    if (attempt > 1) await sleep(backoffMs({ firstMs: g.config.notifyRetryMs }, attempt - 1), undefined, { signal });
     signal.throwIfAborted();
     try {
       const res = await outboundRequest({

@@ -8,8 +8,8 @@
  * caller (the Clock port), so tests move time instead of sleeping. The policy (idle timeout, how often a renewal
  * is written, the throttle's limit) is the caller's: src/console/sessions.ts.
  *
- * Implementations: store/sqlite/console-sessions.ts (tables `console_sessions`, `console_sign_in_failures`) and
- * store/postgres/console-sessions.ts (the same tables, migration 2).
+ * Implementation: store/sql/console-sessions.ts on SQLite and PostgreSQL (tables `console_sessions`,
+ * `console_sign_in_failures`; PostgreSQL migration 2).
  */
 
 /** One signed-in browser as stored. Times in Unix ms. */

@@ -10,8 +10,10 @@
  * (`requeueAbandoned`: at start and by the reaper of workers/, once the process's lease is gone): delivery is at
  * least once. A claim records the claiming process; later state changes require it.
  *
- * The embedded implementation is SQLite (store/sqlite/event-outbox.ts).
+ * Implementation: store/sql/event-outbox.ts, with the write of each backend in store/sqlite/event-outbox.ts and
+ * store/postgres/event-outbox.ts.
  */
+import type { DurableQueue } from './durable-queue.js';
 import type { ObjectRecord } from './meta.js';
 
 /** `waiting` (new or waiting for a retry), `running` (being delivered), `done` (delivered), `failed` (given up). */
@@ -47,31 +49,9 @@ export interface OutboxEvent {
  */
 export type OutboxRows = (entry: ObjectRecord) => NewOutboxEvent[];
 
-export interface EventOutbox {
-  /**
-   * Atomically takes the next waiting event whose `nextRunMs` ≤ `nowMs` (earliest `nextRunMs`, then the order
-   * of writing): it becomes `running` with one more attempt. Undefined when none is runnable.
-   */
-  claim(nowMs: number): Promise<OutboxEvent | undefined>;
-  /** The earliest `nextRunMs` of the waiting events (to arm a retry timer), or undefined when none waits. */
-  nextRunMs(): Promise<number | undefined>;
-  /** A running event ends (`done` or `failed`) with its result; false when it was not running any more. */
-  finish(id: string, state: 'done' | 'failed', result: string, nowMs: number): Promise<boolean>;
-  /** A running event waits again until `nextRunMs` (a retry), keeping `result` (the failure); false when not running. */
-  retryAt(id: string, nextRunMs: number, result: string, nowMs: number): Promise<boolean>;
-  /** A running event this process gives up on while stopping goes back to `waiting`, its attempt not counted. */
-  release(id: string, nowMs: number): Promise<boolean>;
-  /**
-   * Recovery: every `running` event whose owner holds no process lease (it died: workers/recovery.ts removes a
-   * dead process's leases) goes back to
-   * `waiting`; returns how many. A live process's events are never touched.
-   */
-  requeueAbandoned(nowMs: number): Promise<number>;
-  /** Deletes `done`/`failed` events last updated before `beforeMs`; returns how many. */
-  prune(beforeMs: number): Promise<number>;
+/** The outbox: the life cycle of every durable queue (ports/durable-queue.ts), plus reads for diagnostics. */
+export interface EventOutbox extends DurableQueue<OutboxEvent> {
   get(id: string): Promise<OutboxEvent | undefined>;
   /** The latest events, newest first, at most `limit` (diagnostics and tests). */
   recent(limit: number): Promise<OutboxEvent[]>;
-  /** Calls `listener` after a transaction of this process wrote events; returns a function that unsubscribes. */
-  subscribe(listener: () => void): () => void;
 }

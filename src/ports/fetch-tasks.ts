@@ -8,10 +8,11 @@
  * `nextRunMs` for a retry. A task left `running` by a process that died is put back to `waiting`
  * (`requeueAbandoned`: at start and by the reaper of workers/, once the process's lease is gone), so it runs
  * again: storing is atomic, a retry cannot leave a partial object. A claim records the claiming process; later
- * state changes require it (store/<backend>/queue-table.ts). A retry's `nextRunMs` is counted on the Clock.
+ * state changes require it (store/sql/queue-table.ts). A retry's `nextRunMs` is counted on the Clock.
  *
- * Implementations: SQLite (store/sqlite/fetch-tasks.ts) and PostgreSQL (store/postgres/fetch-tasks.ts).
+ * Implementation: store/sql/fetch-tasks.ts (SQLite and PostgreSQL).
  */
+import type { DurableQueue } from './durable-queue.js';
 
 /** `waiting` (queued or waiting for a retry), `running`, `done` (stored or skipped), `failed` (final). */
 export type FetchTaskState = 'waiting' | 'running' | 'done' | 'failed';
@@ -42,7 +43,8 @@ export interface NewFetchTask {
   createdMs: number;
 }
 
-export interface FetchTaskStore {
+/** The tasks: the life cycle of every durable queue (ports/durable-queue.ts), plus queueing and reads. */
+export interface FetchTaskStore extends DurableQueue<FetchTaskRecord> {
   /**
    * Queues a new waiting task, durably, then tells the subscribers. Returns how many tasks are ahead of it:
    * the running ones plus the waiting ones that will be claimed before it.
@@ -56,30 +58,4 @@ export interface FetchTaskStore {
   list(accessKey: string | undefined, before: number | undefined, limit: number): Promise<{ tasks: FetchTaskRecord[]; next?: number }>;
   /** The task, with `ahead` as in `enqueue` (meaningful while it waits); undefined when unknown. */
   get(id: string): Promise<(FetchTaskRecord & { ahead: number }) | undefined>;
-  /**
-   * Atomically takes the next waiting task whose `nextRunMs` ≤ `nowMs` (earliest `nextRunMs`, then oldest):
-   * it becomes `running` with one more attempt. Undefined when none is runnable.
-   */
-  claim(nowMs: number): Promise<FetchTaskRecord | undefined>;
-  /** The earliest `nextRunMs` of the waiting tasks (to arm a retry timer), or undefined when none waits. */
-  nextRunMs(): Promise<number | undefined>;
-  /** A running task ends (`done` or `failed`) with its result; false when it was not running any more. */
-  finish(id: string, state: 'done' | 'failed', result: string, nowMs: number): Promise<boolean>;
-  /** A running task waits again until `nextRunMs` (a retry), keeping `result` (the last error); false when not running. */
-  retryAt(id: string, nextRunMs: number, result: string, nowMs: number): Promise<boolean>;
-  /**
-   * A running task this process gives up on while stopping goes back to `waiting`, runnable at once, and its
-   * attempt is not counted; false when it was not running any more.
-   */
-  release(id: string, nowMs: number): Promise<boolean>;
-  /**
-   * Recovery: every `running` task whose owner holds no process lease (it died: workers/recovery.ts removes a
-   * dead process's leases) goes back to
-   * `waiting`; returns how many. A live process's tasks are never touched.
-   */
-  requeueAbandoned(nowMs: number): Promise<number>;
-  /** Deletes finished (`done`/`failed`) tasks last updated before `beforeMs`; returns how many. */
-  prune(beforeMs: number): Promise<number>;
-  /** Calls `listener` whenever a task is queued; returns a function that unsubscribes. */
-  subscribe(listener: () => void): () => void;
 }

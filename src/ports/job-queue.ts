@@ -2,7 +2,7 @@
  * The JobQueue port: the persistent-processing jobs (docs/development/kodo-protocol.md §9: pfop and persistentOps), the view of kind
  * `job` of the one durable task queue (ports/tasks.ts; the other kind is the async-fetch tasks of
  * ports/fetch-tasks.ts, with the same life cycle in the same table), and the named pipelines they run in.
- * Implementations: SQLite (store/sqlite/jobs.ts) and PostgreSQL (store/postgres/jobs.ts).
+ * Implementation: store/sql/jobs.ts, on SQLite and PostgreSQL.
  *
  * The store knows nothing of Kodo: `fops` is the submitted command text and `items` the per-command outcomes as
  * opaque JSON text, both owned by jobs/run-job.ts and jobs/record.ts.

@@ -6,8 +6,8 @@
  *   lease is gone are abandoned and queued again (the queues' `requeueAbandoned`).
  * - anything else: a singleton (`expiry-sweeper`, `scrubber`, …) that must run in exactly one process.
  *
- * Times are Unix milliseconds given by the caller (the coordination Clock). The embedded implementation is SQLite
- * (store/sqlite/leases.ts, table `leases`); a PostgreSQL one implements the same interface for the cluster mode.
+ * Times are Unix milliseconds given by the caller (the coordination Clock). Implementation: store/sql/leases.ts
+ * (table `leases`), on SQLite (embedded) and PostgreSQL (cluster mode).
  */
 
 /** One lease as stored. */

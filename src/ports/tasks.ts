@@ -1,8 +1,8 @@
 /**
  * The TaskQueue port: the ONE durable queue of background work, with two task kinds — `job` (persistent
  * processing, docs/development/kodo-protocol.md §9: pfop and persistentOps) and `fetch` (async fetch, docs/development/kodo-protocol.md §8.5
- * `POST /sisyphus/fetch`). Both kinds live in one table per backend (`tasks`, store/sqlite/tasks.ts and
- * store/postgres/tasks.ts) and share one life cycle, written once per backend (store/<backend>/queue-table.ts):
+ * `POST /sisyphus/fetch`). Both kinds live in one table `tasks` (store/sql/tasks.ts, the same code on SQLite and
+ * PostgreSQL) and share one life cycle, written once (store/sql/queue-table.ts):
  *
  *   waiting ──claim──▶ running ──▶ done | failed                 (the final result kept in `result`)
  *      ▲                 │  └──▶ notifying ──▶ done               (jobs: items final, notify URL being called)

@@ -4,9 +4,9 @@
  * URL. A template belongs to one account (its owner's AccessKey): names are unique per owner, and every lookup
  * names the owner, so an account never sees or uses another account's templates.
  *
- * The store knows nothing of Kodo: `fops` is opaque text (validated by jobs/workflow-templates.ts). The embedded
- * implementation is SQLite (store/sqlite/workflow-templates.ts); every read goes to the store, so a change made
- * by another process (the CLI on the same data dir) is seen at once.
+ * The store knows nothing of Kodo: `fops` is opaque text (validated by jobs/workflow-templates.ts).
+ * Implementation: store/sql/workflow-templates.ts, on SQLite and PostgreSQL; every read goes to the store, so a
+ * change made by another process (the CLI on the same data dir, another node) is seen at once.
  */
 
 /** A stored template. Times are Unix milliseconds. */

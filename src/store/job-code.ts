@@ -1,7 +1,7 @@
 /**
  * The public state code of a job (ports/job-queue.ts, docs/development/kodo-protocol.md §9 prefop `code`) as both backends store it:
  * the task table keeps the state and, once done, the final code; 1 and 2 are derived from the state, so the
- * shared life cycle (store/<backend>/queue-table.ts) never touches codes.
+ * shared life cycle (store/sql/queue-table.ts) never touches codes.
  */
 import type { JobState } from '../ports/job-queue.js';
 

@@ -1,51 +1,21 @@
 /**
- * `--bwlimit`: one token bucket shared by every transfer of a command, and a Transform that paces a stream by it.
- * Rates in bytes per second; burst one second's worth (at least 64 KiB, so one read chunk always fits).
+ * `--bwlimit`: one limiter shared by every transfer of a command (the one byte-rate Pacer of objects/throttle.ts,
+ * with a burst of one second's worth, at least 64 KiB, so one read chunk always fits), and a pass-through stream
+ * paced by it. Rates in bytes per second.
  */
-import { setTimeout as delay } from 'node:timers/promises';
-import { Transform, type TransformCallback } from 'node:stream';
+import { PassThrough, type Transform } from 'node:stream';
+import { Pacer, ThrottleStream } from '../objects/throttle.js';
 
-export class RateLimiter {
-  private tokens: number;
-  private last = performance.now();
-  private readonly burst: number;
-  private queue: Promise<void> = Promise.resolve();
-
-  /** `bytesPerSecond` > 0. */
-  constructor(readonly bytesPerSecond: number) {
-    this.burst = Math.max(bytesPerSecond, 64 * 1024);
-    this.tokens = this.burst;
-  }
-
-  /** Resolves when `bytes` may pass (callers are served in order). */
-  take(bytes: number): Promise<void> {
-    const turn = this.queue.then(() => this.wait(bytes));
-    this.queue = turn;
-    return turn;
-  }
-
-  private async wait(bytes: number): Promise<void> {
-    for (;;) {
-      const now = performance.now();
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.bytesPerSecond);
-      this.last = now;
-      if (this.tokens >= Math.min(bytes, this.burst)) {
-        this.tokens -= bytes;
-        return;
-      }
-      await delay(Math.ceil(((Math.min(bytes, this.burst) - this.tokens) / this.bytesPerSecond) * 1000));
-    }
+/** The limiter of one command: `bytesPerSecond` > 0. */
+export class RateLimiter extends Pacer {
+  constructor(bytesPerSecond: number) {
+    super(bytesPerSecond, Math.max(bytesPerSecond, 64 * 1024));
   }
 }
 
 /** A pass-through stream paced by `limiter` (no limiter: no pacing). */
 export function throttled(limiter: RateLimiter | undefined): Transform {
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb: TransformCallback) {
-      if (!limiter) return cb(null, chunk);
-      limiter.take(chunk.length).then(() => cb(null, chunk), cb);
-    },
-  });
+  return limiter ? new ThrottleStream(limiter) : new PassThrough();
 }
 
 /** Parses `--bwlimit`: bytes per second with an optional K/M/G suffix (powers of 1024), e.g. `10M`. */

@@ -13,6 +13,7 @@
  * connections is a start-up failure too (bad configuration): the primary stops the others and exits 1. Workers end
  * by themselves when the primary dies (IPC `disconnect`, cli/serve.ts).
  */
+import { backoffMs } from '../backoff.js';
 import cluster, { type Worker } from 'node:cluster';
 import { rm, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -120,7 +121,8 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   const accepting = new Promise<void>((resolve) => (firstAccepting = resolve));
 
   const bySlot = new Map<number, { worker: Worker; startedMs: number }>();
-  const backoff = new Map<number, number>();
+  /** Quick deaths in a row per slot (the back-off's retry number). */
+  const deaths = new Map<number, number>();
   let stopping = false;
   let listened = false;
 
@@ -163,8 +165,9 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
         return;
       }
       const lived = Date.now() - (entry?.startedMs ?? Date.now());
-      const delay = lived >= HEALTHY_MS ? FIRST_BACKOFF_MS : Math.min(backoff.get(slot) ?? FIRST_BACKOFF_MS, MAX_BACKOFF_MS);
-      backoff.set(slot, Math.min(delay * 2, MAX_BACKOFF_MS));
+      const n = lived >= HEALTHY_MS ? 1 : (deaths.get(slot) ?? 0) + 1;
+      deaths.set(slot, n);
+      const delay = backoffMs({ firstMs: FIRST_BACKOFF_MS, maxMs: MAX_BACKOFF_MS }, n);
       log.warn({ worker: slot, workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; restarting it');
       setTimeout(() => {
         if (!stopping) fork(slot);

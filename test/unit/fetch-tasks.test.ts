@@ -1,5 +1,5 @@
 /**
- * The FetchTaskStore port on SQLite (store/sqlite/fetch-tasks.ts) and PostgreSQL (store/postgres/fetch-tasks.ts):
+ * The FetchTaskStore port (store/sql/fetch-tasks.ts) on SQLite and PostgreSQL:
  * queue order, `ahead`, claims, retries, release, crash recovery, conditional state changes, list pages and
  * subscriptions.
  */

@@ -30,6 +30,21 @@ describe('WalSync', () => {
     expect(meta.wal.syncs).toBe(before + 1);
   });
 
+  it('the queue stores of the shared SQL layer sync after a change, not after a read or a change of nothing', async () => {
+    const before = meta.wal.syncs;
+    await meta.fetchTasks.get('nope');
+    await meta.jobs.claim('p', 1);
+    await meta.fetchTasks.claim(1);
+    await meta.tasks.requeueAbandoned(1);
+    expect(meta.wal.syncs).toBe(before);
+    await meta.fetchTasks.enqueue({ id: 't1', accessKey: 'ak', request: '{}', createdMs: 1 });
+    expect(meta.wal.syncs).toBe(before + 1);
+    expect((await meta.fetchTasks.claim(2))?.id).toBe('t1');
+    expect(meta.wal.syncs).toBe(before + 2);
+    expect(await meta.jobs.putPipeline('p', 1, 1)).toBe('created');
+    expect(meta.wal.syncs).toBe(before + 3);
+  });
+
   it('shares one fdatasync among concurrent commits', async () => {
     const before = meta.wal.syncs;
     const made = await Promise.all(

@@ -1,5 +1,5 @@
 /**
- * The JobQueue port on SQLite (store/sqlite/jobs.ts) and PostgreSQL (store/postgres/jobs.ts): claim order (per
+ * The JobQueue port (store/sql/jobs.ts) on SQLite and PostgreSQL: claim order (per
  * pipeline, type 0 before type 1, then submission order), state changes as compare-and-set, release and crash
  * recovery, notifying jobs, pipelines, list pages, subscriptions; and, on SQLite, databases made by earlier schemas
  * (the first job engine's rows stay valid; the two tables `jobs` and `fetch_tasks` move into `tasks` at open).

@@ -1,5 +1,5 @@
 /**
- * The LeaseStore port on SQLite (store/sqlite/leases.ts) and PostgreSQL (store/postgres/leases.ts), and queue
+ * The LeaseStore port (store/sql/leases.ts) on SQLite and PostgreSQL, and queue
  * ownership (workers/): a lease is taken when free, expired or already the caller's, never from a live holder;
  * renew fails once another owner took it. Queue rows record their claiming process: another process's state
  * changes of them fail, and `requeueAbandoned` takes back only rows whose owner holds no process lease. Two stores

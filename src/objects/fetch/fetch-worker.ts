@@ -15,6 +15,7 @@
  * tasks get `graceMs` to finish, the rest are released back to `waiting` (their attempt not counted) and
  * whatever they do afterwards is not recorded; the next start runs them again (storing is atomic).
  */
+import { backoffMs } from '../../backoff.js';
 import type { Granary } from '../../context.js';
 import { ClaimPump } from '../../ports/claim-pump.js';
 import type { FetchTaskRecord, FetchTaskStore } from '../../ports/fetch-tasks.js';
@@ -50,7 +51,7 @@ export class FetchWorker {
     private readonly opts: FetchWorkerOptions,
   ) {
     this.maxAttempts = opts.maxAttempts ?? 3;
-    this.retryDelayMs = opts.retryDelayMs ?? ((attempt) => 1000 * 2 ** (attempt - 1));
+    this.retryDelayMs = opts.retryDelayMs ?? ((attempt) => backoffMs({ firstMs: 1000 }, attempt));
     this.graceMs = opts.graceMs ?? 5000;
     this.pump = new ClaimPump({
       source: store,

@@ -51,7 +51,6 @@ import { openQueues, type PgQueues } from './queues.js';
 import { OBJECT_COLUMNS, rowValues, toBlobState, toRecord, UPSERT_OBJECT, type BlobRow, type ObjectRow } from './rows.js';
 import { PgSessions } from './sessions.js';
 import { PgConsoleSamples } from './console-samples.js';
-import { PgConsoleSessions } from './console-sessions.js';
 
 /** The columns of a bucket record. */
 const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host, nrop, styles, settings';
@@ -125,7 +124,7 @@ export class PgMetaStore implements MetaStore {
   readonly leases: PgQueues['leases'];
   readonly sessions: PgSessions;
   /** Web console sessions and the sign-in throttle (ports/console-sessions.ts). */
-  readonly consoleSessions: PgConsoleSessions;
+  readonly consoleSessions: PgQueues['consoleSessions'];
   /** The console Overview's history (ports/console-samples.ts). */
   readonly consoleSamples: PgConsoleSamples;
   /** The buckets this process last saw with a quota: their entry changes lock them exclusive at once (entry-locks.ts). */
@@ -144,7 +143,7 @@ export class PgMetaStore implements MetaStore {
     this.workflowTemplates = queues.workflowTemplates;
     this.leases = queues.leases;
     this.sessions = new PgSessions(db);
-    this.consoleSessions = new PgConsoleSessions(db);
+    this.consoleSessions = queues.consoleSessions;
     this.consoleSamples = new PgConsoleSamples(db);
   }
 

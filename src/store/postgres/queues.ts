@@ -1,9 +1,9 @@
 /**
- * The queue-like stores of the PostgreSQL MetaStore, built together on one PgDb: the one task queue (tasks.ts) and
- * its two views, the job queue with its pipelines and the async-fetch tasks; the event outbox, workflow templates, leases, and the LISTEN connection whose
- * notifications (schema.ts `granary_wake`) wake idle workers on every node.
- * Each lives in its own file (tasks.ts, jobs.ts, fetch-tasks.ts, event-outbox.ts, workflow-templates.ts, leases.ts,
- * wake.ts; the shared claim life cycle in queue-table.ts), with the semantics of its SQLite counterpart.
+ * The queue-like stores of the PostgreSQL MetaStore, built together on one PgDb: the one task queue and its two
+ * views, the job queue with its pipelines and the async-fetch tasks; the event outbox, workflow templates, leases,
+ * console sessions, and the LISTEN connection whose notifications (schema.ts `granary_wake`) wake idle workers on
+ * every node. All but the LISTEN connection (wake.ts) and the outbox's write (event-outbox.ts) are the shared SQL
+ * layer of store/sql/ (the same code as on SQLite) on this database's dialect (sql-db.ts).
  */
 import type { EventOutbox, OutboxRows } from '../../ports/events.js';
 import type { FetchTaskStore } from '../../ports/fetch-tasks.js';
@@ -13,13 +13,16 @@ import type { TaskQueue } from '../../ports/tasks.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import type { WorkflowTemplateStore } from '../../ports/workflow-templates.js';
 import type { PgDb, Queryable } from './db.js';
+import type { ConsoleSessionStore } from '../../ports/console-sessions.js';
+import { SqlConsoleSessions } from '../sql/console-sessions.js';
+import { SqlFetchTasks } from '../sql/fetch-tasks.js';
+import { SqlJobQueue } from '../sql/jobs.js';
+import { SqlLeases } from '../sql/leases.js';
+import { SqlTasks } from '../sql/tasks.js';
+import { SqlWorkflowTemplates } from '../sql/workflow-templates.js';
 import { PgEventOutboxStore } from './event-outbox.js';
-import { PgFetchTasks } from './fetch-tasks.js';
-import { PgJobQueue } from './jobs.js';
-import { PgLeases } from './leases.js';
-import { PgTasks } from './tasks.js';
+import { PgSqlDb } from './sql-db.js';
 import { PgWakeListener, type PgWakeOptions } from './wake.js';
-import { PgWorkflowTemplates } from './workflow-templates.js';
 
 /** The event outbox, plus the write its entry changes call inside their transaction. */
 export interface PgEventOutbox extends EventOutbox {
@@ -48,6 +51,7 @@ export interface PgQueues {
   events: PgEventOutbox;
   workflowTemplates: WorkflowTemplateStore;
   leases: LeaseStore;
+  consoleSessions: ConsoleSessionStore;
   wake: PgWake;
 }
 
@@ -63,13 +67,15 @@ export interface PgQueuesOptions {
  */
 export async function openQueues(db: PgDb, owner: string, opts: PgQueuesOptions = {}): Promise<PgQueues> {
   const wake = await PgWakeListener.open(db.url, opts.wake);
+  const sql = new PgSqlDb(db);
   return {
-    tasks: new PgTasks(db, owner),
-    jobs: new PgJobQueue(db, owner),
-    fetchTasks: new PgFetchTasks(db, owner),
-    events: new PgEventOutboxStore(db, owner),
-    workflowTemplates: new PgWorkflowTemplates(db),
-    leases: new PgLeases(db),
+    tasks: new SqlTasks(sql, owner),
+    jobs: new SqlJobQueue(sql, owner),
+    fetchTasks: new SqlFetchTasks(sql, owner),
+    events: new PgEventOutboxStore(db, sql, owner),
+    workflowTemplates: new SqlWorkflowTemplates(sql),
+    leases: new SqlLeases(sql),
+    consoleSessions: new SqlConsoleSessions(sql),
     wake,
   };
 }

@@ -142,7 +142,7 @@ CREATE TABLE parts (
   PRIMARY KEY (upload_id, part_number)
 );
 
--- The one durable task queue (ports/tasks.ts; tasks.ts, jobs.ts, fetch-tasks.ts, the life cycle in queue-table.ts):
+-- The one durable task queue (ports/tasks.ts; store/sql/: tasks.ts, jobs.ts, fetch-tasks.ts, life cycle queue-table.ts):
 -- kind 'job' (pfop) or 'fetch' (async fetch). seq orders submissions; payload is the submission (a job's commands,
 -- a fetch task's request JSON), result the outcome (a job's item outcomes, a fetch task's result or last error),
 -- code a done job's final code. The job columns are NULL for fetch tasks.

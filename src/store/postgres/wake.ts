@@ -13,6 +13,7 @@
  * disconnected the version is bumped every `disconnectedPollMs` (workers then look for work as if polling), and
  * once more on reconnection.
  */
+import { backoffMs } from '../../backoff.js';
 import pg from 'pg';
 
 /** The channel of schema.ts's `granary_wake()` trigger function. */
@@ -40,7 +41,8 @@ export class PgWakeListener {
   private client: pg.Client | undefined;
   private n = 0;
   private closed = false;
-  private delayMs: number;
+  /** Failed connections in a row (the back-off's retry number, backoff.ts); 0 once connected. */
+  private failures = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private readonly heartbeatTimer: NodeJS.Timeout;
@@ -60,7 +62,6 @@ export class PgWakeListener {
       applicationName: opts.applicationName ?? 'granary-wake',
       ...(opts.onError ? { onError: opts.onError } : {}),
     };
-    this.delayMs = this.opts.retryMinMs;
     this.heartbeatTimer = setInterval(() => this.heartbeat(), this.opts.heartbeatMs);
     this.heartbeatTimer.unref();
   }
@@ -159,17 +160,17 @@ export class PgWakeListener {
     this.scheduleReconnect();
   }
 
-  /** Tries to connect again after the current back-off (doubled for the next failure). */
+  /** Tries to connect again after the back-off of the failures so far (backoff.ts: doubling, capped, jittered). */
   private scheduleReconnect(): void {
     if (this.closed || this.retryTimer) return;
-    const delay = this.delayMs * (0.75 + Math.random() / 2);
-    this.delayMs = Math.min(this.delayMs * 2, this.opts.retryMaxMs);
+    this.failures++;
+    const delay = backoffMs({ firstMs: this.opts.retryMinMs, maxMs: this.opts.retryMaxMs, jitter: 0.25 }, this.failures);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       this.connect().then(
         () => {
           if (this.closed) return;
-          this.delayMs = this.opts.retryMinMs;
+          this.failures = 0;
           clearInterval(this.pollTimer);
           this.pollTimer = undefined;
           this.n++; // notifications of the gap are lost: look once more

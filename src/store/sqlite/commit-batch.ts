@@ -18,6 +18,7 @@
  * A body's failure that ends the whole transaction (SQLite rolls back by itself on I/O errors and a full disk) puts
  * the bodies that had run before it back at the head of the queue for the next attempt; the failing one rejects.
  */
+import { backoffMs } from '../../backoff.js';
 import type Database from 'better-sqlite3';
 import type { WalSync } from './group-commit.js';
 
@@ -93,7 +94,7 @@ export class CommitBatch {
       this.busySince ??= now;
       if (now - this.busySince >= this.busyTimeoutMs) throw err;
       this.retries++;
-      this.schedule(this.retries === 1 ? 0 : Math.min(MAX_RETRY_DELAY_MS, 2 ** (this.retries - 2)));
+      this.schedule(this.retries === 1 ? 0 : backoffMs({ firstMs: 1, maxMs: MAX_RETRY_DELAY_MS }, this.retries - 1));
       return false;
     } finally {
       this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);

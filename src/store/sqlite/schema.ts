@@ -114,7 +114,7 @@ CREATE TABLE IF NOT EXISTS parts (
   PRIMARY KEY (upload_id, part_number)
 ) WITHOUT ROWID;
 
--- The one durable task queue (ports/tasks.ts; store/sqlite/tasks.ts, jobs.ts, fetch-tasks.ts; the life cycle in
+-- The one durable task queue (ports/tasks.ts; store/sql/tasks.ts, jobs.ts, fetch-tasks.ts; the life cycle in
 -- queue-table.ts): kind 'job' (pfop) or 'fetch' (async fetch). seq orders submissions; payload is the submission
 -- (a job's commands, a fetch task's request JSON), result the outcome (a job's item outcomes, a fetch task's result
 -- or last error), code a done job's final code. The job columns are NULL for fetch tasks. Data dirs of earlier
@@ -156,7 +156,7 @@ CREATE TABLE IF NOT EXISTS pipelines (
   created_ms  INTEGER NOT NULL
 ) WITHOUT ROWID;
 
--- Workflow templates (store/sqlite/workflow-templates.ts): named command lists, one namespace per owner AccessKey.
+-- Workflow templates (store/sql/workflow-templates.ts): named command lists, one namespace per owner AccessKey.
 CREATE TABLE IF NOT EXISTS workflow_templates (
   owner      TEXT NOT NULL,
   name       TEXT NOT NULL,
@@ -184,7 +184,7 @@ CREATE TABLE IF NOT EXISTS event_outbox (
 CREATE INDEX IF NOT EXISTS event_outbox_queue ON event_outbox (state, next_run_ms, seq);
 CREATE INDEX IF NOT EXISTS event_outbox_updated ON event_outbox (updated_ms);
 
--- Leases (store/sqlite/leases.ts, ports/leases.ts): process liveness (\`process:<owner>\`) and singletons.
+-- Leases (store/sql/leases.ts, ports/leases.ts): process liveness (\`process:<owner>\`) and singletons.
 CREATE TABLE IF NOT EXISTS leases (
   name        TEXT PRIMARY KEY,
   owner       TEXT NOT NULL,

@@ -48,21 +48,22 @@ import { Checkpointer, JOURNAL_LIMIT_BYTES } from './checkpointer.js';
 import { CommitBatch } from './commit-batch.js';
 import { WalSync, withGroupCommit } from './group-commit.js';
 import { SqliteEventOutbox } from './event-outbox.js';
+import { SqlConsoleSessions } from '../sql/console-sessions.js';
+import { SqlFetchTasks } from '../sql/fetch-tasks.js';
+import { SqlJobQueue } from '../sql/jobs.js';
+import { SqlLeases } from '../sql/leases.js';
+import { SqlTasks } from '../sql/tasks.js';
+import { SqlWorkflowTemplates } from '../sql/workflow-templates.js';
 import { OverQuota, QuotaGuard } from './bucket-usage.js';
-import { SqliteFetchTasks } from './fetch-tasks.js';
-import { SqliteJobQueue } from './jobs.js';
-import { SqliteTasks } from './tasks.js';
 import { deleteUnderPrefix, rulesFromSettings, type SweepStep } from './lifecycle.js';
-import { SqliteLeases } from './leases.js';
 import { SqliteConsoleSamples } from './console-samples.js';
-import { SqliteConsoleSessions } from './console-sessions.js';
 import { listPage } from './list-query.js';
 import { ManifestReads } from './manifests.js';
 import { rowParams, toBlobState, toRecord, type BlobRow, type ObjectRow } from './rows.js';
 import { ReadCache } from './read-cache.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
-import { SqliteWorkflowTemplates } from './workflow-templates.js';
+import { SqliteSqlDb } from './sql-db.js';
 
 /**
  * Adds the mirror source columns (NULL = none), the styles (JSON, NULL = never set) and the settings (JSON, NULL =
@@ -105,13 +106,13 @@ export class SqliteMetaStore implements MetaStore {
   private readonly manifests: ManifestReads;
   readonly sessions: SqliteSessions;
   /** The async-fetch task queue (ports/fetch-tasks.ts). */
-  readonly fetchTasks: SqliteFetchTasks;
+  readonly fetchTasks: SqlFetchTasks;
   /** The persistent-processing job queue (ports/job-queue.ts). */
-  readonly jobs: SqliteJobQueue;
+  readonly jobs: SqlJobQueue;
   /** The one task queue both are views of (ports/tasks.ts): recovery and depth of every kind at once. */
-  readonly tasks: SqliteTasks;
+  readonly tasks: SqlTasks;
   /** Workflow templates (ports/workflow-templates.ts). */
-  readonly workflowTemplates: SqliteWorkflowTemplates;
+  readonly workflowTemplates: SqlWorkflowTemplates;
   /** The event notification outbox (ports/events.ts), written inside the entry transactions below. */
   readonly events: SqliteEventOutbox;
   /** The shared WAL fdatasync of group commit (group-commit.ts). */
@@ -120,9 +121,9 @@ export class SqliteMetaStore implements MetaStore {
   /** Upload commits sharing transactions (commit-batch.ts). */
   readonly batch: CommitBatch;
   /** Leases (ports/leases.ts): process liveness and singletons. */
-  readonly leases: SqliteLeases;
+  readonly leases: SqlLeases;
   /** Web console sessions and the sign-in throttle (ports/console-sessions.ts). */
-  readonly consoleSessions: SqliteConsoleSessions;
+  readonly consoleSessions: SqlConsoleSessions;
   /** The console Overview's history (ports/console-samples.ts). */
   readonly consoleSamples: SqliteConsoleSamples;
   /** The identity of the process using this store (recorded on queue claims). */
@@ -166,13 +167,16 @@ export class SqliteMetaStore implements MetaStore {
     const durable = <T extends object>(store: T): T => withGroupCommit(store, this.wal, changes);
     this.manifests = new ManifestReads(db);
     this.sessions = durable(new SqliteSessions(db, this.refs));
-    this.fetchTasks = durable(new SqliteFetchTasks(db, this.owner));
-    this.jobs = durable(new SqliteJobQueue(db, this.owner));
-    this.tasks = durable(new SqliteTasks(db, this.owner));
-    this.workflowTemplates = durable(new SqliteWorkflowTemplates(db));
-    this.events = durable(new SqliteEventOutbox(db, this.owner));
-    this.leases = durable(new SqliteLeases(db));
-    this.consoleSessions = durable(new SqliteConsoleSessions(db));
+    // The queue-like stores are the shared SQL layer (store/sql/) on this connection; its SQLite dialect waits
+    // for the WAL fdatasync itself after every change (sql-db.ts), so they are not wrapped.
+    const sql = new SqliteSqlDb(db, this.wal);
+    this.fetchTasks = new SqlFetchTasks(sql, this.owner);
+    this.jobs = new SqlJobQueue(sql, this.owner);
+    this.tasks = new SqlTasks(sql, this.owner);
+    this.workflowTemplates = new SqlWorkflowTemplates(sql);
+    this.events = new SqliteEventOutbox(db, sql, this.owner);
+    this.leases = new SqlLeases(sql);
+    this.consoleSessions = new SqlConsoleSessions(sql);
     this.consoleSamples = new SqliteConsoleSamples(db);
     this.st = {
       getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
