@@ -20,7 +20,7 @@ import { readObjectSmall } from '../objects/verified-read.js';
 import type { BucketRecord } from '../ports/meta.js';
 
 /** The key of `bucket` that `u` names on this server, if it names one. */
-function localKeyOf(g: Granary, bucket: BucketRecord, u: URL): string | undefined {
+export function localKeyOf(g: Granary, bucket: BucketRecord, u: URL): string | undefined {
   let path: string;
   try {
     path = decodeURIComponent(u.pathname);
