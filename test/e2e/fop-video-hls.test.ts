@@ -93,6 +93,72 @@ describe('HLS and multi-object video commands', () => {
     }, 60_000);
   });
 
+  describe('vsample', () => {
+    it('stores one frame per interval under the pattern; the item lists them', async () => {
+      const pattern = b64('frames/f-$(count).jpg');
+      const final = await pfop(PUB, 'bunny.mp4', `vsample/jpg/ss/3/t/10/s/160x/interval/2/savePattern/${pattern}`);
+      expect(final.code, JSON.stringify(final)).toBe(0);
+      const keys = ['000000', '000001', '000002', '000003', '000004'].map((n) => `frames/f-${n}.jpg`);
+      expect(final.items[0]).toMatchObject({ code: 0, key: keys[0], keys });
+      for (const k of keys) {
+        const r = await fetch(`${s.url}/${PUB}/${k}?imageInfo`);
+        expect(r.status, k).toBe(200);
+        expect(await r.json()).toMatchObject({ format: 'jpeg', width: 160 });
+      }
+      expect((await fetch(`${s.url}/${PUB}/frames/f-000005.jpg`)).status).toBe(404);
+    }, 60_000);
+
+    it('refuses bad parameters and the download URL form', async () => {
+      for (const [fop, msg] of [
+        ['vsample/gif/interval/1', /format must be jpg or png/],
+        ['vsample/jpg/interval/0.05', /interval must be at least 0.1/],
+        ['vsample/jpg/frames/10', /frames is not supported/],
+        [`vsample/jpg/pattern/${b64('$(key)-$(count)')}`, /only the variable \$\(count\)/],
+      ] as const) {
+        const sub = await sdkPfop(s, PUB, 'bunny.mp4', [fop], '');
+        expect(sub.status, fop).toBe(400);
+        expect(sub.data.error, fop).toMatch(msg);
+      }
+      expect((await fetch(`${s.url}/${PUB}/bunny.mp4?vsample/jpg/interval/1`)).status).toBe(400);
+    });
+  });
+
+  describe('avconcat', () => {
+    it('joins the source with other entries of its bucket (private too): the duration is the sum', async () => {
+      await run('ffmpeg', ['-v', 'error', '-i', VIDEO, '-t', '3', '-vf', 'scale=320:180', '-c:v', 'libx264', '-an', '-y', join(work, 'a.mp4')]);
+      await run('ffmpeg', ['-v', 'error', '-ss', '10', '-i', VIDEO, '-t', '4', '-vf', 'scale=160:90', '-c:v', 'libx264', '-c:a', 'aac', '-y', join(work, 'b.mp4')]);
+      await upload(s, PRIV, 'parts/a.mp4', await readFile(join(work, 'a.mp4')));
+      await upload(s, PRIV, 'parts/b.mp4', await readFile(join(work, 'b.mp4')));
+      const b = b64(`${s.url}/${PRIV}/parts/b.mp4`);
+      const final = await pfop(PRIV, 'parts/a.mp4', `avconcat/2/format/mp4/s/320x180/${b}/${b64(`kodo://${PRIV}/parts/b.mp4`)}|${saveas(PRIV, 'joined.mp4')}`);
+      expect(final.code, JSON.stringify(final)).toBe(0);
+      const got = await probe(privateUrl(`/${PRIV}/joined.mp4`));
+      expect(Math.abs(got.duration - 11)).toBeLessThan(0.5);
+      expect(got.types).toEqual(expect.arrayContaining(['video', 'audio'])); // silence added for a.mp4
+    }, 60_000);
+
+    it('refuses other buckets, other hosts and bad parameters', async () => {
+      for (const [fop, status, msg] of [
+        [`avconcat/2/format/mp4/${b64(`kodo://${PUB}/bunny.mp4`)}`, 3, /only entries of the source's bucket/],
+        [`avconcat/2/format/mp4/${b64('http://169.254.169.254/latest/meta-data')}`, 3, /names no entry of bucket/],
+        ['avconcat/3/format/mp4/aHR0cDovL3g', 400, /mode must be 1 or 2/],
+        [`avconcat/1/format/mp4/s/320x180/${b64(`kodo://${PRIV}/parts/b.mp4`)}`, 400, /s and addAudio need mode 2/],
+        ['avconcat/2/format/mkv/aHR0cDovL3g', 400, /unsupported format "mkv"/],
+        ['avconcat/2/format/mp4', 400, /at least one resource/],
+      ] as const) {
+        const sub = await sdkPfop(s, PRIV, 'bunny.mp4', [fop], '');
+        if (status === 400) {
+          expect(sub.status, fop).toBe(400);
+          expect(sub.data.error, fop).toMatch(msg);
+        } else {
+          const final = await waitFinal(s, sub.data.persistentId as string, 30_000);
+          expect(final.items[0]?.code, fop).toBe(3);
+          expect(final.items[0]?.error, fop).toMatch(msg);
+        }
+      }
+    }, 60_000);
+  });
+
   describe('avthumb/m3u8', () => {
     it('packages the video: the playlist and every segment are served, ffprobe reads it back whole', async () => {
       const final = await pfop(PUB, 'bunny.mp4', `avthumb/m3u8/segtime/10/vcodec/libx264/s/320x240|${saveas(PUB, 'bunny.m3u8')}`);
