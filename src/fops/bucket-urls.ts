@@ -9,13 +9,9 @@ import { Errors } from '../errors.js';
 import { checkDownloadable, isLive } from '../objects/read.js';
 import { localObjectFile } from '../objects/verified-read.js';
 import type { BucketRecord } from '../ports/meta.js';
+import { keyPath } from './key-path.js';
 import { localKeyOf } from './resource.js';
 import type { BucketUrls } from './types.js';
-
-/** `key` as a URL path: every `/`-separated segment percent-encoded, slashes kept. */
-export function keyPath(key: string): string {
-  return key.split('/').map(encodeURIComponent).join('/');
-}
 
 /**
  * The download URL of `key` in `bucket`: `http://<first bound domain>/<key>` when the bucket has a domain (Kodo's

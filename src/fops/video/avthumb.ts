@@ -64,7 +64,7 @@ export const avthumb: FopCommand<AvthumbParams | HlsParams> = {
   parse: (args) => (args[0] === 'm3u8' || args[0] === 'hls' ? parseHls(args) : parseAvthumb(args)),
   async run(source, params, ctx) {
     checkVideoSource('avthumb', source, ctx.limits);
-    if ('kind' in params) return runHls(source, params, ctx, (url) => prepareWatermark(url, ctx));
+    if ('kind' in params) return runHls(source, params, ctx, (url) => prepareWatermark(url, ctx), fontFile(params.av.wmFont));
     const p = params;
     const input = await source.file();
     const wmImage = p.wmImage !== undefined ? await prepareWatermark(p.wmImage, ctx) : undefined;

@@ -15,9 +15,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, posix } from 'node:path';
 import { Errors } from '../../errors.js';
-import { keyPath } from '../bucket-urls.js';
+import { keyPath } from '../key-path.js';
 import type { FopContext, FopResult, FopSource, SideOutputs } from '../types.js';
-import { fontFile } from './avthumb.js';
 import { hlsArgs, keyInfoText, MAX_SEGMENTS, type HlsParams } from './hls-args.js';
 import { patternKey } from './key-pattern.js';
 import { runTool } from './spawn.js';
@@ -44,6 +43,7 @@ export async function runHls(
   p: HlsParams,
   ctx: FopContext,
   prepareWatermark: (url: string) => Promise<string>,
+  font: string,
 ): Promise<FopResult> {
   const out = ctx.outputs;
   if (!out) throw Errors.badRequest('avthumb: m3u8 runs only as a persistent command (pfop or persistentOps): its segments are stored as objects');
@@ -59,7 +59,7 @@ export async function runHls(
     keyInfo = join(dir, 'key.info');
     await writeFile(keyInfo, keyInfoText(p, keyFile), { mode: 0o600 });
   }
-  const files = { input, output: playlist, font: fontFile(p.av.wmFont), segmentTemplate: join(dir, '%06d.ts'), ...(wmImage ? { wmImage } : {}), ...(keyInfo ? { keyInfo } : {}) };
+  const files = { input, output: playlist, font, segmentTemplate: join(dir, '%06d.ts'), ...(wmImage ? { wmImage } : {}), ...(keyInfo ? { keyInfo } : {}) };
   const redact: Record<string, string> = { [input]: 'input', [dir]: 'output', ...(wmImage ? { [wmImage]: 'watermark' } : {}) };
   try {
     await runTool('avthumb', 'ffmpeg', hlsArgs(p, files, ctx.limits.videoThreads), ctx, { redact });
