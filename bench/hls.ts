@@ -2,10 +2,12 @@
  * HLS packaging bench: `avthumb/m3u8/segtime/10/vcodec/libx264/s/320x240` of the 60 s fixture through Granary's
  * real path — `POST /pfop/` (QBox-signed, force=1, saveas), the job worker, ffmpeg's hls muxer into the run's temp
  * dir, every segment and the playlist stored through putObject — timed by the bench from the submission until
- * prefop (polled every 20 ms) says code 0, against bare ffmpeg with the argv Granary builds
+ * prefop (polled every 100 ms) says code 0, against bare ffmpeg with the argv Granary builds
  * (src/fops/video/hls-args.ts) writing the same playlist and segments to a local dir, in the same run, rounds
  * alternating. Goal: speed (bare time / Granary time) ≥ 0.9×.
  *
+ * CPU seconds (user + system) of each side, which a loaded machine disturbs far less than wall time: Granary's
+ * server process plus its reaped children (the job's ffmpeg) over the pfop, and bare ffmpeg's from `/usr/bin/time`.
  * Peak RSS: Granary's server process (sampled every 100 ms) and, apart, its ffmpeg child (the largest RSS of any
  * descendant); bare ffmpeg's from `/usr/bin/time -f %M` (its maximum resident set). Both sides use 2 ffmpeg threads.
  * Standalone: `npx tsx bench/hls.ts [--quick]` prints the figures as JSON.
@@ -24,7 +26,7 @@ import { hlsArgs, parseHls } from '../src/fops/video/hls-args.js';
 import { transpileForBench } from './lib/build.js';
 import { benchServerEnv, runIfMain } from './lib/standalone.js';
 import { startServer } from './lib/child.js';
-import { processTree, rssBytes, RssSampler } from './lib/proc.js';
+import { cpuSeconds, processTree, reapedChildrenCpuSeconds, rssBytes, RssSampler } from './lib/proc.js';
 import { msSince, summarize } from './lib/stats.js';
 
 const AK = 'bench-hls-ak';
@@ -34,7 +36,8 @@ const KEY = 'bunny.mp4';
 const THREADS = 2;
 const VIDEO = process.env.GRANARY_VIDEO_FIXTURE ?? join(process.env.GRANARY_FIXTURES ?? '/work/shared/fixtures/images', '..', 'video', 'big_buck_bunny.mp4');
 const HLS = 'avthumb/m3u8/segtime/10/vcodec/libx264/s/320x240';
-const PREFOP_POLL_MS = 20;
+/** 100 ms rather than video.ts's 20: a job of tens of seconds would otherwise spend whole CPU seconds answering polls. */
+const PREFOP_POLL_MS = 100;
 const exec = promisify(execFile);
 
 /** Peak RSS of any descendant of `pid` (the ffmpeg a job runs), sampled every `intervalMs`. */
@@ -106,11 +109,20 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
     const childRss = new ChildRssSampler(s.pid).start();
     const granaryMs: number[] = [];
     const bareMs: number[] = [];
+    const granaryCpu: number[] = [];
+    const granaryFfmpegCpu: number[] = [];
+    const bareCpu: number[] = [];
     let bareRssKB = 0;
     let bareSegments = 0;
     const sides: Array<() => Promise<void>> = [
       async () => {
+        // Server process + its reaped children (the job's ffmpeg), user + system.
+        const server0 = cpuSeconds(s.pid);
+        const children0 = reapedChildrenCpuSeconds(s.pid);
         granaryMs.push(await pfopAndWait(base, mac, fops));
+        const children = reapedChildrenCpuSeconds(s.pid) - children0;
+        granaryFfmpegCpu.push(children);
+        granaryCpu.push(cpuSeconds(s.pid) - server0 + children);
       },
       async () => {
         const dir = join(outDir, 'bare');
@@ -118,15 +130,17 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
         await mkdir(dir);
         const args = hlsArgs(params, { input: VIDEO, output: join(dir, 'index.m3u8'), font: fontFile(undefined), segmentTemplate: join(dir, '%06d.ts') }, THREADS);
         const t = process.hrtime.bigint();
-        const { stderr } = await exec('/usr/bin/time', ['-f', '%M', 'ffmpeg', ...args], { maxBuffer: 1024 * 1024 });
+        const { stderr } = await exec('/usr/bin/time', ['-f', '%M %U %S', 'ffmpeg', ...args], { maxBuffer: 1024 * 1024 });
         bareMs.push(msSince(t));
-        bareRssKB = Math.max(bareRssKB, Number(stderr.trim().split('\n').pop()));
+        const [rssKB = 0, user = 0, system = 0] = (stderr.trim().split('\n').pop() ?? '').split(' ').map(Number);
+        bareRssKB = Math.max(bareRssKB, rssKB);
+        bareCpu.push(user + system);
         bareSegments = (await readdir(dir)).filter((f) => f.endsWith('.ts')).length;
       },
     ];
     for (let i = 0; i < rounds; i++) {
       for (let k = 0; k < sides.length; k++) await (sides[(i + k) % sides.length] as () => Promise<void>)();
-      log(`  round ${i + 1}: pfop ${round1(granaryMs[i] as number)} ms, bare ffmpeg ${round1(bareMs[i] as number)} ms`);
+      log(`  round ${i + 1}: pfop ${round1(granaryMs[i] as number)} ms (${round1(granaryCpu[i] as number)} CPU s, its ffmpeg ${round1(granaryFfmpegCpu[i] as number)}), bare ffmpeg ${round1(bareMs[i] as number)} ms (${round1(bareCpu[i] as number)} CPU s)`);
     }
     const serverPeak = serverRss.stop().peakBytes;
     const ffmpegPeak = childRss.stop();
@@ -140,6 +154,10 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
       ffmpegMs: round1(b),
       speed: round3(b / g),
       targetSpeed: 0.9,
+      granaryCpuSeconds: round1(summarize(granaryCpu).p50),
+      granaryFfmpegCpuSeconds: round1(summarize(granaryFfmpegCpu).p50),
+      ffmpegCpuSeconds: round1(summarize(bareCpu).p50),
+      cpuRatio: round3(summarize(granaryCpu).p50 / summarize(bareCpu).p50),
       rounds,
       segments: segments.length,
       bareSegments,
@@ -150,6 +168,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
       path: 'POST /pfop/ (force, saveas) → job worker → ffmpeg -f hls → putObject per segment and the playlist; timed from submission to prefop code 0',
     };
     log(`  pfop ${figures.granaryMs} ms, bare ffmpeg ${figures.ffmpegMs} ms, speed ${figures.speed}× (goal ≥ 0.9×), ${figures.segments} segments`);
+    log(`  CPU (user + system, p50): Granary server and its ffmpeg ${figures.granaryCpuSeconds} s (the ffmpeg alone ${figures.granaryFfmpegCpuSeconds} s), bare ffmpeg ${figures.ffmpegCpuSeconds} s, ratio ${figures.cpuRatio}×`);
     log(`  peak RSS: Granary server ${figures.granaryServerPeakRssMB} MB + its ffmpeg ${figures.granaryFfmpegPeakRssMB} MB; bare ffmpeg ${figures.bareFfmpegPeakRssMB} MB`);
     return figures;
   } finally {
