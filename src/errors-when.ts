@@ -78,7 +78,7 @@ export const ERROR_WHEN: Readonly<Record<ErrorKind, string>> = {
   nropDisabled: 'Content moderation (`nrop`) on a bucket where it is not enabled.',
   modelFailed: 'The content moderation model failed to load or to run.',
   videoToolMissing: 'An audio/video or HEIC command needs `ffmpeg`, `ffprobe` or `heif-convert` and it is not installed (see `GRANARY_FFMPEG`, `GRANARY_FFPROBE`, `GRANARY_HEIF_CONVERT`).',
-  videoFailed: 'An audio/video command (`avinfo`, `vframe`, `avthumb`) failed: bad parameters, undecodable media, or a timeout.',
+  videoFailed: 'An audio/video command (`avinfo`, `vframe`, `avthumb`, `vsample`, `avconcat`) failed: bad parameters, undecodable media, or a timeout.',
   videoTooLarge: 'An audio/video command\'s source exceeds `GRANARY_VIDEO_MAX_SOURCE`.',
   badPersistentId: 'A `persistentId` is not one Granary issues.',
   noSuchJob: 'A `persistentId` names no persistent job.',

@@ -12,13 +12,14 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { localObjectFile, readObjectSmall } from '../objects/verified-read.js';
 import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
+import { bucketFileOf, bucketUrls } from './bucket-urls.js';
 import { openResource } from './files/resource-stream.js';
 import { fetchResource } from './resource.js';
 import type { FopPools } from './pools.js';
 import { runPipeline } from './run.js';
 import { fopTempPath, fopTempRoot } from './temp-root.js';
 import { killLeftoverSubprocesses } from './video/leftovers.js';
-import type { FopContext, FopLimits, FopPool, FopResult, FopSource, FopStage } from './types.js';
+import type { FopContext, FopLimits, FopPool, FopResult, FopSource, FopStage, SideOutputs } from './types.js';
 
 /** A finished run: its result (a temp file result lives until `dispose`). */
 export interface FopRun {
@@ -38,6 +39,8 @@ export interface ExecuteOptions {
    * not the time it queued behind other jobs' commands for the video or image slots.
    */
   countQueueWait?: boolean;
+  /** Where a persistent command stores its side objects (HLS segments, vsample frames); jobs only. */
+  outputs?: SideOutputs;
 }
 
 /** The limits of `g.config` as commands see them. */
@@ -112,11 +115,13 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
   let made = false;
   let n = 0;
   let disposed = false;
+  const releases: Array<() => Promise<void>> = [];
   const dispose = async (): Promise<void> => {
     if (disposed) return;
     disposed = true;
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
+    for (const release of releases) await release().catch(() => undefined);
     if (made) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
   const ctx: FopContext = {
@@ -136,6 +141,13 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
     fetchResource: (url, maxBytes) => fetchResource(g, bucket, url, maxBytes, controller.signal),
     openResource: (url, maxBytes) => openResource(g, bucket, url, maxBytes, controller.signal),
     tools: g.fopTools,
+    urls: bucketUrls(g, bucket),
+    ...(opts.outputs ? { outputs: opts.outputs } : {}),
+    bucketFile: async (key) => {
+      const file = await bucketFileOf(g, bucket, key);
+      releases.push(file.release);
+      return file;
+    },
   };
   function timedOut(): Error {
     const message = `${stages[0]?.name ?? 'fop'}: processing timed out after ${timeoutSeconds} s`;

@@ -14,13 +14,16 @@ import { imageMogr2 } from './image-mogr2.js';
 import { imageView2 } from './image-view2.js';
 import { nrop } from './nrop.js';
 import type { FopCommand, FopStage } from './types.js';
+import { avconcat } from './video/avconcat.js';
 import { avinfo } from './video/avinfo.js';
 import { avthumb } from './video/avthumb.js';
+import { pm3u8 } from './video/pm3u8.js';
 import { vframe } from './video/vframe.js';
+import { vsample } from './video/vsample.js';
 import { watermark } from './watermark.js';
 
 const COMMANDS = new Map<string, FopCommand>(
-  ([imageInfo, imageAve, imageView2, imageMogr2, watermark, exif, nrop, avinfo, vframe, avthumb, imageslim, mkzip, qhash, yifangyunPreview] as FopCommand[]).map((c) => [c.name, c]),
+  ([imageInfo, imageAve, imageView2, imageMogr2, watermark, exif, nrop, avconcat, avinfo, vframe, avthumb, pm3u8, vsample, imageslim, mkzip, qhash, yifangyunPreview] as FopCommand[]).map((c) => [c.name, c]),
 );
 const MAX_STAGES = 10;
 

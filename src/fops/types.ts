@@ -110,6 +110,43 @@ export interface FopContext {
    */
   openResource?(url: string, maxBytes: number): Promise<OpenedResource>;
   tools: FopTools;
+  /** URLs of entries of the source's bucket (pm3u8, HLS playlists, avconcat's resources). */
+  urls?: BucketUrls;
+  /** Where a persistent command stores objects besides its output (HLS segments, vsample frames); absent on download URLs. */
+  outputs?: SideOutputs;
+  /**
+   * A local file (read-only, valid until the run ends) of the live entry `key` of the source's bucket, checked like
+   * a download (404 missing, 403 disabled or archived). Used by avconcat for its other resources.
+   */
+  bucketFile?(key: string): Promise<{ path: string; size: number }>;
+}
+
+/** Download URLs of the source's bucket (fops/bucket-urls.ts, docs/development/kodo-protocol.md §10.6). */
+export interface BucketUrls {
+  /** The absolute download URL of `key` in `bucket`: its first bound domain (http), else GRANARY_PUBLIC_URL path style. */
+  urlOf(bucket: string, key: string): Promise<string>;
+  /** The key of the source's bucket that an absolute URL on this server names (bound domain or path style), if any. */
+  keyOf(url: URL): string | undefined;
+  /**
+   * `url` made a private download URL (`…e=<deadline>&token=<AK>:<sign>`, §2.5) signed with the key pair of the
+   * bucket's owner; 403 when that pair no longer exists.
+   */
+  sign(url: string, deadline: number): string;
+}
+
+/** The objects a persistent command stores besides its output (docs/development/kodo-protocol.md §10.6). */
+export interface SideOutputs {
+  /** Bucket of the command's output; side objects go to the same bucket. */
+  bucket: string;
+  /** Key of the command's output (the saveas key or the generated one). */
+  key: string;
+  /**
+   * Stores the run's temp file `file` as `key` of `bucket` through putObject (overwriting, with the job's rights);
+   * resolves with its hash. Errors: putObject's (413, 403, quota).
+   */
+  store(key: string, file: string, contentType: string): Promise<string>;
+  /** What `store` stored so far, in order. */
+  readonly stored: Array<{ key: string; hash: string }>;
 }
 
 /**
@@ -131,6 +168,13 @@ export interface FopCommand<P = unknown> {
   pool?: FopPool;
   /** Runs only as a persistent command (pfop, persistentOps), never on a download URL (e.g. avthumb, §10.6). */
   persistentOnly?: boolean;
+  /**
+   * The command's outputs are the objects it stored through `ctx.outputs` (vsample frames): its own result is not
+   * stored, and the job item names the first stored object plus `keys` (all of them).
+   */
+  storesItsOutputs?: boolean;
+  /** Its result depends on the moment (signed URLs, pm3u8): never kept in the derived-result cache. */
+  volatile?: boolean;
   /** Parses the `/`-separated arguments after the name; throws `Errors.badRequest('<name>: …')`. */
   parse(args: string[]): P;
   run(input: FopSource, params: P, ctx: FopContext): Promise<FopResult>;

@@ -37,6 +37,8 @@ export interface JobItem {
   hash: string;
   key: string;
   returnOld: number;
+  /** Every object a multi-output command stored (vsample frames), in order; `key`/`hash` name the first. */
+  keys?: string[];
   /** Index of the failing stage of the command's pipeline (failures only). */
   errorIndex?: number;
 }

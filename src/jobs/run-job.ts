@@ -18,10 +18,13 @@
  * unfinished items. Between a command's commit and the saving of its outcome there is a small window: a crash
  * exactly there runs that command once more (its output is then reported as `returnOld`, or rewritten with force).
  */
+import { createReadStream } from 'node:fs';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError, toKodoError } from '../errors.js';
 import { executeFops, resultStream } from '../fops/execute.js';
+import { commandOf } from '../fops/registry.js';
 import { failedStageOf } from '../fops/run.js';
+import type { SideOutputs } from '../fops/types.js';
 import { putObject } from '../objects/put-object.js';
 import { receiveBody } from '../objects/receive.js';
 import { parsePutPolicy } from '../policy/put-policy.js';
@@ -49,6 +52,27 @@ async function live(g: Granary, bucket: string, key: string): Promise<ObjectReco
 }
 
 
+/**
+ * The side objects of a command (HLS segments, vsample frames): each stored at once in the output's `bucket`
+ * through `putObject` with the submitter's rights, overwriting (they belong to the output being made).
+ */
+function sideOutputs(g: Granary, job: JobRecord, bucket: string, key: string): SideOutputs {
+  const stored: Array<{ key: string; hash: string }> = [];
+  return {
+    bucket,
+    key,
+    stored,
+    async store(sideKey, file, contentType) {
+      const body = await receiveBody(g, createReadStream(file), { maxBytes: g.config.maxObjectBytes, inlineMax: g.config.inlineMaxBytes });
+      const policy = parsePutPolicy({ scope: `${bucket}:${sideKey}`, deadline: NO_DEADLINE });
+      const put = await putObject(g, body, { policy, accessKey: job.accessKey, clientKey: sideKey, clientMime: contentType, fname: '', custom: {}, meta: {} });
+      g.metrics?.upload('pfop-output', put.record.fsize);
+      stored.push({ key: sideKey, hash: put.record.hash });
+      return put.record.hash;
+    },
+  };
+}
+
 /** Runs one command and stores its output; returns the item. Rethrows nothing but an abort by `signal`. */
 async function runCommand(
   g: Granary,
@@ -67,8 +91,14 @@ async function runCommand(
       const old = await live(g, bucket, key);
       if (old) return doneItem(c.cmd, key, old.hash, true);
     }
-    const run = await executeFops(g, source.bucket, source.object, stages, { timeoutSeconds: g.config.jobTimeoutSeconds, signal, countQueueWait: false });
+    const outputs = sideOutputs(g, job, bucket, key);
+    const run = await executeFops(g, source.bucket, source.object, stages, { timeoutSeconds: g.config.jobTimeoutSeconds, signal, countQueueWait: false, outputs });
     try {
+      if (stages.some((s) => commandOf(s.name)?.storesItsOutputs === true)) {
+        const first = outputs.stored[0];
+        if (!first) throw Errors.videoFailed(`${stages[0]?.name ?? 'fop'}: nothing was produced`);
+        return { ...doneItem(c.cmd, first.key, first.hash, false), keys: outputs.stored.map((o) => o.key) };
+      }
       const { stream, contentType } = resultStream(run.result);
       const body = await receiveBody(g, stream, { maxBytes: g.config.maxObjectBytes, inlineMax: g.config.inlineMaxBytes });
       const policy = parsePutPolicy({ scope: `${bucket}:${key}`, deadline: NO_DEADLINE, ...(job.force ? {} : { insertOnly: 1 }) });

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Granary } from '../../context.js';
 import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
 import { executeFops, type FopRun } from '../execute.js';
+import { commandOf } from '../registry.js';
 import type { FopStage } from '../types.js';
 import type { CacheHit } from './fop-cache.js';
 
@@ -46,6 +47,8 @@ type Shared = { kind: 'json'; json: unknown } | { kind: 'stored' } | { kind: 'un
  */
 export async function runCached(g: Granary, bucket: BucketRecord, rec: ObjectRecord, pipeline: string, stages: FopStage[]): Promise<FopOutcome> {
   const cache = g.fopCache;
+  // A result that depends on the moment (pm3u8's signed URLs) is computed for each request.
+  if (stages.some((s) => commandOf(s.name)?.volatile === true)) return { kind: 'direct', run: await executeFops(g, bucket, rec, stages) };
   if (!cache?.enabled) return { kind: 'direct', run: await executeFops(g, bucket, rec, stages) };
   const id = fopCacheId(bucket.name, rec.hash, pipeline);
   const hit = await cache.get(id);

@@ -16,6 +16,7 @@
  * | ogg  | – / libvorbis       | ogg (audio only) |
  * | wav  | – / pcm_s16le       | wav (audio only) |
  * | flac | – / flac            | flac (audio only) |
+ * | m3u8, hls | libx264 / aac  | hls: the playlist, with MPEG-TS segments stored apart (hls-args.ts) |
  *
  * Parameters: `vb`, `ab` (bitrates `128k`, `1.25m`), `ar` (Hz), `r` (fps), `s/<W>x<H>` (`<W>x` or `x<H>` keeps
  * the aspect ratio; 2..4096 per side), `autoscale/1` (fit inside `s` and pad), `vcodec`, `acodec` (`libfdk_aac`
@@ -52,6 +53,9 @@ export const AVTHUMB_FORMATS: Record<string, FormatSpec> = {
   ogg: { muxer: 'ogg', contentType: 'audio/ogg', ext: '.ogg', acodec: 'libvorbis', extra: [] },
   wav: { muxer: 'wav', contentType: 'audio/wav', ext: '.wav', acodec: 'pcm_s16le', extra: [] },
   flac: { muxer: 'flac', contentType: 'audio/flac', ext: '.flac', acodec: 'flac', extra: [] },
+  // HLS (hls-args.ts): the playlist; its MPEG-TS segments are stored as objects of their own.
+  m3u8: { muxer: 'hls', contentType: 'application/x-mpegurl', ext: '.m3u8', vcodec: 'libx264', acodec: 'aac', extra: [] },
+  hls: { muxer: 'hls', contentType: 'application/x-mpegurl', ext: '.m3u8', vcodec: 'libx264', acodec: 'aac', extra: [] },
 };
 
 const VCODECS = ['libx264', 'libx265', 'libvpx', 'libvpx-vp9', 'mpeg4', 'gif', 'copy'];

@@ -5,7 +5,7 @@
  * `wmImage` is fetched with `ctx.fetchResource` (same-bucket URLs from storage, others through the outbound
  * guard; at most 10 MiB), checked and converted to PNG by sharp (bomb limits from the header), written to a temp
  * file and overlaid. `wmText` is drawn with a DejaVu face from the `dejavu-fonts-ttf` package that ships with
- * Granary. The output is a temp file of the run.
+ * Granary. The output is a temp file of the run. Formats `m3u8` and `hls` package HLS instead (hls.ts).
  */
 import { readdirSync } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
@@ -16,6 +16,8 @@ import { openImage, readHeader, vips } from '../image-source.js';
 import type { FopCommand, FopContext } from '../types.js';
 import { avthumbArgs, avthumbOutput, parseAvthumb, type AvthumbParams } from './avthumb-args.js';
 import { checkVideoSource } from './common.js';
+import { parseHls, type HlsParams } from './hls-args.js';
+import { runHls } from './hls.js';
 import { runTool } from './spawn.js';
 
 /** Largest watermark image fetched, bytes. */
@@ -55,13 +57,15 @@ async function prepareWatermark(url: string, ctx: FopContext): Promise<string> {
   return path;
 }
 
-export const avthumb: FopCommand<AvthumbParams> = {
+export const avthumb: FopCommand<AvthumbParams | HlsParams> = {
   name: 'avthumb',
   pool: 'video',
   persistentOnly: true,
-  parse: parseAvthumb,
-  async run(source, p, ctx) {
+  parse: (args) => (args[0] === 'm3u8' || args[0] === 'hls' ? parseHls(args) : parseAvthumb(args)),
+  async run(source, params, ctx) {
     checkVideoSource('avthumb', source, ctx.limits);
+    if ('kind' in params) return runHls(source, params, ctx, (url) => prepareWatermark(url, ctx), fontFile(params.av.wmFont));
+    const p = params;
     const input = await source.file();
     const wmImage = p.wmImage !== undefined ? await prepareWatermark(p.wmImage, ctx) : undefined;
     const { contentType, ext } = avthumbOutput(p);
