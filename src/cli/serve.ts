@@ -67,7 +67,7 @@ async function serve(opts: Opts): Promise<void> {
         `  AccessKey: ${g.keys.accessKey}\n  SecretKey: ${g.keys.secretKey}\n`,
     );
   }
-  g.log.info({ url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir, pid: process.pid }, 'granary listening');
+  g.log.info({ url: running.url, publicUrl: g.publicUrl, console: running.console?.url, s3: running.s3?.url, dataDir: g.config.dataDir, pid: process.pid }, 'granary listening');
   if (!cluster.isWorker && config.workerOldSpaceMb > 0 && !setsOldSpace(process.execArgv)) {
     // One process cannot give itself the flag the primary gives its workers (V8 reads it at start-up only).
     g.log.warn(
@@ -93,6 +93,9 @@ export function addServeCommand(program: Command): void {
     .option('--log-format <format>', 'pretty, json or auto (GRANARY_LOG_FORMAT, default auto: pretty on a terminal)')
     .option('--console-port <port>', 'port of the console listener and /metrics (GRANARY_CONSOLE_PORT, default 9001; 0 = off)')
     .option('--console-host <addr>', 'bind address of the console listener (GRANARY_CONSOLE_HOST, default GRANARY_HOST)')
+    .option('--s3-port <port>', 'port of the S3 listener (GRANARY_S3_PORT, default 9002; 0 = off)')
+    .option('--s3-host <addr>', 'bind address of the S3 listener (GRANARY_S3_HOST, default GRANARY_HOST)')
+    .option('--s3-domain <domain>', 'S3 endpoint domain for virtual-hosted buckets (GRANARY_S3_DOMAIN)')
     .option('--outbound-allow <list>', 'CIDRs/hosts callbacks may reach (GRANARY_OUTBOUND_ALLOW)')
     .option('--workers <n>', 'worker processes sharing the port (GRANARY_WORKERS, default: the number of cores)')
     .action(serve);
