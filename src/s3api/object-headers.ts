@@ -19,8 +19,13 @@ import { metaHeaders } from '../objects/read.js';
 import type { ObjectRecord } from '../ports/meta.js';
 import { S3Errors } from './errors.js';
 
-/** The quoted S3 ETag of an entry (see the module comment). */
-export function etagOf(rec: Pick<ObjectRecord, 'md5' | 'hash'>): string {
+/**
+ * The quoted S3 ETag of an entry (see the module comment): the `"<md5 of md5s>-<n>"` an S3 multipart upload kept
+ * in the reserved metadata `@s3-etag` (multipart.ts), else the MD5, else the Kodo etag.
+ */
+export function etagOf(rec: Pick<ObjectRecord, 'md5' | 'hash'> & { meta?: Record<string, string> }): string {
+  const multipart = rec.meta?.['@s3-etag'];
+  if (multipart) return `"${multipart}"`;
   return `"${rec.md5 !== '' ? rec.md5 : rec.hash}"`;
 }
 

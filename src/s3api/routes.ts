@@ -25,6 +25,12 @@ import { listObjectVersions } from './ops/list-object-versions.js';
 import { listObjects } from './ops/list-objects.js';
 import { listObjectsV2 } from './ops/list-objects-v2.js';
 import { putObject } from './ops/put-object.js';
+import { abortMultipartUpload } from './ops/abort-multipart-upload.js';
+import { completeMultipartUpload } from './ops/complete-multipart-upload.js';
+import { createMultipartUpload } from './ops/create-multipart-upload.js';
+import { listMultipartUploads } from './ops/list-multipart-uploads.js';
+import { listParts } from './ops/list-parts.js';
+import { uploadPart, uploadPartCopy } from './ops/upload-part.js';
 
 /** What a path names. */
 export type PathShape = 'service' | 'bucket' | 'object';
@@ -73,6 +79,14 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'object', operation: 'GetObject', auth: 'public-read', handler: getObject },
   { method: 'HEAD', shape: 'object', operation: 'HeadObject', auth: 'public-read', handler: getObject },
   { method: 'DELETE', shape: 'object', operation: 'DeleteObject', auth: 'signed', handler: deleteObject },
+  // Multipart uploads (ops/*-multipart-upload.ts, upload-part.ts, list-parts.ts).
+  { method: 'POST', shape: 'object', query: 'uploads', operation: 'CreateMultipartUpload', auth: 'signed', handler: createMultipartUpload },
+  { method: 'PUT', shape: 'object', query: 'uploadId', operation: 'UploadPart', auth: 'signed', handler: uploadPart },
+  { method: 'PUT', shape: 'object', query: 'uploadId', header: 'x-amz-copy-source', operation: 'UploadPartCopy', auth: 'signed', handler: uploadPartCopy },
+  { method: 'POST', shape: 'object', query: 'uploadId', operation: 'CompleteMultipartUpload', auth: 'signed', handler: completeMultipartUpload },
+  { method: 'DELETE', shape: 'object', query: 'uploadId', operation: 'AbortMultipartUpload', auth: 'signed', handler: abortMultipartUpload },
+  { method: 'GET', shape: 'object', query: 'uploadId', operation: 'ListParts', auth: 'signed', handler: listParts },
+  { method: 'GET', shape: 'bucket', query: 'uploads', operation: 'ListMultipartUploads', auth: 'signed', handler: listMultipartUploads },
 ];
 
 /** Whether the request carries the row's query selector. */

@@ -51,7 +51,8 @@ export function parseCopySource(value: string | undefined): { bucket: string; ke
 /** The metadata change that makes `rec`'s metadata exactly `next` (chgm: '' deletes a name). */
 function replacement(rec: ObjectRecord, next: Record<string, string>): Record<string, string> {
   const change: Record<string, string> = { ...next };
-  for (const name of Object.keys(rec.meta)) if (!(name in next)) change[name] = '';
+  // Reserved names (`@s3-tagging`, `@s3-etag`) are the object's, not the request's metadata: they stay.
+  for (const name of Object.keys(rec.meta)) if (!(name in next) && !name.startsWith('@')) change[name] = '';
   return change;
 }
 
