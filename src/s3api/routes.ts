@@ -31,12 +31,16 @@ import { createMultipartUpload } from './ops/create-multipart-upload.js';
 import { listMultipartUploads } from './ops/list-multipart-uploads.js';
 import { listParts } from './ops/list-parts.js';
 import { uploadPart, uploadPartCopy } from './ops/upload-part.js';
+import { postObject } from './ops/post-object.js';
 
 /** What a path names. */
 export type PathShape = 'service' | 'bucket' | 'object';
 
-/** Who may call an operation: a signed caller only, or also anonymous callers on public buckets (reads). */
-export type RouteAuth = 'signed' | 'public-read';
+/**
+ * Who may call an operation: a signed caller only, also anonymous callers on public buckets (reads), or anyone with
+ * the operation checking a signature of its own (`form`: POST Object's signed policy).
+ */
+export type RouteAuth = 'signed' | 'public-read' | 'form';
 
 /** One row of the table. */
 export interface S3Route {
@@ -87,6 +91,7 @@ export const ROUTES: S3Route[] = [
   { method: 'DELETE', shape: 'object', query: 'uploadId', operation: 'AbortMultipartUpload', auth: 'signed', handler: abortMultipartUpload },
   { method: 'GET', shape: 'object', query: 'uploadId', operation: 'ListParts', auth: 'signed', handler: listParts },
   { method: 'GET', shape: 'bucket', query: 'uploads', operation: 'ListMultipartUploads', auth: 'signed', handler: listMultipartUploads },
+  { method: 'POST', shape: 'bucket', operation: 'PostObject', auth: 'form', handler: postObject },
 ];
 
 /** Whether the request carries the row's query selector. */

@@ -97,7 +97,7 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
     vhost,
   );
   const route = matchRoute(raw.method ?? 'GET', address.shape, query, (name) => raw.headers[name] !== undefined);
-  if (auth.caller.accessKey === undefined && route.auth !== 'public-read') throw S3Errors.AccessDenied();
+  if (auth.caller.accessKey === undefined && route.auth === 'signed') throw S3Errors.AccessDenied();
   const req: S3Request = {
     method: raw.method ?? 'GET',
     rawUrl,
