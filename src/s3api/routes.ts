@@ -32,6 +32,10 @@ import { listMultipartUploads } from './ops/list-multipart-uploads.js';
 import { listParts } from './ops/list-parts.js';
 import { uploadPart, uploadPartCopy } from './ops/upload-part.js';
 import { postObject } from './ops/post-object.js';
+import { getBucketAcl, getObjectAcl, putBucketAcl } from './ops/bucket-acl.js';
+import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/bucket-tagging.js';
+import { getBucketVersioning } from './ops/get-bucket-versioning.js';
+import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
 
 /** What a path names. */
 export type PathShape = 'service' | 'bucket' | 'object';
@@ -92,6 +96,17 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'object', query: 'uploadId', operation: 'ListParts', auth: 'signed', handler: listParts },
   { method: 'GET', shape: 'bucket', query: 'uploads', operation: 'ListMultipartUploads', auth: 'signed', handler: listMultipartUploads },
   { method: 'POST', shape: 'bucket', operation: 'PostObject', auth: 'form', handler: postObject },
+  // Sub-resources (ops/bucket-acl.ts, bucket-tagging.ts, object-tagging.ts, get-bucket-versioning.ts).
+  { method: 'GET', shape: 'bucket', query: 'acl', operation: 'GetBucketAcl', auth: 'signed', handler: getBucketAcl },
+  { method: 'PUT', shape: 'bucket', query: 'acl', operation: 'PutBucketAcl', auth: 'signed', handler: putBucketAcl },
+  { method: 'GET', shape: 'object', query: 'acl', operation: 'GetObjectAcl', auth: 'signed', handler: getObjectAcl },
+  { method: 'GET', shape: 'bucket', query: 'tagging', operation: 'GetBucketTagging', auth: 'signed', handler: getBucketTagging },
+  { method: 'PUT', shape: 'bucket', query: 'tagging', operation: 'PutBucketTagging', auth: 'signed', handler: putBucketTagging },
+  { method: 'DELETE', shape: 'bucket', query: 'tagging', operation: 'DeleteBucketTagging', auth: 'signed', handler: deleteBucketTagging },
+  { method: 'GET', shape: 'object', query: 'tagging', operation: 'GetObjectTagging', auth: 'signed', handler: getObjectTagging },
+  { method: 'PUT', shape: 'object', query: 'tagging', operation: 'PutObjectTagging', auth: 'signed', handler: putObjectTagging },
+  { method: 'DELETE', shape: 'object', query: 'tagging', operation: 'DeleteObjectTagging', auth: 'signed', handler: deleteObjectTagging },
+  { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
 ];
 
 /** Whether the request carries the row's query selector. */
