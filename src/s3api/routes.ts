@@ -34,6 +34,7 @@ import { uploadPart, uploadPartCopy } from './ops/upload-part.js';
 import { postObject } from './ops/post-object.js';
 import { getBucketAcl, getObjectAcl, putBucketAcl } from './ops/bucket-acl.js';
 import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/bucket-tagging.js';
+import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/bucket-policy.js';
 import { getBucketVersioning } from './ops/get-bucket-versioning.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
 
@@ -106,6 +107,9 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'object', query: 'tagging', operation: 'GetObjectTagging', auth: 'signed', handler: getObjectTagging },
   { method: 'PUT', shape: 'object', query: 'tagging', operation: 'PutObjectTagging', auth: 'signed', handler: putObjectTagging },
   { method: 'DELETE', shape: 'object', query: 'tagging', operation: 'DeleteObjectTagging', auth: 'signed', handler: deleteObjectTagging },
+  { method: 'GET', shape: 'bucket', query: 'policy', operation: 'GetBucketPolicy', auth: 'signed', handler: getBucketPolicy },
+  { method: 'PUT', shape: 'bucket', query: 'policy', operation: 'PutBucketPolicy', auth: 'signed', handler: putBucketPolicy },
+  { method: 'DELETE', shape: 'bucket', query: 'policy', operation: 'DeleteBucketPolicy', auth: 'signed', handler: deleteBucketPolicy },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
 ];
 

@@ -7,6 +7,9 @@ import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CopyObjectCommand,
+  DeleteBucketPolicyCommand,
+  GetBucketPolicyCommand,
+  PutBucketPolicyCommand,
   DeleteBucketTaggingCommand,
   DeleteObjectTaggingCommand,
   GetBucketAclCommand,
@@ -85,6 +88,22 @@ describe('tagging', () => {
     await s3.send(new DeleteObjectTaggingCommand({ Bucket: bucket, Key: 'doc.txt' }));
     expect((await s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'doc.txt' }))).TagSet).toEqual([]);
     expect(await codeOf(s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: 'missing.txt' })))).toBe('NoSuchKey');
+  });
+});
+
+describe('bucket policy ↔ the private flag', () => {
+  it('the anonymous-read policy makes the bucket public; delete makes it private; others are refused', async () => {
+    const statement = { Effect: 'Allow', Principal: { AWS: ['*'] }, Action: ['s3:GetObject'], Resource: [`arn:aws:s3:::${bucket}/*`] };
+    await s3.send(new PutBucketPolicyCommand({ Bucket: bucket, Policy: JSON.stringify({ Version: '2012-10-17', Statement: [statement] }) }));
+    expect((await fetch(`${s.s3Url}/${bucket}/doc.txt`)).status).toBe(200);
+    const got = JSON.parse((await s3.send(new GetBucketPolicyCommand({ Bucket: bucket }))).Policy!) as { Statement: Array<{ Action: string; Resource: string }> };
+    expect(got.Statement.map((st) => [st.Action, st.Resource])).toEqual([['s3:GetObject', `arn:aws:s3:::${bucket}/*`]]);
+    const write = { ...statement, Action: ['s3:PutObject'] };
+    expect(await codeOf(s3.send(new PutBucketPolicyCommand({ Bucket: bucket, Policy: JSON.stringify({ Statement: [write] }) })))).toBe('NotImplemented');
+    expect(await codeOf(s3.send(new PutBucketPolicyCommand({ Bucket: bucket, Policy: '{not json' })))).toBe('MalformedPolicy');
+    await s3.send(new DeleteBucketPolicyCommand({ Bucket: bucket }));
+    expect((await fetch(`${s.s3Url}/${bucket}/doc.txt`)).status).toBe(403);
+    expect(await codeOf(s3.send(new GetBucketPolicyCommand({ Bucket: bucket })))).toBe('NoSuchBucketPolicy');
   });
 });
 
