@@ -35,6 +35,7 @@ import { postObject } from './ops/post-object.js';
 import { getBucketAcl, getObjectAcl, putBucketAcl } from './ops/bucket-acl.js';
 import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/bucket-tagging.js';
 import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/bucket-policy.js';
+import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
 import { getBucketVersioning } from './ops/get-bucket-versioning.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
 
@@ -110,6 +111,9 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'bucket', query: 'policy', operation: 'GetBucketPolicy', auth: 'signed', handler: getBucketPolicy },
   { method: 'PUT', shape: 'bucket', query: 'policy', operation: 'PutBucketPolicy', auth: 'signed', handler: putBucketPolicy },
   { method: 'DELETE', shape: 'bucket', query: 'policy', operation: 'DeleteBucketPolicy', auth: 'signed', handler: deleteBucketPolicy },
+  { method: 'GET', shape: 'bucket', query: 'cors', operation: 'GetBucketCors', auth: 'signed', handler: getBucketCors },
+  { method: 'PUT', shape: 'bucket', query: 'cors', operation: 'PutBucketCors', auth: 'signed', handler: putBucketCors },
+  { method: 'DELETE', shape: 'bucket', query: 'cors', operation: 'DeleteBucketCors', auth: 'signed', handler: deleteBucketCors },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
 ];
 

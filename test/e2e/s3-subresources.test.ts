@@ -7,6 +7,9 @@ import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CopyObjectCommand,
+  DeleteBucketCorsCommand,
+  GetBucketCorsCommand,
+  PutBucketCorsCommand,
   DeleteBucketPolicyCommand,
   GetBucketPolicyCommand,
   PutBucketPolicyCommand,
@@ -104,6 +107,22 @@ describe('bucket policy ↔ the private flag', () => {
     await s3.send(new DeleteBucketPolicyCommand({ Bucket: bucket }));
     expect((await fetch(`${s.s3Url}/${bucket}/doc.txt`)).status).toBe(403);
     expect(await codeOf(s3.send(new GetBucketPolicyCommand({ Bucket: bucket })))).toBe('NoSuchBucketPolicy');
+  });
+});
+
+describe('CORS ↔ Kodo CORS rules', () => {
+  it('round-trips, is what Kodo corsRules/get answers, refuses a bad method and an ID', async () => {
+    expect(await codeOf(s3.send(new GetBucketCorsCommand({ Bucket: bucket })))).toBe('NoSuchCORSConfiguration');
+    const rule = { AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['content-type'], ExposeHeaders: ['etag'], MaxAgeSeconds: 600 };
+    await s3.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [rule] } }));
+    expect((await s3.send(new GetBucketCorsCommand({ Bucket: bucket }))).CORSRules).toEqual([rule]);
+    const url = `${s.url}/corsRules/get/${bucket}`;
+    const kodo = await fetch(url, { headers: { authorization: qiniu.util.generateAccessToken(s.mac, url) } });
+    expect(await kodo.json()).toEqual([{ allowed_origin: ['https://app.example'], allowed_method: ['GET', 'PUT'], allowed_header: ['content-type'], exposed_header: ['etag'], max_age: 600 }]);
+    expect(await codeOf(s3.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ ...rule, AllowedMethods: ['PATCH'] }] } })))).toBe('InvalidRequest');
+    expect(await codeOf(s3.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules: [{ ...rule, ID: 'r1' }] } })))).toBe('InvalidArgument');
+    await s3.send(new DeleteBucketCorsCommand({ Bucket: bucket }));
+    expect(await codeOf(s3.send(new GetBucketCorsCommand({ Bucket: bucket })))).toBe('NoSuchCORSConfiguration');
   });
 });
 
