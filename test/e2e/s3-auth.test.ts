@@ -202,7 +202,7 @@ describe('error answers', () => {
     ['MalformedXML', 400, 'POST', `/${bucket}?delete`, '<Delete></Delete>'],
     ['InvalidArgument', 400, 'GET', `/${bucket}?max-keys=abc`, ''],
     ['MethodNotAllowed', 405, 'PATCH', `/${bucket}/kept`, ''],
-    ['NotImplemented', 501, 'GET', `/${bucket}?acl`, ''],
+    ['NotImplemented', 501, 'GET', `/${bucket}?website`, ''],
     ['NoSuchBucket', 404, 'GET', '/no-such-bucket-here?list-type=2', ''],
     ['InvalidLocationConstraint', 400, 'PUT', '/s3-auth-elsewhere', '<CreateBucketConfiguration><LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>'],
   ])('%s (%i) for %s %s', async (code, status, method, path, body) => {
