@@ -35,14 +35,27 @@ NEEDS=(
   # A throw-away PostgreSQL cluster: the cluster-mode MetaStore tests (test/helpers/pg-server.ts).
   "/usr/lib/postgresql/15/bin/initdb|postgresql-15"
   "/usr/lib/postgresql/15/bin/pg_ctl|postgresql-15"
+  # Clients of the S3 listener (test/e2e/s3-tools.test.ts). boto3 is a Python module: checked by importing it.
+  "/usr/bin/s3cmd|s3cmd"
+  "/usr/bin/rclone|rclone"
+  "python3:boto3|python3-boto3"
 )
+
+# Whether an entry's need is met: an executable path, or "python3:<module>" importable by python3.
+present() {
+  case "$1" in
+    python3:*) command -v python3 >/dev/null 2>&1 && python3 -c "import ${1#python3:}" >/dev/null 2>&1 ;;
+    # Data files (fonts, under /usr/share) need only be there; programs must be executable.
+    /usr/share/*) [ -f "$1" ] ;;
+    *) [ -x "$1" ] ;;
+  esac
+}
 
 missing_pkgs=()
 for entry in "${NEEDS[@]}"; do
   cmd="${entry%%|*}"
   pkg="${entry#*|}"
-  # Programs must be executable; data files (fonts, under /usr/share) only present.
-  if { [[ "$cmd" == /usr/share/* ]] && [ ! -f "$cmd" ]; } || { [[ "$cmd" != /usr/share/* ]] && [ ! -x "$cmd" ]; }; then
+  if ! present "$cmd"; then
     missing_pkgs+=("$pkg")
   fi
 done
@@ -69,7 +82,7 @@ echo "ensure-test-deps: installing ${missing_pkgs[*]} ..." >&2
 
 for entry in "${NEEDS[@]}"; do
   cmd="${entry%%|*}"
-  if [ ! -x "$cmd" ]; then
+  if ! present "$cmd"; then
     echo "ensure-test-deps: $cmd still missing after installing ${entry#*|}" >&2
     exit 1
   fi

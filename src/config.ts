@@ -242,6 +242,15 @@ export interface Config {
   /** GRANARY_CONSOLE_HOST: bind address of the console listener (default: 127.0.0.1, loopback only, whatever GRANARY_HOST is). */
   consoleHost: string;
   /**
+   * GRANARY_S3_PORT: TCP port of the S3 listener (the AWS S3 API, src/s3api/server.ts; default 9002). Absent when
+   * GRANARY_S3_PORT=0, which disables the listener; 0 set here in code means any free port (tests).
+   */
+  s3Port?: number;
+  /** GRANARY_S3_HOST: bind address of the S3 listener (default: GRANARY_HOST). */
+  s3Host: string;
+  /** GRANARY_S3_DOMAIN: the S3 endpoint's domain for virtual-hosted requests (`<bucket>.<domain>`); unset: path style only. */
+  s3Domain?: string;
+  /**
    * GRANARY_TRUST_PROXY: the reverse proxies in front of the console listener whose X-Forwarded-For/-Proto/-Host
    * are believed (default none: false; true = every peer; or a list of addresses/CIDR blocks). src/trust-proxy.ts.
    */
@@ -434,11 +443,16 @@ export function loadConfig(env: Env = process.env): Config {
     pgTimeoutSeconds: intVar(env, 'GRANARY_PG_TIMEOUT'),
     // Loopback unless set: the console is an administration surface (docs/guides/console.md).
     consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? '127.0.0.1',
+    s3Host: textVar(env, 'GRANARY_S3_HOST') ?? textOrDefault(env, 'GRANARY_HOST'),
     trustProxy: parseTrustProxy(env.GRANARY_TRUST_PROXY),
     logFormat: logFormatVar(env),
   };
   const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT');
   if (consolePort !== 0) cfg.consolePort = consolePort;
+  const s3Port = intVar(env, 'GRANARY_S3_PORT');
+  if (s3Port !== 0) cfg.s3Port = s3Port;
+  const s3Domain = textVar(env, 'GRANARY_S3_DOMAIN');
+  if (s3Domain !== undefined) cfg.s3Domain = s3Domain.toLowerCase().replace(/^\.+|\.+$/g, '');
   if (accessKey !== undefined && secretKey !== undefined) {
     cfg.accessKey = accessKey;
     cfg.secretKey = secretKey;

@@ -5,11 +5,12 @@
  */
 
 /** Which listener failed, as the message names it. */
-export type ListenerName = 'api' | 'console';
+export type ListenerName = 'api' | 'console' | 's3';
 
 const NAMES: Record<ListenerName, string> = {
   api: 'the Kodo API listener (GRANARY_PORT)',
   console: 'the console listener (GRANARY_CONSOLE_PORT)',
+  s3: 'the S3 listener (GRANARY_S3_PORT)',
 };
 
 /** Plain words for the usual bind failures (errno codes). */

@@ -13,7 +13,7 @@
  * are atomic), and the singletons (workers/singletons.ts: the reaper, blob deletions left pending and the orphan
  * report, the expiry sweeper, the background scrubber) start in the one process holding each one's lease.
  * After the Kodo API listener, the console listener (console/listener.ts: web console, `/metrics`) starts unless
- * GRANARY_CONSOLE_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics` (in a worker, shared
+ * GRANARY_CONSOLE_PORT=0, then the S3 listener (s3api/server.ts: the AWS S3 API) unless GRANARY_S3_PORT=0; a per-Granary metrics registry (metrics/metrics.ts) is `g.metrics` (in a worker, shared
  * with the primary so any worker's scrape reads every worker's totals).
  *
  * A single process first takes the data-dir lock (workers/data-dir-lock.ts; a worker is covered by its primary's).
@@ -49,6 +49,7 @@ import { listenError } from './listen-error.js';
 import { listenQuietly } from './listen-quietly.js';
 import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
+import { startS3Listener, type S3Listener } from './s3api/server.js';
 import { buildServer } from './server.js';
 import { FreeSpace } from './store/fs/free-space.js';
 import { checkDeployment } from './store/deployment.js';
@@ -68,6 +69,8 @@ export interface RunningGranary {
   port: number;
   /** The console listener (web console, `/metrics`), unless disabled (GRANARY_CONSOLE_PORT=0). */
   console?: { url: string; port: number };
+  /** The S3 listener (the AWS S3 API, s3api/server.ts), unless disabled (GRANARY_S3_PORT=0). */
+  s3?: { url: string; port: number };
   /** Key pair generated at this start (to print once), if one was. */
   generatedKeys: boolean;
   /**
@@ -241,6 +244,15 @@ async function start(
     });
     undo.push(() => consoleListener?.close());
   }
+  let s3Listener: S3Listener | undefined;
+  if (config.s3Port !== undefined) {
+    s3Listener = await startS3Listener(g, {
+      port: config.s3Port,
+      host: config.s3Host,
+      ...(ctx.worker && opts.slot !== undefined ? { handedSlot: opts.slot } : {}),
+    });
+    undo.push(() => s3Listener?.close());
+  }
 
   configureImageWork();
   const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, {
@@ -279,13 +291,14 @@ async function start(
     url: `http://127.0.0.1:${port}`,
     port,
     ...(consoleListener ? { console: { url: consoleListener.url, port: consoleListener.port } } : {}),
+    ...(s3Listener ? { s3: { url: s3Listener.url, port: s3Listener.port } } : {}),
     generatedKeys: rootKeys.created,
     close: () =>
       (closing ??= (async () => {
         domains.stop();
         keyIndex.stop();
         // Handed sockets are not the listener's own: their end is awaited apart (drain ends the idle ones).
-        const closed = Promise.all([app.close(), consoleListener?.close(), handed?.stop()]);
+        const closed = Promise.all([app.close(), consoleListener?.close(), s3Listener?.close(), handed?.stop()]);
         connections.drain();
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.
@@ -295,7 +308,7 @@ async function start(
           abortStoreCalls: () => blobs.abort?.(),
           closeConnections: () => {
             connections.destroyAll();
-            return [...abandonHandlers(app), ...(consoleListener?.abort() ?? [])];
+            return [...abandonHandlers(app), ...(consoleListener?.abort() ?? []), ...(s3Listener?.abort() ?? [])];
           },
         }, log);
         // The singletons (scrubber, sweepers) stop, then the leases go: another process may take them at once.

@@ -135,6 +135,20 @@ export const SETTINGS: readonly Setting[] = [
     description: 'bind address of the console listener; unset, it is loopback only (`127.0.0.1`) whatever `GRANARY_HOST` is, because the console and `/metrics` are an administration surface: set `0.0.0.0` (or one address) to reach it from other machines, ideally behind TLS (docs/operations/console-security.md)',
   },
   {
+    kind: 'int', name: 'GRANARY_S3_PORT', field: 's3Port', flag: 's3Port', group: 'Listeners and addresses', min: 0, max: 65535, default: 9002, unit: 'TCP port',
+    description: 'TCP port of the S3 listener (the AWS S3 API over the same buckets: docs/reference/s3-compatibility.md); `0` disables it. With workers the primary listens on it and hands connections to the workers, like the other ports',
+  },
+  {
+    kind: 'custom', name: 'GRANARY_S3_HOST', field: 's3Host', flag: 's3Host', group: 'Listeners and addresses', type: 'address',
+    parser: '`loadConfig` (src/config.ts)', defaultText: '`GRANARY_HOST`',
+    description: 'bind address of the S3 listener',
+  },
+  {
+    kind: 'custom', name: 'GRANARY_S3_DOMAIN', field: 's3Domain', flag: 's3Domain', group: 'Listeners and addresses', type: 'domain',
+    parser: '`loadConfig` (src/config.ts)', defaultText: 'unset (path style only)',
+    description: 'domain of the S3 endpoint for virtual-hosted-style requests: `<bucket>.<domain>` names the bucket (e.g. `s3.example.com`; point a wildcard DNS record at Granary); path-style requests are always served',
+  },
+  {
     kind: 'custom', name: 'GRANARY_TRUST_PROXY', field: 'trustProxy', group: 'Listeners and addresses', type: '`true`, `false` or a list of addresses',
     parser: '`parseTrustProxy` (src/trust-proxy.ts)', defaultText: 'unset (`false`)',
     description: 'reverse proxies in front of the console listener whose `X-Forwarded-For`/`-Proto`/`-Host` are believed: `false`, `true` (every peer), or a comma-separated list of addresses, CIDR blocks, `loopback`, `linklocal`, `uniquelocal`',

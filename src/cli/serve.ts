@@ -27,8 +27,9 @@ function forPerson(config: Config): boolean {
  * The start banner's facts (start-banner.ts): the listeners' URLs, the data dir, the workers. Another listener (an
  * S3 API port, say) is one more `urls` entry, after the Kodo API's.
  */
-function bannerOf(config: Config, api: string, consoleUrl: string | undefined): string {
+function bannerOf(config: Config, api: string, consoleUrl: string | undefined, s3Url: string | undefined): string {
   const urls: BannerUrl[] = [{ label: 'Kodo API', url: api }];
+  if (s3Url) urls.push({ label: 'S3 API', url: s3Url, note: 'AWS SDKs and tools, the same key pair' });
   if (consoleUrl) urls.push({ label: 'Console', url: consoleUrl, note: 'open it and sign in with the key pair' });
   return startBanner({
     urls,
@@ -54,7 +55,8 @@ async function serve(opts: Opts): Promise<void> {
     if (forPerson(config)) {
       await primary.accepting;
       const consoleUrl = primary.consolePort !== undefined ? localUrl(config.consoleHost, primary.consolePort) : undefined;
-      process.stdout.write(bannerOf(config, config.publicUrl ?? localUrl(config.host, primary.port), consoleUrl));
+      const s3Url = primary.s3Port !== undefined ? localUrl(config.s3Host, primary.s3Port) : undefined;
+      process.stdout.write(bannerOf(config, config.publicUrl ?? localUrl(config.host, primary.port), consoleUrl, s3Url));
     }
     return;
   }
@@ -106,10 +108,10 @@ async function serve(opts: Opts): Promise<void> {
   // For a person at a terminal the banner says it (printed once: by the single process, or by the primary once a
   // worker accepts); log collectors get this record from every process.
   const person = forPerson(config);
-  const listening = { url: running.url, publicUrl: g.publicUrl, console: running.console?.url, dataDir: g.config.dataDir };
+  const listening = { url: running.url, publicUrl: g.publicUrl, console: running.console?.url, s3: running.s3?.url, dataDir: g.config.dataDir };
   if (person) g.log.debug(listening, 'granary listening');
   else g.log.info(listening, 'granary listening');
-  if (person && !cluster.isWorker) process.stdout.write(bannerOf(config, g.publicUrl, running.console?.url));
+  if (person && !cluster.isWorker) process.stdout.write(bannerOf(config, g.publicUrl, running.console?.url, running.s3?.url));
   if (!cluster.isWorker && config.workerOldSpaceMb > 0 && !setsOldSpace(process.execArgv)) {
     // One process cannot give itself the flag the primary gives its workers (V8 reads it at start-up only).
     g.log.warn(
@@ -135,6 +137,9 @@ export function addServeCommand(program: Command): void {
     .option('--log-format <format>', 'pretty, json or auto (GRANARY_LOG_FORMAT, default auto: pretty on a terminal)')
     .option('--console-port <port>', 'port of the console listener and /metrics (GRANARY_CONSOLE_PORT, default 9001; 0 = off)')
     .option('--console-host <addr>', 'bind address of the console listener (GRANARY_CONSOLE_HOST, default 127.0.0.1)')
+    .option('--s3-port <port>', 'port of the S3 listener (GRANARY_S3_PORT, default 9002; 0 = off)')
+    .option('--s3-host <addr>', 'bind address of the S3 listener (GRANARY_S3_HOST, default GRANARY_HOST)')
+    .option('--s3-domain <domain>', 'S3 endpoint domain for virtual-hosted buckets (GRANARY_S3_DOMAIN)')
     .option('--outbound-allow <list>', 'CIDRs/hosts callbacks may reach (GRANARY_OUTBOUND_ALLOW)')
     .option('--workers <n>', 'worker processes sharing the port (GRANARY_WORKERS, default: the number of cores)')
     .action(serve);

@@ -23,7 +23,7 @@ import type { SpaceReading } from '../store/fs/free-space.js';
 import type { BucketUsage } from '../ports/meta.js';
 
 /** How an object came to be stored (label `kind` of granary_uploads_total). */
-export type UploadKind = 'form' | 'putb64' | 'mkfile' | 'v2-complete' | 'fetch' | 'async-fetch' | 'mirror' | 'prefetch' | 'saveas' | 'pfop-output';
+export type UploadKind = 'form' | 'putb64' | 's3' | 'mkfile' | 'v2-complete' | 'fetch' | 'async-fetch' | 'mirror' | 'prefetch' | 'saveas' | 'pfop-output';
 
 /** Latency buckets of requests and fop runs, seconds: small reads to multi-gigabyte uploads. */
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];

@@ -360,6 +360,12 @@ export interface SessionStore {
   putPart(uploadId: string, part: PartRecord, sums?: BlobSums): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }>;
   /** Parts with partNumber > `afterPart`, ascending, at most `limit`. */
   listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]>;
+  /**
+   * Live uploads (expiring after `nowSec`) of `bucket` with a key starting with `prefix`, ordered by key then id,
+   * after `after` (that key and id), at most `limit`. Uploads without a key (`~`) are not listed. For S3
+   * ListMultipartUploads (docs/development/kodo-protocol.md §18.8).
+   */
+  listUploads(bucket: string, prefix: string, after: { key: string; id: string } | undefined, limit: number, nowSec: number): Promise<UploadRecord[]>;
   /** Deletes an upload and its parts; false when it did not exist. */
   deleteUpload(id: string): Promise<{ deleted: boolean; freedBlobs: string[] }>;
   /** Deletes blocks and uploads expired at `nowSec`; returns how many and the blobs freed. */

@@ -31,8 +31,8 @@ export const HANDOFF = {
   stopping: 'granary:stopping',
 } as const;
 
-/** Which listener a hand-off message is about: the Kodo API port or the console port. */
-export type HandoffChannel = 'api' | 'console';
+/** Which listener a hand-off message is about: the Kodo API port, the console port or the S3 port. */
+export type HandoffChannel = 'api' | 'console' | 's3';
 
 /** A hand-off IPC message. */
 export interface HandoffMessage {

@@ -1,6 +1,6 @@
 /**
  * The primary of `granary serve` with GRANARY_WORKERS > 1 (node:cluster): it serves nothing itself. It takes the
- * data-dir lock (workers/data-dir-lock.ts), listens on GRANARY_PORT and GRANARY_CONSOLE_PORT itself — before anything
+ * data-dir lock (workers/data-dir-lock.ts), listens on GRANARY_PORT, GRANARY_CONSOLE_PORT and GRANARY_S3_PORT itself — before anything
  * else, so a port it cannot bind fails the start (exit 1, the address and the reason) before a worker runs or a key
  * pair is generated — prepares what must exist once before the workers start (the root key pair, printed once when
  * generated; the database schema and its migrations), hands each connection of either port to the worker holding
@@ -65,6 +65,8 @@ export interface RunningPrimary {
   port: number;
   /** The console port the primary listens on (absent when GRANARY_CONSOLE_PORT=0). */
   consolePort?: number;
+  /** The S3 API port the primary listens on (absent when GRANARY_S3_PORT=0). */
+  s3Port?: number;
   /** Resolves when the first worker accepts connections. */
   accepting: Promise<void>;
 }
@@ -77,7 +79,7 @@ export interface RunningPrimary {
 export async function runPrimary(config: Config, log: Logger, print: (text: string) => void): Promise<RunningPrimary> {
   // One server per data dir (held until this process ends; its workers are covered by it).
   lockDataDir(config.dataDir);
-  // Both ports first: one that cannot be bound fails the start before a worker runs or a key pair is generated.
+  // Every port first: one that cannot be bound fails the start before a worker runs or a key pair is generated.
   const balancer = new ConnectionBalancer(log, 'api');
   const port = await balancer.listen(config.port, config.host).catch((err: unknown) => {
     throw listenError('api', config.host, config.port, err);
@@ -91,6 +93,17 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
     consolePort = await consoleBalancer.listen(wanted, consoleHost).catch(async (err: unknown) => {
       await balancer.close();
       throw listenError('console', consoleHost, wanted, err);
+    });
+  }
+  let s3Balancer: ConnectionBalancer | undefined;
+  let s3Port: number | undefined;
+  if (config.s3Port !== undefined) {
+    s3Balancer = new ConnectionBalancer(log, 's3');
+    const s3Host = config.s3Host;
+    const wanted = config.s3Port;
+    s3Port = await s3Balancer.listen(wanted, s3Host).catch(async (err: unknown) => {
+      await Promise.all([balancer.close(), consoleBalancer?.close()]);
+      throw listenError('s3', s3Host, wanted, err);
     });
   }
   // Schema and migrations once, before several processes open the database at the same time.
@@ -132,6 +145,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
       [SLOT_ENV]: String(slot),
       GRANARY_PORT: String(port),
       ...(consolePort !== undefined ? { GRANARY_CONSOLE_PORT: String(consolePort) } : {}),
+      ...(s3Port !== undefined ? { GRANARY_S3_PORT: String(s3Port) } : {}),
     });
     bySlot.set(slot, { worker, startedMs: Date.now() });
     // Its own listener is exclusive (workers/handoff.ts): its `accepting` message, not cluster's 'listening', says
@@ -141,10 +155,12 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
       firstAccepting();
     });
     consoleBalancer?.track(worker, () => undefined);
+    s3Balancer?.track(worker, () => undefined);
     metricsGather.track(worker);
     worker.once('exit', (code, signal) => {
       balancer.remove(worker);
       consoleBalancer?.remove(worker);
+      s3Balancer?.remove(worker);
       metricsGather.remove(worker);
       const entry = bySlot.get(slot);
       if (entry?.worker === worker) bySlot.delete(slot);
@@ -189,6 +205,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
     // No new connections from now on; the workers finish the ones they hold.
     void balancer.close();
     void consoleBalancer?.close();
+    void s3Balancer?.close();
     if (bySlot.size === 0) process.exit(exitCode);
     for (const { worker } of bySlot.values()) worker.process.kill('SIGTERM');
     // Workers bound their own stop (GRANARY_STOP_TIMEOUT, then their own backstop); one that is still there later
@@ -207,5 +224,5 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   for (let slot = 0; slot < config.workers; slot++) fork(slot);
   // The pid is in every record already (pino's base fields).
   log.info({ workers: config.workers, port }, 'granary primary started');
-  return { port, ...(consolePort !== undefined ? { consolePort } : {}), accepting };
+  return { port, ...(consolePort !== undefined ? { consolePort } : {}), ...(s3Port !== undefined ? { s3Port } : {}), accepting };
 }

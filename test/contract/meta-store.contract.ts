@@ -321,6 +321,25 @@ export function metaStoreContract(kinds: MetaStoreKinds): void {
       expect(await s.pendingBlobDeletions(10)).not.toContain(id);
     });
 
+    it('lists live uploads of a bucket by key (byte order) then id, after a marker, under a prefix', async () => {
+      const s = await one('lb');
+      const up = (id: string, bucket: string, key: string | undefined, expiresAt = NOW + 60) =>
+        s.sessions.createUpload({ id, accessKey: 'ak', bucket, ...(key !== undefined ? { key } : {}), createdAt: NOW, expiresAt });
+      await up('u3', 'lb', 'a/é');
+      await up('u2', 'lb', 'a/z');
+      await up('u1', 'lb', 'a/z');
+      await up('u4', 'lb', 'b/x');
+      await up('u5', 'lb', undefined);
+      await up('u6', 'other', 'a/z');
+      await up('u7', 'lb', 'a/old', NOW);
+      const ids = async (prefix: string, after?: { key: string; id: string }, limit = 10) =>
+        (await s.sessions.listUploads('lb', prefix, after, limit, NOW)).map((u) => `${u.key}:${u.id}`);
+      expect(await ids('')).toEqual(['a/z:u1', 'a/z:u2', 'a/é:u3', 'b/x:u4']);
+      expect(await ids('a/')).toEqual(['a/z:u1', 'a/z:u2', 'a/é:u3']);
+      expect(await ids('', { key: 'a/z', id: 'u1' })).toEqual(['a/z:u2', 'a/é:u3', 'b/x:u4']);
+      expect(await ids('', undefined, 2)).toEqual(['a/z:u1', 'a/z:u2']);
+    });
+
     it('manifests from v2 parts: a replaced part loses the claim; identical content consumes the session', async () => {
       const s = await one('b');
       await s.sessions.createUpload({ id: 'up1', accessKey: 'ak', bucket: 'b', key: 'k', createdAt: NOW, expiresAt: NOW + 60 });

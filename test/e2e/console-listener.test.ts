@@ -56,6 +56,7 @@ describe('console listener: register, disable, close', () => {
       GRANARY_ACCESS_KEY: AK,
       GRANARY_SECRET_KEY: SK,
       GRANARY_SCRUB_BYTES_PER_SEC: '0',
+      GRANARY_S3_PORT: '0',
       ...env,
     });
   };

@@ -69,7 +69,7 @@ async function filledDataDir(dir: string, n: number): Promise<Map<string, Buffer
 
 /** Starts a server on `dir` expecting a refusal; resolves with its message. */
 async function refusedStart(env: Record<string, string>): Promise<string> {
-  const config = loadConfig({ GRANARY_PORT: '0', GRANARY_HOST: '127.0.0.1', GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK, GRANARY_CONSOLE_PORT: '0', ...env });
+  const config = loadConfig({ GRANARY_PORT: '0', GRANARY_HOST: '127.0.0.1', GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK, GRANARY_CONSOLE_PORT: '0', GRANARY_S3_PORT: '0', ...env });
   const err = await startGranary(config, { logger: pino({ level: 'silent' }) }).then(
     async (r) => {
       await r.close();

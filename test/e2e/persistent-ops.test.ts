@@ -144,7 +144,7 @@ describe('graceful stop', () => {
       expect(stored).toMatchObject({ state: 'waiting', code: 1, attempts: 0 });
 
       next = await startGranary(
-        loadConfig({ GRANARY_PORT: '0', GRANARY_CONSOLE_PORT: '0', GRANARY_HOST: '127.0.0.1', GRANARY_DATA_DIR: s.dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK }),
+        loadConfig({ GRANARY_PORT: '0', GRANARY_CONSOLE_PORT: '0', GRANARY_S3_PORT: '0', GRANARY_HOST: '127.0.0.1', GRANARY_DATA_DIR: s.dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK }),
         { logger: pino({ level: 'silent' }) },
       );
       const deadline = Date.now() + 60_000;

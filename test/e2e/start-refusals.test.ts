@@ -33,7 +33,7 @@ function granary(args: string[], env: Record<string, string>): Promise<Run> {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GRANARY_')) base[k] = v;
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    env: { ...base, GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', ...env },
+    env: { ...base, GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_S3_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -85,9 +85,10 @@ describe('start refusals', () => {
     it.each([
       ['API', 'GRANARY_PORT', 'the Kodo API listener (GRANARY_PORT)'],
       ['console', 'GRANARY_CONSOLE_PORT', 'the console listener (GRANARY_CONSOLE_PORT)'],
+      ['S3', 'GRANARY_S3_PORT', 'the S3 listener (GRANARY_S3_PORT)'],
     ])('a busy %s port: exit 1 with the address, no key pair printed or kept', async (_what, variable, listener) => {
       const dataDir = join(root, `busy-${variable}-${workers}`);
-      const env = { GRANARY_DATA_DIR: dataDir, GRANARY_WORKERS: workers, GRANARY_PORT: String(await freePort()), GRANARY_CONSOLE_PORT: String(await freePort()) };
+      const env = { GRANARY_DATA_DIR: dataDir, GRANARY_WORKERS: workers, GRANARY_PORT: String(await freePort()), GRANARY_CONSOLE_PORT: String(await freePort()), GRANARY_S3_PORT: String(await freePort()) };
       const r = await granary(['serve'], { ...env, [variable]: String(busy.port) });
       expect(r.code, r.output).toBe(1);
       expect(r.output).toContain(`granary: ${listener} cannot listen on 127.0.0.1:${busy.port}: address already in use (EADDRINUSE)`);

@@ -66,7 +66,7 @@ export class ServeProcess {
     const entry = options.fromSource ? ['--import', 'tsx', CLI_ENTRY] : [BIN];
     this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'serve', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1'], {
       cwd: REPO_ROOT,
-      env: cleanEnv({ GRANARY_LOG_LEVEL: 'info', GRANARY_CONSOLE_PORT: '0', GRANARY_WORKERS: '1', ...options.env }),
+      env: cleanEnv({ GRANARY_LOG_LEVEL: 'info', GRANARY_CONSOLE_PORT: '0', GRANARY_S3_PORT: '0', GRANARY_WORKERS: '1', ...options.env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));

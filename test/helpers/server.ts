@@ -24,6 +24,8 @@ export interface TestServer {
   url: string;
   /** The console listener's URL (web console, `/metrics`), unless the test disabled it (GRANARY_CONSOLE_PORT=0). */
   consoleUrl?: string;
+  /** The S3 listener's URL (the AWS S3 API), unless the test disabled it (GRANARY_S3_PORT=0). */
+  s3Url?: string;
   /** `127.0.0.1:<port>` */
   host: string;
   dataDir: string;
@@ -48,7 +50,8 @@ export function staticZoneConfig(host: string): qiniu.conf.Config {
 /**
  * Starts a server; `env` adds GRANARY_* settings (GRANARY_DATA_DIR: use that dir and leave it at stop); `logger`
  * replaces the silent one (to look at what is logged). The console listener runs on a free port of its own
- * (`consoleUrl`) unless `env` sets GRANARY_CONSOLE_PORT (0 disables it).
+ * (`consoleUrl`) unless `env` sets GRANARY_CONSOLE_PORT (0 disables it); so does the S3 listener (`s3Url`,
+ * GRANARY_S3_PORT).
  */
 export async function startTestServer(env: Record<string, string> = {}, logger?: pino.Logger): Promise<TestServer> {
   // A data dir given by the test (e.g. on a small tmpfs) is the test's to remove; a temp one is removed at stop.
@@ -65,6 +68,8 @@ export async function startTestServer(env: Record<string, string> = {}, logger?:
   });
   // The console listener binds any free port (0 in the config; GRANARY_CONSOLE_PORT=0 in `env` disables it).
   if (env.GRANARY_CONSOLE_PORT === undefined) config.consolePort = 0;
+  // Likewise the S3 listener (GRANARY_S3_PORT=0 in `env` disables it).
+  if (env.GRANARY_S3_PORT === undefined) config.s3Port = 0;
   const running = await startGranary(config, { clock, logger: logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const host = `127.0.0.1:${running.port}`;
   const mac = new qiniu.auth.digest.Mac(AK, SK);
@@ -77,6 +82,7 @@ export async function startTestServer(env: Record<string, string> = {}, logger?:
     running,
     url: running.url,
     ...(running.console ? { consoleUrl: running.console.url } : {}),
+    ...(running.s3 ? { s3Url: running.s3.url } : {}),
     host,
     dataDir,
     clock,

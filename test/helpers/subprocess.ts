@@ -33,7 +33,7 @@ export async function spawnServer(
   const argv = [process.execPath, '--import', 'tsx', ENTRY, 'serve'];
   const [cmd, ...args] = [...prefix, ...argv] as [string, ...string[]];
   const child = spawn(cmd, args, {
-    env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_WORKERS: '1', GRANARY_CONSOLE_PORT: '0', ...env },
+    env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_WORKERS: '1', GRANARY_CONSOLE_PORT: '0', GRANARY_S3_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached === true,
   });

@@ -180,6 +180,21 @@ export class PgSessions implements SessionStore {
     return rows.map(toPart);
   }
 
+  async listUploads(bucket: string, prefix: string, after: { key: string; id: string } | undefined, limit: number, nowSec: number): Promise<UploadRecord[]> {
+    // Keys are COLLATE "C" (byte order); the prefix compares by its leading characters.
+    const { rows } = await this.db.query<UploadRow>(
+      `SELECT * FROM uploads WHERE bucket = $1 AND expires_at > $2 AND key IS NOT NULL AND left(key, $3) = $4
+         AND ($5::text IS NULL OR key > $5 OR (key = $5 AND id > $6))
+       ORDER BY key, id LIMIT $7`,
+      [bucket, nowSec, [...prefix].length, prefix, after?.key ?? null, after?.id ?? '', limit],
+    );
+    return rows.map((r) => {
+      const u: UploadRecord = { id: r.id, accessKey: r.access_key, bucket: r.bucket, createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) };
+      if (r.key !== null) u.key = r.key;
+      return u;
+    });
+  }
+
   /** Deletes one upload and its parts on the transaction `c`; false when it did not exist. */
   private async dropUpload(c: Queryable, id: string, freed: string[]): Promise<boolean> {
     if ((await c.query('DELETE FROM uploads WHERE id = $1', [id])).rowCount === 0) return false;

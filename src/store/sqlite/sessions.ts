@@ -48,6 +48,13 @@ const toBlock = (r: BlockRow): BlockRecord => ({
   ...(r.sha1 !== null ? { sha1: r.sha1 } : {}),
 });
 
+/** An upload row as a record. */
+function toUpload(r: UploadRow): UploadRecord {
+  const u: UploadRecord = { id: r.id, accessKey: r.access_key, bucket: r.bucket, createdAt: r.created_at, expiresAt: r.expires_at };
+  if (r.key !== null) u.key = r.key;
+  return u;
+}
+
 const toPart = (r: PartRow): PartRecord => ({
   partNumber: r.part_number,
   blobId: r.blob_id,
@@ -77,6 +84,12 @@ export class SqliteSessions implements SessionStore {
         'INSERT INTO uploads (id, access_key, bucket, key, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
       ),
       getUpload: db.prepare('SELECT * FROM uploads WHERE id = ?'),
+      listUploads: db.prepare(
+        `SELECT * FROM uploads WHERE bucket = @bucket AND expires_at > @now AND key IS NOT NULL
+           AND substr(CAST(key AS BLOB), 1, @plen) = @prefix
+           AND (@hasAfter = 0 OR CAST(key AS BLOB) > @afterKey OR (CAST(key AS BLOB) = @afterKey AND id > @afterId))
+         ORDER BY CAST(key AS BLOB), id LIMIT @limit`,
+      ),
       deleteUpload: db.prepare('DELETE FROM uploads WHERE id = ?'),
       expiredUploads: db.prepare('SELECT id FROM uploads WHERE expires_at <= ? LIMIT 500'),
       getPart: db.prepare('SELECT * FROM parts WHERE upload_id = ? AND part_number = ?'),
@@ -147,16 +160,7 @@ export class SqliteSessions implements SessionStore {
 
   async getUpload(id: string): Promise<UploadRecord | undefined> {
     const r = this.st.getUpload.get(id) as UploadRow | undefined;
-    if (!r) return undefined;
-    const u: UploadRecord = {
-      id: r.id,
-      accessKey: r.access_key,
-      bucket: r.bucket,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-    };
-    if (r.key !== null) u.key = r.key;
-    return u;
+    return r ? toUpload(r) : undefined;
   }
 
   async putPart(uploadId: string, p: PartRecord, sums?: BlobSums): Promise<{ result: 'ok' | 'missing'; freedBlobs: string[] }> {
@@ -173,6 +177,21 @@ export class SqliteSessions implements SessionStore {
 
   async listParts(uploadId: string, afterPart: number, limit: number): Promise<PartRecord[]> {
     return (this.st.listParts.all(uploadId, afterPart, limit) as PartRow[]).map(toPart);
+  }
+
+  async listUploads(bucket: string, prefix: string, after: { key: string; id: string } | undefined, limit: number, nowSec: number): Promise<UploadRecord[]> {
+    // Keys compare byte-wise (BLOB casts), as the listing of entries does; the prefix by its UTF-8 bytes.
+    const rows = this.st.listUploads.all({
+      bucket,
+      now: nowSec,
+      prefix: Buffer.from(prefix),
+      plen: Buffer.byteLength(prefix),
+      afterKey: after ? Buffer.from(after.key) : Buffer.alloc(0),
+      hasAfter: after ? 1 : 0,
+      afterId: after?.id ?? '',
+      limit,
+    }) as UploadRow[];
+    return rows.map(toUpload);
   }
 
   /** Deletes one upload and its parts inside a transaction. */

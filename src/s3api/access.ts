@@ -1,0 +1,41 @@
+/**
+ * Bucket access of S3 operations (docs/development/kodo-protocol.md §18.3): a signed caller acts on a bucket as on
+ * the Kodo API (auth/authorize.ts: the root key on every bucket, an account key on its own; another account's →
+ * AccessDenied, a missing bucket → NoSuchBucket); an anonymous caller only reads objects of public buckets.
+ */
+import { authorizeBucket } from '../auth/authorize.js';
+import type { Granary } from '../context.js';
+import type { BucketRecord } from '../ports/meta.js';
+import { S3Errors } from './errors.js';
+import type { S3Request } from './types.js';
+
+/** The bucket the request names; InvalidRequest when it names none (a service-level path). */
+export function bucketName(req: S3Request): string {
+  if (req.bucket === undefined) throw S3Errors.InvalidRequest('This operation needs a bucket');
+  return req.bucket;
+}
+
+/** The key the request names; InvalidRequest when none. */
+export function objectKey(req: S3Request): string {
+  if (req.key === undefined) throw S3Errors.InvalidRequest('This operation needs an object key');
+  return req.key;
+}
+
+/** The signed caller's AccessKey; AccessDenied for an anonymous request. */
+export function signedCaller(req: S3Request): string {
+  if (req.caller.accessKey === undefined) throw S3Errors.AccessDenied();
+  return req.caller.accessKey;
+}
+
+/**
+ * The bucket of the request if the caller may act on it (signed), or read it (anonymous: public buckets only).
+ * NoSuchBucket (404), AccessDenied (403).
+ */
+export async function accessBucket(g: Granary, req: S3Request): Promise<BucketRecord> {
+  const name = bucketName(req);
+  if (req.caller.accessKey !== undefined) return authorizeBucket(g, req.caller.accessKey, name);
+  const rec = await g.meta.getBucket(name);
+  if (!rec) throw S3Errors.NoSuchBucket(undefined);
+  if (rec.private) throw S3Errors.AccessDenied();
+  return rec;
+}

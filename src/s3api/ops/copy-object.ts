@@ -1,0 +1,89 @@
+/**
+ * CopyObject (`PUT /<bucket>/<key>` with `x-amz-copy-source: [/]<bucket>/<key>[?versionId=null]`, URL-encoded):
+ * the Kodo copy (objects/manage/copy.ts): no byte is copied, the new entry references the source's blob; quotas and
+ * `copy` event notifications apply (docs/development/kodo-protocol.md §18.5).
+ *
+ * - `x-amz-copy-source-if-match|if-none-match|if-modified-since|if-unmodified-since` → PreconditionFailed (412).
+ * - `x-amz-metadata-directive`: COPY (default) keeps the source's Content-Type and metadata; REPLACE sets them from
+ *   this request (Content-Type, `x-amz-meta-*`, the stored headers) through Kodo's chgm after the copy.
+ *   `x-amz-storage-class` sets the copy's file type (Kodo chtype). A copy onto itself must change something
+ *   (REPLACE or a storage class): else InvalidRequest, as S3 answers.
+ * - Answer: `<CopyObjectResult><ETag/><LastModified/></CopyObjectResult>`; the ETag is the source's (same bytes).
+ * Errors: NoSuchKey (source), NoSuchBucket, AccessDenied (either bucket), InvalidArgument (a malformed source, a
+ * version other than `null`).
+ */
+import { authorizeBucket } from '../../auth/authorize.js';
+import type { Granary } from '../../context.js';
+import { copyEntry } from '../../objects/manage/copy.js';
+import { changeMeta, changeType } from '../../objects/manage/update.js';
+import { checkDownloadable } from '../../objects/read.js';
+import type { ObjectRecord } from '../../ports/meta.js';
+import { accessBucket, objectKey, signedCaller } from '../access.js';
+import { S3Errors } from '../errors.js';
+import { headerOf } from '../headers.js';
+import { etagOf, metaFromHeaders, modifiedMs, typeOfStorageClass } from '../object-headers.js';
+import { xmlResponse, type S3Request, type S3Response } from '../types.js';
+import { el, isoTime, xmlDocument } from '../xml.js';
+import { conditionOutcome } from './get-object.js';
+
+/** The source `{bucket, key}` of an `x-amz-copy-source` value; InvalidArgument when malformed. */
+export function parseCopySource(value: string | undefined): { bucket: string; key: string } {
+  if (value === undefined || value === '') throw S3Errors.InvalidArgument('Copy Source must mention the source bucket and key: sourcebucket/sourcekey');
+  const q = value.indexOf('?');
+  const path = q < 0 ? value : value.slice(0, q);
+  if (q >= 0) {
+    const params = new URLSearchParams(value.slice(q + 1));
+    const version = params.get('versionId');
+    if (version !== null && version !== 'null') throw S3Errors.InvalidArgument('Invalid version id specified');
+  }
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    throw S3Errors.InvalidArgument('Copy Source is not URL-encoded');
+  }
+  const trimmed = decoded.startsWith('/') ? decoded.slice(1) : decoded;
+  const slash = trimmed.indexOf('/');
+  if (slash <= 0 || slash === trimmed.length - 1) throw S3Errors.InvalidArgument('Copy Source must mention the source bucket and key: sourcebucket/sourcekey');
+  return { bucket: trimmed.slice(0, slash), key: trimmed.slice(slash + 1) };
+}
+
+/** The metadata change that makes `rec`'s metadata exactly `next` (chgm: '' deletes a name). */
+function replacement(rec: ObjectRecord, next: Record<string, string>): Record<string, string> {
+  const change: Record<string, string> = { ...next };
+  // Reserved names (`@s3-tagging`, `@s3-etag`) are the object's, not the request's metadata: they stay.
+  for (const name of Object.keys(rec.meta)) if (!(name in next) && !name.startsWith('@')) change[name] = '';
+  return change;
+}
+
+export async function copyObject(g: Granary, req: S3Request): Promise<S3Response> {
+  const accessKey = signedCaller(req);
+  const target = await accessBucket(g, req);
+  const to = { bucket: target.name, key: objectKey(req) };
+  const from = parseCopySource(headerOf(req, 'x-amz-copy-source'));
+  await authorizeBucket(g, accessKey, from.bucket);
+  let source: ObjectRecord;
+  try {
+    source = checkDownloadable(g, await g.meta.getObject(from.bucket, from.key));
+  } catch (err) {
+    throw (err as { kind?: string }).kind === 'notFound' ? S3Errors.NoSuchKey() : err;
+  }
+  if (conditionOutcome(req, source, 'x-amz-copy-source-') !== 'ok') throw S3Errors.PreconditionFailed();
+  const directive = (headerOf(req, 'x-amz-metadata-directive') ?? 'COPY').toUpperCase();
+  if (directive !== 'COPY' && directive !== 'REPLACE') throw S3Errors.InvalidArgument('Unknown metadata directive.');
+  const classHeader = headerOf(req, 'x-amz-storage-class');
+  const type = classHeader === undefined ? undefined : typeOfStorageClass(classHeader);
+  const same = from.bucket === to.bucket && from.key === to.key;
+  if (same && directive === 'COPY' && type === undefined) {
+    throw S3Errors.InvalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.');
+  }
+  if (!same) await copyEntry(g, from, to, true, { accessKey, reqId: req.reqId });
+  if (directive === 'REPLACE') {
+    const mimeType = headerOf(req, 'content-type');
+    await changeMeta(g, to, { ...(mimeType ? { mimeType } : {}), meta: replacement(source, metaFromHeaders(req.headers)) });
+  }
+  if (type !== undefined) await changeType(g, to, type);
+  const copied = await g.meta.getObject(to.bucket, to.key);
+  const rec = copied ?? source;
+  return xmlResponse(xmlDocument('CopyObjectResult', `${el('LastModified', isoTime(modifiedMs(rec)))}${el('ETag', etagOf(rec))}`));
+}

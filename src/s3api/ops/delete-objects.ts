@@ -1,0 +1,54 @@
+/**
+ * DeleteObjects (`POST /<bucket>?delete`): `<Delete><Quiet>?</Quiet><Object><Key>…</Key></Object>…</Delete>`, at
+ * most 1,000 keys (MalformedXML beyond, or for a body that is not such a document). Each key is deleted as
+ * DeleteObject does (a missing key counts as deleted); `Content-MD5` or an `x-amz-checksum-*` header, when sent,
+ * is checked against the body. The answer lists `<Deleted>` (unless quiet) and `<Error>` entries, in order.
+ */
+import { createHash } from 'node:crypto';
+import type { Granary } from '../../context.js';
+import { accessBucket, signedCaller } from '../access.js';
+import { S3Errors, toS3Error } from '../errors.js';
+import { contentMd5Of } from '../headers.js';
+import { xmlResponse, type S3Request, type S3Response } from '../types.js';
+import { el, parseXml, readXmlBody, textOf, xmlDocument, type XmlNode } from '../xml.js';
+import { deleteKey } from './delete-object.js';
+
+/** Most keys of one request. */
+export const MAX_DELETE_KEYS = 1000;
+
+/** The keys and the quiet flag of a Delete document; MalformedXML when it is not one. */
+export function parseDelete(text: string): { keys: string[]; quiet: boolean } {
+  const root = parseXml(text).Delete;
+  if (root === undefined || typeof root === 'string' || Array.isArray(root)) throw S3Errors.MalformedXML();
+  const doc = root as Record<string, XmlNode | XmlNode[]>;
+  const objects = doc.Object === undefined ? [] : Array.isArray(doc.Object) ? doc.Object : [doc.Object];
+  if (objects.length === 0 || objects.length > MAX_DELETE_KEYS) throw S3Errors.MalformedXML();
+  const keys = objects.map((o) => {
+    if (typeof o !== 'object' || Array.isArray(o)) throw S3Errors.MalformedXML();
+    const key = textOf((o as Record<string, XmlNode>).Key);
+    if (key === undefined || key === '') throw S3Errors.MalformedXML();
+    return key;
+  });
+  const quiet = (textOf(doc.Quiet as XmlNode | undefined) ?? 'false').trim().toLowerCase() === 'true';
+  return { keys, quiet };
+}
+
+export async function deleteObjects(g: Granary, req: S3Request): Promise<S3Response> {
+  const accessKey = signedCaller(req);
+  const bucket = await accessBucket(g, req);
+  const md5 = contentMd5Of(req);
+  const text = await readXmlBody(req.body());
+  if (md5 !== undefined && createHash('md5').update(text, 'utf8').digest('hex') !== md5) throw S3Errors.BadDigest();
+  const { keys, quiet } = parseDelete(text);
+  const out: string[] = [];
+  for (const key of keys) {
+    try {
+      await deleteKey(g, bucket.name, key, accessKey, req.reqId);
+      if (!quiet) out.push(`<Deleted>${el('Key', key)}</Deleted>`);
+    } catch (err) {
+      const { error } = toS3Error(err);
+      out.push(`<Error>${el('Key', key)}${el('Code', error.code)}${el('Message', error.message)}</Error>`);
+    }
+  }
+  return xmlResponse(xmlDocument('DeleteResult', out.join('')));
+}

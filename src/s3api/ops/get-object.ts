@@ -1,0 +1,136 @@
+/**
+ * GetObject and HeadObject (`GET|HEAD /<bucket>/<key>`), reading through the same checks and verified reads as a
+ * Kodo download (objects/read.ts `checkDownloadable`, objects/verified-read.ts `readObject`): an expired entry is
+ * NoSuchKey, a disabled one AccessDenied, an unrestored archive InvalidObjectState (403), corrupt bytes fail the
+ * answer (docs/development/kodo-protocol.md §18.5).
+ *
+ * - Conditions in S3's order: If-Match (412 PreconditionFailed), else If-Unmodified-Since (412); If-None-Match
+ *   (304), else If-Modified-Since (304) — against the S3 ETag (object-headers.ts) and the upload time.
+ * - `Range: bytes=…` → 206 with Content-Range; past the end → InvalidRange (416, with a Content-Range naming the size).
+ * - `partNumber=<n>`: the n-th part of an entry uploaded in parts (its recorded part sizes) as a 206 with
+ *   `x-amz-mp-parts-count`; part 1 of a single-part entry is the whole entry; past the count → InvalidPartNumber.
+ * - `response-content-type|language|expires|cache-control|disposition|encoding` override those headers.
+ * An anonymous caller reads only public buckets (access.ts); a bucket protecting its originals (Kodo accessMode 1)
+ * refuses anonymous reads.
+ */
+import { checkOriginalAccess } from '../../buckets/protection.js';
+import type { Granary } from '../../context.js';
+import { checkDownloadable } from '../../objects/read.js';
+import { readObject } from '../../objects/verified-read.js';
+import type { ByteRange } from '../../ports/blob.js';
+import type { ObjectRecord } from '../../ports/meta.js';
+import { parseRange } from '../../roles/io/range.js';
+import { accessBucket, objectKey } from '../access.js';
+import { S3Errors } from '../errors.js';
+import { headerOf } from '../headers.js';
+import { etagOf, modifiedMs, objectHeaders } from '../object-headers.js';
+import type { S3Request, S3Response } from '../types.js';
+
+/** `response-*` query parameters → the header each overrides. */
+const RESPONSE_OVERRIDES: Record<string, string> = {
+  'response-content-type': 'content-type',
+  'response-content-language': 'content-language',
+  'response-expires': 'expires',
+  'response-cache-control': 'cache-control',
+  'response-content-disposition': 'content-disposition',
+  'response-content-encoding': 'content-encoding',
+};
+
+/** Whether an entity-tag list header (`"a", "b"`, `*`) names `etag` (weak tags compare as strong). */
+function tagListMatches(list: string, etag: string): boolean {
+  return list.split(',').map((t) => t.trim().replace(/^W\//, '')).some((t) => t === '*' || t === etag || `"${t}"` === etag);
+}
+
+/** Seconds of an HTTP date header, or undefined when absent or unparsable (then ignored, as S3 does). */
+function dateSeconds(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+}
+
+/**
+ * The outcome of the conditional headers `prefix`if-match… (`''` for GetObject/HeadObject, `x-amz-copy-source-`
+ * for CopyObject): 'ok', 'failed' (412) or 'not-modified' (304; CopyObject treats it as 412).
+ */
+export function conditionOutcome(req: S3Request, rec: ObjectRecord, prefix = ''): 'ok' | 'failed' | 'not-modified' {
+  const etag = etagOf(rec);
+  const mtime = Math.floor(modifiedMs(rec) / 1000);
+  const ifMatch = headerOf(req, `${prefix}if-match`);
+  const ifNoneMatch = headerOf(req, `${prefix}if-none-match`);
+  if (ifMatch !== undefined) {
+    if (!tagListMatches(ifMatch, etag)) return 'failed';
+  } else {
+    const since = dateSeconds(headerOf(req, `${prefix}if-unmodified-since`));
+    if (since !== undefined && mtime > since) return 'failed';
+  }
+  if (ifNoneMatch !== undefined) {
+    if (tagListMatches(ifNoneMatch, etag)) return 'not-modified';
+  } else {
+    const since = dateSeconds(headerOf(req, `${prefix}if-modified-since`));
+    if (since !== undefined && mtime <= since) return 'not-modified';
+  }
+  return 'ok';
+}
+
+/** The byte range of part `n` (1-based) of an entry and the part count; InvalidPartNumber past the count. */
+function partRange(rec: ObjectRecord, text: string): { range: ByteRange | undefined; count: number } {
+  if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 10000) throw S3Errors.InvalidArgument('Part number must be an integer between 1 and 10000, inclusive');
+  const n = Number(text);
+  const parts = rec.parts && rec.parts.length > 0 ? rec.parts : [rec.fsize];
+  if (n > parts.length) throw S3Errors.InvalidPartNumber();
+  if (parts.length === 1) return { range: undefined, count: 1 };
+  let start = 0;
+  for (let i = 0; i < n - 1; i++) start += parts[i]!;
+  return { range: { start, end: start + parts[n - 1]! - 1 }, count: parts.length };
+}
+
+/** GetObject / HeadObject (by the request's method). */
+export async function getObject(g: Granary, req: S3Request): Promise<S3Response> {
+  const bucket = await accessBucket(g, req);
+  const key = objectKey(req);
+  checkOriginalAccess(bucket, { signed: req.caller.accessKey !== undefined, styleOnly: false });
+  let rec: ObjectRecord;
+  try {
+    rec = checkDownloadable(g, await g.meta.getObject(bucket.name, key));
+  } catch (err) {
+    throw (err as { kind?: string }).kind === 'notFound' ? S3Errors.NoSuchKey() : err;
+  }
+  const nowSec = Math.floor(g.clock.nowMs() / 1000);
+  const headers = objectHeaders(rec, nowSec);
+  const outcome = conditionOutcome(req, rec);
+  if (outcome === 'failed') throw S3Errors.PreconditionFailed();
+  if (outcome === 'not-modified') {
+    const { etag, 'last-modified': lastModified } = headers;
+    return { status: 304, headers: { etag: etag!, 'last-modified': lastModified! } };
+  }
+  for (const [param, header] of Object.entries(RESPONSE_OVERRIDES)) {
+    const v = req.query.get(param);
+    if (v !== null) headers[header] = v;
+  }
+  const partNumber = req.query.get('partNumber');
+  const rangeHeader = headerOf(req, 'range');
+  let range: ByteRange | undefined;
+  let status = 200;
+  if (partNumber !== null) {
+    if (rangeHeader !== undefined) throw S3Errors.InvalidRequest('Cannot specify both Range header and partNumber query parameter');
+    const part = partRange(rec, partNumber);
+    range = part.range;
+    headers['x-amz-mp-parts-count'] = String(part.count);
+    if (range) status = 206;
+  } else {
+    const parsed = parseRange(rangeHeader, rec.fsize);
+    if (parsed === 'unsatisfiable') throw S3Errors.InvalidRange(undefined, { 'content-range': `bytes */${rec.fsize}` });
+    if (parsed) {
+      range = parsed;
+      status = 206;
+    }
+  }
+  if (range) {
+    headers['content-range'] = `bytes ${range.start}-${range.end}/${rec.fsize}`;
+    headers['content-length'] = String(range.end - range.start + 1);
+  } else {
+    headers['content-length'] = String(rec.fsize);
+  }
+  if (req.method === 'HEAD') return { status, headers };
+  return { status, headers, body: readObject(g, rec, range) };
+}

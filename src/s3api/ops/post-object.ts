@@ -1,0 +1,147 @@
+/**
+ * POST Object (`POST /<bucket>` with `multipart/form-data`): the browser form upload of S3
+ * (docs/development/kodo-protocol.md §18.9). The form is read with busboy: every field before `file` is collected
+ * (at most 20 KiB together: MaxPostPreDataLengthExceeded), the policy signature and conditions checked
+ * (post-policy.ts), then the file streams through the one upload path (objects/receive.ts → putObject) under a
+ * put policy of exactly `<bucket>:<key>`; `${filename}` in `key` is the file's name. Fields after the file are
+ * ignored, as S3 does.
+ *
+ * - Fields kept: Content-Type, `x-amz-meta-*`, Cache-Control, Content-Disposition, Content-Encoding, Expires
+ *   (object-headers.ts), `x-amz-storage-class`.
+ * - `content-length-range` bounds the file: over → EntityTooLarge, under → EntityTooSmall (nothing committed).
+ * - Answer: `success_action_redirect` (or `redirect`) → 303 to it with `bucket`, `key`, `etag` added to its query;
+ *   else `success_action_status` 200 or 204 (default) with no body, or 201 with
+ *   `<PostResponse><Location/><Bucket/><Key/><ETag/></PostResponse>`. ETag and Location headers on each.
+ * Errors: MalformedPOSTRequest (not a form, no file), InvalidArgument (no key), AccessDenied (policy), the
+ * signature errors, NoSuchBucket.
+ */
+import type { Readable } from 'node:stream';
+import busboy from 'busboy';
+import { authorizeBucket } from '../../auth/authorize.js';
+import type { Granary } from '../../context.js';
+import { putObject as commitPut } from '../../objects/put-object.js';
+import { receiveBody } from '../../objects/receive.js';
+import { bucketName } from '../access.js';
+import { S3Errors } from '../errors.js';
+import { headerOf } from '../headers.js';
+import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
+import { checkPolicy, parsePolicy, verifyPolicySignature } from '../post-policy.js';
+import type { S3Request, S3Response } from '../types.js';
+import { el, xmlDocument } from '../xml.js';
+import { s3PutPolicy } from './put-object.js';
+
+/** Most bytes of the fields before the file. */
+const MAX_FIELD_BYTES = 20 * 1024;
+
+/** The form's fields before the file and the file stream (its name); rejects on a malformed form. */
+function readForm(req: S3Request): Promise<{ fields: Map<string, string>; file: Readable; filename: string }> {
+  return new Promise((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({ headers: req.headers, limits: { fieldSize: MAX_FIELD_BYTES, fields: 100, files: 1 } });
+    } catch {
+      reject(S3Errors.MalformedPOSTRequest());
+      return;
+    }
+    const fields = new Map<string, string>();
+    let bytes = 0;
+    let settled = false;
+    const fail = (err: Error): void => {
+      if (!settled) {
+        settled = true;
+        reject(err);
+      }
+    };
+    bb.on('field', (name, value) => {
+      if (settled) return;
+      bytes += name.length + value.length;
+      if (bytes > MAX_FIELD_BYTES) return fail(S3Errors.MaxPostPreDataLengthExceeded());
+      fields.set(name.toLowerCase(), value);
+    });
+    bb.on('file', (name, stream, info) => {
+      if (settled || name.toLowerCase() !== 'file') {
+        stream.resume();
+        return;
+      }
+      settled = true;
+      resolve({ fields, file: stream, filename: info.filename ?? '' });
+    });
+    bb.on('error', () => fail(S3Errors.MalformedPOSTRequest()));
+    bb.on('close', () => fail(S3Errors.InvalidArgument('POST requires exactly one file upload per request.')));
+    req.body().pipe(bb);
+  });
+}
+
+/** The `success_action_redirect` URL with bucket, key and etag added; undefined when it is not an http(s) URL. */
+function redirectTo(target: string, bucket: string, key: string, etag: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  url.searchParams.set('bucket', bucket);
+  url.searchParams.set('key', key);
+  url.searchParams.set('etag', etag);
+  return url.toString();
+}
+
+export async function postObject(g: Granary, req: S3Request): Promise<S3Response> {
+  const bucket = bucketName(req);
+  const contentType = headerOf(req, 'content-type') ?? '';
+  if (!/^multipart\/form-data/i.test(contentType)) throw S3Errors.MalformedPOSTRequest();
+  const { fields, file, filename } = await readForm(req);
+  try {
+    fields.set('bucket', bucket);
+    const accessKey = verifyPolicySignature(fields, g.secretOf, g.config.region);
+    const rawKey = fields.get('key');
+    if (rawKey === undefined || rawKey === '') throw S3Errors.InvalidArgument('Bucket POST must contain a field named \'key\'.  If it is specified, please check the order of the fields.');
+    // `${filename}` is replaced before the conditions are checked: a `starts-with $key` condition sees the key stored.
+    const key = rawKey.split('${filename}').join(filename);
+    fields.set('key', key);
+    const { min, max } = checkPolicy(parsePolicy(fields.get('policy') ?? ''), fields, g.clock.nowMs());
+    await authorizeBucket(g, accessKey, bucket);
+    const headers = Object.fromEntries(fields);
+    const meta = metaFromHeaders(headers);
+    const mime = fields.get('content-type');
+    const fileType = typeOfStorageClass(fields.get('x-amz-storage-class'));
+    const maxBytes = Math.min(max, g.config.maxObjectBytes);
+    let body;
+    try {
+      body = await receiveBody(g, file, { maxBytes, inlineMax: g.config.inlineMaxBytes });
+    } catch (err) {
+      if ((err as { kind?: string }).kind === 'objectTooLarge') throw S3Errors.EntityTooLarge();
+      throw err;
+    }
+    if (body.digests.size < min) {
+      await body.staged.discard();
+      throw S3Errors.EntityTooSmall();
+    }
+    const result = await commitPut(g, body, {
+      policy: s3PutPolicy(g, bucket, key, { insertOnly: false, fileType, trustMime: !!mime }),
+      accessKey,
+      clientKey: key,
+      ...(mime ? { clientMime: mime } : {}),
+      ...(filename ? { fname: filename } : {}),
+      custom: {},
+      meta,
+      reqId: req.reqId,
+    });
+    g.metrics?.upload('s3', result.record.fsize);
+    const etag = etagOf(result.record);
+    const host = req.headers.host ?? 'localhost';
+    const location = `http://${host}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`;
+    const redirect = fields.get('success_action_redirect') ?? fields.get('redirect');
+    const to = redirect ? redirectTo(redirect, bucket, key, etag) : undefined;
+    if (to) return { status: 303, headers: { location: to, etag } };
+    const status = fields.get('success_action_status');
+    if (status === '201') {
+      const inner = el('Location', location) + el('Bucket', bucket) + el('Key', key) + el('ETag', etag);
+      return { status: 201, headers: { 'content-type': 'application/xml', etag, location }, body: xmlDocument('PostResponse', inner) };
+    }
+    return { status: status === '200' ? 200 : 204, headers: { etag, location } };
+  } finally {
+    file.resume();
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The route table of the S3 listener (docs/development/kodo-protocol.md §18.1): one row per operation — method,
+ * path shape (`service` `/`, `bucket` `/<bucket>`, `object` `/<bucket>/<key>`), the sub-resource query parameter
+ * that selects it (`?location`, `?list-type=2`, `?delete`, … ; value checked when given as `name=value`), an
+ * optional header that selects it (`x-amz-copy-source`), who may call it, and its handler (one module per
+ * operation under ops/).
+ *
+ * Matching (`matchRoute`): among the rows of the method and shape, the most specific whose query parameter (and
+ * header) the request carries; a row without a query matches only when the request carries none of the known
+ * sub-resources. A request naming a known sub-resource no row serves is NotImplemented (501), so clients see a
+ * clear answer; a method no row of the shape serves is MethodNotAllowed (405).
+ */
+import { S3Errors } from './errors.js';
+import type { S3Operation } from './types.js';
+import { copyObject } from './ops/copy-object.js';
+import { createBucket } from './ops/create-bucket.js';
+import { deleteBucket } from './ops/delete-bucket.js';
+import { deleteObject } from './ops/delete-object.js';
+import { deleteObjects } from './ops/delete-objects.js';
+import { getBucketLocation } from './ops/get-bucket-location.js';
+import { getObject } from './ops/get-object.js';
+import { headBucket } from './ops/head-bucket.js';
+import { listBuckets } from './ops/list-buckets.js';
+import { listObjectVersions } from './ops/list-object-versions.js';
+import { listObjects } from './ops/list-objects.js';
+import { listObjectsV2 } from './ops/list-objects-v2.js';
+import { putObject } from './ops/put-object.js';
+import { abortMultipartUpload } from './ops/abort-multipart-upload.js';
+import { completeMultipartUpload } from './ops/complete-multipart-upload.js';
+import { createMultipartUpload } from './ops/create-multipart-upload.js';
+import { listMultipartUploads } from './ops/list-multipart-uploads.js';
+import { listParts } from './ops/list-parts.js';
+import { uploadPart, uploadPartCopy } from './ops/upload-part.js';
+import { postObject } from './ops/post-object.js';
+import { getBucketAcl, getObjectAcl, putBucketAcl } from './ops/bucket-acl.js';
+import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/bucket-tagging.js';
+import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/bucket-policy.js';
+import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
+import { getBucketVersioning } from './ops/get-bucket-versioning.js';
+import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
+
+/** What a path names. */
+export type PathShape = 'service' | 'bucket' | 'object';
+
+/**
+ * Who may call an operation: a signed caller only, also anonymous callers on public buckets (reads), or anyone with
+ * the operation checking a signature of its own (`form`: POST Object's signed policy).
+ */
+export type RouteAuth = 'signed' | 'public-read' | 'form';
+
+/** One row of the table. */
+export interface S3Route {
+  method: 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
+  shape: PathShape;
+  /** A query parameter that selects the row: `name` (present) or `name=value`. */
+  query?: string;
+  /** A request header that selects the row (present). */
+  header?: string;
+  /** The S3 operation name (logs, metrics, docs). */
+  operation: string;
+  auth: RouteAuth;
+  handler: S3Operation;
+}
+
+/**
+ * Query parameters that name a sub-resource (a different operation on the same path). A request carrying one of
+ * these that no row serves answers NotImplemented.
+ */
+export const SUB_RESOURCES: ReadonlySet<string> = new Set([
+  'accelerate', 'acl', 'analytics', 'attributes', 'cors', 'delete', 'encryption', 'intelligent-tiering', 'inventory',
+  'legal-hold', 'lifecycle', 'location', 'logging', 'metrics', 'notification', 'object-lock', 'ownershipControls',
+  'policy', 'policyStatus', 'publicAccessBlock', 'replication', 'requestPayment', 'restore', 'retention', 'select',
+  'session', 'tagging', 'torrent', 'uploadId', 'uploads', 'versioning', 'versions', 'website', 'list-type',
+]);
+
+/** The table. Rows are added, never reordered: matching picks by specificity, not position. */
+export const ROUTES: S3Route[] = [
+  { method: 'GET', shape: 'service', operation: 'ListBuckets', auth: 'signed', handler: listBuckets },
+  { method: 'PUT', shape: 'bucket', operation: 'CreateBucket', auth: 'signed', handler: createBucket },
+  { method: 'DELETE', shape: 'bucket', operation: 'DeleteBucket', auth: 'signed', handler: deleteBucket },
+  { method: 'HEAD', shape: 'bucket', operation: 'HeadBucket', auth: 'signed', handler: headBucket },
+  { method: 'GET', shape: 'bucket', query: 'location', operation: 'GetBucketLocation', auth: 'signed', handler: getBucketLocation },
+  { method: 'GET', shape: 'bucket', operation: 'ListObjects', auth: 'signed', handler: listObjects },
+  { method: 'GET', shape: 'bucket', query: 'list-type=2', operation: 'ListObjectsV2', auth: 'signed', handler: listObjectsV2 },
+  { method: 'GET', shape: 'bucket', query: 'versions', operation: 'ListObjectVersions', auth: 'signed', handler: listObjectVersions },
+  { method: 'POST', shape: 'bucket', query: 'delete', operation: 'DeleteObjects', auth: 'signed', handler: deleteObjects },
+  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'signed', handler: putObject },
+  { method: 'PUT', shape: 'object', header: 'x-amz-copy-source', operation: 'CopyObject', auth: 'signed', handler: copyObject },
+  { method: 'GET', shape: 'object', operation: 'GetObject', auth: 'public-read', handler: getObject },
+  { method: 'HEAD', shape: 'object', operation: 'HeadObject', auth: 'public-read', handler: getObject },
+  { method: 'DELETE', shape: 'object', operation: 'DeleteObject', auth: 'signed', handler: deleteObject },
+  // Multipart uploads (ops/*-multipart-upload.ts, upload-part.ts, list-parts.ts).
+  { method: 'POST', shape: 'object', query: 'uploads', operation: 'CreateMultipartUpload', auth: 'signed', handler: createMultipartUpload },
+  { method: 'PUT', shape: 'object', query: 'uploadId', operation: 'UploadPart', auth: 'signed', handler: uploadPart },
+  { method: 'PUT', shape: 'object', query: 'uploadId', header: 'x-amz-copy-source', operation: 'UploadPartCopy', auth: 'signed', handler: uploadPartCopy },
+  { method: 'POST', shape: 'object', query: 'uploadId', operation: 'CompleteMultipartUpload', auth: 'signed', handler: completeMultipartUpload },
+  { method: 'DELETE', shape: 'object', query: 'uploadId', operation: 'AbortMultipartUpload', auth: 'signed', handler: abortMultipartUpload },
+  { method: 'GET', shape: 'object', query: 'uploadId', operation: 'ListParts', auth: 'signed', handler: listParts },
+  { method: 'GET', shape: 'bucket', query: 'uploads', operation: 'ListMultipartUploads', auth: 'signed', handler: listMultipartUploads },
+  { method: 'POST', shape: 'bucket', operation: 'PostObject', auth: 'form', handler: postObject },
+  // Sub-resources (ops/bucket-acl.ts, bucket-tagging.ts, object-tagging.ts, get-bucket-versioning.ts).
+  { method: 'GET', shape: 'bucket', query: 'acl', operation: 'GetBucketAcl', auth: 'signed', handler: getBucketAcl },
+  { method: 'PUT', shape: 'bucket', query: 'acl', operation: 'PutBucketAcl', auth: 'signed', handler: putBucketAcl },
+  { method: 'GET', shape: 'object', query: 'acl', operation: 'GetObjectAcl', auth: 'signed', handler: getObjectAcl },
+  { method: 'GET', shape: 'bucket', query: 'tagging', operation: 'GetBucketTagging', auth: 'signed', handler: getBucketTagging },
+  { method: 'PUT', shape: 'bucket', query: 'tagging', operation: 'PutBucketTagging', auth: 'signed', handler: putBucketTagging },
+  { method: 'DELETE', shape: 'bucket', query: 'tagging', operation: 'DeleteBucketTagging', auth: 'signed', handler: deleteBucketTagging },
+  { method: 'GET', shape: 'object', query: 'tagging', operation: 'GetObjectTagging', auth: 'signed', handler: getObjectTagging },
+  { method: 'PUT', shape: 'object', query: 'tagging', operation: 'PutObjectTagging', auth: 'signed', handler: putObjectTagging },
+  { method: 'DELETE', shape: 'object', query: 'tagging', operation: 'DeleteObjectTagging', auth: 'signed', handler: deleteObjectTagging },
+  { method: 'GET', shape: 'bucket', query: 'policy', operation: 'GetBucketPolicy', auth: 'signed', handler: getBucketPolicy },
+  { method: 'PUT', shape: 'bucket', query: 'policy', operation: 'PutBucketPolicy', auth: 'signed', handler: putBucketPolicy },
+  { method: 'DELETE', shape: 'bucket', query: 'policy', operation: 'DeleteBucketPolicy', auth: 'signed', handler: deleteBucketPolicy },
+  { method: 'GET', shape: 'bucket', query: 'cors', operation: 'GetBucketCors', auth: 'signed', handler: getBucketCors },
+  { method: 'PUT', shape: 'bucket', query: 'cors', operation: 'PutBucketCors', auth: 'signed', handler: putBucketCors },
+  { method: 'DELETE', shape: 'bucket', query: 'cors', operation: 'DeleteBucketCors', auth: 'signed', handler: deleteBucketCors },
+  { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
+];
+
+/** Whether the request carries the row's query selector. */
+function queryMatches(selector: string, query: URLSearchParams): boolean {
+  const eq = selector.indexOf('=');
+  if (eq < 0) return query.has(selector);
+  return query.get(selector.slice(0, eq)) === selector.slice(eq + 1);
+}
+
+/** The name of a row's query selector. */
+function selectorName(selector: string): string {
+  const eq = selector.indexOf('=');
+  return eq < 0 ? selector : selector.slice(0, eq);
+}
+
+/**
+ * The row serving a request (see the module comment). Throws NotImplemented (a sub-resource or header no row
+ * serves) or MethodNotAllowed (no row of the method for the shape).
+ */
+export function matchRoute(
+  method: string,
+  shape: PathShape,
+  query: URLSearchParams,
+  hasHeader: (name: string) => boolean,
+  routes: readonly S3Route[] = ROUTES,
+): S3Route {
+  const ofShape = routes.filter((r) => r.shape === shape);
+  const candidates = ofShape.filter((r) => r.method === method);
+  if (candidates.length === 0) {
+    if (ofShape.length === 0 || !['GET', 'HEAD', 'PUT', 'POST', 'DELETE'].includes(method)) throw S3Errors.MethodNotAllowed();
+    // A known method with a sub-resource is an operation we lack; without one, the method is not one of the path's.
+    if ([...query.keys()].some((k) => SUB_RESOURCES.has(k))) throw S3Errors.NotImplemented();
+    throw S3Errors.MethodNotAllowed();
+  }
+  const carried = [...query.keys()].filter((k) => SUB_RESOURCES.has(k));
+  let best: S3Route | undefined;
+  let bestScore = -1;
+  for (const r of candidates) {
+    if (r.query !== undefined && !queryMatches(r.query, query)) continue;
+    if (r.header !== undefined && !hasHeader(r.header)) continue;
+    // Every sub-resource the request carries must be the row's own.
+    if (carried.some((k) => r.query === undefined || selectorName(r.query) !== k)) continue;
+    const score = (r.query !== undefined ? 2 : 0) + (r.header !== undefined ? 1 : 0);
+    if (score > bestScore) {
+      best = r;
+      bestScore = score;
+    }
+  }
+  if (!best) throw S3Errors.NotImplemented();
+  return best;
+}

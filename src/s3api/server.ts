@@ -1,0 +1,221 @@
+/**
+ * The S3 listener (docs/development/kodo-protocol.md §18; docs/reference/s3-compatibility.md): a fastify instance
+ * of its own on GRANARY_S3_PORT (default 9002; 0 disables it, main.ts), bound to GRANARY_S3_HOST (default
+ * GRANARY_HOST), serving the AWS S3 REST API over the same buckets and entries as the Kodo API. In a worker of a
+ * primary (GRANARY_WORKERS > 1) the primary owns the port and hands each connection to a worker (channel `s3`,
+ * workers/balancer.ts), as for the other listeners.
+ *
+ * Every request goes through one handler: the bucket and key are read from the path (path style, always) or the
+ * Host (virtual-hosted style `<bucket>.<GRANARY_S3_DOMAIN>`, when set); the caller is authenticated
+ * (auth/authenticate.ts); the route table (routes.ts) picks the operation; the operation (ops/) answers an
+ * `S3Response`, written here. Every answer carries `x-amz-request-id` (the request id of the logs) and
+ * `x-amz-id-2`; every error is an S3 XML error (errors.ts, xml.ts), without a body for HEAD. Bodies are never
+ * parsed by fastify: operations read the (verified) stream themselves.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Granary } from '../context.js';
+import { trackConnections } from '../connections.js';
+import { abandonHandlers, trackHandlers, type RunningHandler } from '../handlers-in-flight.js';
+import { listenError } from '../listen-error.js';
+import { downloadSecurityHeaders } from '../roles/io/active-content.js';
+import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
+import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
+import { authenticate } from './auth/authenticate.js';
+import { S3Errors, toS3Error } from './errors.js';
+import { matchRoute, type PathShape } from './routes.js';
+import type { S3Request, S3Response } from './types.js';
+import { errorXml } from './xml.js';
+
+export interface S3ListenerOptions {
+  /** TCP port; 0 = any free port (tests). Disabling (GRANARY_S3_PORT=0) is decided by the caller (main.ts). */
+  port: number;
+  /** Bind address. */
+  host: string;
+  /** Worker slot of a worker of the primary: the primary listens and hands the connections over (channel `s3`). */
+  handedSlot?: number;
+}
+
+/** A listening S3 listener. `url` is a URL a local client can reach it at. */
+export interface S3Listener {
+  url: string;
+  port: number;
+  /** Stops listening: in-flight requests finish, idle keep-alive connections end. */
+  close(): Promise<void>;
+  /** During `close()`, past the stop timeout: closes every connection now; returns the handlers still running. */
+  abort(): RunningHandler[];
+}
+
+/** The bucket a virtual host names (`<bucket>.<domain>[:port]`), or undefined (path style). */
+export function virtualHostBucket(host: string | undefined, domain: string | undefined): string | undefined {
+  if (!domain || !host) return undefined;
+  const name = host.replace(/:\d+$/, '').toLowerCase().replace(/\.$/, '');
+  const suffix = `.${domain.toLowerCase()}`;
+  if (!name.endsWith(suffix)) return undefined;
+  const bucket = name.slice(0, -suffix.length);
+  return bucket === '' ? undefined : bucket;
+}
+
+/** Bucket, key and shape of a request path; InvalidURI when its escapes are malformed. */
+export function addressOf(rawPath: string, vhostBucket: string | undefined): { bucket?: string; key?: string; shape: PathShape } {
+  let path: string;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    throw S3Errors.InvalidURI();
+  }
+  if (vhostBucket !== undefined) {
+    const key = path.slice(1);
+    return key === '' ? { bucket: vhostBucket, shape: 'bucket' } : { bucket: vhostBucket, key, shape: 'object' };
+  }
+  const rest = path.slice(1);
+  if (rest === '') return { shape: 'service' };
+  const slash = rest.indexOf('/');
+  if (slash < 0) return { bucket: rest, shape: 'bucket' };
+  const bucket = rest.slice(0, slash);
+  const key = rest.slice(slash + 1);
+  return key === '' ? { bucket, shape: 'bucket' } : { bucket, key, shape: 'object' };
+}
+
+/** `x-amz-id-2` of this process: a fixed random host id (S3's is opaque too). */
+const HOST_ID = randomBytes(24).toString('base64');
+
+/** Handles one request through the route table. */
+async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const raw = request.raw as IncomingMessage;
+  const rawUrl = raw.url ?? '/';
+  const q = rawUrl.indexOf('?');
+  const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
+  const vhost = virtualHostBucket(raw.headers.host, g.config.s3Domain);
+  const address = addressOf(rawPath, vhost);
+  const auth = authenticate(
+    g,
+    { method: raw.method ?? 'GET', rawUrl, headers: raw.headersDistinct, merged: raw.headers, stream: raw },
+    g.clock.nowMs(),
+    vhost,
+  );
+  const route = matchRoute(raw.method ?? 'GET', address.shape, query, (name) => raw.headers[name] !== undefined);
+  if (auth.caller.accessKey === undefined && route.auth === 'signed') throw S3Errors.AccessDenied();
+  const req: S3Request = {
+    method: raw.method ?? 'GET',
+    rawUrl,
+    query,
+    headers: raw.headers,
+    bucket: address.bucket,
+    key: address.key,
+    reqId: request.id,
+    caller: auth.caller,
+    body: auth.body,
+    contentLength: auth.contentLength,
+    checksum: auth.checksum,
+  };
+  request.log.debug({ operation: route.operation, bucket: req.bucket, key: req.key }, 's3 operation');
+  const res = await route.handler(g, req);
+  return send(reply, req.method, res, route.operation === 'GetObject' || route.operation === 'HeadObject');
+}
+
+/** Writes an operation's answer (no body for HEAD; object answers get the download security headers). */
+function send(reply: FastifyReply, method: string, res: S3Response, objectRead: boolean): FastifyReply {
+  reply.code(res.status);
+  if (res.headers) reply.headers(res.headers);
+  if (objectRead) reply.headers(downloadSecurityHeaders(res.headers?.['content-type']));
+  if (res.body === undefined || method === 'HEAD') {
+    if (res.body !== undefined && typeof res.body === 'object' && 'destroy' in res.body) res.body.destroy();
+    return reply.send();
+  }
+  if (typeof res.body === 'string' && !res.headers?.['content-type']) reply.header('content-type', 'application/xml');
+  return reply.send(res.body);
+}
+
+/** The XML error answer of any failure (see errors.ts `toS3Error`). */
+function handleS3Error(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // A body left unread is not read to its end: the connection closes after the answer (connections.ts lingers).
+  if (!request.raw.complete) reply.header('connection', 'close');
+  const { error, logIt } = toS3Error(err);
+  if (logIt) request.log.error({ err }, `s3: ${error.code}`);
+  reply.code(error.status);
+  if (error.headers) reply.headers(error.headers);
+  if (request.method === 'HEAD' || error.status === 304) return reply.send();
+  const rawUrl = request.raw.url ?? '/';
+  const resource = rawUrl.split('?', 1)[0] ?? '/';
+  reply.header('content-type', 'application/xml');
+  return reply.send(errorXml({ code: error.code, message: error.message, resource, requestId: request.id }));
+}
+
+/** Builds the S3 app (not listening). */
+export async function buildS3App(g: Granary): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: g.log.child({ listener: 's3' }) as FastifyBaseLogger,
+    genReqId: reqIdGenerator(),
+    logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
+    bodyLimit: g.config.maxBodyBytes,
+    return503OnClosing: true,
+    clientErrorHandler: clientError,
+    routerOptions: { maxParamLength: 16 * 1024, ignoreDuplicateSlashes: false },
+  });
+  trackHandlers(app);
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-amz-request-id', request.id);
+    reply.header('x-amz-id-2', HOST_ID);
+    reply.header('server', 'Granary');
+    done();
+  });
+  addAccessLog(app, g);
+  // Bodies stay streams whatever their type: operations read them through the verifying stream.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  app.setErrorHandler(handleS3Error);
+  app.setNotFoundHandler((request, reply) => handleS3Error(S3Errors.MethodNotAllowed(), request, reply));
+  const handler = (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => dispatch(g, request, reply);
+  const methods = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'PATCH'];
+  app.route({ method: methods, url: '/', handler, exposeHeadRoute: false });
+  app.route({ method: methods, url: '/*', handler, exposeHeadRoute: false });
+  await app.ready();
+  return app;
+}
+
+/** The host part of a URL that reaches a server bound to `host` from this machine. */
+function localUrlHost(host: string): string {
+  if (host === '' || host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Starts the S3 listener on `opts.host:opts.port` (or, in a worker, serves what the primary hands over on channel
+ * `s3`); resolves once it listens. Rejects with `listenError` (the address and the reason) when it cannot.
+ */
+export async function startS3Listener(g: Granary, opts: S3ListenerOptions): Promise<S3Listener> {
+  const app = await buildS3App(g);
+  const connections = trackConnections(app.server, { lingerMs: g.config.lingerTimeoutSeconds * 1000 });
+  let handed: HandedConnections | undefined;
+  try {
+    if (opts.handedSlot !== undefined) {
+      await app.listen({ path: privateListenPath(opts.handedSlot, 's3'), exclusive: true });
+      handed = acceptHandedConnections(app.server, 's3');
+    } else {
+      await app.listen({ port: opts.port, host: opts.host });
+    }
+  } catch (err) {
+    await app.close();
+    throw listenError('s3', opts.host, opts.port, err);
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${localUrlHost(opts.host)}:${port}`,
+    port,
+    close: () =>
+      (closing ??= (async () => {
+        const closed = Promise.all([app.close(), handed?.stop()]);
+        connections.drain();
+        await closed;
+      })()),
+    abort: () => {
+      connections.destroyAll();
+      return abandonHandlers(app);
+    },
+  };
+}

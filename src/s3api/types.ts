@@ -1,0 +1,60 @@
+/**
+ * What an S3 operation receives and answers, without any framework type: server.ts builds an `S3Request` from the
+ * HTTP request (bucket and key from the path or the virtual host, the caller from auth/), the route table
+ * (routes.ts) picks the operation, and the operation returns an `S3Response` that server.ts writes.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Granary } from '../context.js';
+
+/** The authenticated caller: an AccessKey of the Kodo key pairs, or none (anonymous, only on public buckets). */
+export interface S3Caller {
+  /** undefined: an anonymous request. */
+  accessKey: string | undefined;
+  /** How it was signed. */
+  auth: 'v4-header' | 'v4-query' | 'v2-header' | 'v2-query' | 'anonymous';
+}
+
+/** A request to the S3 listener, as an operation sees it. */
+export interface S3Request {
+  method: string;
+  /** Request-target as received (raw path and query). */
+  rawUrl: string;
+  /** Decoded query parameters (a parameter without `=` has the value ''). */
+  query: URLSearchParams;
+  /** Lower-case header names (Node's IncomingHttpHeaders). */
+  headers: IncomingHttpHeaders;
+  /** The bucket addressed (path style's first segment, or the virtual host's label); undefined for `/`. */
+  bucket: string | undefined;
+  /** The key addressed (decoded); undefined when the path names only a bucket (or nothing). */
+  key: string | undefined;
+  /** Request id (answered as `x-amz-request-id`). */
+  reqId: string;
+  caller: S3Caller;
+  /**
+   * The request body as content bytes: aws-chunked framing removed, chunk signatures, `x-amz-content-sha256` and
+   * `x-amz-checksum-*` (header or trailer) verified as it is read; the stream fails with the S3 error
+   * (SignatureDoesNotMatch, XAmzContentSHA256Mismatch, BadDigest, IncompleteBody) before it ends when one fails.
+   */
+  body(): Readable;
+  /** The content length the client declared (`x-amz-decoded-content-length` for aws-chunked), if any, bytes. */
+  contentLength: number | undefined;
+  /** The checksum algorithm and value the content was verified against (header or trailer), once read. */
+  checksum(): { algorithm: string; value: string } | undefined;
+}
+
+/** The answer of an operation: status, headers (lower-case names) and an optional body. */
+export interface S3Response {
+  status: number;
+  headers?: Record<string, string>;
+  /** A string is sent as XML (`application/xml`) unless `content-type` is set. */
+  body?: string | Buffer | Readable;
+}
+
+/** An operation: the handler a route-table row names. */
+export type S3Operation = (g: Granary, req: S3Request) => Promise<S3Response>;
+
+/** An XML answer with status 200 (or `status`). */
+export function xmlResponse(body: string, status = 200, headers: Record<string, string> = {}): S3Response {
+  return { status, headers: { 'content-type': 'application/xml', ...headers }, body };
+}
