@@ -30,7 +30,7 @@ beforeAll(async () => {
   ]);
   s3a = s3Client(`http://127.0.0.1:${portA}`, AK, SK);
   s3b = s3Client(`http://127.0.0.1:${portB}`, AK, SK);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   s3a?.destroy();
