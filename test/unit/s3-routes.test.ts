@@ -117,3 +117,27 @@ describe('aws-chunked decoder (unsigned)', () => {
     expect(await decode(wire)).toBe(code);
   });
 });
+
+describe('S3 error catalogue', () => {
+  it('has 4xx/5xx statuses, messages, and no entry unused in src/s3api', async () => {
+    const { readdirSync, readFileSync, statSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { s3Catalogue } = await import('../../src/s3api/errors.js');
+    const files: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const p = join(dir, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (name.endsWith('.ts') && name !== 'errors.ts') files.push(readFileSync(p, 'utf8'));
+      }
+    };
+    walk(join(import.meta.dirname, '../../src/s3api'));
+    const fromKodo = readFileSync(join(import.meta.dirname, '../../src/s3api/errors.ts'), 'utf8').split('const FROM_KODO')[1] ?? '';
+    const text = files.join('\n') + fromKodo;
+    for (const { code, status, message } of s3Catalogue()) {
+      expect(status >= 400 && status < 600, code).toBe(true);
+      expect(message.length, code).toBeGreaterThan(0);
+      expect(text.includes(`S3Errors.${code}(`) || text.includes(`'${code}'`), `${code} is used`).toBe(true);
+    }
+  });
+});
