@@ -137,7 +137,7 @@ function handleS3Error(err: unknown, request: FastifyRequest, reply: FastifyRepl
   if (logIt) request.log.error({ err }, `s3: ${error.code}`);
   reply.code(error.status);
   if (error.headers) reply.headers(error.headers);
-  if (request.method === 'HEAD' || error.status === 304) return reply.send();
+  if (request.method === 'HEAD') return reply.send();
   const rawUrl = request.raw.url ?? '/';
   const resource = rawUrl.split('?', 1)[0] ?? '/';
   reply.header('content-type', 'application/xml');

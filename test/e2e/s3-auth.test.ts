@@ -19,7 +19,7 @@ const bucket = 's3-auth';
 const MAX_OBJECT = 1024 * 1024;
 
 beforeAll(async () => {
-  s = await startTestServer({ GRANARY_MAX_OBJECT_SIZE: String(MAX_OBJECT) });
+  s = await startTestServer({ GRANARY_MAX_OBJECT_SIZE: String(MAX_OBJECT), GRANARY_S3_DOMAIN: 's3.granary.test' });
   base = s.s3Url!;
   host = new URL(base).host;
   s3 = s3Client(base, AK, SK);
@@ -33,12 +33,12 @@ afterAll(async () => {
 });
 
 /** A SigV4-signed raw request (body hashed unless `hash` says otherwise). */
-function v4(method: string, path: string, opts: { body?: Buffer | string; hash?: string; headers?: Record<string, string>; ak?: string; sk?: string; region?: string; nowMs?: number } = {}): Promise<RawAnswer> {
+function v4(method: string, path: string, opts: { body?: Buffer | string; hash?: string; headers?: Record<string, string>; ak?: string; sk?: string; region?: string; nowMs?: number; host?: string } = {}): Promise<RawAnswer> {
   const body = opts.body ?? '';
   const signed = signV4({
     method,
     path,
-    host,
+    host: opts.host ?? host,
     headers: opts.headers ?? {},
     payloadHash: opts.hash ?? payloadHash(body),
     ak: opts.ak ?? AK,
@@ -74,6 +74,14 @@ describe('SigV4 header', () => {
   ])('%s', async (code, status, opts) => {
     const r = await v4('GET', `/${bucket}/kept`, opts);
     expect([r.status, errorCode(r)]).toEqual([status, code]);
+  });
+
+  it('serves virtual-hosted buckets under GRANARY_S3_DOMAIN', async () => {
+    const vhost = `${bucket}.s3.granary.test:${new URL(base).port}`;
+    const got = await v4('GET', '/kept', { host: vhost });
+    expect([got.status, got.body]).toEqual([200, 'old verified value']);
+    const list = await v4('GET', '/?list-type=2&prefix=kep', { host: vhost });
+    expect(list.body).toMatch(/<Name>s3-auth<\/Name>.*<Key>kept<\/Key>/s);
   });
 
   it('accepts us-east-1 as the signing region too', async () => {

@@ -24,6 +24,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
@@ -110,6 +111,15 @@ describe('objects', () => {
     expect(await codeOf(s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'missing' })))).toBe('NoSuchKey');
     expect(await codeOf(s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'dir/hello.txt', IfMatch: '"0000"' })))).toBe('PreconditionFailed');
     expect(await codeOf(s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'dir/hello.txt', Body: 'x', IfNoneMatch: '*' })))).toBe('PreconditionFailed');
+  });
+
+  it('puts and reads a 6 MiB stream (Expect: 100-continue, the SDK\'s CRC32)', async () => {
+    const big = Buffer.alloc(6 * 1024 * 1024);
+    for (let i = 0; i < big.length; i += 4096) big.writeUInt32BE(i, i);
+    const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'big.bin', Body: Readable.from([big.subarray(0, 1 << 20), big.subarray(1 << 20)]), ContentLength: big.length }));
+    expect(put.ETag).toBe(`"${createHash('md5').update(big).digest('hex')}"`);
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'big.bin' }));
+    expect(createHash('md5').update(await got.Body!.transformToByteArray()).digest('hex')).toBe(createHash('md5').update(big).digest('hex'));
   });
 
   it('lists with v1 and v2, a delimiter and pages', async () => {

@@ -53,7 +53,7 @@ describe('S3 → Kodo', () => {
   it('Kodo lists, copies and deletes it; S3 sees the copy and the deletion', async () => {
     const list = await sdk<{ items: Array<{ key: string }> }>(s.bucketManager().listPrefix(bucket, { prefix: 'from-s3/' }));
     expect(list.data.items.map((i) => i.key)).toEqual(['from-s3/photo.bin']);
-    expect((await sdk(s.bucketManager().copy(bucket, 'from-s3/photo.bin', bucket, 'from-s3/copy.bin'))).status).toBe(200);
+    expect((await sdk(s.bucketManager().copy(bucket, 'from-s3/photo.bin', bucket, 'from-s3/copy.bin', null))).status).toBe(200);
     const head = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'from-s3/copy.bin' }));
     expect(head.ETag).toBe(`"${createHash('md5').update(body).digest('hex')}"`);
     expect(head.Metadata).toEqual({ camera: 'x100' });

@@ -42,7 +42,8 @@ export async function spawnServer(
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig ?? -1)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // Generous: a loaded machine (two cores, the suite in parallel) may take a minute to start two workers.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early: ${out}`);
     try {

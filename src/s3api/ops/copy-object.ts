@@ -14,6 +14,7 @@
  */
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
+import { isKodoError } from '../../errors.js';
 import { copyEntry } from '../../objects/manage/copy.js';
 import { changeMeta, changeType } from '../../objects/manage/update.js';
 import { checkDownloadable } from '../../objects/read.js';
@@ -66,7 +67,7 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   try {
     source = checkDownloadable(g, await g.meta.getObject(from.bucket, from.key));
   } catch (err) {
-    throw (err as { kind?: string }).kind === 'notFound' ? S3Errors.NoSuchKey() : err;
+    throw isKodoError(err, 'notFound') ? S3Errors.NoSuchKey() : err;
   }
   if (conditionOutcome(req, source, 'x-amz-copy-source-') !== 'ok') throw S3Errors.PreconditionFailed();
   const directive = (headerOf(req, 'x-amz-metadata-directive') ?? 'COPY').toUpperCase();

@@ -15,6 +15,7 @@
  */
 import { checkOriginalAccess } from '../../buckets/protection.js';
 import type { Granary } from '../../context.js';
+import { isKodoError } from '../../errors.js';
 import { checkDownloadable } from '../../objects/read.js';
 import { readObject } from '../../objects/verified-read.js';
 import type { ByteRange } from '../../ports/blob.js';
@@ -93,7 +94,7 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   try {
     rec = checkDownloadable(g, await g.meta.getObject(bucket.name, key));
   } catch (err) {
-    throw (err as { kind?: string }).kind === 'notFound' ? S3Errors.NoSuchKey() : err;
+    throw isKodoError(err, 'notFound') ? S3Errors.NoSuchKey() : err;
   }
   const nowSec = Math.floor(g.clock.nowMs() / 1000);
   const headers = objectHeaders(rec, nowSec);
