@@ -33,12 +33,13 @@ describe('route table', () => {
     ['PUT', 'object', '', ['x-amz-copy-source'], 'CopyObject'],
     ['GET', 'object', 'partNumber=1&response-content-type=x', [], 'GetObject'],
     ['HEAD', 'object', '', [], 'HeadObject'],
-    ['GET', 'bucket', 'acl', [], 'NotImplemented'],
-    ['PUT', 'object', 'tagging', [], 'NotImplemented'],
-    ['POST', 'object', 'uploads', [], 'NotImplemented'],
+    ['GET', 'bucket', 'website', [], 'NotImplemented'],
+    ['PUT', 'object', 'retention', [], 'NotImplemented'],
+    ['POST', 'object', 'restore', [], 'NotImplemented'],
     ['GET', 'bucket', 'list-type=3', [], 'NotImplemented'],
     ['PATCH', 'object', '', [], 'MethodNotAllowed'],
-    ['POST', 'object', '', [], 'MethodNotAllowed'],
+    // POST on an object is served with ?uploads or ?uploadId (multipart); without either no row matches.
+    ['POST', 'object', '', [], 'NotImplemented'],
     ['DELETE', 'service', '', [], 'MethodNotAllowed'],
   ] as const)('%s %s ?%s %j → %s', (method, shape, query, headers, expected) => {
     expect(op(method, shape, query, [...headers])).toBe(expected);
