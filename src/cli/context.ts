@@ -4,7 +4,6 @@
  * GRANARY_BLOBS; keys; no server), and the data-dir flags.
  */
 import { stat } from 'node:fs/promises';
-import type { Command } from 'commander';
 import pino from 'pino';
 import { KeyIndex } from '../auth/key-index.js';
 import { loadRootKeys } from '../auth/keys.js';
@@ -94,22 +93,7 @@ export async function offline(opts: Opts, fn: (g: Granary) => Promise<void>): Pr
   }
 }
 
-/**
- * Adds the data-dir flags shared by every command. Offline commands refuse a data dir that does not exist
- * (requireDataDir) and take `--create-data-dir`; `serve` (`creates`) makes it as it always did.
- */
-export function withDataDir(cmd: Command, { creates = false }: { creates?: boolean } = {}): Command {
-  if (creates) cmd.option('--data-dir <dir>', 'data directory (GRANARY_DATA_DIR, default ./data; created when missing)');
-  else {
-    cmd
-      .option('--data-dir <dir>', 'data directory (GRANARY_DATA_DIR, default ./data); it must exist')
-      .option('--create-data-dir', 'create the data dir when it does not exist (otherwise refused)');
-  }
-  return cmd
-    .option('--metadata <url>', 'metadata database: postgres://… (GRANARY_METADATA, default: SQLite in the data dir)')
-    .option('--access-key <ak>', 'root AccessKey (GRANARY_ACCESS_KEY)')
-    .option('--secret-key <sk>', 'root SecretKey (GRANARY_SECRET_KEY)');
-}
+export { withDataDir } from './data-dir-flags.js';
 
 /** `<bucket>:<key>` (the bucket is the text before the first `:`). */
 export function entryArg(text: string): EntryRef {

@@ -7,13 +7,22 @@
  * (`--data-dir`, `--metadata`, `--create-data-dir`) is given; those flags always pick the data dir.
  */
 import type { Command } from 'commander';
-import { copyEntry, moveEntry } from '../objects/manage/copy.js';
-import { deleteEntry } from '../objects/manage/delete.js';
-import { statEntry } from '../objects/manage/stat.js';
-import { streamObjects } from '../objects/list.js';
-import { toJson } from '../roles/json.js';
-import { entryArg, offline, withDataDir, type Opts } from './context.js';
+import type { Opts } from './context.js';
+import { withDataDir } from './data-dir-flags.js';
 import { isRemoteArg, remoteNames, type RemoteOpts } from './remote-args.js';
+
+// The stores and the SDK are imported when a form runs: registering these commands loads neither.
+const offlineParts = async () => {
+  const [context, copy, del, stat, list, json] = await Promise.all([
+    import('./context.js'),
+    import('../objects/manage/copy.js'),
+    import('../objects/manage/delete.js'),
+    import('../objects/manage/stat.js'),
+    import('../objects/list.js'),
+    import('../roles/json.js'),
+  ]);
+  return { ...context, ...copy, ...del, ...stat, ...list, ...json };
+};
 
 type Both = Opts & RemoteOpts;
 
@@ -43,6 +52,7 @@ export function addEntryCommands(program: Command): void {
     ),
   ).action(async (entries: string[], o: Both) => {
     if (await remoteForm(entries, o, 'stat')) return (await import('./remote-objects.js')).remoteEntries('stat', entries, o);
+    const { offline, toJson, statEntry, entryArg } = await offlineParts();
     return offline(o, async (g) => {
       for (const e of entries) process.stdout.write(`${toJson(await statEntry(g, entryArg(e)))}\n`);
     });
@@ -56,6 +66,7 @@ export function addEntryCommands(program: Command): void {
     ),
   ).action(async (entries: string[], o: Both) => {
     if (await remoteForm(entries, o, 'rm')) return (await import('./remote-objects.js')).remoteEntries('rm', entries, o);
+    const { offline, deleteEntry, entryArg } = await offlineParts();
     return offline(o, async (g) => {
       for (const e of entries) {
         await deleteEntry(g, entryArg(e));
@@ -75,6 +86,7 @@ export function addEntryCommands(program: Command): void {
     .option('--limit <n>', 'remote: at most n lines')
     .action(async (bucket: string, o: Both) => {
       if (await remoteForm([bucket], o, 'ls')) return (await import('./remote-objects.js')).remoteLs(bucket, o);
+      const { offline, streamObjects } = await offlineParts();
       return offline(o, async (g) => {
         const pages = await streamObjects(g, g.keys.accessKey, {
           bucket,
@@ -96,7 +108,7 @@ export function addEntryCommands(program: Command): void {
         }
       });
     });
-  const copyLike = (name: 'cp' | 'mv', fn: typeof copyEntry, verb: string): void => {
+  const copyLike = (name: 'cp' | 'mv', verb: string): void => {
     withRemote(
       withDataDir(
         program
@@ -111,12 +123,14 @@ export function addEntryCommands(program: Command): void {
       .option('--force', 'replace an existing target')
       .action(async (from: string, to: string, o: Both & { force?: boolean }) => {
         if (await remoteForm([from, to], o, name)) return (await import('./remote-objects.js')).remoteCopy(name, from, to, o);
-        return offline(o, async (g) => {
-          await fn(g, entryArg(from), entryArg(to), o.force === true);
+        const parts = await offlineParts();
+        const fn = name === 'cp' ? parts.copyEntry : parts.moveEntry;
+        return parts.offline(o, async (g) => {
+          await fn(g, parts.entryArg(from), parts.entryArg(to), o.force === true);
           process.stdout.write(`${from} -> ${to}\n`);
         });
       });
   };
-  copyLike('cp', copyEntry, 'copy');
-  copyLike('mv', moveEntry, 'move');
+  copyLike('cp', 'copy');
+  copyLike('mv', 'move');
 }

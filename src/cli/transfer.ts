@@ -3,7 +3,7 @@
  * or Qiniu's cloud — named by remote profiles.
  *
  *   granary remote add <name> --ak <AccessKey> --sk <SecretKey> [--uc-host h:p] [--region z0] [--up-host h:p]
- *                  [--io-host h:p] [--rs-host h:p] [--rsf-host h:p] [--api-host h:p] [--https]
+ *                  [--io-host h:p] [--rs-host h:p] [--rsf-host h:p] [--api-host h:p] [--https] [--no-check]
  *   granary remote list | remote remove <name>
  *   granary put <local-file|dir> <remote>:<bucket>[/<prefix>]
  *   granary get <remote>:<bucket>/<key|prefix> <local>
@@ -13,7 +13,9 @@
  *   granary migrate --data-dir <dir> --metadata <postgres url> --blobs <s3 url>   (no positional arguments: an
  *                   embedded data dir into a PostgreSQL + S3 deployment, cli/migrate-data-dir.ts)
  * Shared: --concurrency n (default 8), --bwlimit rate (e.g. 10M, bytes/s), --include/--exclude glob (repeatable),
- * --domain d (download domain), --quiet, --json. Profiles: $GRANARY_CONFIG_DIR/remotes.json (transfer/remotes.ts).
+ * --domain d (download domain; not on put), --quiet, --json. `remote add` checks the keys by listing the buckets
+ * (--no-check skips it). The remote-only commands (chgm, chtype, url, fetch, prefetch, pfop, prefop, buckets,
+ * domains, qetag) are cli/remote-commands.ts; the remote forms of ls/stat/rm/cp/mv cli/entries.ts. Profiles: $GRANARY_CONFIG_DIR/remotes.json (transfer/remotes.ts).
  * Exit status 1 when anything failed (each failure is reported with its reason).
  */
 import type { Command } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * Calls on a remote that name no single entry (docs/development/kodo-protocol.md §8.5, §8.6, §10): the buckets
+ * Calls on a remote that name no single entry (docs/development/kodo-protocol.md §8.5 fetch and prefetch, §8.6 buckets and domains, §9 pfop and prefop): the buckets
  * of the key pair (`GET /buckets` on the uc host, also the key check of `remote add`), a bucket's domains
  * (`/v3/domains`), fetch of a URL into a bucket (`/fetch/<EncodedURL>/to/<EncodedEntryURI>` on io, synchronous),
  * mirror prefetch (`/prefetch/<EncodedEntryURI>`), persistent fops (`/pfop/` on api → persistentId) and their

@@ -80,7 +80,7 @@ export interface UploadRecord {
 }
 
 /**
- * The parts the server holds for `uploadId` (part number → etag; only full 4 MiB parts, the size this client
+ * The parts the server holds for `uploadId` (§6.5; part number → etag; only full 4 MiB parts, the size this client
  * sends, and a last shorter one), following `part-number-marker`; 'stale' when the upload is gone (612);
  * undefined when the listing failed otherwise (the record is used as it is).
  */
