@@ -3,11 +3,12 @@
  * `bucket max-age|referer|cors|protect` (download settings),
  * `bucket rule add|update|delete|list`,
  * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
- * `cp`, `mv`, `ls`, `scrub` (check every blob against its checksums), `gc` (remove orphaned blobs, or list them
+ * `cp`, `mv`, `ls` (on the data dir, or on a remote with `<remote>:<bucket>/<key>`, cli/entries.ts), `scrub` (check every blob against its checksums), `gc` (remove orphaned blobs, or list them
  * with --dry-run) and `deployment` (the deployment id of the metadata and the blob store, store/deployment.ts).
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the configured stores
  * directly (store/open.ts: the data dir, or the cluster's PostgreSQL and S3 with GRANARY_METADATA/GRANARY_BLOBS;
- * safe while servers run; domain changes reach a running server within 5 s).
+ * safe while servers run; domain changes reach a running server within 5 s; a data dir that does not exist is
+ * refused unless --create-data-dir). Client commands on remotes: cli/transfer.ts, cli/remote-commands.ts.
  */
 import { Command } from 'commander';
 import { isKodoError } from './errors.js';

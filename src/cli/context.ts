@@ -3,7 +3,7 @@
  * configured stores (the data dir, or in cluster mode the PostgreSQL metadata and S3 blobs of GRANARY_METADATA and
  * GRANARY_BLOBS; keys; no server), and the data-dir flags.
  */
-import type { Command } from 'commander';
+import { stat } from 'node:fs/promises';
 import pino from 'pino';
 import { KeyIndex } from '../auth/key-index.js';
 import { loadRootKeys } from '../auth/keys.js';
@@ -17,8 +17,8 @@ import { SETTINGS } from '../settings-table.js';
 import { FreeSpace } from '../store/fs/free-space.js';
 import { openStores } from '../store/open.js';
 
-/** Options of a command as commander gives them (flags by camel-case name). */
-export type Opts = Record<string, string | undefined>;
+/** Options of a command as commander gives them (flags by camel-case name; switches are booleans). */
+export type Opts = Record<string, string | undefined> & { createDataDir?: boolean | string };
 
 /** Flag → environment variable it mirrors (the table's `flag`s). */
 const FLAG_ENV: Record<string, string> = Object.fromEntries(
@@ -32,8 +32,30 @@ export function configFrom(opts: Opts): Config {
   return loadConfig(env);
 }
 
-/** A context for offline commands: the configured stores (store/open.ts), no server. */
-export async function offlineContext(config: Config): Promise<Granary> {
+/**
+ * Refuses a data dir that does not exist (an offline command run in the wrong folder would otherwise create
+ * `./data` there and answer from an empty store, with a freshly generated key pair). `create`: make it instead
+ * (`--create-data-dir`). Names the dir on stderr when stderr is a terminal. Throws an Error naming the dir.
+ */
+export async function requireDataDir(config: Config, create = false): Promise<void> {
+  const dir = config.dataDir;
+  const st = await stat(dir).catch(() => undefined);
+  if (st && !st.isDirectory()) throw new Error(`data dir ${dir} is not a directory`);
+  if (!st && !create) {
+    throw new Error(
+      `data dir ${dir} does not exist: give the data dir of your server with --data-dir <dir> (or GRANARY_DATA_DIR), ` +
+        `or --create-data-dir to start a new one; for a remote bucket use <remote>:<bucket>/<key> (granary remote add)`,
+    );
+  }
+  if (process.stderr.isTTY) process.stderr.write(`data dir: ${dir}${config.metadata.kind === 'postgres' ? ' (metadata in PostgreSQL)' : ''}\n`);
+}
+
+/**
+ * A context for offline commands: the configured stores (store/open.ts), no server. The data dir must exist
+ * (requireDataDir) unless `create`.
+ */
+export async function offlineContext(config: Config, create = false): Promise<Granary> {
+  await requireDataDir(config, create);
   const { meta, blobs } = await openStores(config);
   const { keys } = await loadRootKeys(config, {
     ...(config.accessKey ? { accessKey: config.accessKey } : {}),
@@ -62,7 +84,7 @@ export async function offlineContext(config: Config): Promise<Granary> {
 
 /** Runs an offline command against the configured stores and closes them. */
 export async function offline(opts: Opts, fn: (g: Granary) => Promise<void>): Promise<void> {
-  const g = await offlineContext(configFrom(opts));
+  const g = await offlineContext(configFrom(opts), opts.createDataDir !== undefined && opts.createDataDir !== false);
   try {
     await fn(g);
   } finally {
@@ -71,14 +93,7 @@ export async function offline(opts: Opts, fn: (g: Granary) => Promise<void>): Pr
   }
 }
 
-/** Adds the data-dir flags shared by every command. */
-export function withDataDir(cmd: Command): Command {
-  return cmd
-    .option('--data-dir <dir>', 'data directory (GRANARY_DATA_DIR, default ./data)')
-    .option('--metadata <url>', 'metadata database: postgres://… (GRANARY_METADATA, default: SQLite in the data dir)')
-    .option('--access-key <ak>', 'root AccessKey (GRANARY_ACCESS_KEY)')
-    .option('--secret-key <sk>', 'root SecretKey (GRANARY_SECRET_KEY)');
-}
+export { withDataDir } from './data-dir-flags.js';
 
 /** `<bucket>:<key>` (the bucket is the text before the first `:`). */
 export function entryArg(text: string): EntryRef {

@@ -1,38 +1,97 @@
-/** Operator commands on entries: `stat`, `rm`, `ls`, `cp`, `mv` (root rights, offline on the data dir). */
+/**
+ * Entry commands `stat`, `rm`, `ls`, `cp`, `mv` in two forms:
+ * - offline on the data dir (root rights): `<bucket>:<key>` entries, `ls <bucket>`;
+ * - on a remote: `<remote>:<bucket>/<key>` (`ls <remote>:<bucket>[/<prefix>]`), with `--from <file>` batches and
+ *   `--json` (cli/remote-objects.ts).
+ * An argument is remote when the text before its first `:` names a known remote and no data-dir flag
+ * (`--data-dir`, `--metadata`, `--create-data-dir`) is given; those flags always pick the data dir.
+ */
 import type { Command } from 'commander';
-import { copyEntry, moveEntry } from '../objects/manage/copy.js';
-import { deleteEntry } from '../objects/manage/delete.js';
-import { statEntry } from '../objects/manage/stat.js';
-import { streamObjects } from '../objects/list.js';
-import { toJson } from '../roles/json.js';
-import { entryArg, offline, withDataDir, type Opts } from './context.js';
+import type { Opts } from './context.js';
+import { withDataDir } from './data-dir-flags.js';
+import { isRemoteArg, remoteNames, type RemoteOpts } from './remote-args.js';
+
+// The stores and the SDK are imported when a form runs: registering these commands loads neither.
+const offlineParts = async () => {
+  const [context, copy, del, stat, list, json] = await Promise.all([
+    import('./context.js'),
+    import('../objects/manage/copy.js'),
+    import('../objects/manage/delete.js'),
+    import('../objects/manage/stat.js'),
+    import('../objects/list.js'),
+    import('../roles/json.js'),
+  ]);
+  return { ...context, ...copy, ...del, ...stat, ...list, ...json };
+};
+
+type Both = Opts & RemoteOpts;
+
+/** Whether every argument is remote (some but not all is an error). */
+async function remoteForm(args: string[], o: Both, command: string): Promise<boolean> {
+  const names = await remoteNames();
+  const remote = args.map((a) => isRemoteArg(a, names, o));
+  if (remote.every(Boolean)) return true;
+  if (remote.some(Boolean)) throw new Error(`${command}: either every argument is <remote>:<bucket>/<key> or none is (the data dir's <bucket>:<key>)`);
+  if (o.from !== undefined || o.json || o.limit !== undefined) throw new Error(`${command}: --from, --json and --limit are for remotes (<remote>:<bucket>…); see granary remote list`);
+  return false;
+}
+
+/** The remote options shared by the entry commands. */
+function withRemote(cmd: Command): Command {
+  return cmd.option('--json', 'remote: JSON lines (one result per key, then a summary)');
+}
 
 /** Adds the entry commands. */
 export function addEntryCommands(program: Command): void {
-  withDataDir(program.command('stat <entry>').description('print an entry as JSON (<bucket>:<key>)')).action(
-    (entry: string, opts: Opts) =>
-      offline(opts, async (g) => {
-        process.stdout.write(`${toJson(await statEntry(g, entryArg(entry)))}\n`);
-      }),
-  );
-  withDataDir(program.command('rm <entry...>').description('delete entries (<bucket>:<key> …)')).action(
-    (entries: string[], opts: Opts) =>
-      offline(opts, async (g) => {
-        for (const e of entries) {
-          await deleteEntry(g, entryArg(e));
-          process.stdout.write(`deleted ${e}\n`);
-        }
-      }),
-  );
-  withDataDir(program.command('ls <bucket>').description('list entries: key, size, hash, MIME, putTime (100 ns)'))
-    .option('--prefix <p>', 'only keys starting with p', '')
+  withRemote(
+    withDataDir(
+      program
+        .command('stat <entry...>')
+        .description('print entries as JSON: <remote>:<bucket>/<key> on a remote, or <bucket>:<key> in the data dir')
+        .option('--from <file>', 'remote: stat the keys listed in <file> (one per line; - for stdin) under <remote>:<bucket>'),
+    ),
+  ).action(async (entries: string[], o: Both) => {
+    if (await remoteForm(entries, o, 'stat')) return (await import('./remote-objects.js')).remoteEntries('stat', entries, o);
+    const { offline, toJson, statEntry, entryArg } = await offlineParts();
+    return offline(o, async (g) => {
+      for (const e of entries) process.stdout.write(`${toJson(await statEntry(g, entryArg(e)))}\n`);
+    });
+  });
+  withRemote(
+    withDataDir(
+      program
+        .command('rm <entry...>')
+        .description('delete entries: <remote>:<bucket>/<key> … on a remote, or <bucket>:<key> … in the data dir')
+        .option('--from <file>', 'remote: delete the keys listed in <file> (one per line; - for stdin) under <remote>:<bucket>'),
+    ),
+  ).action(async (entries: string[], o: Both) => {
+    if (await remoteForm(entries, o, 'rm')) return (await import('./remote-objects.js')).remoteEntries('rm', entries, o);
+    const { offline, deleteEntry, entryArg } = await offlineParts();
+    return offline(o, async (g) => {
+      for (const e of entries) {
+        await deleteEntry(g, entryArg(e));
+        process.stdout.write(`deleted ${e}\n`);
+      }
+    });
+  });
+  withRemote(
+    withDataDir(
+      program
+        .command('ls <bucket>')
+        .description('list entries (key, size, hash, MIME, putTime in 100 ns): <remote>:<bucket>[/<prefix>] on a remote, or <bucket> in the data dir'),
+    ),
+  )
+    .option('--prefix <p>', 'data dir: only keys starting with p (remote: write <remote>:<bucket>/<p>)', '')
     .option('--delimiter <d>', 'roll keys up into common prefixes at d (shown ending with d)', '')
-    .action((bucket: string, opts: Opts) =>
-      offline(opts, async (g) => {
+    .option('--limit <n>', 'remote: at most n lines')
+    .action(async (bucket: string, o: Both) => {
+      if (await remoteForm([bucket], o, 'ls')) return (await import('./remote-objects.js')).remoteLs(bucket, o);
+      const { offline, streamObjects } = await offlineParts();
+      return offline(o, async (g) => {
         const pages = await streamObjects(g, g.keys.accessKey, {
           bucket,
-          prefix: opts.prefix ?? '',
-          delimiter: opts.delimiter ?? '',
+          prefix: o.prefix ?? '',
+          delimiter: o.delimiter ?? '',
           marker: '',
           limit: null,
           needParts: false,
@@ -47,18 +106,31 @@ export function addEntryCommands(program: Command): void {
           }
           process.stdout.write(out);
         }
-      }),
-    );
-  const copyLike = (name: 'cp' | 'mv', fn: typeof copyEntry, verb: string): void => {
-    withDataDir(program.command(`${name} <from> <to>`).description(`${verb} an entry (<bucket>:<key>; no bytes are copied)`))
+      });
+    });
+  const copyLike = (name: 'cp' | 'mv', verb: string): void => {
+    withRemote(
+      withDataDir(
+        program
+          .command(`${name} <from> <to>`)
+          .description(
+            `${verb} an entry server-side (no bytes move): <remote>:<bucket>/<key> <remote>:<bucket>[/<key>] on a remote ` +
+              `(a target ending in / or without a key keeps the name), or <bucket>:<key> <bucket>:<key> in the data dir`,
+          )
+          .option('--from <file>', `remote: ${verb} the keys listed in <file> (<key> or <key><TAB><new key> per line) from <remote>:<bucket> to <remote>:<bucket>`),
+      ),
+    )
       .option('--force', 'replace an existing target')
-      .action((from: string, to: string, opts: Opts & { force?: boolean }) =>
-        offline(opts, async (g) => {
-          await fn(g, entryArg(from), entryArg(to), opts.force === true);
+      .action(async (from: string, to: string, o: Both & { force?: boolean }) => {
+        if (await remoteForm([from, to], o, name)) return (await import('./remote-objects.js')).remoteCopy(name, from, to, o);
+        const parts = await offlineParts();
+        const fn = name === 'cp' ? parts.copyEntry : parts.moveEntry;
+        return parts.offline(o, async (g) => {
+          await fn(g, parts.entryArg(from), parts.entryArg(to), o.force === true);
           process.stdout.write(`${from} -> ${to}\n`);
-        }),
-      );
+        });
+      });
   };
-  copyLike('cp', copyEntry, 'copy');
-  copyLike('mv', moveEntry, 'move');
+  copyLike('cp', 'copy');
+  copyLike('mv', 'move');
 }

@@ -10,6 +10,7 @@
  */
 import { join } from 'node:path';
 import { loadConfig } from '../config.js';
+import { requireDataDir } from './context.js';
 import { BlobMap } from '../migrate/blob-map.js';
 import type { ObjectEvent } from '../migrate/copy-entry.js';
 import { checkMetadataUrl, openDestination, openSource } from '../migrate/destination.js';
@@ -43,6 +44,7 @@ export async function runDataDirMigrate(o: DataDirMigrateOpts): Promise<void> {
     throw new Error(`--concurrency must be an integer 1..256, got ${JSON.stringify(o.concurrency)}`);
   }
 
+  await requireDataDir(config);
   // The source: the data dir's SQLite and blob files, whatever GRANARY_BLOBS says (that names the destination).
   const src = await openSource(config.dataDir);
   const destName = `${metadataUrl.replace(/\/\/[^@/]*@/, '//')}|${config.blobs.bucket}/${config.blobs.prefix}|${config.blobs.endpoint ?? ''}`;

@@ -129,7 +129,7 @@ async function serve(opts: Opts): Promise<void> {
 
 /** Adds `serve`. */
 export function addServeCommand(program: Command): void {
-  withDataDir(program.command('serve').description('start the server'))
+  withDataDir(program.command('serve').description('start the server'), { creates: true })
     .option('--port <port>', 'TCP port (GRANARY_PORT, default 9000)')
     .option('--host <addr>', 'bind address (GRANARY_HOST, default 0.0.0.0)')
     .option('--public-url <url>', 'base URL advertised to clients (GRANARY_PUBLIC_URL)')

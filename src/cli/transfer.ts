@@ -3,7 +3,7 @@
  * or Qiniu's cloud — named by remote profiles.
  *
  *   granary remote add <name> --ak <AccessKey> --sk <SecretKey> [--uc-host h:p] [--region z0] [--up-host h:p]
- *                  [--io-host h:p] [--rs-host h:p] [--rsf-host h:p] [--api-host h:p] [--https]
+ *                  [--io-host h:p] [--rs-host h:p] [--rsf-host h:p] [--api-host h:p] [--https] [--no-check]
  *   granary remote list | remote remove <name>
  *   granary put <local-file|dir> <remote>:<bucket>[/<prefix>]
  *   granary get <remote>:<bucket>/<key|prefix> <local>
@@ -13,7 +13,9 @@
  *   granary migrate --data-dir <dir> --metadata <postgres url> --blobs <s3 url>   (no positional arguments: an
  *                   embedded data dir into a PostgreSQL + S3 deployment, cli/migrate-data-dir.ts)
  * Shared: --concurrency n (default 8), --bwlimit rate (e.g. 10M, bytes/s), --include/--exclude glob (repeatable),
- * --domain d (download domain), --quiet, --json. Profiles: $GRANARY_CONFIG_DIR/remotes.json (transfer/remotes.ts).
+ * --domain d (download domain; not on put), --quiet, --json. `remote add` checks the keys by listing the buckets
+ * (--no-check skips it). The remote-only commands (chgm, chtype, url, fetch, prefetch, pfop, prefop, buckets,
+ * domains, qetag) are cli/remote-commands.ts; the remote forms of ls/stat/rm/cp/mv cli/entries.ts. Profiles: $GRANARY_CONFIG_DIR/remotes.json (transfer/remotes.ts).
  * Exit status 1 when anything failed (each failure is reported with its reason).
  */
 import type { Command } from 'commander';
@@ -26,6 +28,7 @@ import { Reporter, type ReportMode } from '../transfer/progress.js';
 import { RemoteStore, type RemoteProfile } from '../transfer/remotes.js';
 import type { Session } from '../transfer/session.js';
 import { parseRate, RateLimiter } from '../transfer/throttle.js';
+import { addRemoteOnlyCommands } from './remote-commands.js';
 
 // The commands' engines (the qiniu SDK, the put path of the data-dir migration) are imported when a command runs:
 // every other `granary` call would otherwise load them (~200 ms).
@@ -43,13 +46,15 @@ interface CommonOpts {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-function withCommon(cmd: Command): Command {
-  return cmd
+/** The flags of put/get/sync/migrate; `--domain` only where something is downloaded from a bucket. */
+function withCommon(cmd: Command, { downloads = true }: { downloads?: boolean } = {}): Command {
+  cmd
     .option('--concurrency <n>', 'objects in flight (default 8)')
     .option('--bwlimit <rate>', 'bandwidth limit in bytes per second, K/M/G suffixes (e.g. 10M)')
     .option('--include <glob>', 'only keys (relative paths) matching this glob; repeatable', collect)
-    .option('--exclude <glob>', 'skip keys (relative paths) matching this glob; repeatable', collect)
-    .option('--domain <domain>', 'download domain of the source bucket (default: its first bound domain, else path style)')
+    .option('--exclude <glob>', 'skip keys (relative paths) matching this glob; repeatable', collect);
+  if (downloads) cmd.option('--domain <domain>', 'download domain of the source bucket (default: its first bound domain, else path style)');
+  return cmd
     .option('--quiet', 'no progress bar: failures and the summary only')
     .option('--json', 'JSON lines on stdout: one per object, progress once a second, a summary');
 }
@@ -111,6 +116,7 @@ function addRemoteCommands(program: Command): void {
     .option('--rsf-host <host>', 'rsf host')
     .option('--api-host <host>', 'api host')
     .option('--https', 'use https for every host')
+    .option('--no-check', 'save without checking the keys against the remote (by listing its buckets)')
     .action(async (name: string, o: Record<string, string | boolean | undefined>) => {
       const p: RemoteProfile = { name, accessKey: String(o.ak), secretKey: String(o.sk) };
       const str = (k: string): string | undefined => (typeof o[k] === 'string' && o[k] !== '' ? (o[k] as string) : undefined);
@@ -131,9 +137,17 @@ function addRemoteCommands(program: Command): void {
         }
       }
       if (o.https) p.https = true;
+      let checked = '';
+      if (o.check !== false) {
+        const [{ KodoClient }, { listBuckets }] = await Promise.all([import('../transfer/client.js'), import('../transfer/account.js')]);
+        const buckets = await listBuckets(new KodoClient(p)).catch((err: unknown) => {
+          throw new TransferError(`${(err as Error).message}; not saved (--no-check saves without checking)`);
+        });
+        checked = ` (keys checked: ${buckets.length} bucket${buckets.length === 1 ? '' : 's'})`;
+      }
       const store = new RemoteStore();
       await store.put(p);
-      process.stdout.write(`remote ${name} saved in ${store.file}\n`);
+      process.stdout.write(`remote ${name} saved in ${store.file}${checked}\n`);
     });
   remote
     .command('list')
@@ -157,8 +171,14 @@ function addRemoteCommands(program: Command): void {
 /** Adds `remote …`, `put`, `get`, `sync` and `migrate` to the program. */
 export function addTransferCommands(program: Command): void {
   addRemoteCommands(program);
+  addRemoteOnlyCommands(program);
 
-  withCommon(program.command('put <local> <destination>').description('upload a file or directory to <remote>:<bucket>[/<prefix>]')).action(
+  withCommon(
+    program
+      .command('put <local> <destination>')
+      .description('upload a file or directory to <remote>:<bucket>[/<prefix>] (from 4 MiB resumable: an interrupted put sends only the missing parts)'),
+    { downloads: false },
+  ).action(
     async (local: string, destination: string, o: CommonOpts) => {
       const { runPut } = await import('../transfer/put.js');
       const s = await session('put', o);
@@ -167,7 +187,11 @@ export function addTransferCommands(program: Command): void {
     },
   );
 
-  withCommon(program.command('get <source> <local>').description('download <remote>:<bucket>/<key|prefix> to a local path')).action(
+  withCommon(
+    program
+      .command('get <source> <local>')
+      .description('download <remote>:<bucket>/<key|prefix> to a local path (files already there with the same size and etag are skipped)'),
+  ).action(
     async (source: string, local: string, o: CommonOpts) => {
       const { runGet } = await import('../transfer/get.js');
       const s = await session('get', o);
@@ -190,22 +214,29 @@ export function addTransferCommands(program: Command): void {
   withCommon(
     program
       .command('migrate [source] [destination]')
+      .usage('<remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>] [bucket-form options]\n       granary migrate --data-dir <dir> --metadata <postgres url> --blobs <s3 url> [--concurrency n] [--json]')
       .description(
-        'copy a bucket to another endpoint: <remote>:<bucket>[/<prefix>] <remote>:<bucket>[/<prefix>] (resumable, verified); ' +
-          'without arguments, copy an embedded data dir into a PostgreSQL + S3 deployment: --data-dir <dir> --metadata <postgres url> --blobs <s3 url> ' +
-          '(resumable, verified by etag)',
+        'two forms: (1) bucket form: copy a bucket to another endpoint (resumable, verified); ' +
+          '(2) data-dir form, no arguments: copy an embedded data dir into a PostgreSQL + S3 deployment (resumable, verified by etag)',
+      )
+      .addHelpText(
+        'after',
+        '\nBucket form:   granary migrate qiniu:photos home:photos [--mode auto|fetch|stream] [--checkpoint file] [--fresh]\n' +
+          '               [--url-expiry s] [--fetch-timeout s] [--no-verify] [--dry-run] [--bwlimit r] [--include g] [--exclude g] [--domain d]\n' +
+          'Data-dir form: granary migrate --data-dir ./data --metadata postgres://… --blobs "s3://bucket?endpoint=…"\n' +
+          '               (only --concurrency, --quiet and --json besides; docs/reference/cli.md)',
       ),
   )
     .option('--data-dir <dir>', 'data-dir form: the embedded data dir to copy (GRANARY_DATA_DIR, default ./data)')
     .option('--metadata <url>', 'data-dir form: the destination PostgreSQL, postgres://user:pass@host:port/db (GRANARY_METADATA)')
     .option('--blobs <url>', 'data-dir form: the destination S3 bucket, s3://<bucket>[/<prefix>]?endpoint=…&region=… (GRANARY_BLOBS, AWS_* credentials)')
-    .option('--mode <mode>', 'auto (server-side fetch when the destination reaches the source, else stream), fetch or stream', 'auto')
-    .option('--checkpoint <file>', 'checkpoint file (default: one per source and destination under $GRANARY_CONFIG_DIR/migrate/)')
-    .option('--fresh', 'ignore an existing checkpoint and start over')
-    .option('--url-expiry <seconds>', 'validity of the private download URLs given to the destination', '86400')
-    .option('--fetch-timeout <seconds>', 'how long to wait for one async fetch task', '3600')
-    .option('--no-verify', 'skip the verification pass')
-    .option('--dry-run', 'list what would be copied, change nothing')
+    .option('--mode <mode>', 'bucket form: auto (server-side fetch when the destination reaches the source, else stream), fetch or stream', 'auto')
+    .option('--checkpoint <file>', 'bucket form: checkpoint file (default: one per source and destination under $GRANARY_CONFIG_DIR/migrate/)')
+    .option('--fresh', 'bucket form: ignore an existing checkpoint and start over')
+    .option('--url-expiry <seconds>', 'bucket form: validity of the private download URLs given to the destination', '86400')
+    .option('--fetch-timeout <seconds>', 'bucket form: how long to wait for one async fetch task', '3600')
+    .option('--no-verify', 'bucket form: skip the verification pass')
+    .option('--dry-run', 'bucket form: list what would be copied, change nothing')
     .action(
       async (
         source: string | undefined,

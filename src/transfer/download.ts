@@ -20,6 +20,8 @@ import { throttled, type RateLimiter } from './throttle.js';
 export interface DownloadOptions {
   limiter?: RateLimiter;
   onBytes?: (n: number) => void;
+  /** Called with the bytes of a partial file a resumed download keeps (not fetched again). */
+  onSkipped?: (n: number) => void;
   /** Download domain to use instead of the bucket's own (`--domain`). */
   domain?: string;
 }
@@ -65,13 +67,13 @@ export async function downloadToFile(client: KodoClient, bucket: string, entry: 
   }
   if (have > 0) {
     for await (const chunk of createReadStream(part)) hasher.update(chunk as Buffer);
-    opts.onBytes?.(have);
+    opts.onSkipped?.(have);
   }
   if (have < entry.fsize || entry.fsize === 0) {
     const { status, body } = await openObject(client, bucket, entry.key, { start: have, domain: opts.domain });
     if (have > 0 && status !== 206) {
       // The server ignored the range: start over.
-      opts.onBytes?.(-have);
+      opts.onSkipped?.(-have);
       await rm(part, { force: true });
       return downloadToFile(client, bucket, entry, target, opts);
     }

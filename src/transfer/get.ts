@@ -6,23 +6,42 @@
  * directory or ends with a separator. Otherwise a prefix: each key's part after the prefix's last `/` becomes a
  * path under `<local>` (so `photos` gives `<local>/photos/…` and `photos/` gives `<local>/…`). Keys that cannot be
  * safe relative paths, and directory markers (keys ending with `/`), are reported and not written.
+ *
+ * Like rsync, a target that already holds the entry — same size and the same etag (the qetag of the local file,
+ * docs/development/kodo-protocol.md §7, local-etag.ts) — is skipped (`skipped`, reason `same size and etag`), so
+ * running the same get again downloads nothing. Entries whose hash is not a plain qetag are downloaded again.
  */
+import { stat } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
 import type { KodoClient, KodoEntry } from './client.js';
 import { downloadToFile } from './download.js';
 import { TransferError } from './errors.js';
+import { fileEtag, isQetag } from './local-etag.js';
 import { keyToRelPath, type RemoteLocation } from './location.js';
 import { forEachLimit } from './pool.js';
 import { errorText, type Session } from './session.js';
 import { localKind } from './walker.js';
 
-/** Downloads one entry to `target` and reports it. */
+/** True when the local file `target` already holds `entry` (same size, same qetag). */
+export async function alreadyThere(target: string, entry: KodoEntry): Promise<boolean> {
+  const st = await stat(target).catch(() => undefined);
+  if (!st || !st.isFile() || st.size !== entry.fsize || !isQetag(entry.hash)) return false;
+  return (await fileEtag(target)) === entry.hash;
+}
+
+/** Downloads one entry to `target` (skipped when it is there already) and reports it. */
 export async function getEntry(s: Session, client: KodoClient, bucket: string, entry: KodoEntry, target: string): Promise<void> {
   try {
+    if (await alreadyThere(target, entry)) {
+      s.reporter.passed(entry.fsize);
+      s.reporter.done({ key: entry.key, action: 'skipped', bytes: 0, reason: 'same size and etag' });
+      return;
+    }
     await downloadToFile(client, bucket, entry, target, {
       ...(s.opts.limiter ? { limiter: s.opts.limiter } : {}),
       ...(s.opts.domain ? { domain: s.opts.domain } : {}),
       onBytes: (n) => s.reporter.bytes(n),
+      onSkipped: (n) => s.reporter.passed(n),
     });
     s.reporter.done({ key: entry.key, action: 'copied', bytes: entry.fsize, via: 'get' });
   } catch (err) {

@@ -45,6 +45,16 @@ function regionHosts(regionId: string): Record<Service, string> {
   return { up: first('up'), io: first('io'), rs: first('rs'), rsf: first('rsf'), api: first('api'), uc: first('uc') || DEFAULT_UC_HOST };
 }
 
+/**
+ * The uc host of a remote without naming a bucket (bucket listing, the key check of `remote add`): the profile's
+ * uc host, else its region's, else Qiniu's default.
+ */
+export function ucHostOf(p: RemoteProfile): string {
+  if (p.ucHost) return p.ucHost;
+  if (p.region) return regionHosts(p.region).uc;
+  return DEFAULT_UC_HOST;
+}
+
 interface V4Answer {
   hosts?: Array<Record<string, { domains?: string[] } | undefined>>;
 }

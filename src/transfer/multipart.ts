@@ -7,12 +7,15 @@
  * key}`. All with `Authorization: UpToken <token>`.
  *
  * Resume: after each part, the record (uploadId, expireAt, part etags) is written under the configuration
- * directory (records/<sha1 of remote, bucket, key, source identity>.json). A later run over the same source reads
- * the parts already sent (to hash them) without sending them again. An expired record, or a 612 (unknown
- * uploadId) from the server, starts over once. The record is removed once the object is committed.
+ * directory (records/<sha1 of remote, bucket, key, file size and mtime>.json). A later run over the same source
+ * first lists the upload's parts on the server (`GET …/<uploadId>`, pages of 1,000: a part the server stored after
+ * the last record write counts too), then reads the parts already stored (to hash them) without sending them
+ * again. An expired record (its uploadId's expireAt, less an hour of margin), or a 612 (unknown uploadId) from the
+ * server, starts over once. The record is removed once the object is committed; records past their expireAt
+ * are swept on the first use of the directory in a run.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { urlsafeB64Encode } from '../auth/base64.js';
 import { BLOCK_SIZE, etagFromBlockDigests } from '../objects/etag.js';
@@ -23,7 +26,22 @@ import { checkHash } from './upload.js';
 
 /** Where resume records live (a directory; created on first use, mode 0700). */
 export class ResumeRecords {
+  private swept: Promise<void> | undefined;
+
   constructor(readonly dir: string) {}
+
+  /** Removes every record past its uploadId's expireAt (once per run; errors ignored: records are a cache). */
+  sweep(nowSeconds = Date.now() / 1000): Promise<void> {
+    this.swept ??= (async () => {
+      const names = await readdir(this.dir).catch(() => [] as string[]);
+      for (const name of names.filter((n) => n.endsWith('.json'))) {
+        const file = join(this.dir, name);
+        const rec = await readFile(file, 'utf8').then((t) => JSON.parse(t) as Partial<UploadRecord>, () => undefined);
+        if (!rec || typeof rec.expireAt !== 'number' || rec.expireAt <= nowSeconds) await rm(file, { force: true });
+      }
+    })();
+    return this.swept;
+  }
 
   /** File name of the record for an upload. */
   fileOf(id: string): string {
@@ -31,6 +49,7 @@ export class ResumeRecords {
   }
 
   async read(id: string): Promise<UploadRecord | undefined> {
+    await this.sweep();
     try {
       return JSON.parse(await readFile(this.fileOf(id), 'utf8')) as UploadRecord;
     } catch {
@@ -58,6 +77,26 @@ export interface UploadRecord {
   /** Unix seconds. */
   expireAt: number;
   parts: Record<string, string>;
+}
+
+/**
+ * The parts the server holds for `uploadId` (§6.5; part number → etag; only full 4 MiB parts, the size this client
+ * sends, and a last shorter one), following `part-number-marker`; 'stale' when the upload is gone (612);
+ * undefined when the listing failed otherwise (the record is used as it is).
+ */
+async function listedParts(client: KodoClient, bucket: string, base: string, uploadId: string, auth: { kind: 'uptoken'; token: string }): Promise<Record<string, string> | 'stale' | undefined> {
+  const parts: Record<string, string> = {};
+  let marker = 0;
+  for (;;) {
+    const r = await client.request(bucket, 'up', 'GET', `${base}/${uploadId}?max-parts=1000&part-number-marker=${marker}`, { auth }).catch(() => undefined);
+    if (!r) return undefined;
+    if (r.status === 612) return 'stale';
+    if (r.status !== 200) return undefined;
+    const page = JSON.parse(r.text) as { parts?: Array<{ partNumber: number; etag: string; size: number }>; partNumberMarker?: number };
+    for (const p of page.parts ?? []) if (p.size > 0 && p.size <= BLOCK_SIZE) parts[String(p.partNumber)] = p.etag;
+    if (!page.partNumberMarker) return parts;
+    marker = page.partNumberMarker;
+  }
 }
 
 /** Retries of one part on network errors and 5xx. */
@@ -102,6 +141,11 @@ export async function multipartUpload(
 
   let rec = recordId ? await opts.records!.read(recordId) : undefined;
   if (rec && rec.expireAt - 3600 < Date.now() / 1000) rec = undefined;
+  if (rec) {
+    const listed = await listedParts(client, bucket, base, rec.uploadId, auth);
+    if (listed === 'stale') rec = undefined;
+    else if (listed) rec.parts = listed;
+  }
   if (!rec) {
     const init = await client.request(bucket, 'up', 'POST', base, { auth, contentType: 'application/json', body: '' });
     if (init.status !== 200) throw new TransferError(describeStatus(init.status, init.text, what), init.status);
@@ -168,7 +212,7 @@ export async function multipartUpload(
     digests.push(createHash('sha1').update(body).digest());
     if (record.parts[String(partNumber)] !== undefined) {
       resumed += body.length;
-      opts.onBytes?.(body.length);
+      opts.onSkipped?.(body.length);
       continue;
     }
     const p: Promise<void> = sendPart(partNumber, body).then(

@@ -6,7 +6,10 @@
  * - `json` (`--json`): JSON lines on stdout — `{"event":"file","key","action","bytes","via"?,"error"?,"reason"?,
  *   "resumedBytes"?}` per
  *   object as it ends, `{"event":"progress",…}` once a second, `{"event":"summary",…}` at the end.
- * Byte counts in bytes, rates in bytes per second, times in seconds.
+ * Byte counts in bytes, rates in bytes per second, times in seconds. Two byte counts: bytes sent or received
+ * (`bytes`, the only ones in rates and the ETA) and bytes passed over — skipped files, parts of a resumed upload,
+ * the partial file of a resumed download (`skippedBytes`) — which move the bar but are no work. The ETA is shown
+ * only once a rate is known (after a second with bytes moving); the last frame is drawn before the summary.
  */
 import cliProgress from 'cli-progress';
 
@@ -34,7 +37,9 @@ export interface Summary {
   planned: number;
   bytes: number;
   seconds: number;
-  /** Bytes per second over the whole run. */
+  /** Bytes skipped or resumed (not sent again). */
+  skippedBytes: number;
+  /** Bytes sent or received per second over the whole run (skipped bytes not counted). */
   rate: number;
   failures: Array<{ key: string; error: string }>;
 }
@@ -51,11 +56,25 @@ export function humanBytes(n: number): string {
   return `${u === 0 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
 }
 
+/** A duration as `1h02m`, `3m05s` or `42s`. */
+export function humanSeconds(total: number): string {
+  const t = Math.max(0, Math.round(total));
+  const h = Math.floor(t / 3600);
+  const m = Math.floor((t % 3600) / 60);
+  const sec = t % 60;
+  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m${String(sec).padStart(2, '0')}s`;
+  return `${sec}s`;
+}
+
 export class Reporter {
   private totalFiles = 0;
   private totalBytes = 0;
   private doneFiles = 0;
+  /** Bytes sent or received. */
   private moved = 0;
+  /** Bytes passed over (skipped, resumed). */
+  private passedOver = 0;
   private readonly started = performance.now();
   private readonly counts = { copied: 0, skipped: 0, failed: 0, deleted: 0, planned: 0 };
   private readonly failures: Array<{ key: string; error: string }> = [];
@@ -70,7 +89,9 @@ export class Reporter {
     if (mode === 'bar' && process.stderr.isTTY) {
       this.multi = new cliProgress.MultiBar(
         {
-          format: `${command} {bar} {percentage}% | {moved}/{size} | {files}/{filesTotal} files | {rate}/s | ETA {eta_formatted}`,
+          // Short enough for an 80-column terminal (a longer line is cut at the terminal's width).
+          format: `${command} {bar} {percentage}% {moved}/{size} {files}/{filesTotal} files {rate}/s ETA {eta}`,
+          barsize: 20,
           stream: process.stderr,
           hideCursor: true,
           clearOnComplete: false,
@@ -91,6 +112,7 @@ export class Reporter {
     const seconds = (performance.now() - this.started) / 1000;
     return {
       bytes: this.moved,
+      skippedBytes: this.passedOver,
       totalBytes: this.totalBytes,
       files: this.doneFiles,
       totalFiles: this.totalFiles,
@@ -100,13 +122,16 @@ export class Reporter {
 
   private payload(): Record<string, string | number> {
     const s = this.state();
-    return { moved: humanBytes(s.bytes!), size: humanBytes(s.totalBytes!), files: s.files!, filesTotal: s.totalFiles!, rate: humanBytes(s.rate!) };
+    const seconds = (performance.now() - this.started) / 1000;
+    const left = Math.max(0, this.totalBytes - this.moved - this.passedOver);
+    const eta = left === 0 ? '0s' : seconds >= 1 && s.rate! > 0 ? humanSeconds(left / s.rate!) : '--';
+    return { moved: humanBytes(s.bytes! + s.skippedBytes!), size: humanBytes(s.totalBytes!), files: s.files!, filesTotal: s.totalFiles!, rate: humanBytes(s.rate!), eta };
   }
 
   private redraw(): void {
     if (!this.bar) return;
     this.bar.setTotal(Math.max(1, this.totalBytes));
-    this.bar.update(Math.min(this.moved, Math.max(1, this.totalBytes)), this.payload());
+    this.bar.update(Math.min(this.moved + this.passedOver, Math.max(1, this.totalBytes)), this.payload());
   }
 
   private emit(obj: Record<string, unknown>): void {
@@ -120,9 +145,15 @@ export class Reporter {
     this.redraw();
   }
 
-  /** Bytes moved (negative when a transfer starts over). */
+  /** Bytes sent or received (negative when a transfer starts over). */
   bytes(n: number): void {
     this.moved += n;
+    this.redraw();
+  }
+
+  /** Bytes passed over: a skipped file, the parts of a resumed upload, a resumed download's partial file. */
+  passed(n: number): void {
+    this.passedOver += n;
     this.redraw();
   }
 
@@ -157,13 +188,16 @@ export class Reporter {
   /** Stops the bar and prints the summary (and `extra` fields in JSON mode); returns it. */
   finish(extra: Record<string, unknown> = {}): Summary {
     if (this.ticker) clearInterval(this.ticker);
+    // The last frame: final counts and ETA drawn, then the bar stopped (it renders once more and ends its line).
     this.redraw();
+    this.multi?.update();
     this.multi?.stop();
     const seconds = (performance.now() - this.started) / 1000;
     const summary: Summary = {
       command: this.command,
       ...this.counts,
       bytes: this.moved,
+      skippedBytes: this.passedOver,
       seconds: Math.round(seconds * 1000) / 1000,
       rate: seconds > 0 ? Math.round(this.moved / seconds) : 0,
       failures: this.failures,
@@ -174,7 +208,8 @@ export class Reporter {
       if (summary.deleted) parts.push(`${summary.deleted} deleted`);
       if (summary.planned) parts.push(`${summary.planned} planned (dry run)`);
       process.stdout.write(
-        `${this.command}: ${parts.join(', ')}; ${humanBytes(summary.bytes)} in ${summary.seconds.toFixed(1)} s (${humanBytes(summary.rate)}/s)\n`,
+        `${this.command}: ${parts.join(', ')}; ${humanBytes(summary.bytes)} in ${summary.seconds.toFixed(1)} s (${humanBytes(summary.rate)}/s)` +
+          `${summary.skippedBytes > 0 ? `; ${humanBytes(summary.skippedBytes)} skipped or resumed` : ''}\n`,
       );
     }
     return summary;

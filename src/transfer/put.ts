@@ -6,7 +6,7 @@
  * interruption sends only the parts not yet stored.
  */
 import { createReadStream } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename } from 'node:path';
 import type { KodoClient } from './client.js';
 import { TransferError } from './errors.js';
 import { dirPrefix, type RemoteLocation } from './location.js';
@@ -15,13 +15,16 @@ import { errorText, type Session } from './session.js';
 import { putObject, type ByteSource } from './upload.js';
 import { localKind, walk, type LocalFile } from './walker.js';
 
-/** A local file as a ByteSource (resumable: identity = absolute path, size, mtime). */
+/**
+ * A local file as a ByteSource (resumable: identity = size and mtime; with the remote, bucket and key it names
+ * the resume record, multipart.ts).
+ */
 export function fileSource(f: LocalFile): ByteSource {
   return {
     size: f.size,
     name: basename(f.path),
     open: () => createReadStream(f.path, { highWaterMark: 1024 * 1024 }),
-    resumeId: `${resolve(f.path)}\n${f.size}\n${f.mtimeMs}`,
+    resumeId: `${f.size}\n${f.mtimeMs}`,
   };
 }
 
@@ -31,6 +34,7 @@ export async function putFile(s: Session, client: KodoClient, bucket: string, ke
     const r = await putObject(client, bucket, key, fileSource(f), {}, {
       ...(s.opts.limiter ? { limiter: s.opts.limiter } : {}),
       onBytes: (n) => s.reporter.bytes(n),
+      onSkipped: (n) => s.reporter.passed(n),
       records: s.records,
     });
     s.reporter.done({

@@ -29,19 +29,21 @@ export interface UploadOptions {
   limiter?: RateLimiter;
   /** Called with each batch of bytes sent (for progress). */
   onBytes?: (n: number) => void;
+  /** Called with the bytes of parts a resumed upload does not send again. */
+  onSkipped?: (n: number) => void;
   /** Parts of one multipart upload in flight (default 4). */
   partConcurrency?: number;
   /** Resume records of multipart uploads (only for sources that can be read again: files). */
   records?: ResumeRecords;
 }
 
-/** A source of bytes: `open()` gives a fresh stream from the start; `resumeId` identifies it for resume records. */
+/** A source of bytes: `open()` gives a fresh stream from the start; `resumeId` identifies it for resume records (with the remote, bucket and key). */
 export interface ByteSource {
   size: number;
   /** Name sent as `fname`. */
   name: string;
   open(): Readable;
-  /** Stable identity of the bytes (e.g. path + size + mtime); absent: no resume record is kept. */
+  /** Stable identity of the bytes (a file's size and mtime); absent: no resume record is kept. */
   resumeId?: string;
 }
 
