@@ -81,11 +81,11 @@ export function multipartEtag(md5s: string[]): string {
 }
 
 /**
- * An ETag as clients send it back: quotes optional, case-insensitive hex. rclone writes the quotes as the character
- * reference `&#34;`, which the XML parser (xml.ts) leaves as text: undone here.
+ * An ETag as clients send it back: quotes optional, case-insensitive hex (rclone's `&#34;` quotes are decoded by the
+ * XML parser, xml.ts).
  */
 export function normalEtag(text: string): string {
-  return text.trim().replace(/^(?:"|&quot;|&#34;|&#x22;)|(?:"|&quot;|&#34;|&#x22;)$/gi, '').toLowerCase();
+  return text.trim().replace(/^"|"$/g, '').toLowerCase();
 }
 
 /** A part number query parameter: 1..10000; InvalidArgument otherwise. */

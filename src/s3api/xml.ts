@@ -63,7 +63,9 @@ const parser = new XMLParser({
   parseTagValue: false,
   trimValues: false,
   processEntities: true,
-  htmlEntities: false,
+  // Numeric character references (`&#34;`, `&#x41;`) are decoded too: rclone writes the quotes around part ETags
+  // in CompleteMultipartUpload as `&#34;`, and keys in a Delete body may carry any of them.
+  htmlEntities: true,
   ignoreDeclaration: true,
   ignorePiTags: true,
   // Elements that may repeat are always arrays, whatever their count.
