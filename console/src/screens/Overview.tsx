@@ -99,7 +99,7 @@ interface OverviewData {
 }
 
 export function Overview() {
-  const { t, date } = useI18n();
+  const { t, date, lang } = useI18n();
   const { data, error } = useLoad(() => get<OverviewData>('/api/overview'), []);
   if (error) return <p className="error">{error}</p>;
   if (!data) return <p className="muted">…</p>;
@@ -111,7 +111,8 @@ export function Overview() {
       <div className="cards">
         <div className="card stat">
           <span className="big">{data.totals.buckets}</span>
-          <span>{t('Buckets')}</span>
+          {/* The count of buckets: "空间" in Chinese, not the menu's "空间管理". */}
+          <span>{lang === 'zh' ? t('Bucket') : t('Buckets')}</span>
         </div>
         <div className="card stat">
           <span className="big">{data.totals.objects.toLocaleString()}</span>
