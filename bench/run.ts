@@ -9,7 +9,7 @@
  * bench/results.json. See bench/README.md.
  *
  * Options: --quick (short phases, to try the harness),
- * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video,hls,transfer,cluster
+ * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video,hls,transfer,cluster,s3
  * (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client),
@@ -81,6 +81,7 @@ const EXTENSIONS: Record<string, () => Promise<{ run: BenchRun }>> = {
   jobs: () => import('./jobs.js'),
   mkzip: () => import('./mkzip.js'),
   nrop: () => import('./nrop.js'),
+  s3: () => import('./s3.js'),
   transfer: () => import('./transfer.js'),
   video: () => import('./video.js'),
 };

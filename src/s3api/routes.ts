@@ -36,6 +36,7 @@ import { getBucketAcl, getObjectAcl, putBucketAcl } from './ops/bucket-acl.js';
 import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/bucket-tagging.js';
 import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/bucket-policy.js';
 import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
+import { deleteBucketLifecycle, getBucketLifecycle, putBucketLifecycle } from './ops/bucket-lifecycle.js';
 import { getBucketVersioning } from './ops/get-bucket-versioning.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
 
@@ -114,6 +115,9 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'bucket', query: 'cors', operation: 'GetBucketCors', auth: 'signed', handler: getBucketCors },
   { method: 'PUT', shape: 'bucket', query: 'cors', operation: 'PutBucketCors', auth: 'signed', handler: putBucketCors },
   { method: 'DELETE', shape: 'bucket', query: 'cors', operation: 'DeleteBucketCors', auth: 'signed', handler: deleteBucketCors },
+  { method: 'GET', shape: 'bucket', query: 'lifecycle', operation: 'GetBucketLifecycleConfiguration', auth: 'signed', handler: getBucketLifecycle },
+  { method: 'PUT', shape: 'bucket', query: 'lifecycle', operation: 'PutBucketLifecycleConfiguration', auth: 'signed', handler: putBucketLifecycle },
+  { method: 'DELETE', shape: 'bucket', query: 'lifecycle', operation: 'DeleteBucketLifecycle', auth: 'signed', handler: deleteBucketLifecycle },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
 ];
 
