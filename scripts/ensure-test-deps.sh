@@ -45,9 +45,9 @@ NEEDS=(
 present() {
   case "$1" in
     python3:*) command -v python3 >/dev/null 2>&1 && python3 -c "import ${1#python3:}" >/dev/null 2>&1 ;;
-    # Data files (fonts, under /usr/share) need only be there; programs must be executable.
-    /usr/share/*) [ -f "$1" ] ;;
-    *) [ -x "$1" ] ;;
+    # Programs (in a bin directory) must be executable; data files and libraries need only be there.
+    */bin/*) [ -x "$1" ] ;;
+    *) [ -f "$1" ] ;;
   esac
 }
 
