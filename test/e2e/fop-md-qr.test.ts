@@ -94,6 +94,7 @@ describe('md2html and qrcode', () => {
     const html = await r.text();
     expect(html.startsWith('<h1>Granary title</h1>')).toBe(true);
     for (const gone of ['<html', '<head', '<body', '<script']) expect(html, gone).not.toContain(gone);
+    expect(await (await fetch(`${s.url}/${B}/doc/readme.md?md2html/mode/1`)).text()).toBe(html);
   });
 
   it('qrcode: mode 0 holds the resource URL, mode 1 its content; level H is larger than L', async () => {
@@ -134,6 +135,7 @@ describe('md2html and qrcode', () => {
       expect((await fetch(`${s.url}/${B}/doc/readme.md?${fop}`)).status, fop).toBe(400);
     }
     expect((await sdkPfop(s, B, 'note.txt', ['qrcode/0/level/Z'], '')).status).toBe(400);
+    expect((await sdkPfop(s, B, 'doc/readme.md', ['md2html/3'], '')).status).toBe(400);
     // Content too long for a QR code (more than 2,953 bytes at level L).
     await put(B, 'big.txt', Buffer.alloc(4000, 'a'));
     expect((await fetch(`${s.url}/${B}/big.txt?qrcode/1`)).status).toBe(400);
