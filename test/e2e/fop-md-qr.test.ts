@@ -139,5 +139,10 @@ describe('md2html and qrcode', () => {
     // Content too long for a QR code (more than 2,953 bytes at level L).
     await put(B, 'big.txt', Buffer.alloc(4000, 'a'));
     expect((await fetch(`${s.url}/${B}/big.txt?qrcode/1`)).status).toBe(400);
+    // A Markdown source beyond GRANARY_MD2HTML_MAX_SOURCE (default 1 MiB).
+    await put(B, 'big.md', Buffer.alloc(1024 * 1024 + 1, 'a'));
+    const tooBig = await fetch(`${s.url}/${B}/big.md?md2html`);
+    expect(tooBig.status).toBe(400);
+    expect(await tooBig.text()).toContain('GRANARY_MD2HTML_MAX_SOURCE');
   });
 });

@@ -10,7 +10,8 @@
  * The rendered HTML goes through `sanitize-html`: scripts, styles, iframes, forms, event handler attributes
  * (`onerror=` …) and `javascript:`/`data:` URLs are removed; the download route adds `Content-Security-Policy:
  * sandbox` to every HTML answer besides (roles/io/active-content.ts).
- * Errors: 400 for bad parameters and for a source larger than GRANARY_FOP_MAX_SOURCE (bytes).
+ * Rendering is synchronous (about 1.6 s per MiB on one core), hence its own small source limit.
+ * Errors: 400 for bad parameters and for a source larger than GRANARY_MD2HTML_MAX_SOURCE (bytes).
  */
 import { Marked } from 'marked';
 import sanitizeHtml from 'sanitize-html';
@@ -99,8 +100,8 @@ export const md2html: FopCommand<Md2htmlParams> = {
   name: 'md2html',
   parse: parseMd2html,
   async run(source, params, ctx) {
-    if (source.size > ctx.limits.maxSourceBytes) {
-      throw Errors.badRequest(`md2html: the source (${source.size} bytes) is larger than GRANARY_FOP_MAX_SOURCE (${ctx.limits.maxSourceBytes} bytes)`);
+    if (source.size > ctx.limits.md2htmlMaxSourceBytes) {
+      throw Errors.badRequest(`md2html: the source (${source.size} bytes) is larger than GRANARY_MD2HTML_MAX_SOURCE (${ctx.limits.md2htmlMaxSourceBytes} bytes)`);
     }
     const markdown = new TextDecoder('utf-8', { ignoreBOM: false }).decode(await source.bytes());
     const title = ctx.key.split('/').pop() || ctx.key;
