@@ -154,6 +154,8 @@ export interface Config {
   mkzipMaxBytes: number;
   /** GRANARY_DOC_MAX_SOURCE: largest document the conversion command reads, bytes (default 100 MiB; over → 400). */
   docMaxSourceBytes: number;
+  /** GRANARY_MD2HTML_MAX_SOURCE: largest Markdown object md2html renders, bytes (default 1 MiB; over → 400). */
+  md2htmlMaxSourceBytes: number;
   /** GRANARY_JOB_TIMEOUT: seconds one command of a persistent job (pfop, persistentOps) may run, waiting for a fop pool slot not counted (default 600; over → item code 3). */
   jobTimeoutSeconds: number;
   /** GRANARY_JOB_CONCURRENCY: concurrency of the `0.default` pipeline when first created, and of pipelines created without one (default 2). */
@@ -417,6 +419,7 @@ export function loadConfig(env: Env = process.env): Config {
     mkzipMaxFiles: intVar(env, 'GRANARY_MKZIP_MAX_FILES'),
     mkzipMaxBytes: intVar(env, 'GRANARY_MKZIP_MAX_BYTES'),
     docMaxSourceBytes: intVar(env, 'GRANARY_DOC_MAX_SOURCE'),
+    md2htmlMaxSourceBytes: intVar(env, 'GRANARY_MD2HTML_MAX_SOURCE'),
     jobTimeoutSeconds: intVar(env, 'GRANARY_JOB_TIMEOUT'),
     jobConcurrency: intVar(env, 'GRANARY_JOB_CONCURRENCY'),
     jobAttempts: intVar(env, 'GRANARY_JOB_ATTEMPTS'),

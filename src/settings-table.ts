@@ -355,6 +355,10 @@ export const SETTINGS: readonly Setting[] = [
     description: 'largest document `yifangyun_preview` converts (400 above)',
   },
   {
+    kind: 'int', name: 'GRANARY_MD2HTML_MAX_SOURCE', field: 'md2htmlMaxSourceBytes', group: 'Files and documents', min: 1, max: GiB, default: MiB, unit: 'bytes',
+    description: 'largest Markdown object `md2html` renders (400 above); rendering runs on the event loop at about 1.6 s per MiB',
+  },
+  {
     kind: 'text', name: 'GRANARY_SOFFICE', field: 'sofficePath', group: 'Files and documents', type: 'path', defaultText: '`soffice` on `PATH`',
     description: 'path of LibreOffice\'s `soffice` (Debian `libreoffice-core-nogui` with `-writer-`, `-calc-`, `-impress-nogui`) for document conversion; absent → `yifangyun_preview` answers 415 naming this setting',
   },

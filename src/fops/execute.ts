@@ -58,6 +58,7 @@ export function fopLimits(g: Granary): FopLimits {
     mkzipMaxFiles: c.mkzipMaxFiles,
     mkzipMaxBytes: c.mkzipMaxBytes,
     docMaxSourceBytes: c.docMaxSourceBytes,
+    md2htmlMaxSourceBytes: c.md2htmlMaxSourceBytes,
   };
 }
 

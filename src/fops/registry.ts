@@ -6,8 +6,10 @@ import { Errors } from '../errors.js';
 import { exif } from './exif-command.js';
 import { yifangyunPreview } from './files/doc-convert.js';
 import { imageslim } from './files/imageslim.js';
+import { md2html } from './files/md2html.js';
 import { mkzip } from './files/mkzip.js';
 import { qhash } from './files/qhash.js';
+import { qrcode } from './files/qrcode.js';
 import { imageAve } from './image-ave.js';
 import { imageInfo } from './image-info.js';
 import { imageMogr2 } from './image-mogr2.js';
@@ -23,7 +25,7 @@ import { vsample } from './video/vsample.js';
 import { watermark } from './watermark.js';
 
 const COMMANDS = new Map<string, FopCommand>(
-  ([imageInfo, imageAve, imageView2, imageMogr2, watermark, exif, nrop, avconcat, avinfo, vframe, avthumb, pm3u8, vsample, imageslim, mkzip, qhash, yifangyunPreview] as FopCommand[]).map((c) => [c.name, c]),
+  ([imageInfo, imageAve, imageView2, imageMogr2, watermark, exif, nrop, avconcat, avinfo, vframe, avthumb, pm3u8, vsample, imageslim, mkzip, qhash, md2html, qrcode, yifangyunPreview] as FopCommand[]).map((c) => [c.name, c]),
 );
 const MAX_STAGES = 10;
 

@@ -34,6 +34,8 @@ export interface FopLimits {
   mkzipMaxBytes: number;
   /** Largest document the conversion command reads, bytes (GRANARY_DOC_MAX_SOURCE). */
   docMaxSourceBytes: number;
+  /** Largest Markdown source md2html renders, bytes (GRANARY_MD2HTML_MAX_SOURCE). */
+  md2htmlMaxSourceBytes: number;
 }
 
 /** The input of a stage: the stored object for the first stage, the previous stage's output after that. */
