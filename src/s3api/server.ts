@@ -24,6 +24,7 @@ import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
 import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
 import { authenticate } from './auth/authenticate.js';
 import { S3Errors, toS3Error } from './errors.js';
+import { listenQuietly } from '../listen-quietly.js';
 import { matchRoute, type PathShape } from './routes.js';
 import type { S3Request, S3Response } from './types.js';
 import { errorXml } from './xml.js';
@@ -192,10 +193,10 @@ export async function startS3Listener(g: Granary, opts: S3ListenerOptions): Prom
   let handed: HandedConnections | undefined;
   try {
     if (opts.handedSlot !== undefined) {
-      await app.listen({ path: privateListenPath(opts.handedSlot, 's3'), exclusive: true });
+      await listenQuietly(app, { path: privateListenPath(opts.handedSlot, 's3'), exclusive: true });
       handed = acceptHandedConnections(app.server, 's3');
     } else {
-      await app.listen({ port: opts.port, host: opts.host });
+      await listenQuietly(app, { port: opts.port, host: opts.host });
     }
   } catch (err) {
     await app.close();

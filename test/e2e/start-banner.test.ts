@@ -20,10 +20,10 @@ afterEach(async () => {
 });
 
 /** `granary serve` under a pseudo-terminal; its output (colours stripped, \r\n → \n) and a stop. */
-async function serveOnTerminal(env: Record<string, string>): Promise<{ output: () => string; port: number; consolePort: number; dataDir: string }> {
+async function serveOnTerminal(env: Record<string, string>): Promise<{ output: () => string; port: number; consolePort: number; s3Port: number; dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'granary-banner-'));
-  const [port, consolePort] = [await freePort(), await freePort()];
-  const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} serve --data-dir ${JSON.stringify(dataDir)} --port ${port} --console-port ${consolePort}`;
+  const [port, consolePort, s3Port] = [await freePort(), await freePort(), await freePort()];
+  const command = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} serve --data-dir ${JSON.stringify(dataDir)} --port ${port} --console-port ${consolePort} --s3-port ${s3Port}`;
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     cwd: REPO_ROOT,
     env: cleanEnv({ GRANARY_LOG_LEVEL: 'info', TERM: 'dumb', ...env }),
@@ -45,7 +45,7 @@ async function serveOnTerminal(env: Record<string, string>): Promise<{ output: (
   const output = (): string => out.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r\n/g, '\n');
   await waitUntil(async () => /Press Ctrl-C to stop\./.test(output()) || child.exitCode !== null, 'the start banner', 60_000);
   expect(child.exitCode, output()).toBeNull();
-  return { output, port, consolePort, dataDir };
+  return { output, port, consolePort, s3Port, dataDir };
 }
 
 /** The local addresses (hex `ADDR:PORT` of /proc/net/tcp) listening on `port`. */
@@ -58,8 +58,9 @@ async function listeningOn(port: number): Promise<string[]> {
     .map((f) => f[1]!);
 }
 
-function expectBanner(text: string, s: { port: number; consolePort: number; dataDir: string }, workers: string): void {
+function expectBanner(text: string, s: { port: number; consolePort: number; s3Port: number; dataDir: string }, workers: string): void {
   expect(text).toMatch(new RegExp(`Kodo API +http://127\\.0\\.0\\.1:${s.port}\\n`));
+  expect(text).toMatch(new RegExp(`S3 API +http://127\\.0\\.0\\.1:${s.s3Port} +AWS SDKs and tools`));
   expect(text).toMatch(new RegExp(`Console +http://127\\.0\\.0\\.1:${s.consolePort} +open it and sign in with the key pair`));
   expect(text).toContain(`Data dir  ${s.dataDir}`);
   expect(text).toMatch(new RegExp(`Workers +${workers}`));
@@ -89,5 +90,8 @@ describe('granary serve on a terminal', () => {
     expect(text).toMatch(/INFO.*granary primary started/);
     expect(text.match(/Granary is ready\./g)).toHaveLength(1);
     expect((await fetch(`http://127.0.0.1:${s.port}/health/live`)).status).toBe(200);
+    // Every worker's S3 listener answers (an unsigned call: 403), and none named its private socket on the way.
+    for (let i = 0; i < 4; i++) expect((await fetch(`http://127.0.0.1:${s.s3Port}/`, { headers: { connection: 'close' } })).status).toBe(403);
+    expect(s.output()).not.toMatch(/granary-worker-|Server listening/);
   });
 });
