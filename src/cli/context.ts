@@ -35,13 +35,17 @@ export function configFrom(opts: Opts): Config {
 /**
  * Refuses a data dir that does not exist (an offline command run in the wrong folder would otherwise create
  * `./data` there and answer from an empty store, with a freshly generated key pair). `create`: make it instead
- * (`--create-data-dir`). Names the dir on stderr when stderr is a terminal. Throws an Error naming the dir.
+ * (`--create-data-dir`). In cluster mode (GRANARY_METADATA=postgres://… and GRANARY_BLOBS=s3://…) the data dir
+ * holds no data and a missing one is fine. Names the dir on stderr when stderr is a terminal. Throws an Error naming the dir.
  */
 export async function requireDataDir(config: Config, create = false): Promise<void> {
   const dir = config.dataDir;
   const st = await stat(dir).catch(() => undefined);
   if (st && !st.isDirectory()) throw new Error(`data dir ${dir} is not a directory`);
-  if (!st && !create) {
+  // A cluster node's data (PostgreSQL metadata, S3 blobs) is elsewhere: its data dir is only local scratch, made on
+  // demand, and no store can be mistaken for an empty one.
+  const scratchOnly = config.metadata.kind === 'postgres' && config.blobs.kind === 's3';
+  if (!st && !create && !scratchOnly) {
     throw new Error(
       `data dir ${dir} does not exist: give the data dir of your server with --data-dir <dir> (or GRANARY_DATA_DIR), ` +
         `or --create-data-dir to start a new one; for a remote bucket use <remote>:<bucket>/<key> (granary remote add)`,
