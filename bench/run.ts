@@ -27,7 +27,6 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
-import { loadConfig } from '../src/config.js';
 import { transpileForBench } from './lib/build.js';
 import { runOneShot, startClient, startServer, type OneShotResult, type ServerChild } from './lib/child.js';
 import { writeContentFile } from './lib/data.js';
@@ -378,10 +377,9 @@ async function main(): Promise<void> {
         ...(workers > 1 ? { GRANARY_WORKERS: String(workers) } : {}),
       };
       const script = workers > 1 ? 'granary-primary' : 'granary-server';
-      // One process gets the flag `granary serve` gives each worker (GRANARY_WORKER_OLD_SPACE_MB, default 256).
-      const heap = workers > 1 ? [] : [`--initial-old-space-size=${loadConfig({}).workerOldSpaceMb}`];
+      // One process gets the flag `granary serve` gives each worker from startServer (lib/child.ts serverArgv).
       const prof = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-      const s = await startServer(buildDir, script, env, [...heap, ...prof, ...nodeArgs]);
+      const s = await startServer(buildDir, script, env, [...prof, ...nodeArgs]);
       children.add(s);
       return s;
     };

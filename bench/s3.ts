@@ -3,7 +3,9 @@
  * flight) and 64 MiB objects (8 objects, 2 in flight) through @aws-sdk/client-s3 against (a) Granary's S3 listener,
  * (b) a throw-away Ceph radosgw (test/helpers/s3-server.ts, memstore OSD, on loopback), and (c) Granary's own Kodo
  * API (form upload through the `qiniu` SDK for PUT, a plain GET of the public bucket for GET), in the same run, one
- * after the other per case (Granary-S3, radosgw, Kodo). The Granary child is the usual bench server
+ * after the other per case. Every target first puts and reads back a few objects of the case's size untimed (warm-up:
+ * JIT, connections, buffers); then 3 rounds (1 with `--quick`) rotate the order of the targets (A B C, B C A,
+ * C A B) and the figures are each target's median round (every round is kept in the JSON). The Granary child is the usual bench server
  * (bench/granary-server.ts, file stores) with its S3 listener on a free loopback port. Figures: ops/s for 4 KiB,
  * MB/s (10^6 bytes) for 64 MiB, and the ratios Granary-S3 / radosgw and Granary-S3 / Kodo API.
  * `--quick`: 400 small ops and 4 large objects.
@@ -109,19 +111,24 @@ interface Case {
   size: number;
   count: number;
   concurrency: number;
+  /** Objects put and read back, untimed, on every target before the first round. */
+  warmup: number;
   unit: 'ops/s' | 'MB/s';
 }
 
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
 export async function run(opts: { quick: boolean; log: (line: string) => void }): Promise<Record<string, unknown>> {
   const { log } = opts;
+  const rounds = opts.quick ? 1 : 3;
   const cases: Case[] = [
-    { name: '4 KiB', size: 4 * KiB, count: opts.quick ? 400 : 2000, concurrency: 16, unit: 'ops/s' },
-    { name: '64 MiB', size: 64 * MiB, count: opts.quick ? 4 : 8, concurrency: 2, unit: 'MB/s' },
+    { name: '4 KiB', size: 4 * KiB, count: opts.quick ? 400 : 2000, concurrency: 16, warmup: 200, unit: 'ops/s' },
+    { name: '64 MiB', size: 64 * MiB, count: opts.quick ? 4 : 8, concurrency: 2, warmup: 2, unit: 'MB/s' },
   ];
   const root = fileURLToPath(new URL('..', import.meta.url));
   const buildDir = await mkdtemp(join(os.tmpdir(), 'granary-bench-s3-build-'));
   const dataDir = await mkdtemp(join(os.tmpdir(), 'granary-bench-s3-data-'));
-  const rgw = await startS3Server();
+  const rgw = await startS3Server({ memstoreBytes: 6 * 1024 ** 3 });
   try {
     await transpileForBench(root, buildDir);
     const s3Port = await freePort();
@@ -140,22 +147,35 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
       for (const c of cases) {
         const body = randomBytes(c.size);
         const rate = (seconds: number): number => (c.unit === 'ops/s' ? c.count / seconds : (c.count * c.size) / 1e6 / seconds);
+        const prefix = `${c.name.replace(' ', '')}/`;
+        // Warm-up, untimed: every target's first requests of this size (JIT, connections, buffers) are not measured.
+        for (const t of targets) {
+          await timedPool(c.warmup, c.concurrency, async (i) => t.put(`${prefix}warm-${i}`, body));
+          await timedPool(c.warmup, c.concurrency, async (i) => void (await t.get(`${prefix}warm-${i}`)));
+        }
         for (const op of ['PUT', 'GET'] as const) {
-          const got: number[] = [];
-          for (const t of targets) {
-            const prefix = `${c.name.replace(' ', '')}/`;
-            const seconds = await timedPool(c.count, c.concurrency, async (i) => {
-              if (op === 'PUT') await t.put(`${prefix}${i}`, body);
-              else {
-                const n = await t.get(`${prefix}${i}`);
-                if (n !== c.size) throw new Error(`${t.name} GET ${prefix}${i}: ${n} bytes, expected ${c.size}`);
-              }
-            });
-            got.push(rate(seconds));
-            figures[`${t.name} ${op} ${c.name} ${c.unit}`] = rate(seconds);
-            log(`${t.name}: ${op} ${c.count} × ${c.name}, ${c.concurrency} in flight: ${fmt(rate(seconds), 1)} ${c.unit}`);
+          const got: number[][] = targets.map(() => []);
+          // Rounds rotate the order of the targets (A B C, B C A, C A B): none is always first or last.
+          for (let round = 0; round < rounds; round++) {
+            for (let k = 0; k < targets.length; k++) {
+              const ti = (k + round) % targets.length;
+              const t = targets[ti]!;
+              const seconds = await timedPool(c.count, c.concurrency, async (i) => {
+                if (op === 'PUT') await t.put(`${prefix}${i}`, body);
+                else {
+                  const n = await t.get(`${prefix}${i}`);
+                  if (n !== c.size) throw new Error(`${t.name} GET ${prefix}${i}: ${n} bytes, expected ${c.size}`);
+                }
+              });
+              got[ti]!.push(rate(seconds));
+              log(`round ${round + 1} ${t.name}: ${op} ${c.count} × ${c.name}, ${c.concurrency} in flight: ${fmt(rate(seconds), 1)} ${c.unit}`);
+            }
           }
-          const [g = 0, r = 0, k = 0] = got;
+          const [g = 0, r = 0, k = 0] = got.map(median);
+          targets.forEach((t, ti) => {
+            figures[`${t.name} ${op} ${c.name} ${c.unit}`] = median(got[ti]!);
+            figures[`${t.name} ${op} ${c.name} ${c.unit} rounds`] = got[ti]!.map((x) => Math.round(x * 10) / 10);
+          });
           rows.push([`${op} ${c.name} (${c.count}, ${c.concurrency} in flight)`, c.unit, fmt(g, 1), fmt(r, 1), fmt(k, 1), `${(g / r).toFixed(2)}×`, `${(g / k).toFixed(2)}×`]);
         }
       }

@@ -4,6 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
 import type { ClientReply, Job, JobResult } from './jobs.js';
 
 export interface Child {
@@ -57,14 +58,26 @@ async function forkChild(
   return { child, ready };
 }
 
-/** Starts a server script that reports `{ready, port}`. */
+/**
+ * The node flags of a server child: one Granary process (`granary-server`) gets the flag `granary serve` gives each
+ * worker and `npm start` gives a single process, `--initial-old-space-size=<GRANARY_WORKER_OLD_SPACE_MB>` (without
+ * it V8 runs a full collection every ~50 ms during large transfers and a 64 MiB GET costs about twice the CPU;
+ * docs/operations/workers.md), unless `execArgv` sets its own.
+ */
+function serverArgv(script: string, env: Record<string, string>, execArgv: string[]): string[] {
+  if (script !== 'granary-server' || execArgv.some((a) => a.startsWith('--initial-old-space-size'))) return execArgv;
+  const mb = loadConfig({ ...process.env, ...env }).workerOldSpaceMb;
+  return mb > 0 ? [`--initial-old-space-size=${mb}`, ...execArgv] : execArgv;
+}
+
+/** Starts a server script that reports `{ready, port}` (a one-process Granary with its heap flag: serverArgv). */
 export async function startServer(
   buildDir: string,
   script: string,
   env: Record<string, string>,
   execArgv: string[] = [],
 ): Promise<ServerChild> {
-  const { child, ready } = await forkChild(buildDir, script, env, execArgv);
+  const { child, ready } = await forkChild(buildDir, script, env, serverArgv(script, env, execArgv));
   const ask = <T extends { type: string }>(msg: { type: string } & Record<string, unknown>): Promise<T> =>
     new Promise((resolve) => {
       const onMessage = (reply: { type?: string }): void => {

@@ -40,7 +40,7 @@ export interface S3TestServer {
   stop(): Promise<void>;
 }
 
-function cephConf(dir: string, fsid: string, monPort: number, rgwPort: number): string {
+function cephConf(dir: string, fsid: string, monPort: number, rgwPort: number, memstoreBytes: number): string {
   return `[global]
 fsid = ${fsid}
 mon host = [v2:127.0.0.1:${monPort}]
@@ -68,7 +68,7 @@ mon cluster log file = ${dir}/log/cluster.log
 [osd]
 osd data = ${dir}/osd0
 osd objectstore = memstore
-memstore device bytes = ${1024 ** 3}
+memstore device bytes = ${memstoreBytes}
 osd max object name len = 460
 osd max object namespace len = 64
 [client.rgw]
@@ -110,9 +110,10 @@ async function waitForHttp(endpoint: string, daemon: ChildProcess, logFile: stri
 
 /**
  * Starts a throw-away Ceph cluster with radosgw on loopback and an S3 user; resolves once radosgw answers.
- * Needs root (the daemons run as the calling user; the tests run as root on our machines).
+ * `memstoreBytes`: the OSD's RAM cap (default 1 GiB; the S3 bench asks for more: overwritten and deleted tails
+ * stay in the OSD until radosgw's deferred garbage collection). Needs root (the daemons run as the calling user; the tests run as root on our machines).
  */
-export async function startS3Server(): Promise<S3TestServer> {
+export async function startS3Server(opts: { memstoreBytes?: number } = {}): Promise<S3TestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'granary-ceph-'));
   const daemons: ChildProcess[] = [];
   const killAll = (): void => {
@@ -141,7 +142,7 @@ export async function startS3Server(): Promise<S3TestServer> {
     const [monPort, rgwPort] = [await freePort(), await freePort()];
     const fsid = randomUUID();
     for (const sub of ['run', 'log', 'mon', 'osd0', 'rgw']) await mkdir(join(dir, sub));
-    await writeFile(conf, cephConf(dir, fsid, monPort, rgwPort));
+    await writeFile(conf, cephConf(dir, fsid, monPort, rgwPort, opts.memstoreBytes ?? 1024 ** 3));
     // Every key in one keyring, imported by the monitor's mkfs: no `ceph auth` round trips later.
     const keyring = join(dir, 'keyring');
     await ceph('ceph-authtool', ['--create-keyring', keyring, '--gen-key', '-n', 'mon.', '--cap', 'mon', 'allow *']);
