@@ -14,9 +14,11 @@ type Entry = readonly [status: number, message: string];
 /** Every S3 error code the S3 listener answers with (AWS S3 API Reference, "Error responses"). */
 const CATALOGUE = {
   AccessDenied: [403, 'Access Denied'],
+  AccessForbidden: [403, 'CORSResponse: This CORS request is not allowed.'],
   AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
   AuthorizationQueryParametersError: [400, 'Error parsing the X-Amz-Credential parameter.'],
   BadDigest: [400, 'The Content-MD5 or checksum you specified did not match what we received.'],
+  BadRequest: [400, 'Bad Request'],
   BucketAlreadyExists: [409, 'The requested bucket name is not available. The bucket namespace is shared by all users of the system.'],
   BucketAlreadyOwnedByYou: [409, 'Your previous request to create the named bucket succeeded and you already own it.'],
   BucketNotEmpty: [409, 'The bucket you tried to delete is not empty.'],

@@ -8,7 +8,8 @@
  * Matching (`matchRoute`): among the rows of the method and shape, the most specific whose query parameter (and
  * header) the request carries; a row without a query matches only when the request carries none of the known
  * sub-resources. A request naming a known sub-resource no row serves is NotImplemented (501), so clients see a
- * clear answer; a method no row of the shape serves is MethodNotAllowed (405).
+ * clear answer; a method no row of the shape serves is MethodNotAllowed (405). `OPTIONS` (CORS preflights, cors.ts)
+ * ignores sub-resources: a preflight carries the query of the request it asks about.
  */
 import { S3Errors } from './errors.js';
 import type { S3Operation } from './types.js';
@@ -38,6 +39,7 @@ import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/buck
 import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
 import { deleteBucketLifecycle, getBucketLifecycle, putBucketLifecycle } from './ops/bucket-lifecycle.js';
 import { getBucketVersioning } from './ops/get-bucket-versioning.js';
+import { optionsObject } from './cors.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
 
 /** What a path names. */
@@ -45,13 +47,15 @@ export type PathShape = 'service' | 'bucket' | 'object';
 
 /**
  * Who may call an operation: a signed caller only, also anonymous callers on public buckets (reads), or anyone with
- * the operation checking a signature of its own (`form`: POST Object's signed policy).
+ * the operation checking a signature of its own (`form`: POST Object's signed policy), or nobody's: `none`, not
+ * authenticated at all (CORS preflights: browsers send no credentials, and a presigned URL's query signs the actual
+ * request, not its preflight).
  */
-export type RouteAuth = 'signed' | 'public-read' | 'form';
+export type RouteAuth = 'signed' | 'public-read' | 'form' | 'none';
 
 /** One row of the table. */
 export interface S3Route {
-  method: 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
+  method: 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS';
   shape: PathShape;
   /** A query parameter that selects the row: `name` (present) or `name=value`. */
   query?: string;
@@ -119,6 +123,9 @@ export const ROUTES: S3Route[] = [
   { method: 'PUT', shape: 'bucket', query: 'lifecycle', operation: 'PutBucketLifecycleConfiguration', auth: 'signed', handler: putBucketLifecycle },
   { method: 'DELETE', shape: 'bucket', query: 'lifecycle', operation: 'DeleteBucketLifecycle', auth: 'signed', handler: deleteBucketLifecycle },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
+  // CORS preflights (cors.ts).
+  { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', handler: optionsObject },
+  { method: 'OPTIONS', shape: 'object', operation: 'OptionsObject', auth: 'none', handler: optionsObject },
 ];
 
 /** Whether the request carries the row's query selector. */
@@ -153,7 +160,7 @@ export function matchRoute(
     if ([...query.keys()].some((k) => SUB_RESOURCES.has(k))) throw S3Errors.NotImplemented();
     throw S3Errors.MethodNotAllowed();
   }
-  const carried = [...query.keys()].filter((k) => SUB_RESOURCES.has(k));
+  const carried = method === 'OPTIONS' ? [] : [...query.keys()].filter((k) => SUB_RESOURCES.has(k));
   let best: S3Route | undefined;
   let bestScore = -1;
   for (const r of candidates) {

@@ -22,7 +22,8 @@ import { listenError } from '../listen-error.js';
 import { downloadSecurityHeaders } from '../roles/io/active-content.js';
 import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
 import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
-import { authenticate } from './auth/authenticate.js';
+import { authenticate, unauthenticated } from './auth/authenticate.js';
+import { corsAnswerHeaders } from './cors.js';
 import { S3Errors, toS3Error } from './errors.js';
 import { listenQuietly } from '../listen-quietly.js';
 import { matchRoute, type PathShape } from './routes.js';
@@ -91,16 +92,24 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
   const query = new URLSearchParams(q < 0 ? '' : rawUrl.slice(q + 1));
   const vhost = virtualHostBucket(raw.headers.host, g.config.s3Domain);
   const address = addressOf(rawPath, vhost);
-  const auth = authenticate(
+  const method = raw.method ?? 'GET';
+  // A preflight is matched first: it is never authenticated (routes.ts auth `none`).
+  const preflight = method === 'OPTIONS' ? matchRoute(method, address.shape, query, (name) => raw.headers[name] !== undefined) : undefined;
+  const auth = (preflight ? unauthenticated : authenticate)(
     g,
-    { method: raw.method ?? 'GET', rawUrl, headers: raw.headersDistinct, merged: raw.headers, stream: raw },
+    { method, rawUrl, headers: raw.headersDistinct, merged: raw.headers, stream: raw },
     g.clock.nowMs(),
     vhost,
   );
-  const route = matchRoute(raw.method ?? 'GET', address.shape, query, (name) => raw.headers[name] !== undefined);
+  const route = preflight ?? matchRoute(method, address.shape, query, (name) => raw.headers[name] !== undefined);
   if (auth.caller.accessKey === undefined && route.auth === 'signed') throw S3Errors.AccessDenied();
+  // An actual request from a browser: the bucket's CORS rules answer it, errors included (cors.ts).
+  if (!preflight && raw.headers.origin !== undefined) {
+    const cors = await corsAnswerHeaders(g, address.bucket, raw.headers.origin, method);
+    if (cors) reply.headers(cors);
+  }
   const req: S3Request = {
-    method: raw.method ?? 'GET',
+    method,
     rawUrl,
     query,
     headers: raw.headers,

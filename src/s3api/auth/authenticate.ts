@@ -128,6 +128,11 @@ function bodyOf(req: RawS3Request, mode: PayloadMode): Omit<Authenticated, 'call
   };
 }
 
+/** The anonymous caller of a request that is not authenticated at all (CORS preflights, routes.ts auth `none`). */
+export function unauthenticated(_g: Granary, req: RawS3Request): Authenticated {
+  return { caller: { accessKey: undefined, auth: 'anonymous' }, ...bodyOf(req, payloadMode(undefined, undefined)) };
+}
+
 /**
  * Authenticates `req` at `nowMs` (see the module comment). `vhostBucket` is the bucket named by a virtual host (it
  * is part of what SigV2 signs). Throws the S3Errors of sigv4.ts and sigv2.ts; AccessDenied for an unknown
