@@ -77,7 +77,7 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
     done();
   });
   addAccessLog(app, g);
-  if (g.metrics) instrumentHttp(app, g.metrics, 'console');
+  if (g.metrics) instrumentHttp(app, g.metrics, { role: 'console' });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_request, reply) => sendError(reply, Errors.noSuchRoute()));
   // Only routes of the route table (or the console app's files) may be added (routes/register.ts).

@@ -1,12 +1,12 @@
 /**
- * Request metrics of a fastify app (the main listener and the console listener): on every answer, the request
+ * Request metrics of a fastify app (the main, console and S3 listeners): on every answer, the request
  * count by role/operation/status, its duration (fastify's `elapsedTime`: request head to answer end) and the wire
  * bytes of the exchange — the connection's socket counters since the previous answer on it (request head and
  * body in; response head and body out). Keep-alive connections carry one exchange at a time, so the bytes of a
  * request are its own (a pipelined next request read early would be counted with the earlier one).
  */
 import type { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from './metrics.js';
 import type { RouteLabels } from '../routes/register.js';
 import { labelsOf, type Role } from './operations.js';
@@ -22,11 +22,23 @@ interface Series {
 /** A connection's socket counters at its previous answer. */
 const counted = new WeakMap<Socket, { read: number; written: number }>();
 
+/** How a listener labels its requests when not by its fastify routes' `config`. */
+export interface HttpLabelling {
+  /** Forces the role label (the console listener, the S3 listener). */
+  role?: Role;
+  /**
+   * The operation of a request, for a listener with one catch-all route and a table of its own (the S3 listener:
+   * `ListObjectsV2`, `PutObject`, …); undefined → `unmatched`.
+   */
+  operationOf?: (request: FastifyRequest) => string | undefined;
+}
+
 /**
- * Adds the hook to `app` (call before its routes are declared). `role` forces the role label (the console
- * listener); otherwise it is the route's, as the route table declares it (metrics/operations.ts).
+ * Adds the hook to `app` (call before its routes are declared). The labels are the route's, as the route table
+ * declares it (metrics/operations.ts), unless `labelling` says otherwise.
  */
-export function instrumentHttp(app: FastifyInstance, metrics: Metrics, role?: Role): void {
+export function instrumentHttp(app: FastifyInstance, metrics: Metrics, labelling: HttpLabelling = {}): void {
+  const { role, operationOf } = labelling;
   // The series of each role/operation/status, looked up once (prom-client hashes the labels on every call otherwise:
   // about 4× the cost). Bounded like the labels themselves.
   const series = new Map<string, Series>();
@@ -47,7 +59,12 @@ export function instrumentHttp(app: FastifyInstance, metrics: Metrics, role?: Ro
     return s;
   };
   app.addHook('onResponse', (request, reply, done) => {
-    const s = seriesOf(request.is404 ? undefined : (request.routeOptions.config as Partial<RouteLabels>), reply.statusCode);
+    const config = operationOf
+      ? { role: role ?? 'unmatched', operation: operationOf(request) }
+      : request.is404
+        ? undefined
+        : (request.routeOptions.config as Partial<RouteLabels>);
+    const s = seriesOf(config as Partial<RouteLabels>, reply.statusCode);
     s.requests.inc();
     s.seconds.observe(reply.elapsedTime / 1000);
     const socket = request.raw.socket;

@@ -7,8 +7,8 @@
 import type { RouteLabels } from '../routes/register.js';
 import type { Role as RouteRole } from '../routes/types.js';
 
-/** The roles of the route table, plus `unmatched` (no route). */
-export type Role = RouteRole | 'unmatched';
+/** The roles of the route table, the S3 listener's `s3`, and `unmatched` (no route). */
+export type Role = RouteRole | 's3' | 'unmatched';
 
 /** The labels of an answered request: its route's (`config` of the matched route), or `unmatched`. */
 export function labelsOf(config: Partial<RouteLabels> | undefined): { role: Role; operation: string } {

@@ -19,6 +19,7 @@ import type { Granary } from '../context.js';
 import { trackConnections } from '../connections.js';
 import { abandonHandlers, trackHandlers, type RunningHandler } from '../handlers-in-flight.js';
 import { listenError } from '../listen-error.js';
+import { instrumentHttp } from '../metrics/http.js';
 import { downloadSecurityHeaders } from '../roles/io/active-content.js';
 import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
 import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
@@ -26,7 +27,7 @@ import { authenticate, unauthenticated } from './auth/authenticate.js';
 import { corsAnswerHeaders } from './cors.js';
 import { S3Errors, toS3Error } from './errors.js';
 import { listenQuietly } from '../listen-quietly.js';
-import { matchRoute, type PathShape } from './routes.js';
+import { matchRoute, type PathShape, type S3Route } from './routes.js';
 import type { S3Request, S3Response } from './types.js';
 import { errorXml } from './xml.js';
 
@@ -83,6 +84,9 @@ export function addressOf(rawPath: string, vhostBucket: string | undefined): { b
 /** `x-amz-id-2` of this process: a fixed random host id (S3's is opaque too). */
 const HOST_ID = randomBytes(24).toString('base64');
 
+/** The S3 operation of each request the route table matched (the `operation` label of its metrics). */
+const operations = new WeakMap<FastifyRequest, string>();
+
 /** Handles one request through the route table. */
 async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const raw = request.raw as IncomingMessage;
@@ -93,21 +97,29 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
   const vhost = virtualHostBucket(raw.headers.host, g.config.s3Domain);
   const address = addressOf(rawPath, vhost);
   const method = raw.method ?? 'GET';
-  // A preflight is matched first: it is never authenticated (routes.ts auth `none`).
-  const preflight = method === 'OPTIONS' ? matchRoute(method, address.shape, query, (name) => raw.headers[name] !== undefined) : undefined;
-  const auth = (preflight ? unauthenticated : authenticate)(
+  // The route is matched before authentication (its operation labels the metrics; a preflight is never
+  // authenticated: routes.ts auth `none`), but a request failing both is answered with the authentication error.
+  let route: S3Route | undefined;
+  let routeError: unknown;
+  try {
+    route = matchRoute(method, address.shape, query, (name) => raw.headers[name] !== undefined);
+    operations.set(request, route.operation);
+  } catch (err) {
+    routeError = err;
+  }
+  // A browser's actual request: the bucket's CORS rules answer it, errors included (cors.ts).
+  if (method !== 'OPTIONS' && raw.headers.origin !== undefined) {
+    const cors = await corsAnswerHeaders(g, address.bucket, raw.headers.origin, method);
+    if (cors) reply.headers(cors);
+  }
+  const auth = (route?.auth === 'none' ? unauthenticated : authenticate)(
     g,
     { method, rawUrl, headers: raw.headersDistinct, merged: raw.headers, stream: raw },
     g.clock.nowMs(),
     vhost,
   );
-  const route = preflight ?? matchRoute(method, address.shape, query, (name) => raw.headers[name] !== undefined);
+  if (!route) throw routeError;
   if (auth.caller.accessKey === undefined && route.auth === 'signed') throw S3Errors.AccessDenied();
-  // An actual request from a browser: the bucket's CORS rules answer it, errors included (cors.ts).
-  if (!preflight && raw.headers.origin !== undefined) {
-    const cors = await corsAnswerHeaders(g, address.bucket, raw.headers.origin, method);
-    if (cors) reply.headers(cors);
-  }
   const req: S3Request = {
     method,
     rawUrl,
@@ -166,6 +178,7 @@ export async function buildS3App(g: Granary): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 16 * 1024, ignoreDuplicateSlashes: false },
   });
   trackHandlers(app);
+  if (g.metrics) instrumentHttp(app, g.metrics, { role: 's3', operationOf: (request) => operations.get(request) });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-amz-request-id', request.id);
     reply.header('x-amz-id-2', HOST_ID);

@@ -11,6 +11,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, startPageServer, type PageServer } from '../helpers/browser.js';
+import { scrape, total } from '../helpers/metrics.js';
 import { amzDate, errorCode, rawRequest, s3Client } from '../helpers/s3.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket } from '../helpers/upload.js';
@@ -71,11 +72,12 @@ describe('preflights on the wire', () => {
     const ok = await options(`/${bucket}/a`, { origin: 'https://cdn.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' });
     expect(ok.status).toBe(200);
     expect(ok.headers['access-control-allow-origin']).toBe('https://cdn.example.com');
-    for (const headers of [
+    const refused: Record<string, string>[] = [
       { origin: 'https://cdn.example.com', 'access-control-request-method': 'PUT' },
       { origin: 'https://cdn.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-amz-meta-a' },
       { origin: 'http://elsewhere.test', 'access-control-request-method': 'GET' },
-    ]) {
+    ];
+    for (const headers of refused) {
       const no = await options(`/${bucket}/a`, headers);
       expect(no.status).toBe(403);
       expect(errorCode(no)).toBe('AccessForbidden');
@@ -120,6 +122,19 @@ describe('preflights on the wire', () => {
     const other = await fetch(url, { headers: { origin: 'http://elsewhere.test' } });
     expect(other.status).toBe(200);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('metrics', () => {
+  it('label the S3 listener\'s requests with role s3 and the S3 operation', async () => {
+    const samples = await scrape(s);
+    expect(total(samples, 'granary_http_requests_total', { role: 's3', operation: 'OptionsObject', status: '200' })).toBeGreaterThanOrEqual(3);
+    expect(total(samples, 'granary_http_requests_total', { role: 's3', operation: 'OptionsObject', status: '403' })).toBeGreaterThanOrEqual(4);
+    expect(total(samples, 'granary_http_requests_total', { role: 's3', operation: 'PutObject', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(total(samples, 'granary_http_requests_total', { role: 's3', operation: 'GetObject', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(total(samples, 'granary_http_requests_total', { role: 's3', operation: 'PutBucketCors' })).toBe(1);
+    expect(total(samples, 'granary_http_request_duration_seconds_count', { role: 's3', operation: 'GetObject' })).toBeGreaterThanOrEqual(3);
+    expect(total(samples, 'granary_http_sent_bytes_total', { role: 's3' })).toBeGreaterThan(0);
   });
 });
 
@@ -168,30 +183,12 @@ describe('from a page on another origin (Chromium)', () => {
     try {
       const tab = await ctx.newPage();
       await tab.goto(page.origin);
-      await tab.evaluate(
-        ({ action, fields }) => {
-          const form = document.createElement('form');
-          form.method = 'POST';
-          form.action = action;
-          form.enctype = 'multipart/form-data';
-          for (const [name, value] of Object.entries(fields)) {
-            const input = document.createElement('input');
-            input.type = 'hidden';
-            input.name = name;
-            input.value = value;
-            form.append(input);
-          }
-          const file = document.createElement('input');
-          file.type = 'file';
-          file.name = 'file';
-          file.id = 'file';
-          form.append(file);
-          document.body.append(form);
-        },
-        { action: `${s.s3Url}/${bucket}`, fields },
-      );
+      const esc = (v: string): string => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+      const inputs = Object.entries(fields).map(([name, value]) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`).join('');
+      const html = `<form method="POST" action="${esc(`${s.s3Url}/${bucket}`)}" enctype="multipart/form-data">${inputs}<input type="file" name="file" id="file"><button id="send" type="submit">Upload</button></form>`;
+      await tab.evaluate(`document.body.innerHTML = ${JSON.stringify(html)}`);
       await tab.setInputFiles('#file', { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('a form upload') });
-      await Promise.all([tab.waitForURL((u) => u.pathname === '/done'), tab.evaluate(() => document.querySelector('form')!.submit())]);
+      await Promise.all([tab.waitForURL((u) => u.pathname === '/done'), tab.click('#send')]);
       const landed = new URL(tab.url());
       expect(landed.origin).toBe(page.origin);
       expect(landed.searchParams.get('bucket')).toBe(bucket);
