@@ -60,6 +60,12 @@ function targetOf(rec: ObjectRecord): CorruptTarget {
   return { blobId: rec.blobId, bucket: rec.bucket, key: rec.key };
 }
 
+/**
+ * Whole objects up to this size (bytes) are read at once and verified before their answer's headers go out
+ * (`readObjectSmall`: fewer syscalls and no stream for tiny objects); larger ones and ranges stream (`readObject`).
+ */
+export const SMALL_OBJECT_BYTES = 64 * 1024;
+
 /** Refuses an entry already known corrupt (599). */
 export function checkNotCorrupt(rec: ObjectRecord): void {
   if (rec.corrupt) throw Errors.objectCorrupt('found by an earlier read or the scrubber');

@@ -3,7 +3,7 @@
  * the Kodo API (auth/authorize.ts: the root key on every bucket, an account key on its own; another account's →
  * AccessDenied, a missing bucket → NoSuchBucket); an anonymous caller only reads objects of public buckets.
  */
-import { authorizeBucket } from '../auth/authorize.js';
+import { authorizeBucket, mayAccess } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import type { BucketRecord } from '../ports/meta.js';
 import { S3Errors } from './errors.js';
@@ -34,8 +34,20 @@ export function signedCaller(req: S3Request): string {
 export async function accessBucket(g: Granary, req: S3Request): Promise<BucketRecord> {
   const name = bucketName(req);
   if (req.caller.accessKey !== undefined) return authorizeBucket(g, req.caller.accessKey, name);
-  const rec = await g.meta.getBucket(name);
+  return checkBucketAccess(g, req, await g.meta.getBucket(name));
+}
+
+/**
+ * `accessBucket` for a bucket record already read (`undefined`: it does not exist): the same answers — the record
+ * when the caller may act on it (signed) or read it (anonymous, public buckets), else NoSuchBucket (404) or
+ * AccessDenied (403).
+ */
+export function checkBucketAccess(g: Granary, req: S3Request, rec: BucketRecord | undefined): BucketRecord {
   if (!rec) throw S3Errors.NoSuchBucket(undefined);
+  if (req.caller.accessKey !== undefined) {
+    if (!mayAccess(g, req.caller.accessKey, rec)) throw S3Errors.AccessDenied(`no permission on bucket ${rec.name}`);
+    return rec;
+  }
   if (rec.private) throw S3Errors.AccessDenied();
   return rec;
 }

@@ -24,7 +24,7 @@ import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';
-import { readObject, readObjectSmall } from '../../objects/verified-read.js';
+import { readObject, readObjectSmall, SMALL_OBJECT_BYTES } from '../../objects/verified-read.js';
 import { isReservedBucketName } from '../../buckets/names.js';
 import { checkOriginalAccess, isStyleOnly } from '../../buckets/protection.js';
 import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
@@ -37,8 +37,6 @@ import { ifRangeMatches, notModified, parseRange } from './range.js';
 
 /** Prefix server.ts puts before the path of a request made to a bound download domain. */
 export const DOMAIN_PREFIX = '/.domain';
-/** Objects up to this size are read whole instead of streamed (fewer syscalls for tiny objects). */
-const SMALL_OBJECT_BYTES = 64 * 1024;
 const PASS_THROUGH_PARAMS = new Set(['e', 'token', 'attname']);
 
 function decodeKey(text: string): string {

@@ -17,6 +17,7 @@
  * InvalidRequest (400) for a header-signed request without `x-amz-content-sha256`.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { SecretLookup } from '../../auth/management.js';
 import { S3Errors } from '../errors.js';
 import { acceptsSigningRegion, s3RegionOf } from '../region.js';
@@ -111,9 +112,21 @@ function canonicalHeaders(headers: SignedS3Request['headers'], names: string[]):
 
 const hmac = (key: Buffer | string, data: string): Buffer => createHmac('sha256', key).update(data, 'utf8').digest();
 
-/** The SigV4 signing key of `secret` for a date (yyyymmdd) and region. */
+/**
+ * Derived signing keys by secret, date, region and service: a key serves every request of its day (four HMACs saved
+ * per request); bounded, least recently used out. A rotated secret is a different entry.
+ */
+const signingKeys = new LRUCache<string, Buffer>({ max: 1024 });
+
+/** The SigV4 signing key of `secret` for a date (yyyymmdd) and region (cached: `signingKeys`). */
 export function signingKey(secret: string, date: string, region: string, service = 's3'): Buffer {
-  return hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
+  const id = `${date}\0${region}\0${service}\0${secret}`;
+  let key = signingKeys.get(id);
+  if (!key) {
+    key = hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
+    signingKeys.set(id, key);
+  }
+  return key;
 }
 
 /** hex SHA-256 of a string or bytes. */

@@ -17,11 +17,11 @@ import { checkOriginalAccess } from '../../buckets/protection.js';
 import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
 import { checkDownloadable } from '../../objects/read.js';
-import { readObject } from '../../objects/verified-read.js';
+import { readObject, readObjectSmall, SMALL_OBJECT_BYTES } from '../../objects/verified-read.js';
 import type { ByteRange } from '../../ports/blob.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import { parseRange } from '../../roles/io/range.js';
-import { accessBucket, objectKey } from '../access.js';
+import { bucketName, checkBucketAccess, objectKey } from '../access.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, modifiedMs, objectHeaders } from '../object-headers.js';
@@ -87,12 +87,14 @@ function partRange(rec: ObjectRecord, text: string): { range: ByteRange | undefi
 
 /** GetObject / HeadObject (by the request's method). */
 export async function getObject(g: Granary, req: S3Request): Promise<S3Response> {
-  const bucket = await accessBucket(g, req);
   const key = objectKey(req);
+  // The download read: bucket and entry in one (cached) query, with an inline blob's bytes.
+  const found = await g.meta.getBucketAndObject(bucketName(req), key);
+  const bucket = checkBucketAccess(g, req, found.bucket);
   checkOriginalAccess(bucket, { signed: req.caller.accessKey !== undefined, styleOnly: false });
   let rec: ObjectRecord;
   try {
-    rec = checkDownloadable(g, await g.meta.getObject(bucket.name, key));
+    rec = checkDownloadable(g, found.object);
   } catch (err) {
     throw isKodoError(err, 'notFound') ? S3Errors.NoSuchKey() : err;
   }
@@ -133,5 +135,7 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
     headers['content-length'] = String(rec.fsize);
   }
   if (req.method === 'HEAD') return { status, headers };
+  // Small whole objects are verified before the headers go out and sent as one buffer, as Kodo downloads are.
+  if (!range && rec.fsize <= SMALL_OBJECT_BYTES) return { status, headers, body: await readObjectSmall(g, rec) };
   return { status, headers, body: readObject(g, rec, range) };
 }
