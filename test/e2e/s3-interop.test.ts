@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { serveBytes, startOrigin, type Origin } from '../helpers/fetch-origin.js';
 import { codeOf, s3Client } from '../helpers/s3.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket } from '../helpers/upload.js';
@@ -17,8 +18,12 @@ let s: TestServer;
 let s3: S3Client;
 const bucket = 's3-interop';
 
+let origin: Origin;
+
 beforeAll(async () => {
-  s = await startTestServer();
+  origin = await startOrigin();
+  // The mirror origin below is on loopback, which the outbound guard refuses unless allowed.
+  s = await startTestServer({ GRANARY_OUTBOUND_ALLOW: '127.0.0.1/32' });
   s3 = s3Client(s.s3Url!, AK, SK);
   // A bucket made through Kodo, used through both doors.
   await createBucket(s, bucket);
@@ -27,6 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   s3?.destroy();
   await s?.stop();
+  await origin?.close();
 });
 
 /** A Kodo download of `<bucket>/<key>` (signed URL, so private buckets work too). */
@@ -101,5 +107,28 @@ describe('Kodo → S3', () => {
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'from-kodo/form.txt' }));
     const stat = await sdk(s.bucketManager().stat(bucket, 'from-kodo/form.txt'));
     expect(stat.status).toBe(612);
+  });
+});
+
+describe('mirror source', () => {
+  it('an S3 GET of a missing key pulls it from the bucket\'s mirror origin once, as a Kodo download does', async () => {
+    const mirrored = 's3-interop-mirror';
+    await createBucket(s, mirrored);
+    expect((await sdk(s.bucketManager().image(mirrored, `${origin.base}/assets`))).status).toBe(200);
+    const bytes = randomBytes(90_000);
+    origin.route('/assets/logo.png', serveBytes(bytes, 'image/png'));
+    const got = await s3.send(new GetObjectCommand({ Bucket: mirrored, Key: 'logo.png' }));
+    expect(Buffer.from(await got.Body!.transformToByteArray()).equals(bytes)).toBe(true);
+    expect(got.ContentType).toBe('image/png');
+    const pulls = origin.requests.filter((r) => r.url === '/assets/logo.png').length;
+    expect(pulls).toBe(1);
+    // Stored now: read again through S3 and through Kodo's stat, without another pull.
+    const again = await s3.send(new HeadObjectCommand({ Bucket: mirrored, Key: 'logo.png' }));
+    expect(again.ContentLength).toBe(bytes.length);
+    const stat = await sdk<{ fsize: number }>(s.bucketManager().stat(mirrored, 'logo.png'));
+    expect(stat.data.fsize).toBe(bytes.length);
+    expect(origin.requests.filter((r) => r.url === '/assets/logo.png').length).toBe(pulls);
+    // A key the origin does not have either is NoSuchKey.
+    expect(await codeOf(s3.send(new GetObjectCommand({ Bucket: mirrored, Key: 'absent.png' })))).toBe('NoSuchKey');
   });
 });

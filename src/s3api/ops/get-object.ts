@@ -2,7 +2,8 @@
  * GetObject and HeadObject (`GET|HEAD /<bucket>/<key>`), reading through the same checks and verified reads as a
  * Kodo download (objects/read.ts `checkDownloadable`, objects/verified-read.ts `readObject`): an expired entry is
  * NoSuchKey, a disabled one AccessDenied, an unrestored archive InvalidObjectState (403), corrupt bytes fail the
- * answer (docs/development/kodo-protocol.md §18.5).
+ * answer (docs/development/kodo-protocol.md §18.5). A miss in a bucket with a mirror source (Kodo `image`) is pulled
+ * from it first, as a Kodo download does (objects/fetch/mirror.ts): origin 404 → NoSuchKey.
  *
  * - Conditions in S3's order: If-Match (412 PreconditionFailed), else If-Unmodified-Since (412); If-None-Match
  *   (304), else If-Modified-Since (304) — against the S3 ETag (object-headers.ts) and the upload time.
@@ -16,6 +17,7 @@
 import { checkOriginalAccess } from '../../buckets/protection.js';
 import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
+import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable } from '../../objects/read.js';
 import { readObject, readObjectSmall, SMALL_OBJECT_BYTES } from '../../objects/verified-read.js';
 import type { ByteRange } from '../../ports/blob.js';
@@ -94,7 +96,8 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   checkOriginalAccess(bucket, { signed: req.caller.accessKey !== undefined, styleOnly: false });
   let rec: ObjectRecord;
   try {
-    rec = checkDownloadable(g, found.object);
+    // A miss in a bucket with a mirror source is pulled from it, as a Kodo download (§8.6).
+    rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, key, found.object));
   } catch (err) {
     throw isKodoError(err, 'notFound') ? S3Errors.NoSuchKey() : err;
   }
