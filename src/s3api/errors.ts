@@ -120,6 +120,8 @@ const FROM_KODO: Partial<Record<ErrorKind, S3ErrorCode>> = {
   quotaExceeded: 'QuotaExceeded',
   methodNotAllowed: 'MethodNotAllowed',
   noSuchUpload: 'NoSuchUpload',
+  // A mirror source that failed (not 404) on a GetObject miss: the origin is unavailable, worth a client retry.
+  originFailed: 'ServiceUnavailable',
 };
 
 /** The S3 error of a Kodo error: by kind when one is listed, else by status (4xx → InvalidArgument/AccessDenied…). */

@@ -7,7 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { AwsChunkedDecoder } from '../../src/s3api/auth/chunked.js';
 import { awsUriEncode, canonicalQuery } from '../../src/s3api/auth/sigv4.js';
-import { isS3Error } from '../../src/s3api/errors.js';
+import { Errors } from '../../src/errors.js';
+import { fromKodoError, isS3Error } from '../../src/s3api/errors.js';
 import { acceptsLocation, acceptsSigningRegion, s3RegionOf } from '../../src/s3api/region.js';
 import { matchRoute, ROUTES, type PathShape } from '../../src/s3api/routes.js';
 import { addressOf, virtualHostBucket } from '../../src/s3api/server.js';
@@ -120,6 +121,13 @@ describe('aws-chunked decoder (unsigned)', () => {
 });
 
 describe('S3 error catalogue', () => {
+  it('maps Kodo errors by kind, then by status', () => {
+    expect(fromKodoError(Errors.notFound()).code).toBe('NoSuchKey');
+    expect(fromKodoError(Errors.originFailed('origin answered 502')).code).toBe('ServiceUnavailable');
+    expect(fromKodoError(Errors.forbidden('no')).code).toBe('AccessDenied');
+    expect(fromKodoError(Errors.badRequest('bad')).code).toBe('InvalidArgument');
+  });
+
   it('has 4xx/5xx statuses, messages, and no entry unused in src/s3api', async () => {
     const { readdirSync, readFileSync, statSync } = await import('node:fs');
     const { join } = await import('node:path');
