@@ -5,8 +5,9 @@
  * - URLs on this server naming entries of the source's bucket are read from storage (private buckets too);
  *   other URLs go through the outbound guard (files/resource-stream.ts). Entries are written one at a time;
  *   the next `LOOKAHEAD` resources are opened meanwhile (at most that many open at once).
- * - The archive is written as it is built (zip-writer.ts: deflate, ZIP64 when large) into a temp file of the
- *   run, which the job then streams through `putObject`: memory stays bounded whatever the sizes.
+ * - The archive is written as it is built (zip-writer.ts: deflate, or store for bytes that do not compress;
+ *   ZIP64 when large) into a temp file of the run, which the job then streams through `putObject`: memory stays
+ *   bounded whatever the sizes.
  * - A URL that cannot be read (404, refused, origin failure) is left out and listed in an `error.txt` entry
  *   at the end of the archive (`<url>\t<name>\t<status> <message>` per line); when no URL could be read the
  *   command fails with the first failure's status. Kodo's own handling of a missing URL is not documented.
@@ -16,12 +17,11 @@
  */
 import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Errors, isKodoError, KodoError } from '../../errors.js';
 import type { FopCommand, FopContext, OpenedResource } from '../types.js';
 import { checkName, parseIndexFile, parseMkzip, type MkzipParams, type ZipItem } from './mkzip-params.js';
-import { fitsGbk, ZipWriter } from './zip-writer.js';
+import { fitsGbk, prepareEntry, ZipWriter } from './zip-writer.js';
 
 /** The name of the entry listing the URLs that could not be read. */
 export const ERROR_LIST_NAME = 'error.txt';
@@ -72,13 +72,7 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
         res.stream.destroy();
         throw tooMuch();
       }
-      let bytes = 0;
-      const counted = new PassThrough();
-      counted.on('data', (chunk: Buffer) => void (bytes += chunk.length)).pause();
-      // pipeline passes a failure of the source on to `counted` (and so to the archive).
-      pipeline(res.stream, counted).catch(() => undefined);
-      await writer.add(item.alias ?? (res.key !== undefined ? checkName(res.key) : item.fallbackName), counted, res.mtime);
-      total += bytes;
+      total += await writer.add(item.alias ?? (res.key !== undefined ? checkName(res.key) : item.fallbackName), res.stream, res.mtime);
       if (total > max) throw tooMuch();
       added++;
     }
@@ -88,9 +82,9 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
     }
     if (failures.length > 0) {
       const list = failures.map((f) => `${f.item.url}\t${f.item.alias ?? f.item.fallbackName}\t${f.err.status} ${f.err.message}\n`).join('');
-      await writer.add(ERROR_LIST_NAME, Buffer.from(list), new Date());
+      await writer.add(ERROR_LIST_NAME, await prepareEntry(Buffer.from(list)), new Date());
     }
-    writer.end();
+    await writer.end();
     await written;
   } catch (err) {
     writer.output.destroy();
