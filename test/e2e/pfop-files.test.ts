@@ -2,11 +2,13 @@
  * File commands (docs/development/kodo-protocol.md §10.9) through the official SDK: `mkzip/2` by pfop and
  * `mkzip/4` by persistentOps on the upload of its index file — unzipped by Info-ZIP `unzip` and compared byte
  * for byte, with a non-ASCII name, a private-bucket source, one missing URL (listed in error.txt) and GBK names;
+ * incompressible files stored and the others deflated (zipinfo), files over 256 KiB streamed into the archive;
  * `qhash` on a download URL and by pfop against `openssl dgst`; `imageslim` smaller with luma SSIM ≥ 0.98 (ffmpeg's
  * ssim filter); a DOCX and an XLSX (minimal OOXML written here) converted by `yifangyun_preview` to PDFs whose
  * page count `pdfinfo` reads, and without LibreOffice a failure naming GRANARY_SOFFICE; bad parameters answer 400.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +56,11 @@ describe('file commands', () => {
   const files: Record<string, Buffer> = {
     'a.txt': Buffer.from('alpha\n'.repeat(1000)),
     '目录/数据.bin': Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 251)),
+    // Incompressible bytes (stored, not deflated), a small one read whole and a large one streamed (> 256 KiB),
+    // and a large text streamed (deflated).
+    'random.bin': randomBytes(40_000),
+    'big/random.bin': randomBytes(700_000),
+    'big/text.txt': Buffer.from(Array.from({ length: 20_000 }, (_, i) => `line ${i}\n`).join('')),
   };
 
   const put = async (bucket: string, key: string, body: Buffer, policy: Record<string, unknown> = {}): Promise<{ persistentId?: string }> => {
@@ -104,6 +111,25 @@ describe('file commands', () => {
     const errors = await readFile(join(to, 'error.txt'), 'utf8');
     expect(errors).toContain(urlOf('missing.txt'));
     expect(errors).toMatch(/\t404 /);
+  });
+
+  it('mkzip: incompressible files are stored, the others deflated, small and large (streamed) alike; all unzip byte for byte', async () => {
+    const names = ['a.txt', 'random.bin', 'big/random.bin', 'big/text.txt'];
+    const fops = `mkzip/2${names.map((n) => `/url/${b64(urlOf(n))}`).join('')}|${saveas(OUT, 'mixed.zip')}`;
+    const sub = await sdkPfop(s, B, 'a.txt', [fops], '');
+    expect(sub.status).toBe(200);
+    expect((await waitFinal(s, sub.data.persistentId!)).items[0]).toMatchObject({ code: 0, key: 'mixed.zip' });
+    const to = await unzipOut('mixed.zip');
+    for (const n of names) expect((await readFile(join(to, n))).equals(files[n]!), n).toBe(true);
+    // zipinfo: one line per entry, the method (defN / stor) before the date, the name last.
+    const methods = Object.fromEntries(
+      execFileSync('zipinfo', [join(dir, 'mixed.zip')], { encoding: 'utf8' })
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => f.length >= 9 && names.includes(f[f.length - 1]!))
+        .map((f) => [f[f.length - 1]!, f[f.length - 4]!]),
+    );
+    expect(methods).toEqual({ 'a.txt': 'defN', 'random.bin': 'stor', 'big/random.bin': 'stor', 'big/text.txt': 'defN' });
   });
 
   it('mkzip/4 by persistentOps on the upload of its index file; encoding/gbk writes GBK names, not UTF-8', async () => {
