@@ -15,7 +15,9 @@
  *   at the end of the archive (`<url>\t<name>\t<status> <message>` per line); when no URL could be read the
  *   command fails with the first failure's status. Kodo's own handling of a missing URL is not documented.
  * - Limits: GRANARY_MKZIP_MAX_FILES URLs (400), GRANARY_MKZIP_MAX_BYTES source bytes in total (400, the command
- *   fails), GRANARY_JOB_TIMEOUT (the run's signal), GRANARY_MAX_OBJECT_SIZE for the archive (putObject, 413).
+ *   fails), GRANARY_JOB_TIMEOUT (the run's signal: it destroys the archive's output, which ends the read of the
+ *   entry being streamed, and the whole reads ahead, so a stalled origin cannot keep the pool slot past the time
+ *   limit), GRANARY_MAX_OBJECT_SIZE for the archive (putObject, 413).
  *   Runs in the `video` pool (long-running work, GRANARY_VIDEO_CONCURRENCY slots).
  */
 import { createWriteStream } from 'node:fs';
@@ -51,16 +53,25 @@ interface Failure {
   err: KodoError;
 }
 
-/** Reads `stream` to its end into one buffer; more than `max` bytes → 478 (an origin sending more than it said). */
-async function readWhole(stream: Readable, max: number, url: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const chunk of stream) {
-    n += (chunk as Buffer).length;
-    if (n > max) throw Errors.originFailed(`${url}: the body is longer than its Content-Length`);
-    chunks.push(chunk as Buffer);
+/**
+ * Reads `stream` to its end into one buffer; more than `max` bytes → 478 (an origin sending more than it said).
+ * `signal` (the run's time limit) destroys the stream, so a stalled origin does not keep it open.
+ */
+async function readWhole(stream: Readable, max: number, url: string, signal: AbortSignal): Promise<Buffer> {
+  const onAbort = (): void => void stream.destroy(Errors.fopFailed('mkzip: processing timed out'));
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    for await (const chunk of stream) {
+      n += (chunk as Buffer).length;
+      if (n > max) throw Errors.originFailed(`${url}: the body is longer than its Content-Length`);
+      chunks.push(chunk as Buffer);
+    }
+    return Buffer.concat(chunks, n);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
-  return Buffer.concat(chunks, n);
 }
 
 /** Writes `items` into a zip at a temp file of the run; resolves with its path and size. */
@@ -90,7 +101,7 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
       const name = item.alias ?? (res.key !== undefined ? checkName(res.key) : item.fallbackName);
       const base = { name, mtime: res.mtime, ...(res.size !== undefined ? { size: res.size } : {}) };
       if (res.read) return { ...base, entry: await prepareEntry(await res.read()) };
-      if (res.size !== undefined && res.size <= WHOLE_MAX) return { ...base, entry: await prepareEntry(await readWhole(res.stream, res.size, item.url)) };
+      if (res.size !== undefined && res.size <= WHOLE_MAX) return { ...base, entry: await prepareEntry(await readWhole(res.stream, res.size, item.url, ctx.signal)) };
       return { ...base, stream: res.stream };
     } catch (err) {
       res.stream?.destroy();

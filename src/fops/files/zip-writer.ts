@@ -376,6 +376,9 @@ export class ZipWriter {
   }
 
   private async addStream(name: { bytes: Buffer; utf8: boolean }, stream: Readable, mtime: Date): Promise<number> {
+    // Destroying the output (a time-out) also ends a read that waits on a stalled source.
+    const onClose = (): void => void stream.destroy(this.sink.errored ?? new Error('zip: the output was closed'));
+    this.sink.once('close', onClose);
     const it = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     try {
       // The head decides the method; an entry that ends within it is written whole.
@@ -423,6 +426,7 @@ export class ZipWriter {
       this.entries.push(e);
       return size;
     } finally {
+      this.sink.off('close', onClose);
       // Closes the stream when it was not read to its end (a failure on either side).
       await it.return?.();
     }
