@@ -5,12 +5,13 @@
  * - URLs on this server naming entries of the source's bucket are read from storage (private buckets too);
  *   other URLs go through the outbound guard (files/resource-stream.ts). Entries are written one at a time, in
  *   order; the next `LOOKAHEAD` resources are opened meanwhile (at most that many open at once), and those of at
- *   most WHOLE_MAX bytes are also read whole (one verified read for a stored entry) and prepared — CRC-32,
- *   deflated in the threadpool or stored — while earlier entries are written, so small files keep both cores busy.
- * - The archive is written as it is built (zip-writer.ts: deflate, or store for bytes that do not compress;
+ *   most WHOLE_MAX bytes are also read whole (one verified read for a stored entry) and sampled (stored or
+ *   deflated, zip-writer.ts) while earlier entries are written; yazl then deflates up to 8 of them in the threadpool
+ *   while it writes the ones before, so small files keep both cores busy.
+ * - The archive is written as it is built (zip-writer.ts, yazl: deflate, or store for bytes that do not compress;
  *   ZIP64 when large) into a temp file of the run, which the job then streams through `putObject`: memory stays
- *   bounded whatever the sizes (about LOOKAHEAD × 2 × WHOLE_MAX bytes of entries at once, never a larger entry
- *   whole).
+ *   bounded whatever the sizes (about (LOOKAHEAD + 8) × 2 × WHOLE_MAX bytes of entries at once, never a larger
+ *   entry whole).
  * - A URL that cannot be read (404, refused, origin failure) is left out and listed in an `error.txt` entry
  *   at the end of the archive (`<url>\t<name>\t<status> <message>` per line); when no URL could be read the
  *   command fails with the first failure's status. Kodo's own handling of a missing URL is not documented.
@@ -36,9 +37,8 @@ export const ERROR_LIST_NAME = 'error.txt';
 const LOOKAHEAD = 8;
 
 /**
- * Resources of at most this many bytes (their size known when opened) are read whole and prepared (CRC-32,
- * deflated or stored) while they wait their turn; larger ones stream through when their turn comes. So at most
- * LOOKAHEAD × 2 × WHOLE_MAX bytes of entries are held at once.
+ * Resources of at most this many bytes (their size known when opened) are read whole and prepared (stored or
+ * deflated, decided on a sample) while they wait their turn; larger ones stream through when their turn comes.
  */
 const WHOLE_MAX = 256 * 1024;
 
@@ -100,8 +100,8 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
     try {
       const name = item.alias ?? (res.key !== undefined ? checkName(res.key) : item.fallbackName);
       const base = { name, mtime: res.mtime, ...(res.size !== undefined ? { size: res.size } : {}) };
-      if (res.read) return { ...base, entry: await prepareEntry(await res.read()) };
-      if (res.size !== undefined && res.size <= WHOLE_MAX) return { ...base, entry: await prepareEntry(await readWhole(res.stream, res.size, item.url, ctx.signal)) };
+      if (res.read) return { ...base, entry: prepareEntry(await res.read()) };
+      if (res.size !== undefined && res.size <= WHOLE_MAX) return { ...base, entry: prepareEntry(await readWhole(res.stream, res.size, item.url, ctx.signal)) };
       return { ...base, stream: res.stream };
     } catch (err) {
       res.stream?.destroy();
@@ -113,7 +113,7 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
   try {
     for (const [i, item] of items.entries()) {
       ctx.signal.throwIfAborted();
-      // The next few resources are opened (small ones read and compressed) while this one is written.
+      // The next few resources are opened (small ones read and sampled) while this one is written.
       for (let k = i; k < Math.min(i + LOOKAHEAD, items.length); k++) {
         if (!ahead.has(k)) ahead.set(k, openItem(items[k]!));
       }
@@ -139,7 +139,7 @@ async function buildZip(items: ZipItem[], p: MkzipParams, ctx: FopContext): Prom
     }
     if (failures.length > 0) {
       const list = failures.map((f) => `${f.item.url}\t${f.item.alias ?? f.item.fallbackName}\t${f.err.status} ${f.err.message}\n`).join('');
-      await writer.add(ERROR_LIST_NAME, await prepareEntry(Buffer.from(list)), new Date());
+      await writer.add(ERROR_LIST_NAME, prepareEntry(Buffer.from(list)), new Date());
     }
     await writer.end();
     await written;
