@@ -45,6 +45,12 @@ const PROBE_MIN = 2 * 1024;
 export const STREAM_HEAD = 256 * 1024;
 /** Whole entries handed to yazl and not yet written before `add` waits (each holds its bytes, and deflated, its output). */
 export const QUEUED = 8;
+/**
+ * Bytes written by yazl and not yet taken by the reader of `output` before `add` waits for them to be taken. yazl's
+ * output has Node's default 16 KiB buffer and writes past it; waiting at that mark would leave the file write and
+ * the compression taking turns.
+ */
+const OUTPUT_BEHIND = 1024 * 1024;
 
 const MARKER = '\u0001gbk:';
 const MARKER_BYTES = Buffer.from(MARKER);
@@ -167,6 +173,8 @@ export class ZipWriter {
   readonly output: Readable;
   /** Whole entries handed to yazl, oldest first: each settles once written (yazl writes in order). */
   private queued: Array<Promise<number>> = [];
+  /** The rejections of the entries handed over and not yet written: called when the output closes first. */
+  private readonly unwritten = new Set<(err: Error) => void>();
   private busy = false;
   private ended = false;
   /** The first failure (a stream entry, yazl, the output): later calls reject with it. */
@@ -181,6 +189,10 @@ export class ZipWriter {
     this.output = this.zip.outputStream as Readable;
     // yazl reports a failure (an entry's size, a stream it reads) on the ZipFile; the archive is then unusable.
     (this.zip as unknown as NodeJS.EventEmitter).on('error', (err: Error) => this.fail(err));
+    this.output.once('close', () => {
+      for (const reject of this.unwritten) reject(this.closed());
+      this.unwritten.clear();
+    });
   }
 
   private fail(err: Error): void {
@@ -216,13 +228,14 @@ export class ZipWriter {
     // A stored whole entry whose turn it is gets written inside addBuffer, before it could be hooked below.
     const DONE = (entry.constructor as unknown as { FILE_DATA_DONE: number }).FILE_DATA_DONE;
     if (entry.state >= DONE) return Promise.resolve(entry.uncompressedSize ?? 0);
+    if (out.destroyed) return Promise.reject(this.closed());
+    const unwritten = this.unwritten;
     const written = new Promise<number>((resolve, reject) => {
-      const onClose = (): void => reject(this.closed());
-      out.once('close', onClose);
+      unwritten.add(reject);
       const descriptor = entry.getDataDescriptor;
       // yazl asks for the data descriptor right after the entry's data is in the output.
       entry.getDataDescriptor = function (this: YazlEntry): Buffer {
-        out.off('close', onClose);
+        unwritten.delete(reject);
         resolve(this.uncompressedSize ?? 0);
         return descriptor.call(this);
       };
@@ -231,10 +244,10 @@ export class ZipWriter {
     return written;
   }
 
-  /** Waits while the reader of `output` is behind (yazl writes without looking at backpressure). */
+  /** Waits while the reader of `output` is OUTPUT_BEHIND behind (yazl writes without looking at backpressure). */
   private async drained(): Promise<void> {
-    const out = this.output as Readable & { writableNeedDrain?: boolean };
-    if (!out.writableNeedDrain || out.destroyed) return;
+    const out = this.output as Readable & { writableLength: number };
+    if (out.writableLength <= OUTPUT_BEHIND || out.destroyed) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {
         out.off('drain', done);
