@@ -8,8 +8,13 @@
  * `{type: 'unverified', on: true}` starts a second listener in this process for the cost of verification alone
  * (bench/README.md, "Verification off"); it answers `{type: 'unverified', port}`. `{type: 'unverified', on: false}`
  * closes it and answers `{type: 'unverified', port: 0}`.
+ *
+ * `{type: 'profile', on: true}` starts V8's CPU profiler in this process (node:inspector) and answers
+ * `{type: 'profile'}`; `{type: 'profile', on: false, path}` stops it, writes the `.cpuprofile` to `path` and
+ * answers `{type: 'profile', path}`: a profile of one part of a bench only (bench/mkzip.ts, its job rounds).
  */
-import { stat } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import type { FastifyInstance } from 'fastify';
 import { createBucket } from '../src/buckets/buckets.js';
 import { loadConfig } from '../src/config.js';
@@ -45,6 +50,26 @@ async function runFop(req: FopRequest): Promise<Record<string, unknown>> {
   } finally {
     await out.dispose();
   }
+}
+
+let profiler: Session | undefined;
+
+/** Starts (`on`) or stops the CPU profiler; a stopped profile is written to `path`. */
+async function profile(on: boolean, path: string | undefined): Promise<Record<string, unknown>> {
+  if (on) {
+    profiler ??= new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 500 });
+    await profiler.post('Profiler.start');
+    return { type: 'profile' };
+  }
+  if (!profiler) return { type: 'profile', error: 'not profiling' };
+  const { profile: prof } = await profiler.post('Profiler.stop');
+  profiler.disconnect();
+  profiler = undefined;
+  if (path) await writeFile(path, JSON.stringify(prof));
+  return { type: 'profile', path };
 }
 
 /** Path prefix of the unverified route: `/.bench-unverified/<bucket>/<key>`. */
@@ -105,7 +130,13 @@ const stop = (): void => {
 process.on('SIGTERM', stop);
 process.on('disconnect', stop);
 // The bench asks for V8's view of memory (heap vs. external buffers) to explain an RSS figure.
-process.on('message', (msg: FopRequest & { on?: boolean }) => {
+process.on('message', (msg: FopRequest & { on?: boolean; path?: string }) => {
+  if (msg.type === 'profile') {
+    profile(msg.on === true, msg.path).then(
+      (reply) => process.send?.(reply),
+      (err: unknown) => process.send?.({ type: 'profile', error: err instanceof Error ? err.message : String(err) }),
+    );
+  }
   if (msg.type === 'unverified') {
     (msg.on ? startUnverified() : stopUnverified()).then(
       (port) => process.send?.({ type: 'unverified', port }),

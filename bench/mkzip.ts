@@ -7,11 +7,15 @@
  * Throughput is source bytes (MB = 10^6 bytes) per second; peak RSS is Granary's whole process (sampled every
  * 20 ms during the job; its RSS just before is given too) and `zip`'s (`/usr/bin/time -f %M`).
  *
- * Standalone: `npx tsx bench/mkzip.ts [--quick]` prints the figures as JSON.
+ * Each round also runs the same command once through executeFops over IPC (`{type: 'fop'}`, the processing alone:
+ * reading, compressing and writing the temp file, without the queue and putObject), to split the job's time.
+ *
+ * Standalone: `npx tsx bench/mkzip.ts [--quick] [--cpu-prof]` prints the figures as JSON; `--cpu-prof` profiles Granary
+ * during the job rounds only (V8's profiler started and stopped over IPC) and lists its hottest functions.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -19,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { transpileForBench } from './lib/build.js';
 import { startServer } from './lib/child.js';
+import { hotFunctions } from './lib/profile.js';
 import { RssSampler, rssBytes } from './lib/proc.js';
 import { benchServerEnv, runIfMain } from './lib/standalone.js';
 
@@ -38,7 +43,7 @@ function content(i: number): Buffer {
   return Buffer.concat(blocks).subarray(0, size);
 }
 
-export async function run(opts: { quick: boolean; log: (line: string) => void }): Promise<Record<string, unknown>> {
+export async function run(opts: { quick: boolean; log: (line: string) => void; cpuProf?: boolean }): Promise<Record<string, unknown>> {
   const { log } = opts;
   const n = opts.quick ? 200 : 1000;
   const rounds = opts.quick ? 1 : Number(process.env.BENCH_ROUNDS ?? 2);
@@ -46,6 +51,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
   const buildDir = await mkdtemp(join(os.tmpdir(), 'granary-bench-mkzip-build-'));
   const dataDir = await mkdtemp(join(os.tmpdir(), 'granary-bench-mkzip-data-'));
   const filesDir = await mkdtemp(join(os.tmpdir(), 'granary-bench-mkzip-files-'));
+  const profDir = opts.cpuProf ? await mkdtemp(join(os.tmpdir(), 'granary-bench-mkzip-prof-')) : undefined;
   const mac = new qiniu.auth.digest.Mac(AK, SK);
   try {
     await transpileForBench(root, buildDir);
@@ -80,6 +86,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
 
       const jobRound = async (round: number): Promise<{ seconds: number; peakRssBytes: number; idleRssBytes: number; zipBytes: number }> => {
         const idle = rssBytes(server.pid) ?? 0;
+        if (profDir) await server.ask({ type: 'profile', on: true });
         const sampler = new RssSampler(server.pid, 20).start();
         const t0 = performance.now();
         const fops = `mkzip/4|saveas/${b64(`${BUCKET}:archive-${round}.zip`)}`;
@@ -94,8 +101,15 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
           await delay(10);
         }
         const seconds = (performance.now() - t0) / 1000;
+        if (profDir) await server.ask({ type: 'profile', on: false, path: join(profDir, `job-${round}.cpuprofile`) });
         const zip = await fetch(`${base}/${BUCKET}/archive-${round}.zip`, { method: 'HEAD' });
         return { seconds, peakRssBytes: sampler.stop().peakBytes, idleRssBytes: idle, zipBytes: Number(zip.headers.get('content-length')) };
+      };
+      // The same command through executeFops (processing alone: no queue, no putObject), over IPC.
+      const fopRound = async (): Promise<number> => {
+        const r = await server.ask<{ type: 'fop'; ms?: number; error?: string }>({ type: 'fop', bucket: BUCKET, key: 'index.txt', fops: 'mkzip/4' });
+        if (r.error !== undefined || r.ms === undefined) throw new Error(`mkzip fop failed: ${r.error ?? 'no time'}`);
+        return r.ms / 1000;
       };
       const zipRound = async (round: number): Promise<{ seconds: number; zipBytes: number }> => {
         const out = join(filesDir, `baseline-${round}.zip`);
@@ -111,6 +125,7 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
       };
 
       const jobSeconds: number[] = [];
+      const fopSeconds: number[] = [];
       const zipSeconds: number[] = [];
       let peak = 0;
       let idle = 0;
@@ -119,13 +134,15 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
       for (let r = 0; r < rounds; r++) {
         const j = await jobRound(r);
         const z = await zipRound(r);
+        const f = await fopRound();
         jobSeconds.push(j.seconds);
+        fopSeconds.push(f);
         zipSeconds.push(z.seconds);
         peak = Math.max(peak, j.peakRssBytes);
         idle = j.idleRssBytes;
         granaryZip = j.zipBytes;
         baselineZip = z.zipBytes;
-        log(`mkzip round ${r + 1}: Granary ${j.seconds.toFixed(2)} s (${(totalBytes / 1e6 / j.seconds).toFixed(1)} MB/s), zip ${z.seconds.toFixed(2)} s (${(totalBytes / 1e6 / z.seconds).toFixed(1)} MB/s)`);
+        log(`mkzip round ${r + 1}: Granary ${j.seconds.toFixed(2)} s (${(totalBytes / 1e6 / j.seconds).toFixed(1)} MB/s; processing alone ${f.toFixed(2)} s), zip ${z.seconds.toFixed(2)} s (${(totalBytes / 1e6 / z.seconds).toFixed(1)} MB/s)`);
       }
       const zipPeak = zipPeakKiB() * 1024;
       const granaryMBps = totalBytes / 1e6 / median(jobSeconds);
@@ -143,10 +160,18 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
         granaryIdleRssMB: Number((idle / 1024 / 1024).toFixed(1)),
         zipPeakRssMB: Number((zipPeak / 1024 / 1024).toFixed(1)),
         granaryRoundSeconds: jobSeconds.map((s) => Number(s.toFixed(3))),
+        granaryProcessingSeconds: fopSeconds.map((s) => Number(s.toFixed(3))),
         zipRoundSeconds: zipSeconds.map((s) => Number(s.toFixed(3))),
       };
     } finally {
       await server.stop();
+      if (profDir) {
+        for (const f of (await readdir(profDir)).filter((n) => n.endsWith('.cpuprofile'))) {
+          const { busyPercent, hot } = await hotFunctions(join(profDir, f), 30);
+          log(`Granary CPU profile ${join(profDir, f)} (main thread): busy ${busyPercent.toFixed(1)}%`);
+          for (const h of hot) log(`  ${h.selfPercent.toFixed(1).padStart(5)}% self ${h.totalPercent.toFixed(1).padStart(5)}% total  ${h.name}  ${h.where}`);
+        }
+      }
     }
   } finally {
     await rm(buildDir, { recursive: true, force: true });
@@ -155,4 +180,4 @@ export async function run(opts: { quick: boolean; log: (line: string) => void })
   }
 }
 
-await runIfMain(import.meta.url, run);
+await runIfMain(import.meta.url, (o) => run({ ...o, cpuProf: o.argv.includes('--cpu-prof') }));

@@ -140,7 +140,7 @@ export async function executeFops(g: Granary, bucket: BucketRecord, rec: ObjectR
       return join(dir, `${++n}${ext}`);
     },
     fetchResource: (url, maxBytes) => fetchResource(g, bucket, url, maxBytes, controller.signal),
-    openResource: (url, maxBytes) => openResource(g, bucket, url, maxBytes, controller.signal),
+    openResource: (url, maxBytes, o) => openResource(g, bucket, url, maxBytes, controller.signal, o),
     tools: g.fopTools,
     urls: bucketUrls(g, bucket),
     ...(opts.outputs ? { outputs: opts.outputs } : {}),

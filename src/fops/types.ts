@@ -53,14 +53,18 @@ export interface FopSource {
   file(): Promise<string>;
 }
 
-/** A resource opened as a stream: its bytes, its key when local, the size when known (bytes), and its modification time. */
-export interface OpenedResource {
-  stream: Readable;
+/**
+ * A resource opened for reading (files/resource-stream.ts; mkzip): its key when local, the size when known (bytes),
+ * its modification time, and its bytes — as a stream, or, for an entry of the source's bucket no larger than the
+ * `wholeMax` the caller passed, as a whole verified read (`read()`, not started yet: nothing is held until it is
+ * called). A failure of either comes after the open: corrupt bytes (599), a storage error, an origin cut short.
+ */
+export type OpenedResource = {
   /** The entry's key when the URL named an entry of the source's bucket. */
   key?: string;
   size?: number;
   mtime: Date;
-}
+} & ({ stream: Readable; read?: undefined } | { read(): Promise<Buffer>; stream?: undefined });
 
 /** External programs a command may run (subprocesses); undefined when not installed. */
 export interface FopTools {
@@ -109,8 +113,10 @@ export interface FopContext {
   /**
    * Like `fetchResource`, but the bytes as a stream (files/resource-stream.ts; mkzip): an entry of the source's
    * bucket read from storage, any other URL through the outbound guard. Same errors, raised before any byte.
+   * `opts.wholeMax`: an entry of the source's bucket of at most that many bytes comes as a whole read instead
+   * (`OpenedResource.read`).
    */
-  openResource?(url: string, maxBytes: number): Promise<OpenedResource>;
+  openResource?(url: string, maxBytes: number, opts?: { wholeMax?: number }): Promise<OpenedResource>;
   tools: FopTools;
   /** URLs of entries of the source's bucket (pm3u8, HLS playlists, avconcat's resources). */
   urls?: BucketUrls;

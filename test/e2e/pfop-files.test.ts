@@ -2,11 +2,16 @@
  * File commands (docs/development/kodo-protocol.md §10.9) through the official SDK: `mkzip/2` by pfop and
  * `mkzip/4` by persistentOps on the upload of its index file — unzipped by Info-ZIP `unzip` and compared byte
  * for byte, with a non-ASCII name, a private-bucket source, one missing URL (listed in error.txt) and GBK names;
+ * incompressible files stored and the others deflated (zipinfo), files over 256 KiB streamed into the archive;
+ * GRANARY_MKZIP_MAX_BYTES and GRANARY_MKZIP_MAX_FILES failing the command, nothing stored;
  * `qhash` on a download URL and by pfop against `openssl dgst`; `imageslim` smaller with luma SSIM ≥ 0.98 (ffmpeg's
  * ssim filter); a DOCX and an XLSX (minimal OOXML written here) converted by `yifangyun_preview` to PDFs whose
  * page count `pdfinfo` reads, and without LibreOffice a failure naming GRANARY_SOFFICE; bad parameters answer 400.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +59,11 @@ describe('file commands', () => {
   const files: Record<string, Buffer> = {
     'a.txt': Buffer.from('alpha\n'.repeat(1000)),
     '目录/数据.bin': Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 251)),
+    // Incompressible bytes (stored, not deflated), a small one read whole and a large one streamed (> 256 KiB),
+    // and a large text streamed (deflated).
+    'random.bin': randomBytes(40_000),
+    'big/random.bin': randomBytes(700_000),
+    'big/text.txt': Buffer.from(Array.from({ length: 20_000 }, (_, i) => `line ${i}\n`).join('')),
   };
 
   const put = async (bucket: string, key: string, body: Buffer, policy: Record<string, unknown> = {}): Promise<{ persistentId?: string }> => {
@@ -106,6 +116,25 @@ describe('file commands', () => {
     expect(errors).toMatch(/\t404 /);
   });
 
+  it('mkzip: incompressible files are stored, the others deflated, small and large (streamed) alike; all unzip byte for byte', async () => {
+    const names = ['a.txt', 'random.bin', 'big/random.bin', 'big/text.txt'];
+    const fops = `mkzip/2${names.map((n) => `/url/${b64(urlOf(n))}`).join('')}|${saveas(OUT, 'mixed.zip')}`;
+    const sub = await sdkPfop(s, B, 'a.txt', [fops], '');
+    expect(sub.status).toBe(200);
+    expect((await waitFinal(s, sub.data.persistentId!)).items[0]).toMatchObject({ code: 0, key: 'mixed.zip' });
+    const to = await unzipOut('mixed.zip');
+    for (const n of names) expect((await readFile(join(to, n))).equals(files[n]!), n).toBe(true);
+    // zipinfo: one line per entry, the method (defN / stor) before the date, the name last.
+    const methods = Object.fromEntries(
+      execFileSync('zipinfo', [join(dir, 'mixed.zip')], { encoding: 'utf8' })
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => f.length >= 9 && names.includes(f[f.length - 1]!))
+        .map((f) => [f[f.length - 1]!, f[f.length - 4]!]),
+    );
+    expect(methods).toEqual({ 'a.txt': 'defN', 'random.bin': 'stor', 'big/random.bin': 'stor', 'big/text.txt': 'defN' });
+  });
+
   it('mkzip/4 by persistentOps on the upload of its index file; encoding/gbk writes GBK names, not UTF-8', async () => {
     const index = [`/url/${b64(urlOf('a.txt'))}/alias/${b64('文本.txt')}`, '', `/url/${b64(urlOf('目录/数据.bin'))}`].join('\n');
     const ops = `mkzip/4/encoding/${b64('gbk')}|${saveas(OUT, 'four.zip')}`;
@@ -118,6 +147,52 @@ describe('file commands', () => {
     const to = await unzipOut('four.zip', true);
     expect((await readFile(join(to, '文本.txt'))).equals(files['a.txt']!)).toBe(true);
     expect((await readFile(join(to, '目录/数据.bin'))).equals(files['目录/数据.bin']!)).toBe(true);
+  });
+
+  it('mkzip limits: GRANARY_MKZIP_MAX_BYTES (sizes known at open and a single larger file), GRANARY_MKZIP_MAX_FILES and GRANARY_JOB_TIMEOUT fail the command', async () => {
+    const t = await startTestServer({ GRANARY_MKZIP_MAX_BYTES: '1000000', GRANARY_MKZIP_MAX_FILES: '3', GRANARY_JOB_TIMEOUT: '3', GRANARY_OUTBOUND_ALLOW: '127.0.0.1/32' });
+    // An origin that sends the first third of its body, then nothing: 900,000 bytes (streamed into the archive)
+    // or 150,000 (read whole ahead).
+    const origin = createServer((req, res) => {
+      const size = req.url === '/small.bin' ? 150_000 : 900_000;
+      res.writeHead(200, { 'content-length': String(size) });
+      res.write(randomBytes(size / 3));
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    try {
+      await createBucket(t, B);
+      const sources = { 'a.txt': files['a.txt']!, 'random.bin': files['random.bin']!, 'big/random.bin': files['big/random.bin']!, 'huge.bin': randomBytes(1_100_000) };
+      for (const [key, body] of Object.entries(sources)) {
+        const token = t.uploadToken({ scope: `${B}:${key}` });
+        expect((await sdk(new qiniu.form_up.FormUploader(t.zoneConfig()).put(token, key, body, new qiniu.form_up.PutExtra()))).status).toBe(200);
+      }
+      const url = (key: string): string => `/url/${b64(`${t.url}/${B}/${key.split('/').map(encodeURIComponent).join('/')}`)}`;
+      const run = async (keys: string[], out: string): Promise<unknown> => {
+        const sub = await sdkPfop(t, B, 'a.txt', [`mkzip/2${keys.map(url).join('')}|${saveas(B, out)}`], '');
+        expect(sub.status).toBe(200);
+        return (await waitFinal(t, sub.data.persistentId!)).items[0];
+      };
+      // 6,000 + 40,000 bytes: within the limit.
+      expect(await run(['a.txt', 'random.bin'], 'ok.zip')).toMatchObject({ code: 0 });
+      // 700,000 + 40,000 + 700,000: the total passes 1,000,000 bytes (each size known when opened).
+      expect(await run(['big/random.bin', 'random.bin', 'big/random.bin'], 'total.zip')).toMatchObject({ code: 3, error: expect.stringMatching(/GRANARY_MKZIP_MAX_BYTES/) });
+      // One file of 1,100,000 bytes: over the limit by itself (refused when opened, never read).
+      expect(await run(['huge.bin'], 'one.zip')).toMatchObject({ code: 3, error: expect.stringMatching(/GRANARY_MKZIP_MAX_BYTES/) });
+      // The remote origin stalls mid-body: the command times out, nothing stored, and the stalled read is cut (the
+      // command's slot is free for the next job: the GRANARY_MKZIP_MAX_FILES case below runs in it).
+      const address = origin.address() as AddressInfo;
+      for (const path of ['slow.bin', 'small.bin']) {
+        const slow = await sdkPfop(t, B, 'a.txt', [`mkzip/2${url('a.txt')}/url/${b64(`http://127.0.0.1:${address.port}/${path}`)}|${saveas(B, 'slow.zip')}`], '');
+        expect((await waitFinal(t, slow.data.persistentId!)).items[0], path).toMatchObject({ code: 3, error: expect.stringMatching(/timed out/) });
+      }
+      // Four URLs where three are allowed (counted when the job runs, as mode 4's index file is).
+      expect(await run(['a.txt', 'a.txt', 'a.txt', 'a.txt'], 'many.zip')).toMatchObject({ code: 3, error: expect.stringMatching(/GRANARY_MKZIP_MAX_FILES/) });
+      for (const out of ['total.zip', 'one.zip', 'slow.zip', 'many.zip']) expect((await download(t, B, out)).status).toBe(404);
+    } finally {
+      origin.closeAllConnections();
+      origin.close();
+      await t.stop();
+    }
   });
 
   it('mkzip: bad parameters are 400 at submission; it runs only as a persistent command', async () => {

@@ -6,14 +6,15 @@
  *
  * Errors (Kodo errors, raised before any byte is read): 400 bad URL, 403 guard refusal, 404 missing entry or
  * origin 404, 413 larger than `maxBytes`, 478 other origin failures, 504 origin time-out. A remote body longer
- * than `maxBytes` fails the stream itself.
+ * than `maxBytes` fails the stream itself; a stored entry whose bytes do not match their checksums fails its
+ * stream or its whole read with 599 (objects/verified-read.ts).
  */
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { outboundFailure } from '../../objects/fetch/fetch-to-entry.js';
 import { checkSourceUrl } from '../../objects/fetch/source-url.js';
 import { checkDownloadable, isLive } from '../../objects/read.js';
-import { readObject } from '../../objects/verified-read.js';
+import { readObject, readObjectSmall } from '../../objects/verified-read.js';
 import { outboundStream } from '../../outbound/client.js';
 import type { BucketRecord } from '../../ports/meta.js';
 import { localKeyOf } from '../resource.js';
@@ -22,8 +23,19 @@ import type { OpenedResource } from '../types.js';
 /** putTime (100-ns units since the epoch) → a Date. */
 const putTimeDate = (putTime: bigint): Date => new Date(Number(putTime / 10_000n));
 
-/** Opens the resource at `url` (see the module comment); `signal` aborts the open or the remote body. */
-export async function openResource(g: Granary, bucket: BucketRecord, url: string, maxBytes: number, signal: AbortSignal): Promise<OpenedResource> {
+/**
+ * Opens the resource at `url` (see the module comment); `signal` aborts the open or the remote body. A stored
+ * entry of at most `opts.wholeMax` bytes is answered with `read()` (one verified whole read, `readObjectSmall`,
+ * done when called) rather than a stream: cheaper for small entries, and the caller holds at most that much.
+ */
+export async function openResource(
+  g: Granary,
+  bucket: BucketRecord,
+  url: string,
+  maxBytes: number,
+  signal: AbortSignal,
+  opts: { wholeMax?: number } = {},
+): Promise<OpenedResource> {
   signal.throwIfAborted();
   const u = checkSourceUrl(url);
   const key = localKeyOf(g, bucket, u);
@@ -32,7 +44,9 @@ export async function openResource(g: Granary, bucket: BucketRecord, url: string
     if (!isLive(g, found)) throw Errors.notFound(`${url}: no such entry in bucket ${bucket.name}`);
     const rec = checkDownloadable(g, found);
     if (rec.fsize > maxBytes) throw Errors.originTooLarge(`${url}: ${rec.fsize} bytes, the limit is ${maxBytes}`);
-    return { stream: readObject(g, rec), key, size: rec.fsize, mtime: putTimeDate(rec.putTime) };
+    const mtime = putTimeDate(rec.putTime);
+    if (opts.wholeMax !== undefined && rec.fsize <= opts.wholeMax) return { read: () => readObjectSmall(g, rec), key, size: rec.fsize, mtime };
+    return { stream: readObject(g, rec), key, size: rec.fsize, mtime };
   }
   let res;
   try {
