@@ -2,7 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -10,5 +9,11 @@ export default defineConfig({
     // disks more than they compute. Vitest took 668–727 s this way against 776–1,028 s one file at a time.
     maxWorkers: 2,
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      // Contract and end-to-end files: dist/ and the console app built first (test/global-setup.ts), which the
+      // unit files need not wait for.
+      { extends: true, test: { name: 'e2e', include: ['test/contract/**/*.test.ts', 'test/e2e/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] } },
+    ],
   },
 });

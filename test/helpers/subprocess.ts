@@ -1,14 +1,13 @@
 /**
- * Starts Granary as a separate process (for tests that kill or signal it), from the TypeScript sources via tsx.
+ * Starts Granary as a separate process (for tests that kill or signal it): `node bin/granary.js`, the build in dist/
+ * (test/global-setup.ts rebuilds it when older than src/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
+import { BIN } from './cli.js';
 import { AK, SK } from './server.js';
 
 export { freePort } from './cli.js';
-
-const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 export interface ChildServer {
   child: ChildProcess;
@@ -30,7 +29,7 @@ export async function spawnServer(
   prefix: string[] = [],
   options: { detached?: boolean } = {},
 ): Promise<ChildServer> {
-  const argv = [process.execPath, '--import', 'tsx', ENTRY, 'serve'];
+  const argv = [process.execPath, BIN, 'serve'];
   const [cmd, ...args] = [...prefix, ...argv] as [string, ...string[]];
   const child = spawn(cmd, args, {
     env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_WORKERS: '1', GRANARY_CONSOLE_PORT: '0', GRANARY_S3_PORT: '0', ...env },
