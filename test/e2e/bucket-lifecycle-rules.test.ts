@@ -7,14 +7,13 @@
  * sleeps); SDK calls are signed without X-Qiniu-Date so the moved clock does not make them stale.
  */
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildCli } from '../../src/cli.js';
 import { isKodoError } from '../../src/errors.js';
 import { sweepExpired } from '../../src/objects/expiry.js';
 import { expiryFromDays } from '../../src/policy/expiry.js';
-import { cleanEnv, REPO_ROOT } from '../helpers/cli.js';
+import { BIN, cleanEnv, REPO_ROOT } from '../helpers/cli.js';
 import { countBlobs, entry, expectJsonError, put, rawOp } from '../helpers/rs.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { download, expectAbsent, expectStored } from '../helpers/upload.js';
@@ -427,8 +426,7 @@ describe('granary bucket rule (CLI on the data dir of the running server)', () =
   });
 
   it('as a command: an error exits 1 with the message and its status on stderr', () => {
-    const entryPoint = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', entryPoint, 'bucket', 'rule', ...withFlags(['delete', B, 'nope'])], {
+    const r = spawnSync(process.execPath, [BIN, 'bucket', 'rule', ...withFlags(['delete', B, 'nope'])], {
       cwd: REPO_ROOT,
       env: cleanEnv(),
       encoding: 'utf8',

@@ -11,11 +11,11 @@ import { createHmac } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveBytes, startOrigin, type Origin } from '../helpers/fetch-origin.js';
+import { BIN } from '../helpers/cli.js';
 import { signedFetch } from '../helpers/http.js';
 import { saveas, sdkPfop, waitFinal } from '../helpers/pfop.js';
 import { ok, RawUp } from '../helpers/resumable.js';
@@ -389,9 +389,8 @@ describe('concurrency and size', () => {
 });
 
 describe('CLI', () => {
-  const entryTs = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
   const cli = (...args: string[]) => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', entryTs, ...args, '--data-dir', s.dataDir, '--access-key', AK, '--secret-key', SK], {
+    const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', s.dataDir, '--access-key', AK, '--secret-key', SK], {
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -1,21 +1,18 @@
 /**
  * The bucket settings commands (`bucket max-age|referer|cors|protect`) run as subprocesses on the data dir of a
- * running server, which applies them to the next request. The CLI runs from the TypeScript sources through tsx
- * (test/helpers/cli-entry.ts), so this file needs no build of dist/ (cli.test.ts builds it; two files rebuilding
- * dist/ at once could hand each other half-written modules).
+ * running server, which applies them to the next request. The CLI is bin/granary.js (dist/, built by
+ * test/global-setup.ts when older than src/).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, REPO_ROOT } from '../helpers/cli.js';
+import { BIN, cleanEnv, REPO_ROOT } from '../helpers/cli.js';
 import { rawRequest, upload, type RawResponse } from '../helpers/http.js';
 import { AK, sdk, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket } from '../helpers/upload.js';
 
-const CLI_ENTRY = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
 const B = 'cli-settings';
 
 let s: TestServer;
@@ -23,7 +20,7 @@ let dir: string;
 
 /** Runs `granary <args> --data-dir <dir>` (root keys of the test server) to completion. */
 function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const argv = ['--import', 'tsx', CLI_ENTRY, ...args, '--data-dir', dir, '--access-key', AK, '--secret-key', SK];
+  const argv = [BIN, ...args, '--data-dir', dir, '--access-key', AK, '--secret-key', SK];
   return new Promise((resolve) => {
     execFile(process.execPath, argv, { cwd: REPO_ROOT, env: cleanEnv(), encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) => {
       const code = (err as { code?: unknown } | null)?.code;

@@ -1,10 +1,9 @@
 /**
- * The `granary` command as a subprocess (built once with `npm run build`): offline bucket/domain/keys commands
+ * The `granary` command as a subprocess (bin/granary.js; test/global-setup.ts builds dist/ when older than src/): offline bucket/domain/keys commands
  * on a data dir, `serve` printing a generated key pair once, warning a single process without node's
  * --initial-old-space-size, graceful shutdown on SIGTERM, and `bucket nrop`
  * with the compiled server's moderation worker.
  */
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -14,7 +13,7 @@ import { join } from 'node:path';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, REPO_ROOT, runCli, sdkFor, ServeProcess } from '../helpers/cli.js';
+import { freePort, runCli, sdkFor, ServeProcess } from '../helpers/cli.js';
 import { rawRequest, upload as uploadVia } from '../helpers/http.js';
 import { FIXTURE_IMAGES } from '../helpers/upload.js';
 import { AK, SK, sdk, startTestServer } from '../helpers/server.js';
@@ -26,9 +25,6 @@ async function tempDir(): Promise<string> {
   return d;
 }
 
-beforeAll(() => {
-  execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: 'pipe' });
-}, 120_000);
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startClusterBackend, runCliFromSource, sdkOn, signedJson, startNode, type ClusterBackend, type ClusterNode } from '../helpers/cluster.js';
+import { startClusterBackend, runCliWith, sdkOn, signedJson, startNode, type ClusterBackend, type ClusterNode } from '../helpers/cluster.js';
 import { ConsoleClient } from '../helpers/console.js';
 import { serveBytes, startOrigin, type Origin } from '../helpers/fetch-origin.js';
 import { seededBytes } from '../helpers/files.js';
@@ -75,7 +75,7 @@ afterAll(async () => {
 describe('two nodes sharing PostgreSQL and S3', () => {
   it('share the one root key pair generated at the first start (the CLI reads it from the shared metadata)', async () => {
     const printed = await Promise.any([a.output(/AccessKey: (\S+)\n\s*SecretKey: (\S+)/), b.output(/AccessKey: (\S+)\n\s*SecretKey: (\S+)/)]);
-    const shown = runCliFromSource(['keys', 'show'], { ...backend.env, GRANARY_DATA_DIR: join(a.dataDir, 'cli') });
+    const shown = runCliWith(['keys', 'show'], { ...backend.env, GRANARY_DATA_DIR: join(a.dataDir, 'cli') });
     expect(shown.status, shown.stderr).toBe(0);
     expect(shown.stdout).toContain(`AccessKey: ${printed[1]}\nSecretKey: ${printed[2]}`);
     root = { accessKey: printed[1] ?? '', secretKey: printed[2] ?? '' };

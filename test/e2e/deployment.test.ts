@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startGranary } from '../../src/main.js';
 import { startClusterBackend } from '../helpers/cluster.js';
-import { runCliFromSource } from '../helpers/cluster.js';
+import { runCliWith } from '../helpers/cluster.js';
 import { seededBytes } from '../helpers/files.js';
 import { total } from '../helpers/metrics.js';
 import { parseMetrics } from '../helpers/metrics.js';
@@ -153,7 +153,7 @@ describe('a data dir whose metadata is gone', () => {
     const db = new Database(join(dir, 'meta.db'));
     db.prepare("DELETE FROM settings WHERE name = 'deployment_id'").run();
     db.close();
-    const ids = runCliFromSource(['deployment', '--data-dir', dir], {});
+    const ids = runCliWith(['deployment', '--data-dir', dir], {});
     expect(ids.status).toBe(1);
     const s = await startTestServer({ GRANARY_DATA_DIR: dir, GRANARY_CONSOLE_PORT: '0' });
     try {
@@ -161,7 +161,7 @@ describe('a data dir whose metadata is gone', () => {
     } finally {
       await s.stop();
     }
-    const after = runCliFromSource(['deployment', '--data-dir', dir], {});
+    const after = runCliWith(['deployment', '--data-dir', dir], {});
     expect(after.status).toBe(0);
     const [metaLine, blobLine] = after.stdout.trim().split('\n');
     expect(metaLine?.split('\t')[2]).toMatch(/^[0-9a-f]{32}$/);
@@ -193,12 +193,12 @@ describe('orphaned blobs are reported and kept; granary gc removes them on order
       expect(await blobFiles(dir)).toContain(orphan);
 
       // The explicit command, while the server runs: the dry run lists and keeps; gc removes the orphan only.
-      const dry = runCliFromSource(['gc', '--dry-run', '--data-dir', dir], {});
+      const dry = runCliWith(['gc', '--dry-run', '--data-dir', dir], {});
       expect(dry.status, dry.stderr).toBe(0);
       expect(dry.stdout).toContain(`orphan\t${orphan}`);
       expect(dry.stdout).toMatch(/^1 orphaned blobs in files .* \(nothing removed/m);
       expect(await blobFiles(dir)).toContain(orphan);
-      const gc = runCliFromSource(['gc', '--json', '--data-dir', dir], {});
+      const gc = runCliWith(['gc', '--json', '--data-dir', dir], {});
       expect(gc.status, gc.stderr).toBe(0);
       expect(JSON.parse(gc.stdout)).toEqual({ dryRun: false, orphans: 1, removed: 1, failed: 0 });
       expect(await blobFiles(dir)).toEqual(referenced);
@@ -218,7 +218,7 @@ describe('orphaned blobs are reported and kept; granary gc removes them on order
       await mkdir(d, { recursive: true });
       await writeFile(join(d, fresh), 'staged by a live upload');
       expect((await stat(join(d, fresh))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
-      const gc = runCliFromSource(['gc', '--json', '--data-dir', dir], {});
+      const gc = runCliWith(['gc', '--json', '--data-dir', dir], {});
       expect(gc.status, gc.stderr).toBe(0);
       expect(JSON.parse(gc.stdout)).toMatchObject({ orphans: 0, removed: 0 });
       expect(await blobFiles(dir)).toContain(fresh);

@@ -10,7 +10,8 @@
  * `insertOnly` or scoped to other keys), the staging directory is empty, nothing uncaught was logged. At the end
  * every object a 200 created downloads with the bytes (or etag) it was answered with.
  *
- * The server runs from src/ through tsx; its log goes to the file FUZZ_LOG names, when set (for debugging).
+ * The server is bin/granary.js (dist/, rebuilt by test/global-setup.ts when older than src/, so the fuzzer runs
+ * against the code under test); its log goes to the file FUZZ_LOG names, when set (for debugging).
  */
 import { watch } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -156,9 +157,8 @@ async function phase(name: string, cases: Case[]): Promise<void> {
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'granary-fuzz-'));
   const port = await freePort();
-  // From the sources (tsx), so the fuzzer always runs against the code under test, not a stale dist/.
   const serveEnv = { GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK, GRANARY_MAX_OBJECT_SIZE: String(MAX_OBJECT), GRANARY_MIN_FREE_BYTES: '0' };
-  server = new ServeProcess(dataDir, port, { env: serveEnv, fromSource: true });
+  server = new ServeProcess(dataDir, port, { env: serveEnv });
   await server.ready();
   target = { port, agent };
   const { bucketManager } = sdkFor(server.host, AK, SK);

@@ -14,7 +14,6 @@ import { createInterface } from 'node:readline';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindDomain } from '../../src/buckets/buckets.js';
@@ -25,6 +24,7 @@ import { isInlineBlobId } from '../../src/store/inline-blob-store.js';
 import { isManifestId } from '../../src/ports/manifest.js';
 import { blobPath, flipByte } from '../helpers/bitrot.js';
 import { seededBytes, writeSeededFile } from '../helpers/files.js';
+import { BIN } from '../helpers/cli.js';
 import { rawRequest, signedFetch } from '../helpers/http.js';
 import { startPgServer, type PgTestServer } from '../helpers/pg-server.js';
 import { startS3Server, type S3TestServer } from '../helpers/s3-server.js';
@@ -32,7 +32,6 @@ import { AK, sdk, SK, startTestServer, type TestServer } from '../helpers/server
 import { createBucket, readAnswer } from '../helpers/upload.js';
 
 const MiB = 1024 * 1024;
-const CLI_ENTRY = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
 const DOMAIN = 'cdn.migrate.test';
 
 let pg: PgTestServer;
@@ -93,14 +92,14 @@ async function snapshot(s: TestServer, keys: string[]): Promise<Map<string, { st
   return out;
 }
 
-/** A child `granary migrate --data-dir …` from the sources, its JSON lines as they come, and its end. */
+/** A child `granary migrate --data-dir …` (bin/granary.js), its JSON lines as they come, and its end. */
 function migrate(extra: string[] = []): { lines: AsyncIterable<string>; child: ReturnType<typeof spawn>; exited: Promise<number | string>; stderr: () => string } {
   const env: Record<string, string> = { ...process.env } as Record<string, string>;
   for (const k of Object.keys(env)) if (k.startsWith('GRANARY_')) delete env[k];
   const blobs = s3.granaryEnv(s3Bucket, 'cluster/');
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', CLI_ENTRY, 'migrate', '--data-dir', srcDir, '--metadata', pgUrl, '--blobs', blobs.GRANARY_BLOBS as string, '--json', ...extra],
+    [BIN, 'migrate', '--data-dir', srcDir, '--metadata', pgUrl, '--blobs', blobs.GRANARY_BLOBS as string, '--json', ...extra],
     { env: { ...env, AWS_ACCESS_KEY_ID: blobs.AWS_ACCESS_KEY_ID as string, AWS_SECRET_ACCESS_KEY: blobs.AWS_SECRET_ACCESS_KEY as string }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

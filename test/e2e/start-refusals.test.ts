@@ -1,5 +1,5 @@
 /**
- * Starts that must fail, and fail clearly (`granary serve` as a subprocess, from the sources):
+ * Starts that must fail, and fail clearly (`granary serve` as a subprocess, bin/granary.js):
  * - a busy API port or console port, with GRANARY_WORKERS=1 and =2: exit 1, the listener and the address in the
  *   error, no key pair printed, no credentials.json written (src/listen-error.ts, main.ts, workers/primary.ts);
  * - a meta.db that is not a database, a credentials.json cut short or without keys: exit 1 naming the file and the
@@ -15,13 +15,11 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/cli.js';
 import { AK, SK } from '../helpers/server.js';
 import { freePort, spawnServer } from '../helpers/subprocess.js';
 import { waitUntil } from '../helpers/upload.js';
-
-const ENTRY = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
 
 interface Run {
   code: number | string;
@@ -32,7 +30,7 @@ interface Run {
 function granary(args: string[], env: Record<string, string>): Promise<Run> {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GRANARY_')) base[k] = v;
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+  const child = spawn(process.execPath, [BIN, ...args], {
     env: { ...base, GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_S3_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -141,7 +139,9 @@ describe('start refusals', () => {
         },
         'every worker of the first server answers',
         30_000,
-      );
+      ).catch((err: Error) => {
+        throw new Error(`${err.message} (workers seen: ${[...seen].join(', ') || 'none'}); its output:\n${first.stdout()}`);
+      });
       // A fop result being written by the first server (its temp file) must survive the second's attempt.
       await mkdir(join(dataDir, 'fop-cache', 'tmp'), { recursive: true });
       await writeFile(join(dataDir, 'fop-cache', 'tmp', 'in-flight.tmp'), 'half a thumbnail');

@@ -16,18 +16,17 @@ import http from 'node:http';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import qiniu from 'qiniu';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/cli.js';
 import { saveas, startNotifyReceiver, type NotifyReceiver, type Record as PrefopRecord } from '../helpers/pfop.js';
 import { AK, SK, sdk, staticZoneConfig } from '../helpers/server.js';
 import { freePort, spawnServer, type ChildServer } from '../helpers/subprocess.js';
 import { multipart, uploadParts, waitUntil } from '../helpers/upload.js';
 
 const B = 'workers';
-const CLI_ENTRY = fileURLToPath(new URL('../helpers/cli-entry.ts', import.meta.url));
 const SINGLETONS = ['reaper', 'blob-sweep', 'expiry-sweeper', 'scrubber'];
 
 interface Answer {
@@ -211,7 +210,7 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
 
   it('a key pair created by another process (the CLI) is accepted by both workers within a bound', async () => {
     const conns = await connections();
-    const r = spawnSync(process.execPath, ['--import', 'tsx', CLI_ENTRY, 'keys', 'create'], {
+    const r = spawnSync(process.execPath, [BIN, 'keys', 'create'], {
       env: { ...process.env, GRANARY_DATA_DIR: dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK },
       encoding: 'utf8',
       timeout: 60_000,

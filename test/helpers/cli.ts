@@ -1,5 +1,6 @@
 /**
- * Helpers for testing the `granary` command as a subprocess (bin/granary.js → dist/cli.js, built beforehand).
+ * Helpers for testing the `granary` command as a subprocess (bin/granary.js → dist/cli.js, built by
+ * test/global-setup.ts when older than src/).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,8 +11,6 @@ import { setUcHost } from './server.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../bin/granary.js', import.meta.url));
-/** The CLI run from TypeScript sources (with `node --import tsx`). */
-const CLI_ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 /** The test process environment without any GRANARY_* setting (so keys get generated). */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -54,17 +53,15 @@ export class ServeProcess {
 
   /**
    * `options.env`: GRANARY_* settings added to the child's environment (e.g. a fixed key pair, limits);
-   * `options.fromSource`: run src/ through tsx (test/helpers/cli-entry.ts) instead of the built bin/granary.js.
    * `options.nodeArgs`: node flags before the entry (e.g. `--initial-old-space-size=256`).
    * One process (GRANARY_WORKERS=1) unless `options.env` asks for workers (test/e2e/workers.test.ts covers them).
    */
   constructor(
     readonly dataDir: string,
     readonly port: number,
-    options: { env?: Record<string, string>; fromSource?: boolean; nodeArgs?: string[] } = {},
+    options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
   ) {
-    const entry = options.fromSource ? ['--import', 'tsx', CLI_ENTRY] : [BIN];
-    this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'serve', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1'], {
+    this.child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', '--data-dir', dataDir, '--port', String(port), '--host', '127.0.0.1'], {
       cwd: REPO_ROOT,
       env: cleanEnv({ GRANARY_LOG_LEVEL: 'info', GRANARY_CONSOLE_PORT: '0', GRANARY_S3_PORT: '0', GRANARY_WORKERS: '1', ...options.env }),
       stdio: ['ignore', 'pipe', 'pipe'],

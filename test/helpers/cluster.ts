@@ -8,15 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import qiniu from 'qiniu';
 import { startPgServer, type PgTestServer } from './pg-server.js';
 import { startS3Server, type S3TestServer } from './s3-server.js';
-import { cleanEnv } from './cli.js';
+import { BIN, cleanEnv } from './cli.js';
 import { setUcHost } from './server.js';
 import { freePort, spawnServer, type ChildServer } from './subprocess.js';
-
-const CLI_ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 /** The shared services of a cluster and the environment every node gets. */
 export interface ClusterBackend {
@@ -114,9 +111,9 @@ export async function startNode(name: string, env: Record<string, string>, extra
   };
 }
 
-/** Runs the `granary` CLI from the sources with `env` (GRANARY_* of the test process left out) to completion. */
-export function runCliFromSource(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI_ENTRY, ...args], { env: cleanEnv(env), encoding: 'utf8', timeout: 60_000 });
+/** Runs the `granary` CLI (bin/granary.js) with `env` (GRANARY_* of the test process left out) to completion. */
+export function runCliWith(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { env: cleanEnv(env), encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

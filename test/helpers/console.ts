@@ -2,32 +2,13 @@
  * The web console under test: the console routes (src/console/app.ts) on their own listener beside a test server,
  * its app built when missing (or older than its sources), and a small client of its JSON API with a cookie jar.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import http from 'node:http';
-import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { CONSOLE_UI_DIR, registerConsole } from '../../src/console/app.js';
+import { registerConsole } from '../../src/console/app.js';
 import type { TestServer } from './server.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-
-/** Newest modification time under `dir`, milliseconds. */
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-/** Builds the console app with Vite unless dist/console-ui is newer than console/. */
-export function ensureConsoleBuilt(): void {
-  const index = join(CONSOLE_UI_DIR, 'index.html');
-  if (existsSync(index) && statSync(index).mtimeMs >= newest(join(ROOT, 'console'))) return;
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'console/vite.config.ts'], { cwd: ROOT, stdio: 'inherit' });
-}
+/** Builds the console app with Vite unless dist/console-ui is newer than console/ (test/global-setup.ts did already). */
+export { ensureConsoleBuilt } from './build.js';
 
 /** Where the console of a test server answers. */
 export interface ConsoleServer {

@@ -1,14 +1,14 @@
 /**
- * Starts Granary as a separate process (for tests that kill or signal it), from the TypeScript sources via tsx.
+ * Starts Granary as a separate process (for tests that kill or signal it): `node bin/granary.js`, the build in dist/
+ * (test/global-setup.ts rebuilds it when older than src/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import http from 'node:http';
 import qiniu from 'qiniu';
+import { BIN } from './cli.js';
 import { AK, SK } from './server.js';
 
 export { freePort } from './cli.js';
-
-const ENTRY = fileURLToPath(new URL('./cli-entry.ts', import.meta.url));
 
 export interface ChildServer {
   child: ChildProcess;
@@ -19,7 +19,24 @@ export interface ChildServer {
 }
 
 /**
- * Spawns `granary serve` and resolves once it answers HTTP. `prefix` runs it through another command (e.g.
+ * The status of GET `url` on a connection of its own, closed after the answer. A kept-alive connection would stay
+ * counted against the worker that answered it, and the primary hands each new connection to the worker holding the
+ * fewest (src/workers/balancer.ts): for as long as the server keeps it open (72 s), tests opening fresh connections
+ * would all reach the other worker.
+ */
+function statusOnce(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.statusCode ?? 0));
+      })
+      .once('error', reject);
+  });
+}
+
+/**
+ * Spawns `granary serve` and resolves once it answers HTTP (on a connection closed after the answer). `prefix` runs it through another command (e.g.
  * `setpriv …` to drop capabilities). One process (GRANARY_WORKERS=1) unless `env` asks for more workers.
  * `options.detached`: in a process group of its own (its pid is the group's id: `process.kill(-pid, signal)`
  * signals it and its workers).
@@ -30,7 +47,7 @@ export async function spawnServer(
   prefix: string[] = [],
   options: { detached?: boolean } = {},
 ): Promise<ChildServer> {
-  const argv = [process.execPath, '--import', 'tsx', ENTRY, 'serve'];
+  const argv = [process.execPath, BIN, 'serve'];
   const [cmd, ...args] = [...prefix, ...argv] as [string, ...string[]];
   const child = spawn(cmd, args, {
     env: { ...process.env, GRANARY_PORT: String(port), GRANARY_HOST: '127.0.0.1', GRANARY_LOG_LEVEL: 'warn', GRANARY_WORKERS: '1', GRANARY_CONSOLE_PORT: '0', GRANARY_S3_PORT: '0', ...env },
@@ -47,8 +64,7 @@ export async function spawnServer(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early: ${out}`);
     try {
-      const res = await fetch(`${url}/regions`);
-      if (res.ok) break;
+      if ((await statusOnce(`${url}/regions`)) === 200) break;
     } catch {
       // not listening yet
     }

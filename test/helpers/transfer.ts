@@ -1,5 +1,5 @@
 /**
- * Helpers for the transfer CLI tests: the `granary` CLI run from sources (node --import tsx) as a subprocess with
+ * Helpers for the transfer CLI tests: the `granary` CLI bundled from the sources (esbuild) run as a subprocess with
  * its own GRANARY_CONFIG_DIR, awaited without blocking the event loop (the servers run in the test process), and
  * local trees of files with their etags.
  */
