@@ -42,12 +42,11 @@ export function instrumentHttp(app: FastifyInstance, metrics: Metrics, labelling
   // The series of each role/operation/status, looked up once (prom-client hashes the labels on every call otherwise:
   // about 4× the cost). Bounded like the labels themselves.
   const series = new Map<string, Series>();
-  const seriesOf = (config: Partial<RouteLabels> | undefined, status: number): Series => {
-    const key = `${config?.operation ?? 'unmatched'} ${status}`;
+  const seriesOf = (operation: string | undefined, routeRole: RouteLabels['role'] | undefined, status: number): Series => {
+    const key = `${operation ?? 'unmatched'} ${status}`;
     let s = series.get(key);
     if (!s) {
-      const found = labelsOf(config);
-      const labels = { role: role ?? found.role, operation: found.operation };
+      const labels = role ? { role, operation: operation ?? 'unmatched' } : labelsOf({ role: routeRole, operation });
       s = {
         requests: metrics.requests.labels({ ...labels, status: String(status) }),
         seconds: metrics.requestSeconds.labels(labels),
@@ -59,12 +58,8 @@ export function instrumentHttp(app: FastifyInstance, metrics: Metrics, labelling
     return s;
   };
   app.addHook('onResponse', (request, reply, done) => {
-    const config = operationOf
-      ? { role: role ?? 'unmatched', operation: operationOf(request) }
-      : request.is404
-        ? undefined
-        : (request.routeOptions.config as Partial<RouteLabels>);
-    const s = seriesOf(config as Partial<RouteLabels>, reply.statusCode);
+    const config = operationOf || request.is404 ? undefined : (request.routeOptions.config as Partial<RouteLabels>);
+    const s = seriesOf(operationOf ? operationOf(request) : config?.operation, config?.role, reply.statusCode);
     s.requests.inc();
     s.seconds.observe(reply.elapsedTime / 1000);
     const socket = request.raw.socket;

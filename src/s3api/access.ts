@@ -3,7 +3,7 @@
  * the Kodo API (auth/authorize.ts: the root key on every bucket, an account key on its own; another account's →
  * AccessDenied, a missing bucket → NoSuchBucket); an anonymous caller only reads objects of public buckets.
  */
-import { authorizeBucket, mayAccess } from '../auth/authorize.js';
+import { mayAccess } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import type { BucketRecord } from '../ports/meta.js';
 import { S3Errors } from './errors.js';
@@ -32,9 +32,7 @@ export function signedCaller(req: S3Request): string {
  * NoSuchBucket (404), AccessDenied (403).
  */
 export async function accessBucket(g: Granary, req: S3Request): Promise<BucketRecord> {
-  const name = bucketName(req);
-  if (req.caller.accessKey !== undefined) return authorizeBucket(g, req.caller.accessKey, name);
-  return checkBucketAccess(g, req, await g.meta.getBucket(name));
+  return checkBucketAccess(g, req, await g.meta.getBucket(bucketName(req)));
 }
 
 /**
