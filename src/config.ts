@@ -253,6 +253,16 @@ export interface Config {
   /** GRANARY_S3_DOMAIN: the S3 endpoint's domain for virtual-hosted requests (`<bucket>.<domain>`); unset: path style only. */
   s3Domain?: string;
   /**
+   * GRANARY_SOURCE_DOMAIN: the parent of every bucket's default source (io-src) domain, `<bucket>.<domain>`
+   * (lower case, no leading or trailing dot); unset: none.
+   */
+  sourceDomain?: string;
+  /**
+   * GRANARY_CDN_DOMAINS: bound domains served through a CDN (lower case; `*.suffix` patterns): the only addresses
+   * where referer rules apply without `source_enabled` (buckets/referer.ts).
+   */
+  cdnDomains: string[];
+  /**
    * GRANARY_TRUST_PROXY: the reverse proxies in front of the console listener whose X-Forwarded-For/-Proto/-Host
    * are believed (default none: false; true = every peer; or a list of addresses/CIDR blocks). src/trust-proxy.ts.
    */
@@ -400,6 +410,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: intVar(env, 'GRANARY_MAX_BODY_SIZE'),
     callbackTimeoutSeconds: intVar(env, 'GRANARY_CALLBACK_TIMEOUT'),
     outboundAllow: textOrDefault(env, 'GRANARY_OUTBOUND_ALLOW'),
+    cdnDomains: (textVar(env, 'GRANARY_CDN_DOMAINS') ?? '').split(',').map((d) => d.trim().toLowerCase().replace(/\.$/, '')).filter((d) => d !== ''),
     lingerTimeoutSeconds: intVar(env, 'GRANARY_LINGER_TIMEOUT'),
     fetchTimeoutSeconds: intVar(env, 'GRANARY_FETCH_TIMEOUT'),
     fetchMaxBytes: intVar(env, 'GRANARY_FETCH_MAX_SIZE'),
@@ -456,6 +467,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (s3Port !== 0) cfg.s3Port = s3Port;
   const s3Domain = textVar(env, 'GRANARY_S3_DOMAIN');
   if (s3Domain !== undefined) cfg.s3Domain = s3Domain.toLowerCase().replace(/^\.+|\.+$/g, '');
+  const sourceDomain = textVar(env, 'GRANARY_SOURCE_DOMAIN');
+  if (sourceDomain !== undefined) cfg.sourceDomain = sourceDomain.toLowerCase().replace(/^\.+|\.+$/g, '');
   if (accessKey !== undefined && secretKey !== undefined) {
     cfg.accessKey = accessKey;
     cfg.secretKey = secretKey;

@@ -52,6 +52,8 @@ export const ERROR_WHEN: Readonly<Record<ErrorKind, string>> = {
   noSuchBucketInfo: '`v2/bucketInfo` of a bucket that does not exist (Kodo answers 612 there).',
   bucketNotEmpty: 'Deleting a bucket that still holds objects.',
   conditionFailed: 'A conditional operation\'s condition (`cond` on hash, size, MIME type or put time) does not hold.',
+  chgmConditionFailed: 'A chgm\'s `cond` (hash, size, MIME type or put time) does not hold (Kodo\'s 613 there; single op and batch).',
+  noKeyInDelete: 'A delete names an EncodedEntryURI with no key (`<bucket>` without `:`), as Kodo answers whether the bucket exists or not.',
   badMarker: 'A listing\'s `marker` was not issued by Granary for this bucket, or was altered (markers are signed).',
   tooManyOps: 'A `/batch` request carries more operations than allowed.',
   unknownOp: 'A `/batch` operation (or a console file action) names an operation Granary does not know.',

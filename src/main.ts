@@ -171,7 +171,7 @@ async function start(
   }, meta);
   undo.push(() => rootKeys.abandon());
   const { keys } = rootKeys;
-  const domains = new DomainIndex(meta);
+  const domains = new DomainIndex(meta, config);
   await domains.start();
   undo.push(() => domains.stop());
   const keyIndex = new KeyIndex(meta, keys);

@@ -149,6 +149,16 @@ export const SETTINGS: readonly Setting[] = [
     description: 'domain of the S3 endpoint for virtual-hosted-style requests: `<bucket>.<domain>` names the bucket (e.g. `s3.example.com`; point a wildcard DNS record at Granary); path-style requests are always served',
   },
   {
+    kind: 'custom', name: 'GRANARY_SOURCE_DOMAIN', field: 'sourceDomain', flag: 'sourceDomain', group: 'Listeners and addresses', type: 'domain',
+    parser: '`loadConfig` (src/config.ts)', defaultText: 'unset (no per-bucket source domain)',
+    description: 'parent domain of every bucket\'s default source domain (Kodo\'s io-src domain): `<bucket>.<domain>` serves the bucket\'s objects at `/<key>` on the Kodo port, as a bound domain does, and region queries for a bucket answer it as `io_src` (e.g. `src.example.com`; point a wildcard DNS record at Granary). Unset: `io_src` names the bucket\'s bound domains that are not CDN domains, else the public URL\'s host',
+  },
+  {
+    kind: 'custom', name: 'GRANARY_CDN_DOMAINS', field: 'cdnDomains', flag: 'cdnDomains', group: 'Listeners and addresses', type: 'comma-separated domains, `*.suffix` allowed',
+    parser: '`loadConfig` (src/config.ts)', defaultText: 'unset (none)',
+    description: 'bound download domains that a CDN serves in front of Granary (Kodo\'s CDN domains): a bucket\'s referer anti-leech rules always apply on them, and on every other address (Granary\'s own host, the source domains, other bound domains) only when the bucket\'s `source_enabled` is 1. `*.cdn.example.com` names every subdomain',
+  },
+  {
     kind: 'custom', name: 'GRANARY_TRUST_PROXY', field: 'trustProxy', group: 'Listeners and addresses', type: '`true`, `false` or a list of addresses',
     parser: '`parseTrustProxy` (src/trust-proxy.ts)', defaultText: 'unset (`false`)',
     description: 'reverse proxies in front of the console listener whose `X-Forwarded-For`/`-Proto`/`-Host` are believed: `false`, `true` (every peer), or a comma-separated list of addresses, CIDR blocks, `loopback`, `linklocal`, `uniquelocal`',

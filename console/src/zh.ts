@@ -15,7 +15,7 @@ export const ZH: Record<string, string> = {
   Add: '添加',
   'Add rule': '添加规则',
   'Allow an empty Referer': '允许空 Referer',
-  'Apply to path-style URLs too': '同时作用于路径形式的链接',
+  'Apply on Granary’s own addresses too (not only CDN domains)': '同时作用于源站（不仅是 CDN 域名）',
   Archive: '归档存储',
   'Archive direct': '归档直读存储',
   Bind: '绑定',

@@ -5,7 +5,8 @@
  *
  * Checks (errors name Kodo's form fields):
  * - `name`: 1–49 of `A-Z a-z 0-9 _`, unique in the bucket (Kodo's SDKs: "unique, shorter than 50, letters, digits,
- *   underscore"); a taken name on add → 614, an unknown one on update/delete → 612.
+ *   underscore"); a taken name on add → 400 `rule name exists` (Kodo's answer the Java and Go SDKs' tests read), an
+ *   unknown one on update → 400, on delete → 612.
  * - `prefix`: at most 750 bytes (the key limit); two rules of a bucket never share a prefix (Kodo: "prefixes may
  *   not repeat in a bucket") → 400.
  * - days: integers; `delete_after_days` and the `history_*` days ≥ 0; a transition < 0 means "at upload". The
@@ -108,7 +109,7 @@ async function changeRules(g: Granary, bucket: string, mutate: (rules: Lifecycle
   if (!updated) throw Errors.noSuchBucket(bucket);
 }
 
-/** rules/add: adds a rule (ctime now). 400 bad rule, taken prefix or too many rules; 614 taken name; 631. */
+/** rules/add: adds a rule (ctime now). 400 bad rule, taken name or prefix, or too many rules; 631. */
 export async function addRule(g: Granary, bucket: string, input: RuleInput): Promise<void> {
   checkRule(input);
   const ctime = Math.floor(g.clock.nowMs() / 1000);

@@ -11,8 +11,10 @@
  *   the Referer; with one, only that port (the Referer's default port is 80/443 by scheme). Hosts compare
  *   case-insensitively (rules are stored lower case). At most MAX_REFERER_PATTERNS rules.
  * - `norefer` 1: a request without a Referer (or with an empty one) passes, in both modes; 0: it is refused.
- * - `source_enabled` 1: the rules apply everywhere — bound download domains (Kodo's CDN domains) and path-style
- *   URLs on Granary's own host (Kodo's source domain); 0 (the SDK's default): only bound download domains.
+ * - `source_enabled` 1: the rules apply everywhere — CDN domains and Granary's own addresses (Kodo's source
+ *   station: path-style URLs, the buckets' source domains, bound domains not listed as CDN domains); 0 (the SDKs'
+ *   default, "only CDN anti-leech"): only on the bound domains listed in GRANARY_CDN_DOMAINS. Granary is Kodo's
+ *   source station, not a CDN: with no CDN domain configured, rules with `source_enabled` 0 apply nowhere.
  * - A Referer that is not a URL has no host: it matches only `*` (refused by a white list without `*`).
  * Enforced on every download of the bucket — originals, fops, styles, and signed private URLs alike (a token proves
  * the URL was issued, not where it is embedded) — with 403 `refererRefused`.
@@ -115,18 +117,18 @@ export function refererRefusal(settings: RefererSettings, referer: string | unde
 }
 
 /**
- * Whether the bucket's referer rules apply to a download made through a bound download domain (`viaDomain`) or
- * path-style on Granary's own host.
+ * Whether the bucket's referer rules apply to a download made through a CDN domain (`viaCdn`, GRANARY_CDN_DOMAINS)
+ * or on any other address of Granary (the source station: only with `source_enabled`).
  */
-export function refererApplies(bucket: Pick<BucketRecord, 'settings'>, viaDomain: boolean): boolean {
+export function refererApplies(bucket: Pick<BucketRecord, 'settings'>, viaCdn: boolean): boolean {
   const r = bucket.settings.referer;
-  return r !== undefined && (viaDomain || r.sourceEnabled);
+  return r !== undefined && (viaCdn || r.sourceEnabled);
 }
 
 /** Refuses (403 `refererRefused`) a download the bucket's referer rules do not allow. */
-export function checkReferer(bucket: Pick<BucketRecord, 'settings'>, referer: string | undefined, viaDomain: boolean): void {
+export function checkReferer(bucket: Pick<BucketRecord, 'settings'>, referer: string | undefined, viaCdn: boolean): void {
   const r = bucket.settings.referer;
-  if (!r || !refererApplies(bucket, viaDomain)) return;
+  if (!r || !refererApplies(bucket, viaCdn)) return;
   const why = refererRefusal(r, referer);
   if (why !== undefined) throw Errors.refererRefused(why);
 }

@@ -31,7 +31,7 @@ export function addBucketSettingsCommands(bucket: Command): void {
     .requiredOption('--mode <mode>', 'white, black or off')
     .option('--pattern <rules>', 'rules separated by ;, e.g. "example.com;*.example.com"')
     .option('--allow-empty', 'let requests without a Referer through')
-    .option('--source-enabled', "also check path-style URLs on Granary's own host (bound domains always are)")
+    .option('--source-enabled', "check Granary's own addresses too (path style, source and bound domains); without it only GRANARY_CDN_DOMAINS")
     .action((name: string, opts: Opts & { allowEmpty?: boolean; sourceEnabled?: boolean }) =>
       offline(opts, async (g) => {
         const mode = MODES[opts.mode ?? ''];
@@ -44,7 +44,9 @@ export function addBucketSettingsCommands(bucket: Command): void {
         });
         await setReferer(g, name, settings);
         if (!settings) return void process.stdout.write(`referer rules of bucket ${name}: off\n`);
-        const where = settings.sourceEnabled ? 'bound domains and path-style URLs' : 'bound domains only (path-style too with --source-enabled)';
+        const where = settings.sourceEnabled
+          ? 'every address (path style, source, bound and CDN domains)'
+          : 'CDN domains only (GRANARY_CDN_DOMAINS; Granary\'s own addresses too with --source-enabled)';
         process.stdout.write(
           `referer rules of bucket ${name}: ${settings.mode === 1 ? 'white' : 'black'} list ${settings.patterns.join(';')}; ` +
             `empty Referer ${settings.allowEmpty ? 'allowed' : 'refused'}; checked on ${where}\n`,

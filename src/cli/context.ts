@@ -79,7 +79,7 @@ export async function offlineContext(config: Config, create = false): Promise<Gr
     secretOf: keyIndex.secretOf,
     jobs: meta.jobs,
     outbound: { allow: [] },
-    domains: new DomainIndex(meta),
+    domains: new DomainIndex(meta, config),
     fopPools: new FopPools({ image: 1, video: 1 }),
     fopTools: {},
     publicUrl: config.publicUrl ?? `http://127.0.0.1:${config.port}`,

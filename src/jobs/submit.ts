@@ -3,7 +3,7 @@
  *
  * Validation (the same for `POST /pfop/` and for a put policy's persistentOps, before anything is queued):
  * 400 `fops` empty, more than 20 commands, an unknown command, bad parameters or a bad saveas entry (the
- * message names the command); 400 a pipeline that does not exist (named); 400 a type other than 0/1; 400 a notify
+ * message names the command) — for a put policy these fail the job instead, the upload is stored; 400 a pipeline that does not exist (named); 400 a type other than 0/1; 400 a notify
  * URL that is not http(s); 631/403 a saveas bucket that is missing or another account's. pfop also checks the
  * source: 631/403 its bucket, 612 a missing key.
  *
@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { authorizeBucket } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
-import { Errors } from '../errors.js';
+import { Errors, isKodoError } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
 import { commandStages, commandTexts, splitCommands } from './commands.js';
 import { DEFAULT_PIPELINE } from './pipelines.js';
@@ -42,16 +42,37 @@ export function newPersistentId(g: Granary): string {
   return `${g.config.region}.${randomBytes(12).toString('hex')}`;
 }
 
-/** Checks everything about `req` but the source object (see the module comment); throws Kodo errors. */
-export async function validateJob(g: Granary, accessKey: string, req: Omit<JobRequest, 'key' | 'reqId' | 'taskFrom'>): Promise<void> {
-  const commands = splitCommands(req.fops);
-  for (const c of commands) commandStages(c);
+/**
+ * Checks everything about `req` but the source object (see the module comment); throws Kodo errors.
+ * `commandsAtRun`: commands that do not parse (unknown command, bad parameters, bad saveas) are left for the run,
+ * where the job ends failed (prefop code 3, the reason in `desc`/`error`) — a put policy's persistentOps, so that
+ * the upload is stored as Kodo stores it; the pipeline, type and notify URL are checked either way.
+ */
+export async function validateJob(
+  g: Granary,
+  accessKey: string,
+  req: Omit<JobRequest, 'key' | 'reqId' | 'taskFrom'>,
+  options: { commandsAtRun?: boolean } = {},
+): Promise<void> {
+  const commands = parsedCommands(req.fops, options.commandsAtRun === true);
   const pipeline = req.pipeline || DEFAULT_PIPELINE;
   if (!(await g.jobs.getPipeline(pipeline))) throw Errors.unknownPipeline(pipeline);
   if (req.type !== 0 && req.type !== 1) throw Errors.badRequest('type must be 0 or 1');
   if (req.notifyUrl !== undefined && req.notifyUrl !== '') checkNotifyUrl(req.notifyUrl);
   const buckets = new Set(commands.flatMap((c) => (c.saveas ? [c.saveas.bucket] : [])));
   for (const b of buckets) await authorizeBucket(g, accessKey, b);
+}
+
+/** The commands of `fops`, each checked (400 naming it); with `lenient`, none when any of them is malformed. */
+function parsedCommands(fops: string, lenient: boolean): ReturnType<typeof splitCommands> {
+  try {
+    const commands = splitCommands(fops);
+    for (const c of commands) commandStages(c);
+    return commands;
+  } catch (err) {
+    if (lenient && isKodoError(err) && err.status === 400) return [];
+    throw err;
+  }
 }
 
 /** 400 unless `url` is an http(s) URL (a job's notify URL). */

@@ -3,8 +3,11 @@
  * `persistentWorkflowTemplateID` (a workflow template of the upload token's key, jobs/workflow-templates.ts), with
  * `persistentPipeline`, `persistentNotifyUrl` and `persistentType`. The policy parser refuses both together (400).
  *
- * `uploadJob` resolves and validates it before the object is committed (bad commands, an unknown template or
- * pipeline → 400, nothing stored); `enqueueUploadJob` queues it once the object is committed.
+ * `uploadJob` resolves and validates it before the object is committed (an unknown template or pipeline, a bad type
+ * or notify URL → 400, nothing stored; a saveas bucket that is missing or another account's → 631/403); commands
+ * that do not parse are not refused: the object is stored, the job is queued and ends failed (prefop code 3 with
+ * the reason), as Kodo answers the Java SDK's `FormUploadTest.testUploadWithFop` (`persistentOps` of
+ * `javasdk:vframe_test_target.jpg`). `enqueueUploadJob` queues it once the object is committed.
  */
 import type { Granary } from '../context.js';
 import type { PutPolicy } from '../policy/put-policy.js';
@@ -41,7 +44,7 @@ export async function uploadJob(g: Granary, accessKey: string, policy: PutPolicy
   } else {
     return undefined;
   }
-  await validateJob(g, accessKey, { bucket: policy.bucket, ...job, force: false });
+  await validateJob(g, accessKey, { bucket: policy.bucket, ...job, force: false }, { commandsAtRun: true });
   return job;
 }
 

@@ -87,8 +87,8 @@ export interface BucketTag {
 /**
  * Referer anti-leech (`referAntiLeech`, buckets/referer.ts): `mode` 1 white list, 2 black list of `patterns`
  * (`*`, `*.domain`, `domain`, each optionally `:port`; lower case); `allowEmpty` (`norefer`) whether requests without
- * a Referer pass; `sourceEnabled` (`source_enabled`) whether path-style downloads on Granary's own host are checked
- * too (bound download domains always are).
+ * a Referer pass; `sourceEnabled` (`source_enabled`) whether Granary's own addresses (path style, source and bound
+ * domains) are checked too (GRANARY_CDN_DOMAINS always are).
  */
 export interface RefererSettings {
   mode: 1 | 2;

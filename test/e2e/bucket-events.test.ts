@@ -335,7 +335,7 @@ describe('bad input', () => {
     [{ name: 'x'.repeat(50) }, /name must be/],
     [{ access_key: 'nobody' }, /access_key: unknown AccessKey/],
     [{ host: 'bad host/' }, /host: not a host name/],
-    [{ name: 'taken' }, /an event rule of that name exists/],
+    [{ name: 'taken' }, /event name exists/],
   ])('answers 400 for %j', async (options, message) => {
     const r = await add(options);
     expect(r.status, JSON.stringify(r.data)).toBe(400);

@@ -344,11 +344,11 @@ describe('bad input', () => {
     expect(await rules(B)).toEqual([]);
   });
 
-  it('614 for a taken name, 400 for a taken prefix, 400 for an unknown name on update (as Kodo) and 612 on delete', async () => {
+  it('400 `rule name exists` for a taken name (as Kodo), 400 for a taken prefix, 400 for an unknown name on update (as Kodo) and 612 on delete', async () => {
     await addRule(B, { name: 'first', prefix: 'a/', delete_after_days: 1 });
     const dupName = await sdk<{ error: string }>(bm().putBucketLifecycleRule(B, { name: 'first', prefix: 'b/', delete_after_days: 1 }));
-    expect(dupName.status).toBe(614);
-    expect(dupName.data.error).toMatch(/lifecycle rule exists: first/);
+    expect(dupName.status).toBe(400);
+    expect(dupName.data.error).toMatch(/rule name exists: first/);
     const dupPrefix = await sdk<{ error: string }>(bm().putBucketLifecycleRule(B, { name: 'second', prefix: 'a/', delete_after_days: 2 }));
     expect(dupPrefix.status).toBe(400);
     expect(dupPrefix.data.error).toMatch(/prefix.*"a\/" \(rule first\)/);

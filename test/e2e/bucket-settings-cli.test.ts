@@ -55,7 +55,7 @@ describe('bucket settings commands', () => {
     const set = await cli('bucket', 'referer', B, '--mode', 'white', '--pattern', 'example.com;*.example.com', '--source-enabled');
     expect(set.status, set.stderr).toBe(0);
     expect(set.stdout).toBe(
-      `referer rules of bucket ${B}: white list example.com;*.example.com; empty Referer refused; checked on bound domains and path-style URLs\n`,
+      `referer rules of bucket ${B}: white list example.com;*.example.com; empty Referer refused; checked on every address (path style, source, bound and CDN domains)\n`,
     );
     expect(await info()).toMatchObject({ anti_leech_mode: 1, refer_wl: ['example.com', '*.example.com'], no_refer: false, source_enabled: true });
     expect((await get(`/${B}/a.txt`, { Referer: 'https://evil.test/' })).status).toBe(403);
@@ -63,7 +63,7 @@ describe('bucket settings commands', () => {
     expect((await get(`/${B}/a.txt`)).status).toBe(403);
 
     const black = await cli('bucket', 'referer', B, '--mode', 'black', '--pattern', 'evil.test', '--allow-empty');
-    expect(black.stdout).toMatch(/black list evil\.test; empty Referer allowed; checked on bound domains only/);
+    expect(black.stdout).toMatch(/black list evil\.test; empty Referer allowed; checked on CDN domains only/);
     expect(await info()).toMatchObject({ anti_leech_mode: 2, refer_bl: ['evil.test'], no_refer: true, source_enabled: false });
 
     expect(await cli('bucket', 'referer', B, '--mode', 'off')).toMatchObject({ status: 0, stdout: `referer rules of bucket ${B}: off\n` });

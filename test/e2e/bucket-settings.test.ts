@@ -1,7 +1,7 @@
 /**
  * Bucket download settings (docs/development/kodo-protocol.md §8.6, §11) set with the official SDK's BucketManager and enforced over
  * plain HTTP: max-age (Cache-Control of downloads and fop results), referer anti-leech (white/black lists, empty
- * Referer, `*.domain`, bound domains vs path-style with source_enabled, signed URLs), original protection (styles
+ * Referer, `*.domain`, CDN domains (GRANARY_CDN_DOMAINS) vs the source station with source_enabled, signed URLs), original protection (styles
  * and signed URLs served, originals and raw fops refused), their bucketInfo fields, authorisation and bad input.
  * CORS rules are in bucket-settings-cors.test.ts, the CLI in bucket-settings-cli.test.ts.
  */
@@ -19,7 +19,11 @@ const PUB = 'settings-pub';
 const PRIV = 'settings-priv';
 const PROT = 'settings-prot';
 const ALICE_B = 'settings-alice';
+/** A bound domain listed in GRANARY_CDN_DOMAINS (a CDN serves it); ORIGIN_DOMAIN is bound but not a CDN domain. */
 const DOMAIN = 'pub.settings.test';
+const ORIGIN_DOMAIN = 'pub.origin.example';
+/** GRANARY_SOURCE_DOMAIN: `<bucket>.src.settings.test` is each bucket's default source domain. */
+const SOURCE_PARENT = 'src.settings.example';
 const THUMB = 'imageView2/1/w/50/h/40';
 const b64 = (t: string): string => Buffer.from(t).toString('base64url');
 
@@ -51,7 +55,7 @@ const referAntiLeech = (bucket: string, opts: Record<string, unknown>, m = bm) =
   sdk<ErrorBody>(m.putReferAntiLeech(bucket, opts as { mode: number; norefer: number; pattern: string }));
 
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ GRANARY_CDN_DOMAINS: '*.settings.test, other.cdn.test', GRANARY_SOURCE_DOMAIN: SOURCE_PARENT });
   bm = s.bucketManager();
   for (const b of [PUB, PRIV, PROT]) await createBucket(s, b);
   expect((await sdk(bm.putBucketAccessMode(PRIV, { private: 1 }))).status).toBe(200);
@@ -61,6 +65,7 @@ beforeAll(async () => {
   await upload(s, PRIV, 'secret.txt', 'secret');
   await upload(s, PROT, 'photo.jpg', photo);
   await bindDomain(s.running.g, DOMAIN, PUB);
+  await bindDomain(s.running.g, ORIGIN_DOMAIN, PUB);
   const pair = await s.running.g.keyIndex.create(0);
   alice = new qiniu.rs.BucketManager(new qiniu.auth.digest.Mac(pair.accessKey, pair.secretKey), s.zoneConfig());
   expect((await sdk(alice.createBucket(ALICE_B, { regionId: 'z0' }))).status).toBe(200);
@@ -197,14 +202,24 @@ describe('referer anti-leech', () => {
     expect((await get(`/${PUB}/hello.txt`)).status).toBe(200);
   });
 
-  it('source_enabled=0 (the SDK default) checks bound domains only', async () => {
+  it('source_enabled=0 (the SDK default) checks CDN domains only (GRANARY_CDN_DOMAINS), never the source station', async () => {
     await referAntiLeech(PUB, { mode: 1, norefer: 0, pattern: 'example.com' });
     expect((await info(PUB)).source_enabled).toBe(false);
     expect((await get(`/${PUB}/hello.txt`, EVIL)).status).toBe(200);
     expect((await get(`/${PUB}/photo.jpg?${THUMB}`, EVIL)).status).toBe(200);
+    // A bound domain that is not a CDN domain and the bucket's source domain are Granary's own (the source station).
+    expect((await get('/hello.txt', { Host: ORIGIN_DOMAIN, ...EVIL })).status).toBe(200);
+    expect((await get('/hello.txt', { Host: `${PUB}.${SOURCE_PARENT}:${s.running.port}` })).status).toBe(200);
+    // The CDN domain (listed as *.settings.test) is checked.
     expect((await viaDomain('/hello.txt', EVIL)).status).toBe(403);
     expect((await viaDomain(`/photo.jpg?${THUMB}`, EVIL)).status).toBe(403);
+    expect((await viaDomain('/hello.txt')).status).toBe(403);
     expect((await viaDomain('/hello.txt', GOOD)).status).toBe(200);
+    // source_enabled=1: everywhere.
+    await referAntiLeech(PUB, { mode: 1, norefer: 0, pattern: 'example.com', source_enabled: 1 });
+    expect((await get('/hello.txt', { Host: ORIGIN_DOMAIN, ...EVIL })).status).toBe(403);
+    expect((await get('/hello.txt', { Host: `${PUB}.${SOURCE_PARENT}`, ...EVIL })).status).toBe(403);
+    expect((await get('/hello.txt', { Host: `${PUB}.${SOURCE_PARENT}`, ...GOOD })).status).toBe(200);
   });
 
   it('signed private URLs are checked too', async () => {

@@ -1,7 +1,8 @@
 /**
  * persistentOps in put policies (docs/development/kodo-protocol.md §4.4, §3.1): form upload, resumable v1 (mkfile) and v2 (complete)
  * answer a persistentId (also as `$(persistentId)`), the job runs and notifies persistentNotifyUrl with its final
- * record; bad persistentOps or an unknown persistentPipeline refuse the upload (nothing stored). A job survives a
+ * record; persistentOps that do not parse store the upload and fail the job (code 3), an unknown
+ * persistentPipeline refuses the upload (nothing stored). A job survives a
  * SIGKILL of the server in the middle of its commands: after a restart it continues from its first unfinished
  * command and ends with code 0, each output stored once.
  */
@@ -101,19 +102,31 @@ describe('persistentOps on uploads', () => {
     expect(await sharp((await download(s, B, `${key}.sq.jpg`)).body).metadata()).toMatchObject({ width: 40, height: 40 });
   });
 
-  it('bad persistentOps or an unknown persistentPipeline refuse the upload with 400 and store nothing', async () => {
+  it('persistentOps that do not parse store the upload and fail the job (Java FormUploadTest.testUploadWithFop)', async () => {
+    // java-sdk FormUploadTest.testUploadWithFop: persistentOps "javasdk:vframe_test_target.jpg" (no command at all),
+    // persistentType 1. Kodo stores the object, answers a persistentId and the job ends failed (prefop code 3).
     const up = new qiniu.form_up.FormUploader(s.zoneConfig());
-    const bad = await sdk<{ error: string }>(
-      up.put(s.uploadToken({ scope: B, persistentOps: 'bogusCmd/1' }), 'bad-ops.jpg', photo, new qiniu.form_up.PutExtra()),
-    );
-    expect(bad.status).toBe(400);
-    expect(bad.data.error).toMatch(/bogusCmd/);
+    for (const [key, ops] of [['java-fop.jpg', 'javasdk:vframe_test_target.jpg'], ['bad-ops.jpg', 'bogusCmd/1']] as const) {
+      const r = await sdk<{ persistentId: string; key: string; hash: string }>(
+        up.put(s.uploadToken({ scope: B, persistentOps: ops, persistentType: 1 }), key, photo, new qiniu.form_up.PutExtra()),
+      );
+      expect(r.status, JSON.stringify(r.data)).toBe(200);
+      expect(r.data.persistentId).toMatch(/^z0\.[0-9a-f]{24}$/);
+      expect((await download(s, B, key)).body.equals(photo)).toBe(true);
+      const final = await waitFinal(s, r.data.persistentId);
+      expect(final).toMatchObject({ code: 3, inputKey: key, taskFrom: 'upload' });
+      expect(final.items[0]).toMatchObject({ code: 3, error: expect.stringMatching(ops === 'bogusCmd/1' ? /bogusCmd/ : /\S/) });
+    }
+  });
+
+  it('an unknown persistentPipeline refuses the upload with 400 and stores nothing', async () => {
+    const up = new qiniu.form_up.FormUploader(s.zoneConfig());
     const pipe = await sdk<{ error: string }>(
       up.put(s.uploadToken({ scope: B, persistentOps: 'imageInfo', persistentPipeline: 'nowhere' }), 'bad-pipe.jpg', photo, new qiniu.form_up.PutExtra()),
     );
     expect(pipe.status).toBe(400);
     expect(pipe.data.error).toMatch(/nowhere/);
-    for (const key of ['bad-ops.jpg', 'bad-pipe.jpg']) expect((await download(s, B, key)).status).toBe(404);
+    expect((await download(s, B, 'bad-pipe.jpg')).status).toBe(404);
   });
 });
 

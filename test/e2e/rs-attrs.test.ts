@@ -73,7 +73,7 @@ describe.each(configs)('chgm, chtype, chstatus (%s)', (name, config) => {
     expect((await download(s, BUCKET, key)).headers.get('x-qn-meta-color')).toBeNull();
   });
 
-  it('chgm with a cond: a mismatch is 608 and changes nothing; a match applies (200)', async () => {
+  it('chgm with a cond: a mismatch is 613 (Kodo\'s answer for chgm) and changes nothing; a match applies (200)', async () => {
     const key = `${tag}/cond`;
     const { hash } = await put(s, BUCKET, key, BODY, { mimeType: 'text/plain' });
     const raw = await rawOp(s, `/stat/${entry(BUCKET, key)}`, { method: 'GET' });
@@ -81,7 +81,7 @@ describe.each(configs)('chgm, chtype, chstatus (%s)', (name, config) => {
     const before = await stat(key);
 
     const wrong = `/chgm/${entry(BUCKET, key)}/mime/${b64('image/png')}/x-qn-meta-c/${b64('1')}/cond/${b64(`hash=${hash}&fsize=1`)}`;
-    expectJsonError(await rawOp(s, wrong), 608);
+    expectJsonError(await rawOp(s, wrong), 613);
     expect(await stat(key)).toEqual(before);
 
     const cond = b64(`hash=${hash}&mime=text/plain&fsize=${BODY.length}&putTime=${putTime}`);

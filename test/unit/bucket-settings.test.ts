@@ -114,7 +114,7 @@ describe('referer', () => {
     expect(refererRefusal(black(['evil.test'], true), undefined)).toBeUndefined();
   });
 
-  it('applies to bound domains always, to path-style URLs only with source_enabled', () => {
+  it('applies to CDN domains always, to the source station (path style, other domains) only with source_enabled', () => {
     const on = { settings: { referer: { ...white(['a.com']), sourceEnabled: false } } };
     expect(refererApplies(on, true)).toBe(true);
     expect(refererApplies(on, false)).toBe(false);

@@ -13,7 +13,7 @@ import { Errors, isKodoError, KodoError, storageError, type ErrorKind } from '..
 const KINDS = Object.keys(Errors) as ErrorKind[];
 
 /** The error codes of docs/development/kodo-protocol.md §8.7 (its 2xx/3xx rows are not errors). */
-const PROTOCOL_STATUSES = [400, 401, 403, 404, 405, 406, 413, 419, 478, 573, 579, 599, 608, 612, 614, 630, 631, 640, 701];
+const PROTOCOL_STATUSES = [400, 401, 403, 404, 405, 406, 413, 419, 478, 573, 579, 599, 608, 612, 613, 614, 630, 631, 640, 701];
 
 /** Standard HTTP statuses used with their standard meaning (RFC 9110), where §8.7 has no code of its own. */
 const HTTP_STATUSES = [

@@ -163,7 +163,7 @@ export function BucketSettings({ bucket }: { bucket: string }) {
             <input type="checkbox" checked={f('refNoRefer') === '1'} onChange={(e) => setForm((x) => ({ ...x, refNoRefer: e.target.checked ? '1' : '0' }))} /> {t('Allow an empty Referer')}
           </label>
           <label className="inline">
-            <input type="checkbox" checked={f('refSource') === '1'} onChange={(e) => setForm((x) => ({ ...x, refSource: e.target.checked ? '1' : '0' }))} /> {t('Apply to path-style URLs too')}
+            <input type="checkbox" checked={f('refSource') === '1'} onChange={(e) => setForm((x) => ({ ...x, refSource: e.target.checked ? '1' : '0' }))} /> {t('Apply on Granary’s own addresses too (not only CDN domains)')}
           </label>
           <button onClick={() => void setting('referer', { mode: f('refMode'), pattern: f('refPattern'), norefer: f('refNoRefer'), sourceEnabled: f('refSource') })}>{t('Save')}</button>
         </Card>

@@ -1,8 +1,8 @@
 /**
  * The `cond` guard of chgm and lifecycle (docs/development/kodo-protocol.md §8.1): `hash=<h>&mime=<m>&fsize=<n>&putTime=<t>` (any
- * subset); the operation applies only when every given field matches the entry, else 608.
+ * subset); the operation applies only when every given field matches the entry, else 608 (613 for chgm).
  */
-import { Errors } from '../../errors.js';
+import { Errors, type KodoError } from '../../errors.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 
 /** Parsed condition: only the fields present are checked. `putTime` in 100-ns units. */
@@ -26,8 +26,11 @@ export function parseCond(text: string): Cond {
   return cond;
 }
 
-/** 608 unless `rec` matches every field of `cond`. */
-export function checkCond(cond: Cond | undefined, rec: ObjectRecord): void {
+/**
+ * Throws unless `rec` matches every field of `cond`: 608 `resource content changed` by default; chgm passes
+ * `Errors.chgmConditionFailed` (613, Kodo's answer there).
+ */
+export function checkCond(cond: Cond | undefined, rec: ObjectRecord, fail: () => KodoError = Errors.conditionFailed): void {
   if (!cond) return;
   if (
     (cond.hash !== undefined && cond.hash !== rec.hash) ||
@@ -35,6 +38,6 @@ export function checkCond(cond: Cond | undefined, rec: ObjectRecord): void {
     (cond.fsize !== undefined && cond.fsize !== rec.fsize) ||
     (cond.putTime !== undefined && cond.putTime !== rec.putTime)
   ) {
-    throw Errors.conditionFailed();
+    throw fail();
   }
 }

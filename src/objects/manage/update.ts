@@ -67,7 +67,7 @@ export async function changeMeta(
   change: { mimeType?: string; meta: Record<string, string>; cond?: Cond },
 ): Promise<void> {
   await update(g, ref, (rec) => {
-    checkCond(change.cond, rec);
+    checkCond(change.cond, rec, Errors.chgmConditionFailed);
     const meta = { ...rec.meta };
     for (const [name, value] of Object.entries(change.meta)) {
       if (value === '') delete meta[name];

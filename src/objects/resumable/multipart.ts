@@ -129,6 +129,8 @@ export interface CompleteRequest {
   mimeType?: string;
   customVars?: Record<string, string>;
   metadata?: Record<string, string>;
+  /** The Java SDK's spelling of `metadata` (ApiUploadV2CompleteUpload). */
+  metaData?: Record<string, string>;
 }
 
 /** Every stored part of an upload, ascending. */

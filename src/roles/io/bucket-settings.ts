@@ -43,14 +43,14 @@ export function applyBucketCors(bucket: BucketRecord, request: FastifyRequest, r
 }
 
 /**
- * The bucket's CORS and referer rules for one download (`viaDomain`: made through a bound download domain). Throws
- * 403 `refererRefused`; the CORS headers are set first, so a browser allowed by them can read that error.
+ * The bucket's CORS and referer rules for one download (`viaCdn`: made through a CDN domain, GRANARY_CDN_DOMAINS).
+ * Throws 403 `refererRefused`; the CORS headers are set first, so a browser allowed by them can read that error.
  */
-export function guardDownload(bucket: BucketRecord, request: FastifyRequest, reply: FastifyReply, viaDomain: boolean): void {
+export function guardDownload(bucket: BucketRecord, request: FastifyRequest, reply: FastifyReply, viaCdn: boolean): void {
   applyBucketCors(bucket, request, reply);
-  if (!refererApplies(bucket, viaDomain)) return;
+  if (!refererApplies(bucket, viaCdn)) return;
   addVary(reply, 'Referer');
-  checkReferer(bucket, headerText(request, 'referer'), viaDomain);
+  checkReferer(bucket, headerText(request, 'referer'), viaCdn);
 }
 
 /** The last `e` of a raw request-target's query (the signed deadline of a private URL), or undefined. */

@@ -48,26 +48,30 @@ function decodeKey(text: string): string {
 }
 
 /**
- * Bucket and key addressed by a download request, and whether it came through a bound domain (`viaDomain`). On a
- * bound domain every path is a key; path-style, undefined when the request is not a download: the path names no
+ * Bucket and key addressed by a download request, whether it came through a bound domain or a bucket's source
+ * domain (`viaDomain`), and whether that domain is a CDN domain (`viaCdn`, GRANARY_CDN_DOMAINS). On such a
+ * domain every path is a key; path-style, undefined when the request is not a download: the path names no
  * key (`/`, `/foo`) or its first segment is a reserved bucket name (`/v2/nope`, `/STAT/x`: an API route with a typo
  * or the wrong method — no bucket has that name). 400 for malformed percent-encoding.
  */
 export function downloadTarget(
   g: Granary,
   request: FastifyRequest,
-): { bucket: string; key: string; query: string; viaDomain: boolean } | undefined {
+): { bucket: string; key: string; query: string; viaDomain: boolean; viaCdn: boolean } | undefined {
   const raw = rawUrlOf(request);
   const q = raw.indexOf('?');
   const path = q >= 0 ? raw.slice(0, q) : raw;
   const query = q >= 0 ? raw.slice(q + 1) : '';
   const domainBucket = g.domains.bucketOfHost(request.headers.host);
-  if (domainBucket !== undefined) return { bucket: domainBucket, key: decodeKey(path.slice(1)), query, viaDomain: true };
+  if (domainBucket !== undefined) {
+    const viaCdn = g.domains.isCdnHost(request.headers.host);
+    return { bucket: domainBucket, key: decodeKey(path.slice(1)), query, viaDomain: true, viaCdn };
+  }
   const slash = path.indexOf('/', 1);
   if (slash < 0) return undefined;
   const bucket = decodeKey(path.slice(1, slash));
   if (isReservedBucketName(bucket)) return undefined;
-  return { bucket, key: decodeKey(path.slice(slash + 1)), query, viaDomain: false };
+  return { bucket, key: decodeKey(path.slice(slash + 1)), query, viaDomain: false, viaCdn: false };
 }
 
 /**
@@ -127,7 +131,7 @@ export async function download(call: RouteCall<Granary, unknown>, request: Fasti
   const { params, fop: query } = splitQuery(t.query);
   if (query !== undefined) reply.header('cache-control', 'no-store'); // errors of a fop are not cached
   const { bucket, object } = await lookupForDownload(g, t.bucket, t.key);
-  guardDownload(bucket, request, reply, t.viaDomain);
+  guardDownload(bucket, request, reply, t.viaCdn);
   // A public bucket's URL with a token is verified too when it may lift original protection.
   const signed = bucket.private || (bucket.settings.protected === true && params.has('token'));
   if (signed) {

@@ -24,7 +24,7 @@ import {
   setLifecycle,
 } from '../../objects/manage/update.js';
 import type { RouteCall } from '../../routes/auth-step.js';
-import { decodeEntry, decodeParam, pathSegments } from '../entry.js';
+import { decodeEntry, decodeEntryTarget, decodeParam, pathSegments } from '../entry.js';
 
 /** A parsed op: the entries it touches and how to run it (`by`: the caller, named in event notifications). */
 interface ParsedOp {
@@ -60,6 +60,16 @@ function condAfter(args: string[], count: number): Cond | undefined {
   return parseCond(decodeParam(args[count + 1], 'cond'));
 }
 
+/**
+ * The entry of a delete: an EncodedEntryURI naming only a bucket (no `:`) answers 631 `no such bucket`, as Kodo
+ * does whether the bucket exists or not (the Java SDK's BucketTest.testDelete); otherwise as `decodeEntry`.
+ */
+function decodeKeyedEntry(encoded: string | undefined): EntryRef {
+  const target = decodeEntryTarget(encoded);
+  if (target.key === undefined) throw Errors.noKeyInDelete(`${target.bucket} (the entry names no key)`);
+  return { bucket: target.bucket, key: target.key };
+}
+
 function intArg(text: string | undefined, what: string): number {
   if (text === undefined || !/^-?\d+$/.test(text)) throw Errors.badRequest(`${what} must be an integer`);
   return Number(text);
@@ -91,7 +101,7 @@ const OPS: Record<string, OpParser> = {
     return { entries: [ref], run: (g) => statEntry(g, ref, needParts) };
   },
   delete: (args) => {
-    const ref = decodeEntry(args[0]);
+    const ref = decodeKeyedEntry(args[0]);
     const cond = condAfter(args, 1);
     return { entries: [ref], run: (g, by) => deleteEntry(g, ref, by, cond) };
   },

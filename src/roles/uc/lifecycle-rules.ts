@@ -9,8 +9,8 @@
  * - `GET|POST /rules/get?bucket=` → `[{name, prefix, delete_after_days, to_line_after_days,
  *   to_archive_ir_after_days, to_archive_after_days, to_deep_archive_after_days, history_delete_after_days,
  *   history_to_line_after_days, ctime}]` (ctime an ISO 8601 string, as bucket listings), in the order added.
- * Errors: 400 bad or missing fields (named), taken prefix, too many rules, update of an unknown name (Kodo's 400);
- * 614 taken name; 612 delete of an unknown name.
+ * Errors: 400 bad or missing fields (named), taken name (`rule name exists`) or prefix, too many rules, update of an
+ * unknown name (Kodo's 400s); 612 delete of an unknown name.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {

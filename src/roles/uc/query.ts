@@ -24,28 +24,40 @@ import { regionsAnswer, v1Answer, v3Answer, v2Region, v4Answer, type RegionFacts
 /** Seconds clients may cache the answer. */
 const TTL_SECONDS = 86400;
 
-/** The facts every answer is built from: the advertised hosts (public URL's `host[:port]` by default). */
-function regionFacts(g: Granary): RegionFacts {
-  const fallback = [new URL(g.publicUrl).host];
+/**
+ * The facts every answer is built from: the advertised hosts (public URL's `host[:port]` by default), and for a
+ * query naming a bucket its default source (io-src) domains (`DomainIndex.sourceDomainsOf`: the bucket's source
+ * domain under GRANARY_SOURCE_DOMAIN, its bound domains that are not CDN domains), each with the public URL's port
+ * when that is not the scheme's default; none: the io hosts.
+ */
+function regionFacts(g: Granary, bucket?: string): RegionFacts {
+  const publicUrl = new URL(g.publicUrl);
+  const fallback = [publicUrl.host];
   const hosts = Object.fromEntries(ADVERTISED_SERVICES.map((s) => [s, g.config.advertisedHosts[s] ?? fallback])) as RegionHosts;
-  return { region: g.config.region, ttl: TTL_SECONDS, hosts };
+  const port = publicUrl.port === '' ? '' : `:${publicUrl.port}`;
+  const ioSrc = bucket === undefined ? [] : g.domains.sourceDomainsOf(bucket).map((d) => d + port);
+  return { region: g.config.region, ttl: TTL_SECONDS, hosts, ...(ioSrc.length > 0 ? { ioSrc } : {}) };
 }
 
-/** 612 unless `ak` names a key pair that exists; then 631 unless `bucket` names a bucket that key may use. */
-async function checkQuery(g: Granary, request: FastifyRequest): Promise<void> {
+/**
+ * 612 unless `ak` names a key pair that exists; then 631 unless `bucket` names a bucket that key may use. Returns
+ * the bucket's name.
+ */
+async function checkQuery(g: Granary, request: FastifyRequest): Promise<string> {
   const p = params(request);
   const ak = p.get('ak') ?? '';
   if (ak === '' || g.keyIndex.secretOf(ak) === undefined) throw Errors.unknownQueryAccessKey();
   const name = p.get('bucket') ?? '';
   const bucket = name === '' ? undefined : await g.meta.getBucket(name);
   if (!bucket || !mayAccess(g, ak, bucket)) throw Errors.noSuchBucket();
+  return bucket.name;
 }
 
 /** A query route's handler (route table: no credential; `ak` and `bucket` checked here), then `answer`. */
 function query(answer: (f: RegionFacts) => unknown) {
   return async (call: RouteCall<Granary, unknown>, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    await checkQuery(call.g, request);
-    return sendJson(reply, 200, answer(regionFacts(call.g)));
+    const bucket = await checkQuery(call.g, request);
+    return sendJson(reply, 200, answer(regionFacts(call.g, bucket)));
   };
 }
 

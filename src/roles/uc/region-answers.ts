@@ -14,6 +14,8 @@ export interface RegionFacts {
   region: string;
   ttl: number;
   hosts: RegionHosts;
+  /** The queried bucket's default source (`io_src`) domains, `host[:port]`; absent: the io hosts. */
+  ioSrc?: string[];
 }
 
 /** `{main, backup}`: the first host and the others (Kodo's v2/v3 host group). */
@@ -57,7 +59,7 @@ export function v2Region(f: RegionFacts): Record<string, unknown> {
       old_src: { main: [], info: '' },
     },
     io: { src: group(h.io) },
-    io_src: { src: group(h.io) },
+    io_src: { src: group(f.ioSrc ?? h.io) },
     rs: { acc: group(h.rs) },
     rsf: { acc: group(h.rsf) },
     api: { acc: group(h.api) },
@@ -87,7 +89,7 @@ export function v4Region(f: RegionFacts): Record<string, unknown> {
     ttl: f.ttl,
     up: { domains: h.up, acc_domains: [], old: [] },
     io: domains(h.io),
-    io_src: domains(h.io),
+    io_src: domains(f.ioSrc ?? h.io),
     rs: domains(h.rs),
     rsf: domains(h.rsf),
     api: domains(h.api),

@@ -75,7 +75,8 @@ async function completeText(g: Granary, request: FastifyRequest): Promise<string
 }
 
 /**
- * The complete body: `{"parts":[{partNumber, etag}], fname?, mimeType?, customVars?, metadata?}`; 400 otherwise
+ * The complete body: `{"parts":[{partNumber, etag}], fname?, mimeType?, customVars?, metadata?, metaData?}`
+ * (`metaData`: the Java SDK's spelling); 400 otherwise
  * (also for an `fname` or `mimeType` that is present but not a string).
  */
 function completeBody(raw: string): CompleteRequest {
@@ -150,7 +151,9 @@ export async function completeMultipart(call: Call, request: FastifyRequest, rep
   };
   if (target.key !== undefined) req.clientKey = target.key;
   for (const [k, v] of Object.entries(stringMap(body.customVars))) if (k.startsWith('x:')) req.custom[k] = v;
-  for (const [k, v] of Object.entries(stringMap(body.metadata))) {
+  // `metadata` (Kodo's documented field, the Node and Go SDKs) and `metaData` (the Java SDK's
+  // ApiUploadV2CompleteUpload): both are read; where both name the same key, `metadata` wins.
+  for (const [k, v] of Object.entries({ ...stringMap(body.metaData), ...stringMap(body.metadata) })) {
     if (k.toLowerCase().startsWith('x-qn-meta-')) req.meta[k.slice('x-qn-meta-'.length)] = v;
   }
   const result = await completeUpload(g, target, uploadIdOf(request), body.parts, req);
