@@ -143,6 +143,7 @@ export const ZH: Record<string, string> = {
   'Callback failed': '回调失败',
   'The secret is checked by the server and never kept in the browser.': '密钥由服务器校验，不会保存在浏览器中。',
   'To IA after days': '天后转低频存储',
+  'To Intelligent Tiering after days': '天后转智能分层存储',
   'To archive after days': '天后转归档存储',
   'To archive direct after days': '天后转归档直读存储',
   'To deep archive after days': '天后转深度归档存储',

@@ -26,14 +26,21 @@ const RULE_NAME = /^[A-Za-z0-9_]{1,49}$/;
 const DAYS = /^-?\d{1,7}$/;
 
 /** A rule as rules/add and rules/update give it: every day count an integer (0 = not set). */
-export type RuleInput = Omit<LifecycleRule, 'ctime' | 'historyDeleteAfterDays' | 'historyToIAAfterDays'> & {
+export type RuleInput = Omit<LifecycleRule, 'ctime' | 'historyDeleteAfterDays' | 'historyToIAAfterDays' | 'toIntelligentTieringAfterDays'> & {
   historyDeleteAfterDays: number;
   historyToIAAfterDays: number;
+  toIntelligentTieringAfterDays: number;
 };
 
-/** The day fields of a rule, in Kodo's order, with their form names (docs/development/kodo-protocol.md §8.6). */
+/**
+ * The day fields of a rule, in Kodo's order (IA < Intelligent Tiering < Archive IR < Archive < Deep Archive <
+ * delete, Kodo's lifecycle guide), with their form names (docs/development/kodo-protocol.md §8.6).
+ * `to_intelligent_tiering_after_days` is Granary's name, following Kodo's object lifecycle op
+ * (`/toIntelligentTieringAfterDays/<n>`): no SDK or public page shows the rule's own form name.
+ */
 export const DAY_FIELDS = [
   ['toIAAfterDays', 'to_line_after_days'],
+  ['toIntelligentTieringAfterDays', 'to_intelligent_tiering_after_days'],
   ['toArchiveIRAfterDays', 'to_archive_ir_after_days'],
   ['toArchiveAfterDays', 'to_archive_after_days'],
   ['toDeepArchiveAfterDays', 'to_deep_archive_after_days'],
@@ -66,12 +73,12 @@ export function checkRule(rule: RuleInput): void {
   }
   // Transitions set, in order; one at upload (< 0) counts as day 0.
   let prev: { field: string; day: number; n: number } | undefined;
-  for (const [key, field] of DAY_FIELDS.slice(0, 5)) {
+  for (const [key, field] of DAY_FIELDS.slice(0, 6)) {
     const n = rule[key];
     if (n === 0) continue;
     const day = Math.max(n, 0);
     if (prev && day <= prev.day) {
-      throw Errors.badLifecycleRule(`${field} (${n}) must be greater than ${prev.field} (${prev.n}): IA < Archive IR < Archive < Deep Archive < delete`);
+      throw Errors.badLifecycleRule(`${field} (${n}) must be greater than ${prev.field} (${prev.n}): IA < Intelligent Tiering < Archive IR < Archive < Deep Archive < delete`);
     }
     prev = { field, day, n };
   }
@@ -84,8 +91,9 @@ export function rulesOf(b: BucketRecord): LifecycleRule[] {
 
 /** The stored form of an input: history days only when set. */
 function toRule(input: RuleInput, ctime: number): LifecycleRule {
-  const { historyDeleteAfterDays, historyToIAAfterDays, ...rest } = input;
+  const { historyDeleteAfterDays, historyToIAAfterDays, toIntelligentTieringAfterDays, ...rest } = input;
   const rule: LifecycleRule = { ...rest, ctime };
+  if (toIntelligentTieringAfterDays) rule.toIntelligentTieringAfterDays = toIntelligentTieringAfterDays;
   if (historyDeleteAfterDays) rule.historyDeleteAfterDays = historyDeleteAfterDays;
   if (historyToIAAfterDays) rule.historyToIAAfterDays = historyToIAAfterDays;
   return rule;

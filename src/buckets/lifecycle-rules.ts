@@ -47,6 +47,7 @@ export function ruleDates(rule: LifecycleRule, putTime: bigint): { expireAt?: nu
     if (at !== undefined) transitions[name] = at;
   };
   set('toIA', rule.toIAAfterDays);
+  set('toIntelligentTiering', rule.toIntelligentTieringAfterDays ?? 0);
   set('toArchiveIR', rule.toArchiveIRAfterDays);
   set('toArchive', rule.toArchiveAfterDays);
   set('toDeepArchive', rule.toDeepArchiveAfterDays);

@@ -16,6 +16,7 @@ import { offline, withDataDir, type Opts } from './context.js';
 const FLAGS = [
   ['deleteAfterDays', '--delete-after-days', 'deleteAfterDays'],
   ['toIaAfterDays', '--to-ia-after-days', 'toIAAfterDays'],
+  ['toIntelligentTieringAfterDays', '--to-intelligent-tiering-after-days', 'toIntelligentTieringAfterDays'],
   ['toArchiveIrAfterDays', '--to-archive-ir-after-days', 'toArchiveIRAfterDays'],
   ['toArchiveAfterDays', '--to-archive-after-days', 'toArchiveAfterDays'],
   ['toDeepArchiveAfterDays', '--to-deep-archive-after-days', 'toDeepArchiveAfterDays'],
@@ -28,6 +29,7 @@ function ruleFrom(name: string, opts: Opts): RuleInput {
     prefix: opts.prefix ?? '',
     deleteAfterDays: 0,
     toIAAfterDays: 0,
+    toIntelligentTieringAfterDays: 0,
     toArchiveIRAfterDays: 0,
     toArchiveAfterDays: 0,
     toDeepArchiveAfterDays: 0,
@@ -40,7 +42,7 @@ function ruleFrom(name: string, opts: Opts): RuleInput {
 
 /** One line of `rule list`. */
 function ruleLine(r: LifecycleRule): string {
-  const days = FLAGS.filter(([, , field]) => r[field] !== 0).map(([, flag, field]) => `${flag.slice(2)}=${r[field]}`);
+  const days = FLAGS.filter(([, , field]) => (r[field] ?? 0) !== 0).map(([, flag, field]) => `${flag.slice(2)}=${r[field]}`);
   return `${r.name}\t${r.prefix}\t${days.join(' ')}\n`;
 }
 

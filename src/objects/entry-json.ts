@@ -8,10 +8,11 @@ import type { ObjectRecord } from '../ports/meta.js';
 export function effectiveType(rec: ObjectRecord, nowSec: number): number {
   const t = rec.transitions;
   if (!t) return rec.type;
-  // Later classes win: deep archive (3) > archive (2) > archive-IR (4) > IA (1).
+  // Later classes win: deep archive (3) > archive (2) > archive-IR (4) > Intelligent Tiering (5) > IA (1).
   if (t.toDeepArchive !== undefined && t.toDeepArchive <= nowSec) return 3;
   if (t.toArchive !== undefined && t.toArchive <= nowSec) return rec.type === 3 ? 3 : 2;
   if (t.toArchiveIR !== undefined && t.toArchiveIR <= nowSec && (rec.type === 0 || rec.type === 1)) return 4;
+  if (t.toIntelligentTiering !== undefined && t.toIntelligentTiering <= nowSec && (rec.type === 0 || rec.type === 1)) return 5;
   if (t.toIA !== undefined && t.toIA <= nowSec && rec.type === 0) return 1;
   return rec.type;
 }
@@ -42,6 +43,7 @@ export function statJson(rec: ObjectRecord, nowSec: number, needParts = false): 
   if (rec.expireAt !== undefined) out.expiration = rec.expireAt;
   const t = rec.transitions;
   if (t?.toIA !== undefined) out.transitionToIA = t.toIA;
+  if (t?.toIntelligentTiering !== undefined) out.transitionToIntelligentTiering = t.toIntelligentTiering;
   if (t?.toArchiveIR !== undefined) out.transitionToArchiveIR = t.toArchiveIR;
   if (t?.toArchive !== undefined) out.transitionToARCHIVE = t.toArchive;
   if (t?.toDeepArchive !== undefined) out.transitionToDeepArchive = t.toDeepArchive;

@@ -141,6 +141,8 @@ export interface LifecycleRule {
   prefix: string;
   deleteAfterDays: number;
   toIAAfterDays: number;
+  /** Days to Intelligent Tiering (type 5); absent in rules stored before it existed (= 0). */
+  toIntelligentTieringAfterDays?: number;
   toArchiveIRAfterDays: number;
   toArchiveAfterDays: number;
   toDeepArchiveAfterDays: number;
@@ -243,6 +245,8 @@ export interface ObjectRecord {
 /** Lifecycle transition times in Unix seconds (absent = none scheduled). */
 export interface Transitions {
   toIA?: number;
+  /** To Intelligent Tiering (type 5): Kodo's `toIntelligentTieringAfterDays` (object lifecycle, rs `/lifecycle`). */
+  toIntelligentTiering?: number;
   toArchiveIR?: number;
   toArchive?: number;
   toDeepArchive?: number;

@@ -6,7 +6,14 @@
  * `source_enabled` 0 on Granary's own domains (the source station); persistentOps that do not parse (the upload is
  * stored, the job fails — in persistent-ops.test.ts); a bucket's default io-src domain; chgm's unmet `cond` (613).
  */
-import { HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteBucketLifecycleCommand,
+  GetBucketLifecycleConfigurationCommand,
+  HeadObjectCommand,
+  PutBucketLifecycleConfigurationCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindDomain } from '../../src/buckets/buckets.js';
@@ -202,4 +209,49 @@ describe('chgm with a cond that does not hold', () => {
     expect((await rawOp(s, '/batch', { body: `op=${encodeURIComponent(right)}` })).json).toEqual([{ code: 200 }]);
     expect(await stat(B, key)).toMatchObject({ mimeType: 'image/png', 'x-qn-meta': { haha: 'value' } });
   });
+});
+
+// Last: the object test moves the clock by days (upload tokens signed earlier expire).
+describe('lifecycle transitions to Intelligent Tiering', () => {
+  const DAY = 86_400;
+  it('bucket rules take to_intelligent_tiering_after_days (between IA and Archive IR) and S3 maps INTELLIGENT_TIERING to it', async () => {
+    const bad = await ucPost(`/rules/add?bucket=${B}&name=it_bad&prefix=itb/&to_line_after_days=10&to_intelligent_tiering_after_days=5`);
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ error: expect.stringMatching(/to_intelligent_tiering_after_days \(5\) must be greater than to_line_after_days/) });
+    const ok200 = await ucPost(`/rules/add?bucket=${B}&name=it_rule&prefix=itr/&to_line_after_days=10&to_intelligent_tiering_after_days=20&to_archive_ir_after_days=30`);
+    expect(ok200.status, ok200.text).toBe(200);
+    const rules = (await rawOp(s, `/rules/get?bucket=${B}`, { method: 'GET' })).json as Array<Record<string, unknown>>;
+    expect(rules.find((r) => r.name === 'it_rule')).toMatchObject({ to_line_after_days: 10, to_intelligent_tiering_after_days: 20, to_archive_ir_after_days: 30 });
+    await put(s, B, 'itr/obj.txt', 'rule');
+    expect((await stat(B, 'itr/obj.txt')).transitionToIntelligentTiering).toEqual(expect.any(Number));
+    expect((await ucPost(`/rules/delete?bucket=${B}&name=it_rule`)).status).toBe(200);
+
+    const s3 = new S3Client({ endpoint: s.s3Url, region: 'z0', forcePathStyle: true, credentials: { accessKeyId: AK, secretAccessKey: SK } });
+    try {
+      const Rules = [{ ID: 'it_s3', Status: 'Enabled' as const, Filter: { Prefix: 'its3/' }, Transitions: [{ Days: 20, StorageClass: 'INTELLIGENT_TIERING' as const }] }];
+      await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: B, LifecycleConfiguration: { Rules } }));
+      const kodo = (await rawOp(s, `/rules/get?bucket=${B}`, { method: 'GET' })).json as Array<Record<string, unknown>>;
+      expect(kodo).toEqual([expect.objectContaining({ name: 'it_s3', prefix: 'its3/', to_intelligent_tiering_after_days: 20 })]);
+      const back = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: B }));
+      expect(back.Rules?.[0]?.Transitions).toEqual([{ Days: 20, StorageClass: 'INTELLIGENT_TIERING' }]);
+      await s3.send(new DeleteBucketLifecycleCommand({ Bucket: B }));
+    } finally {
+      s3.destroy();
+    }
+  });
+  it('object lifecycle /toIntelligentTieringAfterDays/<n> (Kodo\'s modify-object-life-cycle): stat shows it, type 5 when due', async () => {
+    await put(s, B, 'it-object.txt', 'object lifecycle');
+    const op = `/lifecycle/${entry(B, 'it-object.txt')}/toIAAfterDays/1/toIntelligentTieringAfterDays/3/toArchiveAfterDays/0/toDeepArchiveAfterDays/0/deleteAfterDays/0`;
+    expect((await rawOp(s, op)).status).toBe(200);
+    const st = await stat(B, 'it-object.txt');
+    expect(st.transitionToIntelligentTiering).toEqual(expect.any(Number));
+    expect(st.transitionToIntelligentTiering as number).toBeGreaterThan(st.transitionToIA as number);
+    s.clock.advance(2 * DAY);
+    expect((await stat(B, 'it-object.txt')).type).toBe(1);
+    s.clock.advance(2 * DAY);
+    expect((await stat(B, 'it-object.txt')).type).toBe(5);
+    expect((await rawOp(s, `/lifecycle/${entry(B, 'it-object.txt')}/toIntelligentTieringAfterDays/-1`)).status).toBe(200);
+    expect(await stat(B, 'it-object.txt')).not.toHaveProperty('transitionToIntelligentTiering');
+  });
+
 });

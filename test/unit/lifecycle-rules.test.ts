@@ -154,6 +154,7 @@ describe('rule input checks', () => {
     prefix: 'logs/',
     deleteAfterDays: 0,
     toIAAfterDays: 0,
+    toIntelligentTieringAfterDays: 0,
     toArchiveIRAfterDays: 0,
     toArchiveAfterDays: 0,
     toDeepArchiveAfterDays: 0,

@@ -37,6 +37,7 @@ interface Detail {
 
 const DAY_FIELDS: Array<[string, string]> = [
   ['to_line_after_days', 'To IA after days'],
+  ['to_intelligent_tiering_after_days', 'To Intelligent Tiering after days'],
   ['to_archive_ir_after_days', 'To archive direct after days'],
   ['to_archive_after_days', 'To archive after days'],
   ['to_deep_archive_after_days', 'To deep archive after days'],

@@ -124,6 +124,7 @@ export async function setDeleteAfterDays(g: Granary, ref: EntryRef, days: number
 /** Days per lifecycle field: 0 leaves it unchanged, -1 cancels it, n > 0 schedules it n days after upload. */
 export interface LifecycleDays {
   toIA: number;
+  toIntelligentTiering: number;
   toArchiveIR: number;
   toArchive: number;
   toDeepArchive: number;
@@ -145,6 +146,7 @@ export async function setLifecycle(g: Granary, ref: EntryRef, days: LifecycleDay
       if (value !== undefined) transitions[name] = value;
     };
     set('toIA', at(days.toIA, t.toIA));
+    set('toIntelligentTiering', at(days.toIntelligentTiering, t.toIntelligentTiering));
     set('toArchiveIR', at(days.toArchiveIR, t.toArchiveIR));
     set('toArchive', at(days.toArchive, t.toArchive));
     set('toDeepArchive', at(days.toDeepArchive, t.toDeepArchive));

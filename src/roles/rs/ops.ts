@@ -141,10 +141,11 @@ const OPS: Record<string, OpParser> = {
   },
   lifecycle: (args) => {
     const ref = decodeEntry(args[0]);
-    const days = { toIA: 0, toArchiveIR: 0, toArchive: 0, toDeepArchive: 0, deleteAfter: 0 };
+    const days = { toIA: 0, toIntelligentTiering: 0, toArchiveIR: 0, toArchive: 0, toDeepArchive: 0, deleteAfter: 0 };
     let cond: Cond | undefined;
     const names: Record<string, keyof typeof days> = {
       toIAAfterDays: 'toIA',
+      toIntelligentTieringAfterDays: 'toIntelligentTiering',
       toArchiveIRAfterDays: 'toArchiveIR',
       toArchiveAfterDays: 'toArchive',
       toDeepArchiveAfterDays: 'toDeepArchive',

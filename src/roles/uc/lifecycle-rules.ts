@@ -55,6 +55,8 @@ function ruleJson(r: LifecycleRule): Record<string, unknown> {
     to_deep_archive_after_days: r.toDeepArchiveAfterDays,
     history_delete_after_days: r.historyDeleteAfterDays ?? 0,
     history_to_line_after_days: r.historyToIAAfterDays ?? 0,
+    // Granary's field (no SDK reads one): only when set, so the answer stays the shape the SDKs parse.
+    ...(r.toIntelligentTieringAfterDays ? { to_intelligent_tiering_after_days: r.toIntelligentTieringAfterDays } : {}),
     ctime: new Date(r.ctime * 1000).toISOString(),
   };
 }

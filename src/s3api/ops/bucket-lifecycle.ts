@@ -31,11 +31,12 @@ import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, parseXml, readXmlBody, textOf, xmlDocument, type XmlNode } from '../xml.js';
 
 type Obj = { [name: string]: XmlNode | XmlNode[] | undefined };
-type TransitionKey = 'toIAAfterDays' | 'toArchiveIRAfterDays' | 'toArchiveAfterDays' | 'toDeepArchiveAfterDays';
+type TransitionKey = 'toIAAfterDays' | 'toIntelligentTieringAfterDays' | 'toArchiveIRAfterDays' | 'toArchiveAfterDays' | 'toDeepArchiveAfterDays';
 
 /** S3 transition storage classes ↔ the Kodo rule field (the storage types of s3api/object-headers.ts). */
 const TRANSITIONS: ReadonlyArray<readonly [string, TransitionKey]> = [
   ['STANDARD_IA', 'toIAAfterDays'],
+  ['INTELLIGENT_TIERING', 'toIntelligentTieringAfterDays'],
   ['GLACIER_IR', 'toArchiveIRAfterDays'],
   ['GLACIER', 'toArchiveAfterDays'],
   ['DEEP_ARCHIVE', 'toDeepArchiveAfterDays'],
@@ -102,6 +103,7 @@ function ruleOf(node: XmlNode, i: number): RuleInput {
     prefix: prefixOf(r),
     deleteAfterDays: 0,
     toIAAfterDays: 0,
+    toIntelligentTieringAfterDays: 0,
     toArchiveIRAfterDays: 0,
     toArchiveAfterDays: 0,
     toDeepArchiveAfterDays: 0,
@@ -174,8 +176,8 @@ function rulesOfDocument(doc: Record<string, XmlNode>): RuleInput[] {
 
 /** One stored rule as a `<Rule>` element. */
 function ruleXml(r: LifecycleRule): string {
-  const transitions = TRANSITIONS.filter(([, key]) => r[key] !== 0)
-    .map(([cls, key]) => `<Transition>${el('Days', Math.max(r[key], 0))}${el('StorageClass', cls)}</Transition>`)
+  const transitions = TRANSITIONS.filter(([, key]) => (r[key] ?? 0) !== 0)
+    .map(([cls, key]) => `<Transition>${el('Days', Math.max(r[key] ?? 0, 0))}${el('StorageClass', cls)}</Transition>`)
     .join('');
   return (
     '<Rule>' +
