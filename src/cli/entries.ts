@@ -4,12 +4,14 @@
  * - on a remote: `<remote>:<bucket>/<key>` (`ls <remote>:<bucket>[/<prefix>]`), with `--from <file>` batches and
  *   `--json` (cli/remote-objects.ts).
  * An argument is remote when the text before its first `:` names a known remote and no data-dir flag
- * (`--data-dir`, `--metadata`, `--create-data-dir`) is given; those flags always pick the data dir.
+ * (`--data-dir`, `--metadata`, `--create-data-dir`) is given; those flags always pick the data dir. The data-dir
+ * form needs the data dir chosen explicitly (a flag or GRANARY_DATA_DIR): otherwise an unknown `<name>:` is an
+ * unknown remote, never a local bucket (cli/remote-args.ts).
  */
 import type { Command } from 'commander';
 import type { Opts } from './context.js';
 import { withDataDir } from './data-dir-flags.js';
-import { isRemoteArg, remoteNames, type RemoteOpts } from './remote-args.js';
+import { checkRemoteNames, isRemoteArg, remoteNames, type RemoteOpts } from './remote-args.js';
 
 // The stores and the SDK are imported when a form runs: registering these commands loads neither.
 const offlineParts = async () => {
@@ -32,6 +34,7 @@ async function remoteForm(args: string[], o: Both, command: string): Promise<boo
   const remote = args.map((a) => isRemoteArg(a, names, o));
   if (remote.every(Boolean)) return true;
   if (remote.some(Boolean)) throw new Error(`${command}: either every argument is <remote>:<bucket>/<key> or none is (the data dir's <bucket>:<key>)`);
+  checkRemoteNames(args, names, o);
   if (o.from !== undefined || o.json || o.limit !== undefined) throw new Error(`${command}: --from, --json and --limit are for remotes (<remote>:<bucket>…); see granary remote list`);
   return false;
 }

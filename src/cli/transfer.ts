@@ -22,10 +22,10 @@ import type { Command } from 'commander';
 import { defaultCheckpoint } from '../transfer/checkpoint.js';
 import type { DataDirMigrateOpts } from './migrate-data-dir.js';
 import { TransferError } from '../transfer/errors.js';
-import { parseLocation, type RemoteLocation } from '../transfer/location.js';
+import { parseLocation, type Location, type RemoteLocation } from '../transfer/location.js';
 import type { MigrateMode } from '../transfer/migrate.js';
 import { Reporter, type ReportMode } from '../transfer/progress.js';
-import { RemoteStore, type RemoteProfile } from '../transfer/remotes.js';
+import { REMOTE_NAME, RemoteStore, unknownRemote, type RemoteProfile } from '../transfer/remotes.js';
 import type { Session } from '../transfer/session.js';
 import { parseRate, RateLimiter } from '../transfer/throttle.js';
 import { addRemoteOnlyCommands } from './remote-commands.js';
@@ -91,6 +91,18 @@ async function session(command: string, opts: CommonOpts): Promise<Session> {
 function finish(s: Session, extra: Record<string, unknown> = {}): void {
   const summary = s.reporter.finish(extra);
   if (summary.failed > 0) process.exitCode = 1;
+}
+
+/**
+ * `parseLocation`, refusing a `<name>:…` whose name is no known remote (`unknownRemote`): a mistyped remote is never
+ * read as a local path (a local name with a colon is written `./a:b`).
+ */
+function strictLocation(text: string, names: ReadonlySet<string>): Location {
+  const loc = parseLocation(text, names);
+  const colon = text.indexOf(':');
+  const name = colon > 0 ? text.slice(0, colon) : '';
+  if (loc.kind === 'local' && REMOTE_NAME.test(name)) throw unknownRemote(name, names);
+  return loc;
 }
 
 async function remoteArg(s: Session, text: string, what: string): Promise<RemoteLocation> {
@@ -207,7 +219,7 @@ export function addTransferCommands(program: Command): void {
       const { runSync } = await import('../transfer/sync.js');
       const s = await session('sync', o);
       const names = await s.remoteNames();
-      await runSync(s, parseLocation(source, names), parseLocation(destination, names), { delete: o.delete === true });
+      await runSync(s, strictLocation(source, names), strictLocation(destination, names), { delete: o.delete === true });
       finish(s);
     });
 

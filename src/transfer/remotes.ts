@@ -31,6 +31,13 @@ export interface RemoteProfile {
 /** Names of remotes: letters, digits, `_`, `-`, `.`; 1–64 characters (the text before `:` in `<remote>:<bucket>`). */
 export const REMOTE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
 
+/** The error for a remote name that is not in the profile store: names it, the known remotes and how to add one. */
+export function unknownRemote(name: string, known: Iterable<string>): TransferError {
+  const names = [...known].sort();
+  const list = names.length === 0 ? 'no remote is configured' : `known remotes: ${names.join(', ')}`;
+  return new TransferError(`unknown remote ${JSON.stringify(name)} (${list}; add one with: granary remote add ${name} --ak … --sk …)`);
+}
+
 /** The configuration directory: `$GRANARY_CONFIG_DIR`, else `~/.config/granary`. */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.GRANARY_CONFIG_DIR && env.GRANARY_CONFIG_DIR !== '' ? env.GRANARY_CONFIG_DIR : join(homedir(), '.config', 'granary');
@@ -61,11 +68,11 @@ export class RemoteStore {
     }
   }
 
-  /** The remote called `name`; throws a TransferError naming `granary remote add` when unknown. */
+  /** The remote called `name`; throws `unknownRemote` (naming the known remotes) when there is none. */
   async get(name: string): Promise<RemoteProfile> {
     const all = await this.load();
     const p = all[name];
-    if (!p) throw new TransferError(`unknown remote ${JSON.stringify(name)} (add it with: granary remote add ${name} --ak … --sk …)`);
+    if (!p) throw unknownRemote(name, Object.keys(all));
     return p;
   }
 

@@ -3,8 +3,9 @@
  * as a directory: `photos` means `photos/…`). Copies what differs (sync-plan.ts) — local→remote by upload,
  * remote→local by download, remote→remote streamed through this machine — `concurrency` at a time, optionally
  * deletes extras (`--delete`), and with `--dry-run` only prints the plan (`copy <key> (reason)` /
- * `delete <key>` lines, or `would-copy`/`would-delete` events with `--json`). Events name the source's side: its
- * relative path for a directory, its key for a bucket (deletions: the destination's).
+ * `delete <key>` lines, or `would-copy`/`would-delete` events with `--json`). Every event — copies, skips,
+ * failures, deletions, dry run or not — names the path relative to the two synced roots (`/`-separated): the one
+ * name an entry has on both sides.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -83,7 +84,7 @@ async function copyOne(s: Session, src: Side, dst: Side, e: SideEntry): Promise<
 }
 
 async function deleteOne(s: Session, dst: Side, e: SideEntry): Promise<void> {
-  const key = dst.loc.kind === 'remote' ? e.entry!.key : e.path!;
+  const key = e.rel;
   try {
     if (dst.loc.kind === 'local') await rm(e.path!);
     else await dst.client!.call(dst.loc.bucket, 'rs', 'POST', `/delete/${encodedEntry(dst.loc.bucket, e.entry!.key)}`);
@@ -102,7 +103,7 @@ export async function runSync(s: Session, srcLoc: Location, dstLoc: Location, op
   const toDelete = opts.delete ? extras(src.entries, dst.entries, s.opts.filter) : [];
   s.reporter.addTotal(candidates.length + toDelete.length, 0);
   await forEachLimit(candidates, s.opts.concurrency, async (e) => {
-    const key = src.loc.kind === 'remote' ? e.entry!.key : e.rel;
+    const key = e.rel;
     let d;
     try {
       d = await decide(e, dst.entries.get(e.rel));
@@ -116,7 +117,7 @@ export async function runSync(s: Session, srcLoc: Location, dstLoc: Location, op
     await copyOne(s, src, dst, e);
   });
   await forEachLimit(toDelete, s.opts.concurrency, async (e) => {
-    if (s.opts.dryRun) return s.reporter.done({ key: e.entry?.key ?? e.rel, action: 'would-delete', bytes: 0 });
+    if (s.opts.dryRun) return s.reporter.done({ key: e.rel, action: 'would-delete', bytes: 0 });
     await deleteOne(s, dst, e);
   });
 }

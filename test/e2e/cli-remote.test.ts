@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -232,13 +232,18 @@ describe('remote commands', { timeout: 240_000 }, () => {
         const [status] = (await once(child, 'close')) as [number | null];
         return { status, stdout, stderr };
       };
-      for (const args of [['keys', 'show'], ['stat', 'nosuch:photos/big.bin'], ['ls', 'box'], ['bucket', 'list']]) {
+      for (const args of [['keys', 'show'], ['ls', 'box'], ['bucket', 'list']]) {
         const r = await run(args);
         expect(r.status, args.join(' ')).toBe(1);
         expect(r.stdout).toBe('');
         expect(r.stderr).toMatch(new RegExp(`^granary: data dir ${join(empty, 'data').replace(/[/.]/g, '\\$&')} does not exist: .*--data-dir.*--create-data-dir`));
         expect(await readdir(empty)).toEqual([]);
       }
+      // An unknown <name>: is an unknown remote, never a data-dir entry.
+      const unknown = await run(['stat', 'nosuch:photos/big.bin']);
+      expect(unknown.status).toBe(1);
+      expect(unknown.stderr).toMatch(/unknown remote "nosuch" \(known remotes: bad, loc, oth;/);
+      expect(await readdir(empty)).toEqual([]);
       // A known remote name picks the remote form from any folder.
       const remote = await run(['stat', 'loc:box/p/canon.jpg']);
       expect(remote.status, remote.stderr).toBe(0);
@@ -251,6 +256,71 @@ describe('remote commands', { timeout: 240_000 }, () => {
       expect(existsSync(join(empty, 'data', 'credentials.json'))).toBe(true);
     } finally {
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('every command given an unknown remote name fails naming it and the known remotes; the data dir is untouched', async () => {
+    // The folder a newcomer works in: ./data holds a bucket named like the mistyped remote ("hom" for "loc"), so a
+    // command that fell back to the data dir would find it there.
+    const folder = await mkdtemp(join(tmpdir(), 'granary-typo-'));
+    try {
+      const env = cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir });
+      const run = async (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> => {
+        const child = spawn(process.execPath, [cli.built.full, ...args], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+        child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+        const [status] = (await once(child, 'close')) as [number | null];
+        return { status, stdout, stderr };
+      };
+      expect((await run(['bucket', 'create', 'hom', '--create-data-dir'])).status).toBe(0);
+      await writeFile(join(folder, 'local.txt'), 'local');
+      await writeFile(join(folder, 'keys.txt'), 'k1\nk2\n');
+      /** Every file under the folder with its size and modification time. */
+      const snapshot = async (): Promise<string[]> => {
+        const out: string[] = [];
+        for (const e of await readdir(folder, { recursive: true, withFileTypes: true })) {
+          const path = join(e.parentPath, e.name);
+          const st = await stat(path);
+          out.push(`${path} ${e.isFile() ? `${st.size} ${st.mtimeMs}` : 'dir'}`);
+        }
+        return out.sort();
+      };
+      const before = await snapshot();
+      const commands = [
+        ['ls', 'hom:quickstart'],
+        ['stat', 'hom:quickstart/a.txt'],
+        ['rm', 'hom:quickstart/a.txt'],
+        ['rm', 'hom:quickstart', '--from', 'keys.txt'],
+        ['cp', 'hom:quickstart/a.txt', 'hom:quickstart/b.txt'],
+        ['mv', 'hom:quickstart/a.txt', 'hom:quickstart/b.txt'],
+        ['chgm', 'hom:quickstart/a.txt', 'text/plain'],
+        ['chtype', 'hom:quickstart/a.txt', '1'],
+        ['url', 'hom:quickstart/a.txt'],
+        ['fetch', 'http://127.0.0.1:9/x', 'hom:quickstart/a.txt'],
+        ['prefetch', 'hom:quickstart/a.txt'],
+        ['pfop', 'hom:quickstart/a.txt', 'avinfo'],
+        ['prefop', 'hom', 'z0.0123456789abcdef01234567'],
+        ['buckets', 'hom'],
+        ['domains', 'hom:quickstart'],
+        ['put', 'local.txt', 'hom:quickstart/a.txt'],
+        ['get', 'hom:quickstart/a.txt', 'out.txt'],
+        ['sync', '.', 'hom:quickstart'],
+        ['sync', 'hom:quickstart', 'copy'],
+        ['migrate', 'hom:quickstart', 'loc:box'],
+      ];
+      for (const args of commands) {
+        const r = await run(args);
+        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(1);
+        expect(r.stderr, args.join(' ')).toMatch(/unknown remote "hom" \(known remotes: bad, loc, oth;/);
+        expect(await snapshot(), args.join(' ')).toEqual(before);
+      }
+      // The data-dir form is the explicit one: with --data-dir, hom:… is the data dir's bucket "hom".
+      const local = await run(['ls', 'hom', '--data-dir', join(folder, 'data')]);
+      expect(local).toMatchObject({ status: 0, stdout: '' });
+    } finally {
+      await rm(folder, { recursive: true, force: true });
     }
   });
 });

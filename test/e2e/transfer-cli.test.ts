@@ -116,7 +116,15 @@ describe('transfer: remotes, bad input, sync', { timeout: 120_000 }, () => {
     await writeFile(changed, Buffer.alloc(700, 9));
     await writeFile(join(dir, 'small', 'new.txt'), 'new');
     await rm(join(dir, 'small', 'd4', 'f0004.bin'));
+    // A dry run names copies and deletions alike: the path relative to the synced roots.
+    const plan = await cli.run(['sync', dir, 'local:box/s', '--delete', '--dry-run', '--quiet']);
+    expect(plan.stdout.split('\n').filter((l) => /^(copy|delete)\t/.test(l)).sort()).toEqual([
+      'copy\tsmall/d3/f0003.bin\t(etag)',
+      'copy\tsmall/new.txt\t(new)',
+      'delete\tsmall/d4/f0004.bin',
+    ]);
     const second = await cli.json(['sync', dir, 'local:box/s', '--delete', '--bwlimit', '20M']);
+    expect(second.events.filter((e) => e.action === 'deleted').map((e) => e.key)).toEqual(['small/d4/f0004.bin']);
     expect(summaryOf(second.events)).toMatchObject({ copied: 2, skipped: 22, deleted: 1, failed: 0 });
     const copied = second.events.filter((e) => e.action === 'copied').map((e) => e.key).sort();
     expect(copied).toEqual(['small/d3/f0003.bin', 'small/new.txt']);
