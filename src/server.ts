@@ -115,6 +115,19 @@ export function routerError(err: { code?: string; message: string }, request: Fa
   return sendError(reply, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? Errors.uriTooLong(err.message) : Errors.badRequest(err.message));
 }
 
+/**
+ * What the 405 of `GET /` adds for a person who opened the Kodo port in a browser: what the port is, where the web
+ * console listens (GRANARY_CONSOLE_PORT; its URL when the port is fixed) and where the docs start.
+ */
+function rootHint(config: Granary['config']): string {
+  const port = config.consolePort;
+  const consoleAt =
+    port === undefined ? 'the web console is off (GRANARY_CONSOLE_PORT=0)'
+    : port === 0 ? 'the web console has a port of its own (GRANARY_CONSOLE_PORT)'
+    : `the web console is at http://${config.consoleHost === '0.0.0.0' || config.consoleHost === '::' ? '127.0.0.1' : config.consoleHost}:${port}/`;
+  return `this is Granary's Kodo API port: SDKs upload with POST / and download /<bucket>/<key>; ${consoleAt}; docs: README.md and docs/`;
+}
+
 /** Builds the app (not listening). */
 export async function buildServer(g: Granary): Promise<FastifyInstance> {
   const app = Fastify({
@@ -141,7 +154,7 @@ export async function buildServer(g: Granary): Promise<FastifyInstance> {
   // table (or its plugin routes) may be added (routes/register.ts); 405 answers come from the table too.
   trackHandlers(app);
   guardRoutes(app, KODO_PLUGIN_ROUTES);
-  const allowed = new AllowedMethods([...KODO_ROUTES, ...KODO_PLUGIN_ROUTES]);
+  const allowed = new AllowedMethods([...KODO_ROUTES, ...KODO_PLUGIN_ROUTES], rootHint(g.config));
   // Every answer carries X-Reqid and X-Log, as Kodo's do: the Python SDK takes a 200 without X-Reqid for "server is
   // not qiniu" and a missing X-Reqid for a connection failure (qiniu/http/response.py); PHP's tests read both.
   app.addHook('onRequest', (request, reply, done) => {

@@ -173,7 +173,8 @@ export class Scrubber {
     if (result.complete) {
       const { blobs, bytes, upgraded } = result;
       this.saved = { last: { startedMs: current.startedMs, finishedMs: this.g.clock.nowMs(), blobs, bytes, upgraded, corrupt: result.corrupt.length } };
-      const log = result.corrupt.length > 0 ? this.g.log.error.bind(this.g.log) : this.g.log.info.bind(this.g.log);
+      // A clean pass is routine (debug; the console and /metrics show the last pass); corruption is an error.
+      const log = result.corrupt.length > 0 ? this.g.log.error.bind(this.g.log) : this.g.log.debug.bind(this.g.log);
       log({ blobs, bytes, upgraded, corrupt: result.corrupt.slice(0, 100) }, `scrub pass finished: ${result.corrupt.length} corrupt entries`);
     }
     await this.save();

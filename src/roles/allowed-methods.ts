@@ -27,8 +27,14 @@ function patternOf(url: string): RegExp {
 export class AllowedMethods {
   private readonly routes = new Map<string, RoutePattern>();
 
-  /** The methods of every route of `table` (entries' `method` and `url`, route-table syntax). */
-  constructor(table: ReadonlyArray<{ method: string | string[]; url: string }>) {
+  /**
+   * The methods of every route of `table` (entries' `method` and `url`, route-table syntax). `rootHint`: added to
+   * the 405 of `GET /` (a person who opened the API port in a browser: where the console and the docs are).
+   */
+  constructor(
+    table: ReadonlyArray<{ method: string | string[]; url: string }>,
+    private readonly rootHint?: string,
+  ) {
     for (const entry of table) {
       if (entry.url === '/*' || entry.url === '*') continue;
       const methods = Array.isArray(entry.method) ? entry.method : [entry.method];
@@ -63,6 +69,7 @@ export class AllowedMethods {
     const path = request.url.split('?')[0] ?? '/';
     const methods = this.methodsFor(path).filter((m) => m !== request.method);
     if (methods.length === 0) return Errors.noSuchRoute();
-    return Errors.methodNotAllowed(`${request.method} ${path}`).withHeaders({ allow: methods.join(', ') });
+    const hint = path === '/' && (request.method === 'GET' || request.method === 'HEAD') && this.rootHint ? ` (${this.rootHint})` : '';
+    return Errors.methodNotAllowed(`${request.method} ${path}${hint}`).withHeaders({ allow: methods.join(', ') });
   }
 }

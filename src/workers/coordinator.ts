@@ -118,7 +118,8 @@ export class Coordinator {
         return;
       }
       if (this.left || !(await this.meta.leases.acquire(s.name, this.identity.owner, this.ttlMs, now))) return;
-      this.log.info({ singleton: s.name, owner: this.identity.owner, slot: this.identity.slot }, 'workers: singleton started here');
+      // Debug: routine at every start (the start banner is the operator's line); a lease lost or a failed start warns.
+      this.log.debug({ singleton: s.name, owner: this.identity.owner, slot: this.identity.slot }, 'workers: singleton started here');
       try {
         s.stop = await s.start();
       } catch (err) {

@@ -167,7 +167,10 @@ describe('SDK management on the wire', () => {
       expect(a.status).toBe(405);
       expect(a.raw[a.raw.indexOf('Allow') + 1]).toBe('POST');
       expect(JSON.parse(a.body)).toEqual({ error: expect.stringMatching(/^method not allowed/) });
+      // A person who opened the port in a browser is told what it is and where the console and docs are.
+      expect((JSON.parse(a.body) as { error: string }).error).toMatch(/Kodo API port.*web console.*GRANARY_CONSOLE_PORT.*docs/);
       const mk = await rawNames(port, 'GET', '/mkblk/4');
+      expect(JSON.parse(mk.body)).toEqual({ error: 'method not allowed: GET /mkblk/4' });
       expect(mk.status).toBe(405);
       expect(mk.raw[mk.raw.indexOf('Allow') + 1]).toBe('POST');
       const v2 = await rawNames(port, 'PUT', `/buckets/${BUCKET}/objects/~/uploads/abc`);

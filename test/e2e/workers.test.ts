@@ -143,7 +143,8 @@ describe('worker processes (GRANARY_WORKERS=2)', () => {
         GRANARY_SECRET_KEY: SK,
         GRANARY_WORKERS: '2',
         GRANARY_LEASE_SECONDS: '2',
-        GRANARY_LOG_LEVEL: 'info',
+        // Singleton starts are logged at debug.
+        GRANARY_LOG_LEVEL: 'debug',
         GRANARY_FOP_CONCURRENCY: '1',
         GRANARY_OUTBOUND_ALLOW: '127.0.0.1',
       },
