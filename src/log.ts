@@ -38,3 +38,27 @@ export async function createLogger(
     }),
   );
 }
+
+/**
+ * Whether an answered status is the server's fault: 500–599 except Kodo's client codes in that range (573 rate
+ * limited, 579 the application's callback failed); Kodo's 6xx (608 changed, 612 missing, 614 exists, 631 no such
+ * bucket, 640, 701…) are the client's, like 4xx.
+ */
+export function isServerFault(status: number): boolean {
+  return status >= 500 && status < 600 && status !== 573 && status !== 579;
+}
+
+/**
+ * The one rule every listener (Kodo, S3, console) logs an error answer by: a server fault at `error` with the
+ * error and its stack; anything else — a refusal that is nobody's fault (4xx, Kodo's 6xx, a client that hung up) —
+ * at `info`, with the status and message only (no stack).
+ */
+export function logAnswerError(
+  log: Pick<Logger, 'error' | 'info'>,
+  status: number,
+  err: unknown,
+  message: string,
+): void {
+  if (isServerFault(status)) log.error({ err }, message);
+  else log.info({ status, error: (err as { message?: unknown } | null)?.message }, message);
+}

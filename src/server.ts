@@ -7,6 +7,7 @@
  * answer — router errors, thrown errors, unexpected failures (599), unknown routes (404) — is a catalogue error
  * sent by `sendError`, so no status or message is written here.
  */
+import { logAnswerError } from './log.js';
 import cors from '@fastify/cors';
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
@@ -97,8 +98,9 @@ export function handleError(err: unknown, request: FastifyRequest, reply: Fastif
     : (storage ?? clientGone(err, request) ?? frameworkError(err as { statusCode?: number; code?: string; message: string }));
   if (kodo) {
     // A storage failure is logged with the original error (errno, path); the client sees the catalogue message.
+    // Refusals are logged at info without a stack, server faults at error (log.ts `logAnswerError`).
     if (storage) request.log.error({ err }, kodo.message);
-    else if (kodo.status >= 500) request.log.warn({ err }, kodo.message);
+    else logAnswerError(request.log, kodo.status, err, kodo.message);
     return sendError(reply, kodo);
   }
   request.log.error({ err }, 'unexpected error');

@@ -14,6 +14,7 @@
  *   answers 404 JSON saying so.
  * Sessions and the sign-in throttle live in the MetaStore (sessions.ts), shared by every worker and node.
  */
+import { logAnswerError } from '../log.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
@@ -80,7 +81,7 @@ async function registerApi(scope: FastifyInstance, api: ConsoleApi): Promise<voi
   });
   scope.setErrorHandler((err, request, reply) => {
     if (isKodoError(err)) {
-      if (err.status >= 500) request.log.warn({ err }, err.message);
+      logAnswerError(request.log, err.status, err, err.message);
       return sendError(reply, err);
     }
     const storage = storageError(err);

@@ -140,19 +140,19 @@ export function fromKodoError(err: KodoError): S3Error {
 /**
  * The S3 error to answer for any failure: an S3Error as it is, a KodoError mapped (fromKodoError), a storage failure
  * (errno, SQLite, S3 or PostgreSQL codes) as its Kodo storage error mapped, anything else InternalError (whose
- * message names nothing of the server). `logIt` says whether the failure deserves a log line with the original.
+ * message names nothing of the server). How it is logged is log.ts `logAnswerError`'s rule, by the answer's status.
  */
-export function toS3Error(err: unknown): { error: S3Error; logIt: boolean } {
-  if (err instanceof S3Error) return { error: err, logIt: err.status >= 500 };
-  if (isKodoError(err)) return { error: fromKodoError(err), logIt: err.status >= 500 };
+export function toS3Error(err: unknown): { error: S3Error } {
+  if (err instanceof S3Error) return { error: err };
+  if (isKodoError(err)) return { error: fromKodoError(err) };
   const storage = storageError(err);
-  if (storage) return { error: fromKodoError(storage), logIt: true };
+  if (storage) return { error: fromKodoError(storage) };
   const fw = err as { statusCode?: number; code?: string } | null;
-  if (fw?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { error: S3Errors.EntityTooLarge(), logIt: false };
+  if (fw?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { error: S3Errors.EntityTooLarge() };
   if (typeof fw?.statusCode === 'number' && fw.statusCode >= 400 && fw.statusCode < 500) {
-    return { error: S3Errors.InvalidRequest(), logIt: false };
+    return { error: S3Errors.InvalidRequest() };
   }
-  return { error: S3Errors.InternalError(), logIt: true };
+  return { error: S3Errors.InternalError() };
 }
 
 /** The catalogue as a list (docs and the unit test): code, status, message. */

@@ -21,6 +21,7 @@ import { abandonHandlers, trackHandlers, type RunningHandler } from '../handlers
 import { listenError } from '../listen-error.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { downloadSecurityHeaders } from '../roles/io/active-content.js';
+import { logAnswerError } from '../log.js';
 import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
 import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
 import { authenticate, unauthenticated } from './auth/authenticate.js';
@@ -155,8 +156,10 @@ function send(reply: FastifyReply, method: string, res: S3Response, objectRead: 
 function handleS3Error(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // A body left unread is not read to its end: the connection closes after the answer (connections.ts lingers).
   if (!request.raw.complete) reply.header('connection', 'close');
-  const { error, logIt } = toS3Error(err);
-  if (logIt) request.log.error({ err }, `s3: ${error.code}`);
+  // A client that hung up mid-body is nobody's fault (a 400 no one hears), as on the Kodo listener.
+  const gone = !request.raw.complete && (err as { code?: unknown } | null)?.code === 'ECONNRESET';
+  const { error } = gone ? { error: S3Errors.IncompleteBody() } : toS3Error(err);
+  logAnswerError(request.log, error.status, err, `s3: ${error.code}`);
   reply.code(error.status);
   if (error.headers) reply.headers(error.headers);
   if (request.method === 'HEAD') return reply.send();
