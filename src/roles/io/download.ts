@@ -33,7 +33,7 @@ import { rawUrlOf } from '../http.js';
 import { downloadCacheControl, guardDownload } from './bucket-settings.js';
 import { serveFop } from './fop.js';
 import { prepareSaveas, serveSaveas } from './saveas.js';
-import { ifRangeMatches, notModified, parseRange } from './range.js';
+import { ifRangeMatches, notModified, parseRange } from '../../http/range.js';
 
 /** Prefix server.ts puts before the path of a request made to a bound download domain. */
 export const DOMAIN_PREFIX = '/.domain';
