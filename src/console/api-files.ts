@@ -27,7 +27,7 @@ import { deleteEntry } from '../objects/manage/delete.js';
 import type { EntryRef } from '../objects/manage/ref.js';
 import { statEntry } from '../objects/manage/stat.js';
 import { changeMeta, changeStatus, changeType, setDeleteAfterDays } from '../objects/manage/update.js';
-import { sendJson } from '../roles/http.js';
+import { sendJson } from '../http/wire.js';
 import { toJson } from '../roles/json.js';
 import type { BucketRecord } from '../ports/meta.js';
 import type { RouteCall } from '../routes/auth-step.js';

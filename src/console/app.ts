@@ -21,7 +21,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError, storageError } from '../errors.js';
-import { sendError } from '../roles/http.js';
+import { sendError } from '../http/wire.js';
 import type { RouteCall } from '../routes/auth-step.js';
 import { registerRoutes } from '../routes/register.js';
 import { CONSOLE_ROUTES } from '../routes/console.js';

@@ -22,7 +22,7 @@ import { Errors } from '../errors.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { guardRoutes, registerRoutes } from '../routes/register.js';
 import { CONSOLE_LISTENER_ROUTES, CONSOLE_PLUGIN_ROUTES } from '../routes/table.js';
-import { sendError } from '../roles/http.js';
+import { sendError } from '../http/wire.js';
 import { addAccessLog, clientError, handleError, reqIdGenerator, routerError } from '../server.js';
 
 export interface ConsoleListenerOptions {

@@ -22,7 +22,7 @@ import { Errors, storageError } from '../errors.js';
 import type { RouteCall } from '../routes/auth-step.js';
 import type { StagedBlob } from '../ports/blob.js';
 import { formatBytes } from '../store/fs/free-space.js';
-import { sendJson } from './http.js';
+import { sendJson } from '../http/wire.js';
 
 /** Time each readiness check has to answer, ms. */
 export const READY_CHECK_MS = 3000;

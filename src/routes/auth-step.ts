@@ -18,7 +18,7 @@ import type { Granary } from '../context.js';
 import { Errors, isKodoError } from '../errors.js';
 import { checkMetricsToken } from '../metrics/route.js';
 import type { BucketRecord } from '../ports/meta.js';
-import { params, requiredParam, signedRequestOf } from '../roles/http.js';
+import { params, requiredParam, signedRequestOf } from '../http/wire.js';
 import type { RouteEntry } from './types.js';
 
 declare module 'fastify' {

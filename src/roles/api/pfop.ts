@@ -20,7 +20,7 @@ import { Errors } from '../../errors.js';
 import { listPipelines, parseConcurrency, putPipeline } from '../../jobs/pipelines.js';
 import { jobStatus, submitPfop } from '../../jobs/submit.js';
 import { templateJob, type TemplateJob } from '../../jobs/workflow-templates.js';
-import { params, requiredParam, sendJson } from '../http.js';
+import { params, requiredParam, sendJson } from '../../http/wire.js';
 
 function parseType(text: string | null): number {
   if (text === null || text === '') return 0;

@@ -23,7 +23,7 @@ import {
   putWorkflowTemplate,
 } from '../../jobs/workflow-templates.js';
 import type { WorkflowTemplateRecord } from '../../ports/workflow-templates.js';
-import { bodyBuffer, params, sendJson } from '../http.js';
+import { bodyBuffer, params, sendJson } from '../../http/wire.js';
 
 /** The management-API view of a template. */
 export function templateJson(t: WorkflowTemplateRecord): Record<string, unknown> {

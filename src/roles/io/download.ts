@@ -29,7 +29,7 @@ import { isReservedBucketName } from '../../buckets/names.js';
 import { checkOriginalAccess, isStyleOnly } from '../../buckets/protection.js';
 import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
 import type { ObjectRecord } from '../../ports/meta.js';
-import { rawUrlOf } from '../http.js';
+import { rawUrlOf } from '../../http/wire.js';
 import { downloadCacheControl, guardDownload } from './bucket-settings.js';
 import { serveFop } from './fop.js';
 import { prepareSaveas, serveSaveas } from './saveas.js';

@@ -11,7 +11,7 @@ import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { fetchToEntry } from '../../objects/fetch/fetch-to-entry.js';
 import { decodeEntryTarget, decodeParam, pathSegments } from '../entry.js';
-import { rawUrlOf, sendJson } from '../http.js';
+import { rawUrlOf, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

@@ -13,7 +13,7 @@ import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { prefetchEntry } from '../../objects/fetch/mirror.js';
 import { decodeEntry, pathSegments } from '../entry.js';
-import { rawUrlOf, sendJson } from '../http.js';
+import { rawUrlOf, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

@@ -26,7 +26,7 @@ import { parsePipeline } from '../../fops/registry.js';
 import { runAndStore, type SaveasTarget } from '../../fops/saveas.js';
 import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
 import { decodeEntry } from '../entry.js';
-import { rawUrlOf } from '../http.js';
+import { rawUrlOf } from '../../http/wire.js';
 
 /** A verified saveas request: the pipeline without its saveas stage, and where the result goes. */
 export interface SaveasPlan {

@@ -9,7 +9,7 @@ import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
 import type { RouteCall } from '../../routes/auth-step.js';
-import { bodyBuffer, sendJson } from '../http.js';
+import { bodyBuffer, sendJson } from '../../http/wire.js';
 import { toJson } from '../json.js';
 import { parseOp, runOp } from './ops.js';
 

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
-import { rawUrlOf, sendEmpty, sendJson } from '../http.js';
+import { rawUrlOf, sendEmpty, sendJson } from '../../http/wire.js';
 import { toJson } from '../json.js';
 import { parseOp, runOp } from './ops.js';
 

@@ -10,7 +10,7 @@ import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import { listObjects, streamObjects, type ListLine, type ListParams } from '../../objects/list.js';
 import type { RouteCall } from '../../routes/auth-step.js';
-import { params, sendJson } from '../http.js';
+import { params, sendJson } from '../../http/wire.js';
 import { toJson } from '../json.js';
 
 

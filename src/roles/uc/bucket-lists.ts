@@ -17,7 +17,7 @@ import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import type { BucketRecord } from '../../ports/meta.js';
-import { params, sendJson } from '../http.js';
+import { params, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

@@ -26,7 +26,7 @@ import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import type { BucketRecord, LifecycleRule } from '../../ports/meta.js';
-import { params, requiredParam, sendEmpty, sendJson } from '../http.js';
+import { params, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 
 /** The authorised bucket named by the `bucket` parameter, and the parameters. */
 type Call = RouteCall<Granary, Caller>;

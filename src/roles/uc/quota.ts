@@ -14,7 +14,7 @@ import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { pathSegments } from '../entry.js';
-import { rawUrlOf, sendEmpty, sendJson } from '../http.js';
+import { rawUrlOf, sendEmpty, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

@@ -13,7 +13,7 @@ import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { decodeParam, pathSegments } from '../entry.js';
-import { rawUrlOf, sendEmpty } from '../http.js';
+import { rawUrlOf, sendEmpty } from '../../http/wire.js';
 
 /** The bucket and the named `/`-separated parameters after it; 400 unless they are exactly `names`. */
 function parts(request: FastifyRequest, names: string[], usage: string): { bucket: string; values: string[] } {

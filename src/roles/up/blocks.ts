@@ -12,7 +12,7 @@ import type { PutRequest } from '../../objects/put-object.js';
 import { makeBlock, makeFile, putChunk, type ChunkSender } from '../../objects/resumable/blocks.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { decodeParam, pathSegments } from '../entry.js';
-import { bodyBuffer, declaredLength, rawUrlOf, sendJson } from '../http.js';
+import { bodyBuffer, declaredLength, rawUrlOf, sendJson } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 /** Largest mkfile body (the ctx list), bytes. */

@@ -21,7 +21,7 @@ import {
 } from '../../objects/resumable/multipart.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { decodeParam } from '../entry.js';
-import { bodyBuffer, declaredLength, sendEmpty, sendJson } from '../http.js';
+import { bodyBuffer, declaredLength, sendEmpty, sendJson } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 interface Params {

@@ -20,7 +20,7 @@ import { putObject, type PutRequest } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { decodeParam, pathSegments } from '../entry.js';
-import { rawUrlOf } from '../http.js';
+import { rawUrlOf } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 /** The `<fsize>` segment: a non-negative decimal, or -1 (unknown); undefined for -1. 400 otherwise. */
