@@ -28,7 +28,7 @@ import type { EntryRef } from '../objects/manage/ref.js';
 import { statEntry } from '../objects/manage/stat.js';
 import { changeMeta, changeStatus, changeType, setDeleteAfterDays } from '../objects/manage/update.js';
 import { sendJson } from '../http/wire.js';
-import { toJson } from '../roles/json.js';
+import { toJson } from '../bigint-json.js';
 import type { BucketRecord } from '../ports/meta.js';
 import type { RouteCall } from '../routes/auth-step.js';
 import type { ConsoleApi } from './app.js';

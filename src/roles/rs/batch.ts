@@ -10,7 +10,7 @@ import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import { bodyBuffer, sendJson } from '../../http/wire.js';
-import { toJson } from '../json.js';
+import { toJson } from '../../bigint-json.js';
 import { parseOp, runOp } from './ops.js';
 
 /** Most ops one batch may carry. */

@@ -8,7 +8,7 @@ import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import { rawUrlOf, sendEmpty, sendJson } from '../../http/wire.js';
-import { toJson } from '../json.js';
+import { toJson } from '../../bigint-json.js';
 import { parseOp, runOp } from './ops.js';
 
 /** `POST /<op>/*` and `GET /stat/*` (route table: management; the op's buckets authorised by `runOp`). */

@@ -11,7 +11,7 @@ import type { Granary } from '../../context.js';
 import { listObjects, streamObjects, type ListLine, type ListParams } from '../../objects/list.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import { params, sendJson } from '../../http/wire.js';
-import { toJson } from '../json.js';
+import { toJson } from '../../bigint-json.js';
 
 
 /** The listing parameters of a request (absent ones empty; `limit` raw). */
