@@ -12,7 +12,7 @@ import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
 import { prefetchEntry } from '../../objects/fetch/mirror.js';
-import { decodeEntry, pathSegments } from '../entry.js';
+import { decodeEntry, pathSegments } from '../../objects/manage/encoded-entry.js';
 import { rawUrlOf, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;

@@ -25,7 +25,7 @@ import { Errors } from '../../errors.js';
 import { parsePipeline } from '../../fops/registry.js';
 import { runAndStore, type SaveasTarget } from '../../fops/saveas.js';
 import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
-import { decodeEntry } from '../entry.js';
+import { decodeEntry } from '../../objects/manage/encoded-entry.js';
 import { rawUrlOf } from '../../http/wire.js';
 
 /** A verified saveas request: the pipeline without its saveas stage, and where the result goes. */

@@ -24,7 +24,7 @@ import {
   setLifecycle,
 } from '../../objects/manage/update.js';
 import type { RouteCall } from '../../routes/auth-step.js';
-import { decodeEntry, decodeParam, pathSegments } from '../entry.js';
+import { decodeEntry, decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 
 /** A parsed op: the entries it touches and how to run it (`by`: the caller, named in event notifications). */
 interface ParsedOp {

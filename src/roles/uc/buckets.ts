@@ -20,7 +20,7 @@ import {
 import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
 import type { RouteCall } from '../../routes/auth-step.js';
-import { decodeParam, pathSegments } from '../entry.js';
+import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 import { params, rawUrlOf, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 
 function pathParam(request: FastifyRequest, name: string): string {

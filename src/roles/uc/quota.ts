@@ -13,7 +13,7 @@ import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
-import { pathSegments } from '../entry.js';
+import { pathSegments } from '../../objects/manage/encoded-entry.js';
 import { rawUrlOf, sendEmpty, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;

@@ -12,7 +12,7 @@ import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../routes/auth-step.js';
 import { Errors } from '../../errors.js';
-import { decodeParam, pathSegments } from '../entry.js';
+import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 import { rawUrlOf, sendEmpty } from '../../http/wire.js';
 
 /** The bucket and the named `/`-separated parameters after it; 400 unless they are exactly `names`. */

@@ -11,7 +11,7 @@ import { Errors } from '../../errors.js';
 import type { PutRequest } from '../../objects/put-object.js';
 import { makeBlock, makeFile, putChunk, type ChunkSender } from '../../objects/resumable/blocks.js';
 import { answerUpload } from '../../objects/upload-response.js';
-import { decodeParam, pathSegments } from '../entry.js';
+import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 import { bodyBuffer, declaredLength, rawUrlOf, sendJson } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 

@@ -20,7 +20,7 @@ import {
   type UploadTarget,
 } from '../../objects/resumable/multipart.js';
 import { answerUpload } from '../../objects/upload-response.js';
-import { decodeParam } from '../entry.js';
+import { decodeParam } from '../../objects/manage/encoded-entry.js';
 import { bodyBuffer, declaredLength, sendEmpty, sendJson } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 

@@ -19,7 +19,7 @@ import { Base64DecodeStream } from '../../objects/base64-stream.js';
 import { putObject, type PutRequest } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
 import { answerUpload } from '../../objects/upload-response.js';
-import { decodeParam, pathSegments } from '../entry.js';
+import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 import { rawUrlOf } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
