@@ -30,7 +30,7 @@ import { changeMeta, changeStatus, changeType, setDeleteAfterDays } from '../obj
 import { sendJson } from '../http/wire.js';
 import { toJson } from '../bigint-json.js';
 import type { BucketRecord } from '../ports/meta.js';
-import type { RouteCall } from '../routes/auth-step.js';
+import type { RouteCall } from '../http/route-call.js';
 import type { ConsoleApi } from './app.js';
 import type { ConsoleSession } from './sessions.js';
 import { bodyOf, int, optText, pathParam, queryParam, text, textMap, type Body } from './body.js';

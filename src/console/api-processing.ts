@@ -24,7 +24,7 @@ import type { JobFilter, JobRecord } from '../ports/job-queue.js';
 import { itemsOf, prefopRecord } from '../jobs/record.js';
 import { submitPfop } from '../jobs/submit.js';
 import { deleteWorkflowTemplate, listWorkflowTemplates, putWorkflowTemplate } from '../jobs/workflow-templates.js';
-import type { RouteCall } from '../routes/auth-step.js';
+import type { RouteCall } from '../http/route-call.js';
 import type { ConsoleApi } from './app.js';
 import type { ConsoleSession } from './sessions.js';
 import { bodyOf, int, optText, pathParam, queryParam, text } from './body.js';

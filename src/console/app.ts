@@ -22,7 +22,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError, storageError } from '../errors.js';
 import { sendError } from '../http/wire.js';
-import type { RouteCall } from '../routes/auth-step.js';
+import type { RouteCall } from '../http/route-call.js';
 import { registerRoutes } from '../routes/register.js';
 import { CONSOLE_ROUTES } from '../routes/console.js';
 import { ConsoleHistory } from './history.js';

@@ -19,7 +19,7 @@ import { finished } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors, storageError } from '../errors.js';
-import type { RouteCall } from '../routes/auth-step.js';
+import type { RouteCall } from '../http/route-call.js';
 import type { StagedBlob } from '../ports/blob.js';
 import { formatBytes } from '../store/fs/free-space.js';
 import { sendJson } from '../http/wire.js';

@@ -15,7 +15,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { listPipelines, parseConcurrency, putPipeline } from '../../jobs/pipelines.js';
 import { jobStatus, submitPfop } from '../../jobs/submit.js';

@@ -20,7 +20,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
 import { verifyPrivateDownload } from '../../auth/download-token.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';

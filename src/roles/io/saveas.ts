@@ -20,7 +20,7 @@ import { createReadStream } from 'node:fs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { verifySaveasSign } from '../../auth/saveas-sign.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { parsePipeline } from '../../fops/registry.js';
 import { runAndStore, type SaveasTarget } from '../../fops/saveas.js';

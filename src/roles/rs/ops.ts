@@ -23,7 +23,7 @@ import {
   setDeleteAfterDays,
   setLifecycle,
 } from '../../objects/manage/update.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { decodeEntry, decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 
 /** A parsed op: the entries it touches and how to run it (`by`: the caller, named in event notifications). */

@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { rawUrlOf, sendEmpty, sendJson } from '../../http/wire.js';
 import { toJson } from '../../bigint-json.js';
 import { parseOp, runOp } from './ops.js';

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import { listObjects, streamObjects, type ListLine, type ListParams } from '../../objects/list.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { params, sendJson } from '../../http/wire.js';
 import { toJson } from '../../bigint-json.js';
 

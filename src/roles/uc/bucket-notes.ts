@@ -14,7 +14,7 @@ import { parseRemark, setBucketRemark, setNoIndexPage } from '../../buckets/buck
 import { parseTagging, setBucketTags, taggingJson } from '../../buckets/tagging.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { bodyBuffer, params, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 

@@ -19,7 +19,7 @@ import {
 } from '../../buckets/buckets.js';
 import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 import { params, rawUrlOf, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 

@@ -24,7 +24,7 @@ import {
 } from '../../buckets/lifecycle-rule-admin.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import type { BucketRecord, LifecycleRule } from '../../ports/meta.js';
 import { params, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 

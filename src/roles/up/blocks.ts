@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import type { PutRequest } from '../../objects/put-object.js';
 import { makeBlock, makeFile, putChunk, type ChunkSender } from '../../objects/resumable/blocks.js';
