@@ -31,7 +31,7 @@ import { sendJson } from '../http/wire.js';
 import { toJson } from '../bigint-json.js';
 import type { BucketRecord } from '../ports/meta.js';
 import type { RouteCall } from '../http/route-call.js';
-import type { ConsoleApi } from './app.js';
+import type { ConsoleApi } from './api-context.js';
 import type { ConsoleSession } from './sessions.js';
 import { bodyOf, int, optText, pathParam, queryParam, text, textMap, type Body } from './body.js';
 import { downloadUrl, PAGE_LINK_SECONDS, publicBase, uploadToken } from './links.js';

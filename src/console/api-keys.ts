@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { RouteCall } from '../http/route-call.js';
-import type { ConsoleApi } from './app.js';
+import type { ConsoleApi } from './api-context.js';
 import type { ConsoleSession } from './sessions.js';
 import { pathParam } from './body.js';
 import { requireRoot } from './guard.js';

@@ -25,7 +25,7 @@ import { itemsOf, prefopRecord } from '../jobs/record.js';
 import { submitPfop } from '../jobs/submit.js';
 import { deleteWorkflowTemplate, listWorkflowTemplates, putWorkflowTemplate } from '../jobs/workflow-templates.js';
 import type { RouteCall } from '../http/route-call.js';
-import type { ConsoleApi } from './app.js';
+import type { ConsoleApi } from './api-context.js';
 import type { ConsoleSession } from './sessions.js';
 import { bodyOf, int, optText, pathParam, queryParam, text } from './body.js';
 import { requireRoot } from './guard.js';
