@@ -15,7 +15,7 @@ import type { Scrubber } from './objects/scrubber.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
 import type { BlobStore } from './ports/blob.js';
-import type { FreeSpace } from './store/fs/free-space.js';
+import type { FreeSpace } from './objects/free-space.js';
 import type { MetaStore } from './ports/meta.js';
 
 export interface Granary {

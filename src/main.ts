@@ -51,7 +51,7 @@ import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { startS3Listener, type S3Listener } from './s3api/server.js';
 import { buildServer } from './server.js';
-import { FreeSpace } from './store/fs/free-space.js';
+import { FreeSpace } from './objects/free-space.js';
 import { checkDeployment } from './store/deployment.js';
 import { openStores, sharedFsBlobsWarning } from './store/open.js';
 import { Coordinator } from './workers/coordinator.js';

@@ -19,7 +19,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ClusterMetricsClient } from './cluster-worker.js';
 import type { Granary } from '../context.js';
-import type { SpaceReading } from '../store/fs/free-space.js';
+import type { SpaceReading } from '../objects/free-space.js';
 import type { BucketUsage } from '../ports/meta.js';
 
 /** How an object came to be stored (label `kind` of granary_uploads_total). */

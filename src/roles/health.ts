@@ -21,7 +21,7 @@ import type { Granary } from '../context.js';
 import { Errors, storageError } from '../errors.js';
 import type { RouteCall } from '../http/route-call.js';
 import type { StagedBlob } from '../ports/blob.js';
-import { formatBytes } from '../store/fs/free-space.js';
+import { formatBytes } from '../objects/free-space.js';
 import { sendJson } from '../http/wire.js';
 
 /** Time each readiness check has to answer, ms. */
