@@ -40,7 +40,7 @@ const LAYERS = [
   ['domain', ['^src/(objects|buckets|policy|fops|jobs|events|auth|metrics|outbound|transfer)/', '^src/context[.]ts$']],
   ['stores', ['^src/store/']],
   ['ports', ['^src/ports/']],
-  ['base', ['^src/(config|config-types|config-hosts|trust-proxy|settings-table|errors|errors-when|log|backoff|bigint-json)[.]ts$']],
+  ['base', ['^src/(config|config-types|config-hosts|trust-proxy|settings-table|errors|errors-when|log|backoff|bigint-json|random-id)[.]ts$']],
 ];
 
 /**

@@ -8,7 +8,7 @@
  * characters, never a file blob id) are read from the database; every other id goes to the file store unchanged.
  * So downloads, Range, fops and their cache, the scrubber and copy/move need no special case.
  */
-import { randomHexId } from './random-id.js';
+import { randomHexId } from '../random-id.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
