@@ -1,5 +1,5 @@
 /**
- * FreeSpace (store/fs/free-space.ts) on a real small tmpfs: a reading is cached for a second while it is above the
+ * FreeSpace (objects/free-space.ts) on a real small tmpfs: a reading is cached for a second while it is above the
  * reserve, but an upload is refused only on a fresh reading, so it goes through as soon as space comes back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

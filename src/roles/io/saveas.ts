@@ -9,7 +9,7 @@
  *   key: `<bucket>:<key>`), a bad `deleteAfterDays`, unknown saveas parameters;
  * - 401 `badSaveasSign`: a missing, malformed or wrong signature (auth/saveas-sign.ts);
  * - 631 / 403: the target bucket is missing / the signing key may not write it (the route table's helper,
- *   `call.authorizeAs`, routes/auth-step.ts).
+ *   `call.authorizeAs`, http/route-call.ts).
  * Pipeline errors are answered like a plain fop's (nothing is stored; `/ignore-error/1` does not apply).
  *
  * Answer: 200 with the result (content type, `Content-Length`; JSON as `application/json`), `Cache-Control:
