@@ -5,8 +5,9 @@
  *
  * A module may import its own layer and the layers below it, never one above. Top to bottom:
  *   entry     the composition roots and listeners: main.ts, the CLI, the worker processes, the data-dir migration,
- *             the three listeners (server.ts, s3api/server.ts, console/listener.ts + console/app.ts) and their
- *             start-up and connection plumbing, store/open.ts (the one place that picks the concrete stores)
+ *             the three listeners (server.ts, s3api/server.ts, console/listener.ts + console/app.ts), their one
+ *             start-up (start-listener.ts) and connection plumbing, store/open.ts (the one place that picks the
+ *             concrete stores)
  *   routes    the route tables (src/routes/, s3api/routes.ts) and what reads them (metrics/http.ts, operations.ts)
  *   handlers  the role handlers: src/roles/, the S3 door (src/s3api/), the console API (src/console/),
  *             metrics/route.ts (GET /metrics)
@@ -16,7 +17,7 @@
  *   stores    src/store/: the implementations of the ports. Only the entry layer names a store (rule
  *             `stores-only-from-entry`); the layers between reach them through the ports.
  *   ports     src/ports/: the interfaces the domain uses and the stores implement
- *   base      configuration, the settings and error tables, the log format, back-off, JSON text
+ *   base      configuration, the settings and error tables, the log format, back-off, JSON text, random ids
  *
  * Type-only imports (`import type`) count: a type-only cycle or upward import is still a layer the code names, and
  * the checker sees `import type` (tsPreCompilationDeps).
