@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ObjectRecord } from '../src/ports/meta.js';
-import { newInlineBlobId } from '../src/store/inline-blob-store.js';
+import { newInlineBlobId } from '../src/ports/inline-blob-id.js';
 import { PgMetaStore } from '../src/store/postgres/pg-meta-store.js';
 import { startPgServer } from '../test/helpers/pg-server.js';
 

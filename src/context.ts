@@ -11,11 +11,11 @@ import type { FopPools } from './fops/pools.js';
 import type { FopTools, Moderation } from './fops/types.js';
 import type { JobQueue } from './ports/job-queue.js';
 import type { Metrics } from './metrics/metrics.js';
-import type { Scrubber } from './objects/scrubber.js';
 import type { OutboundPolicy } from './outbound/guard.js';
 import type { Clock } from './ports/clock.js';
 import type { BlobStore } from './ports/blob.js';
-import type { FreeSpace } from './store/fs/free-space.js';
+import type { FreeSpace } from './objects/free-space.js';
+import type { ScrubStatusSource } from './ports/scrub-status.js';
 import type { MetaStore } from './ports/meta.js';
 
 export interface Granary {
@@ -47,8 +47,8 @@ export interface Granary {
   moderation?: Moderation;
   /** The derived-result cache of fops on download URLs (absent in offline CLI contexts = no caching). */
   fopCache?: FopCache;
-  /** The background scrubber (absent in offline CLI contexts). */
-  scrubber?: Scrubber;
+  /** The background scrubber's status (objects/scrubber.ts; absent in offline CLI contexts). */
+  scrubber?: ScrubStatusSource;
   /** Prometheus metrics (metrics/metrics.ts; absent in offline CLI contexts: nothing is counted). */
   metrics?: Metrics;
   /**

@@ -42,20 +42,16 @@ import { locateTools } from './fops/tools.js';
 import { Scrubber } from './objects/scrubber.js';
 import { parseAllowList } from './outbound/guard.js';
 import { systemClock, type Clock } from './ports/clock.js';
-import { trackConnections } from './connections.js';
-import { abandonHandlers } from './handlers-in-flight.js';
 import { boundStop } from './stop-bound.js';
-import { listenError } from './listen-error.js';
-import { listenQuietly } from './listen-quietly.js';
 import { registerConsole } from './console/app.js';
 import { startConsoleListener, type ConsoleListener, type ConsoleListenerOptions } from './console/listener.js';
 import { startS3Listener, type S3Listener } from './s3api/server.js';
 import { buildServer } from './server.js';
-import { FreeSpace } from './store/fs/free-space.js';
+import { startListener } from './start-listener.js';
+import { FreeSpace } from './objects/free-space.js';
 import { checkDeployment } from './store/deployment.js';
 import { openStores, sharedFsBlobsWarning } from './store/open.js';
 import { Coordinator } from './workers/coordinator.js';
-import { acceptHandedConnections, privateListenPath, type HandedConnections } from './workers/handoff.js';
 import { lockDataDir, type DataDirLock } from './workers/data-dir-lock.js';
 import { newIdentity, type ProcessIdentity } from './workers/identity.js';
 import { recoverFromDeadProcesses } from './workers/recovery.js';
@@ -212,26 +208,17 @@ async function start(
   await startBlobSweep(g, coord, leaseClock);
 
   const app = await buildServer(g);
-  const connections = trackConnections(app.server, { lingerMs: config.lingerTimeoutSeconds * 1000 });
-  undo.push(() => {
-    const closed = app.close();
-    connections.drain();
-    return closed;
-  });
   // A worker of a primary serves the connections the primary hands it (workers/handoff.ts), listening itself only on
   // a private socket; a single process listens on the port.
-  let handed: HandedConnections | undefined;
-  if (ctx.worker && opts.slot !== undefined) {
-    await listenQuietly(app, { path: privateListenPath(opts.slot), exclusive: true });
-    handed = acceptHandedConnections(app.server);
-    undo.push(() => handed?.stop());
-  } else {
-    await listenQuietly(app, { port: config.port, host: config.host }).catch((err: unknown) => {
-      throw listenError('api', config.host, config.port, err);
-    });
-  }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const api = await startListener(app, {
+    name: 'api',
+    host: config.host,
+    port: config.port,
+    ...(ctx.worker && opts.slot !== undefined ? { handedSlot: opts.slot } : {}),
+    lingerMs: config.lingerTimeoutSeconds * 1000,
+  });
+  undo.push(() => api.close());
+  const port = api.port;
   g.publicUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
   let consoleListener: ConsoleListener | undefined;
   if (config.consolePort !== undefined) {
@@ -297,19 +284,15 @@ async function start(
       (closing ??= (async () => {
         domains.stop();
         keyIndex.stop();
-        // Handed sockets are not the listener's own: their end is awaited apart (drain ends the idle ones).
-        const closed = Promise.all([app.close(), consoleListener?.close(), s3Listener?.close(), handed?.stop()]);
-        connections.drain();
+        // Each listener stops accepting and ends its idle keep-alive connections (start-listener.ts).
+        const closed = Promise.all([api.close(), consoleListener?.close(), s3Listener?.close()]);
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.
         const drained = Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop()]);
         // At most GRANARY_STOP_TIMEOUT: then stuck requests are aborted and logged (stop-bound.ts).
         await boundStop(drained, config.stopTimeoutSeconds * 1000, {
           abortStoreCalls: () => blobs.abort?.(),
-          closeConnections: () => {
-            connections.destroyAll();
-            return [...abandonHandlers(app), ...(consoleListener?.abort() ?? []), ...(s3Listener?.abort() ?? [])];
-          },
+          closeConnections: () => [...api.abort(), ...(consoleListener?.abort() ?? []), ...(s3Listener?.abort() ?? [])],
         }, log);
         // The singletons (scrubber, sweepers) stop, then the leases go: another process may take them at once.
         await coord.leave();

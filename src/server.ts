@@ -22,7 +22,7 @@ import { DOMAIN_PREFIX } from './roles/io/download.js';
 import { registerBucketPreflight } from './roles/io/preflight.js';
 import { AllowedMethods } from './roles/allowed-methods.js';
 import { CanonicalServerResponse } from './roles/canonical-headers.js';
-import { sendError } from './roles/http.js';
+import { sendError } from './http/wire.js';
 import { guardRoutes, registerRoutes } from './routes/register.js';
 import { KODO_PLUGIN_ROUTES, KODO_ROUTES } from './routes/table.js';
 

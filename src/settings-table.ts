@@ -4,11 +4,11 @@
  * settings with a parser of their own name it), scripts/gen-config-docs.ts writes docs/reference/configuration.md
  * from it, and test/unit/config-docs.test.ts checks that the page, this table and the names read in src/ agree.
  *
- * The `Config` type (src/config.ts) keeps the field each setting fills; its docstrings say what a field holds,
+ * The `Config` type (src/config-types.ts) keeps the field each setting fills; its docstrings say what a field holds,
  * this table says what an operator sets.
  */
 
-import type { Config, S3BlobsConfig } from './config.js';
+import type { Config, S3BlobsConfig } from './config-types.js';
 
 /** A field of `Config`, or of the S3 blobs configuration under `blobs`. */
 export type ConfigField = keyof Config | `blobs.${Exclude<keyof S3BlobsConfig, 'kind'>}`;

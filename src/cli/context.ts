@@ -14,7 +14,7 @@ import { FopPools } from '../fops/pools.js';
 import type { EntryRef } from '../objects/manage/ref.js';
 import { systemClock } from '../ports/clock.js';
 import { SETTINGS } from '../settings-table.js';
-import { FreeSpace } from '../store/fs/free-space.js';
+import { FreeSpace } from '../objects/free-space.js';
 import { openStores } from '../store/open.js';
 
 /** Options of a command as commander gives them (flags by camel-case name; switches are booleans). */

@@ -21,7 +21,7 @@ const offlineParts = async () => {
     import('../objects/manage/delete.js'),
     import('../objects/manage/stat.js'),
     import('../objects/list.js'),
-    import('../roles/json.js'),
+    import('../bigint-json.js'),
   ]);
   return { ...context, ...copy, ...del, ...stat, ...list, ...json };
 };

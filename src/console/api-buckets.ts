@@ -27,8 +27,8 @@ import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
 import { addEventRule, deleteEventRule, eventRulesJson, updateEventRule, type EventRuleInput } from '../events/rules.js';
 import type { BucketRecord } from '../ports/meta.js';
-import type { RouteCall } from '../routes/auth-step.js';
-import type { ConsoleApi } from './app.js';
+import type { RouteCall } from '../http/route-call.js';
+import type { ConsoleApi } from './api-context.js';
 import type { ConsoleSession } from './sessions.js';
 import { bodyOf, flag, optText, pathParam, text, type Body } from './body.js';
 

@@ -8,8 +8,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../errors.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { RouteCall } from '../routes/auth-step.js';
-import type { ConsoleApi } from './app.js';
+import type { RouteCall } from '../http/route-call.js';
+import type { ConsoleApi } from './api-context.js';
 import type { ConsoleSession } from './sessions.js';
 import { pathParam } from './body.js';
 import { requireRoot } from './guard.js';

@@ -10,8 +10,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../auth/authorize.js';
-import type { RouteCall } from '../routes/auth-step.js';
-import type { ConsoleApi } from './app.js';
+import type { RouteCall } from '../http/route-call.js';
+import type { ConsoleApi } from './api-context.js';
 import type { ConsoleSession } from './sessions.js';
 
 type Call = RouteCall<ConsoleApi, ConsoleSession>;

@@ -16,8 +16,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../auth/compare.js';
 import { Errors } from '../errors.js';
 import { bodyOf, text } from './body.js';
-import type { ConsoleApi } from './app.js';
-import type { RouteCall } from '../routes/auth-step.js';
+import type { ConsoleApi } from './api-context.js';
+import type { RouteCall } from '../http/route-call.js';
 import { checkSameOrigin, setSessionCookie } from './guard.js';
 import type { ConsoleSession, ConsoleSessions } from './sessions.js';
 

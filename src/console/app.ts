@@ -19,29 +19,16 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError, storageError } from '../errors.js';
-import { sendError } from '../roles/http.js';
-import type { RouteCall } from '../routes/auth-step.js';
+import { sendError } from '../http/wire.js';
 import { registerRoutes } from '../routes/register.js';
 import { CONSOLE_ROUTES } from '../routes/console.js';
 import { ConsoleHistory } from './history.js';
 import { RequestRateSampler, requestCounterOf } from './request-rates.js';
 import { ConsoleSessions, SignInThrottle } from './sessions.js';
-
-/** What every console API module gets. */
-export interface ConsoleApi {
-  g: Granary;
-  sessions: ConsoleSessions;
-  signIns: SignInThrottle;
-  /** Request and error rates for the Overview (absent when the Granary has no metrics). */
-  rates?: RequestRateSampler;
-  /** Whether the single-page app was built (`dist/console-ui/index.html` exists). */
-  uiBuilt: boolean;
-  /** The Overview's graphs: traffic and storage history kept in the metadata (history.ts). */
-  history: ConsoleHistory;
-}
+import type { ConsoleApi } from './api-context.js';
 
 /**
  * The app page's Content-Security-Policy: scripts and styles only from the console itself (no inline script),
@@ -100,34 +87,6 @@ async function registerApi(scope: FastifyInstance, api: ConsoleApi): Promise<voi
     return payload;
   });
   registerRoutes(scope, CONSOLE_ROUTES, 'console-api', api, api.g);
-}
-
-/** `ALL /api/*`: an API route the console does not have (404 `noSuchRoute`, JSON). */
-export function unknownApi(): never {
-  throw Errors.noSuchRoute();
-}
-
-/**
- * `GET /*` of the app: its page for client-side routes. A file the app does not have (an old build's asset, a
- * typo) is a 404, not the page: a browser given HTML for a script reports a confusing MIME error, and caches would
- * keep the page under the asset's name. When the app was not built, a JSON 404 saying so.
- */
-export function appPage(call: RouteCall<ConsoleApi, unknown>, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (isAssetPath(request.url)) return sendError(reply, Errors.notFound('no such file in the console app'));
-  if (!call.ctx.uiBuilt) return sendError(reply, Errors.notFound('the console app is not built: run npm run build'));
-  reply.header('cache-control', 'no-store');
-  return reply.sendFile('index.html');
-}
-
-/**
- * Whether `url` names a file rather than a client-side route: a path under `/assets/` or whose last segment has
- * an extension (`/favicon.ico`, `/x.js`). The app's own routes are hash routes and extension-less paths.
- */
-export function isAssetPath(url: string): boolean {
-  const path = url.split('?', 1)[0] ?? '';
-  if (path.startsWith('/assets/')) return true;
-  const last = path.slice(path.lastIndexOf('/') + 1);
-  return /\.[A-Za-z0-9]{1,8}$/.test(last);
 }
 
 /** The app's static files, and its page for every other GET (client-side routes); a JSON 404 when not built. */

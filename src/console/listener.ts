@@ -13,16 +13,13 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Granary } from '../context.js';
-import { trackConnections } from '../connections.js';
-import { abandonHandlers, trackHandlers, type RunningHandler } from '../handlers-in-flight.js';
-import { listenError } from '../listen-error.js';
-import { listenQuietly } from '../listen-quietly.js';
-import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
+import { trackHandlers } from '../handlers-in-flight.js';
+import { startListener, type StartedListener } from '../start-listener.js';
 import { Errors } from '../errors.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { guardRoutes, registerRoutes } from '../routes/register.js';
 import { CONSOLE_LISTENER_ROUTES, CONSOLE_PLUGIN_ROUTES } from '../routes/table.js';
-import { sendError } from '../roles/http.js';
+import { sendError } from '../http/wire.js';
 import { addAccessLog, clientError, handleError, reqIdGenerator, routerError } from '../server.js';
 
 export interface ConsoleListenerOptions {
@@ -39,24 +36,8 @@ export interface ConsoleListenerOptions {
   register?: (app: FastifyInstance) => Promise<void> | void;
 }
 
-/** A listening console listener. `url` is a URL a local client can reach it at (e.g. http://127.0.0.1:9001). */
-export interface ConsoleListener {
-  url: string;
-  port: number;
-  /** Stops listening: in-flight requests finish, idle keep-alive connections end. */
-  close(): Promise<void>;
-  /**
-   * During `close()`, past the stop timeout: closes every connection now and stops waiting for the handlers still
-   * running, which it returns (main.ts logs them).
-   */
-  abort(): RunningHandler[];
-}
-
-/** The host part of a URL that reaches a server bound to `host` from this machine. */
-function localUrlHost(host: string): string {
-  if (host === '' || host === '0.0.0.0' || host === '::') return '127.0.0.1';
-  return host.includes(':') ? `[${host}]` : host;
-}
+/** A listening console listener (start-listener.ts): `url` a local client can reach it at (e.g. http://127.0.0.1:9001). */
+export type ConsoleListener = StartedListener;
 
 /** Builds the console app (not listening): conventions of server.ts, `/metrics`, then `register`. */
 export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOptions['register']): Promise<FastifyInstance> {
@@ -93,34 +74,11 @@ export async function buildConsoleApp(g: Granary, register?: ConsoleListenerOpti
  */
 export async function startConsoleListener(g: Granary, opts: ConsoleListenerOptions): Promise<ConsoleListener> {
   const app = await buildConsoleApp(g, opts.register);
-  const connections = trackConnections(app.server, { lingerMs: g.config.lingerTimeoutSeconds * 1000 });
-  let handed: HandedConnections | undefined;
-  try {
-    if (opts.handedSlot !== undefined) {
-      await listenQuietly(app, { path: privateListenPath(opts.handedSlot, 'console'), exclusive: true });
-      handed = acceptHandedConnections(app.server, 'console');
-    } else {
-      await listenQuietly(app, { port: opts.port, host: opts.host });
-    }
-  } catch (err) {
-    await app.close();
-    throw listenError('console', opts.host, opts.port, err);
-  }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : opts.port;
-  let closing: Promise<void> | undefined;
-  return {
-    url: `http://${localUrlHost(opts.host)}:${port}`,
-    port,
-    close: () =>
-      (closing ??= (async () => {
-        const closed = Promise.all([app.close(), handed?.stop()]);
-        connections.drain();
-        await closed;
-      })()),
-    abort: () => {
-      connections.destroyAll();
-      return abandonHandlers(app);
-    },
-  };
+  return startListener(app, {
+    name: 'console',
+    host: opts.host,
+    port: opts.port,
+    ...(opts.handedSlot !== undefined ? { handedSlot: opts.handedSlot } : {}),
+    lingerMs: g.config.lingerTimeoutSeconds * 1000,
+  });
 }

@@ -8,7 +8,7 @@
  * `user_id` are not known here and left out; `reqid`/`access_key` are present when the change came from a request.
  */
 import { effectiveType } from '../objects/entry-json.js';
-import { toJson } from '../roles/json.js';
+import { toJson } from '../bigint-json.js';
 import type { ObjectRecord } from '../ports/meta.js';
 import type { EventName } from './names.js';
 

@@ -1,5 +1,6 @@
 /**
- * Decoding HEIC (HEIF with HEVC) images, which sharp's prebuilt libvips cannot (dependencies.md): the Debian
+ * Decoding HEIC (HEIF with HEVC) images, which sharp's prebuilt libvips cannot (it reads their metadata only;
+ * docs/processing/images.md "HEIC"): the Debian
  * `heif-convert` program (libheif-examples; path GRANARY_HEIF_CONVERT or found on PATH) writes the primary image
  * as a PNG in the run's temp dir, which image commands then decode like any PNG. libheif applies the HEIF
  * rotation/mirror properties, so the PNG is upright.

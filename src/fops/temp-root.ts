@@ -1,6 +1,6 @@
 /**
  * Where fops keep their temp files: `<data dir>/fop-tmp/<process tag>.<random>/` (fops/execute.ts), also used
- * for a manifest object assembled into one file for a command that reads a path (objects/manifest-read.ts).
+ * for a manifest object assembled into one file for a command that reads a path (objects/verified-read.ts `localManifestFile`).
  * A module of its own so that the read path does not load the fop runner.
  */
 import { randomBytes } from 'node:crypto';

@@ -9,7 +9,7 @@ import { urlsafeB64Encode } from '../auth/base64.js';
 import { Errors, isKodoError } from '../errors.js';
 import { parsePipeline } from '../fops/registry.js';
 import type { FopStage } from '../fops/types.js';
-import { decodeEntryTarget } from '../roles/entry.js';
+import { decodeEntryTarget } from '../objects/manage/encoded-entry.js';
 
 /** Most commands one job may carry. */
 export const MAX_JOB_COMMANDS = 20;

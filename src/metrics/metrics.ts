@@ -18,9 +18,18 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ClusterMetricsClient } from './cluster-worker.js';
-import type { Granary } from '../context.js';
-import type { SpaceReading } from '../store/fs/free-space.js';
-import type { BucketUsage } from '../ports/meta.js';
+import type { FreeSpace, SpaceReading } from '../objects/free-space.js';
+import type { JobQueue } from '../ports/job-queue.js';
+import type { BucketUsage, MetaStore } from '../ports/meta.js';
+import type { ScrubStatusSource } from '../ports/scrub-status.js';
+
+/** What the scrape-time gauges read (the Granary gives them; named here so the context and metrics do not import each other). */
+export interface GaugeSources {
+  meta: MetaStore;
+  jobs: JobQueue;
+  space: FreeSpace;
+  scrubber?: ScrubStatusSource;
+}
 
 /** How an object came to be stored (label `kind` of granary_uploads_total). */
 export type UploadKind = 'form' | 'putb64' | 's3' | 'mkfile' | 'v2-complete' | 'fetch' | 'async-fetch' | 'mirror' | 'prefetch' | 'saveas' | 'pfop-output';
@@ -177,7 +186,7 @@ export class Metrics {
    * progress, the read cache's hits and misses (meta.readCache), and bytes and objects per bucket
    * (meta.bucketUsage: counters, no scan).
    */
-  collectFrom(g: Granary): void {
+  collectFrom(g: GaugeSources): void {
     const registers = [this.registry];
     new Gauge({
       name: 'granary_jobs',
@@ -206,7 +215,7 @@ export class Metrics {
     disk('granary_disk_free_bytes', 'Bytes free (for unprivileged users) on the file system of the data dir', (r) => r.freeBytes);
     disk('granary_disk_total_bytes', 'Size of the file system of the data dir, bytes', (r) => r.totalBytes);
     disk('granary_disk_reserve_bytes', 'Free space below which uploads are refused (GRANARY_MIN_FREE_BYTES), bytes', (r) => r.reserveBytes);
-    const scrub = (pick: (s: NonNullable<Granary['scrubber']>) => { current?: number; last?: number }) =>
+    const scrub = (pick: (s: ScrubStatusSource) => { current?: number; last?: number }) =>
       function (this: Gauge<'pass'>): void {
         this.reset();
         if (!g.scrubber) return;

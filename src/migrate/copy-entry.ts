@@ -31,7 +31,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { BlobStore, BlobSums } from '../ports/blob.js';
 import { isManifestId } from '../ports/manifest.js';
 import type { MetaStore, ObjectRecord } from '../ports/meta.js';
-import { isInlineBlobId } from '../store/inline-blob-store.js';
+import { isInlineBlobId } from '../ports/inline-blob-id.js';
 import type { BlobMap } from './blob-map.js';
 import { checkBuffer, ContentCheck } from './content-check.js';
 import type { MigrationReport } from './report.js';

@@ -1,6 +1,6 @@
 /**
  * The JSON shapes of an entry: the stat answer (docs/development/kodo-protocol.md §8.2) and a list item (§8.3). `putTime` stays a
- * bigint (100-ns units); serialise with roles/json.ts `toJson`.
+ * bigint (100-ns units); serialise with bigint-json.ts `toJson`.
  */
 import type { ObjectRecord } from '../ports/meta.js';
 

@@ -10,6 +10,7 @@
  * `start` and `stop` may alternate as the lease comes and goes; the saved cursor carries the pass across.
  */
 import type { Granary } from '../context.js';
+import type { ScrubStatus, ScrubStatusSource } from '../ports/scrub-status.js';
 import { scrubPass, type ScrubCursor, type ScrubProgress, type ScrubResult } from './scrub.js';
 
 const SETTING = 'scrub';
@@ -27,18 +28,7 @@ interface SavedState {
   last?: { startedMs: number; finishedMs: number; blobs: number; bytes: number; upgraded: number; corrupt: number };
 }
 
-/** The scrubber's state as /health/ready shows it. */
-export interface ScrubStatus {
-  enabled: boolean;
-  running: boolean;
-  bytesPerSecond: number;
-  intervalDays: number;
-  current?: { startedAt: string; blobs: number; bytes: number };
-  lastPass?: { startedAt: string; finishedAt: string; blobs: number; bytes: number; upgraded: number; corrupt: number };
-  nextPassAt?: string;
-}
-
-export class Scrubber {
+export class Scrubber implements ScrubStatusSource {
   private saved: SavedState = {};
   private running = false;
   private stopped = false;

@@ -3,7 +3,7 @@
  * `inlineMax`; then a staged blob of the BlobStore is opened, the buffer written to it, and the rest streamed
  * there as before. Content that stays within `inlineMax` never touches the file system: it is committed into the
  * metadata database with its entry (one group-committed WAL write instead of a file, its fsync, a rename and a
- * directory fsync; store/inline-blob-store.ts reads it back). Memory per upload stays bounded by `inlineMax`.
+ * directory fsync; store/inline-blob-store.ts reads it back; ids: ports/inline-blob-id.ts). Memory per upload stays bounded by `inlineMax`.
  * Once in a file, bytes are written in batches of WRITE_BATCH_BYTES (256 KiB), one `writev` of the batch's chunks
  * (no copy into one buffer), rather than one write per socket chunk: each write is a call into the thread pool
  * costing ~16–20 µs of the event loop whatever its size (256 MiB in 16 KiB writes: 269 ms of the main thread; in
@@ -13,7 +13,7 @@
  */
 import { finished, Writable } from 'node:stream';
 import type { StagedBlob } from '../ports/blob.js';
-import { newInlineBlobId } from '../store/inline-blob-store.js';
+import { newInlineBlobId } from '../ports/inline-blob-id.js';
 
 /** Bytes gathered before one write to the staged file. */
 const WRITE_BATCH_BYTES = 256 * 1024;

@@ -14,7 +14,7 @@
  * store/postgres/event-outbox.ts.
  */
 import type { DurableQueue } from './durable-queue.js';
-import type { ObjectRecord } from './meta.js';
+import type { ObjectRecord } from './object-record.js';
 
 /** `waiting` (new or waiting for a retry), `running` (being delivered), `done` (delivered), `failed` (given up). */
 export type OutboxState = 'waiting' | 'running' | 'done' | 'failed';

@@ -12,8 +12,11 @@ import type { TaskQueue } from './tasks.js';
 import type { WorkflowTemplateStore } from './workflow-templates.js';
 import type { BlobState, BlobSums } from './blob.js';
 import type { EventOutbox, OutboxRows } from './events.js';
-import type { ManifestPiece, StoredPiece } from './manifest.js';
+import type { ManifestPiece } from './manifest.js';
 import type { FetchTaskStore } from './fetch-tasks.js';
+import type { ObjectRecord } from './object-record.js';
+
+export type { ObjectRecord, Transitions } from './object-record.js';
 
 /**
  * A bucket. `ctime` in Unix seconds; `owner` the AccessKey of the account that owns it. `source` is the mirror
@@ -189,67 +192,6 @@ export interface DomainRecord {
   domain: string;
   bucket: string;
   ctime: number;
-}
-
-/**
- * One entry `<bucket>:<key>`.
- * - `fsize` bytes; `hash` the Kodo etag (docs/development/kodo-protocol.md §7); `md5` lower-case hex.
- * - `putTime` Unix time in 100-ns units, a bigint (it exceeds Number.MAX_SAFE_INTEGER, docs/development/kodo-protocol.md §8.2).
- * - `type` storage class 0..4; `status` 0 enabled / 1 disabled.
- * - `meta` user metadata without the `x-qn-meta-` prefix.
- * - `expireAt` Unix seconds when deleteAfterDays makes it expire, or undefined.
- * - `blobId` the stored bytes (BlobStore id), or a manifest id (ports/manifest.ts) for an object assembled from
- *   resumable pieces; several entries may share one blob or manifest.
- */
-export interface ObjectRecord {
-  bucket: string;
-  key: string;
-  blobId: string;
-  fsize: number;
-  hash: string;
-  md5: string;
-  mimeType: string;
-  putTime: bigint;
-  type: number;
-  status: number;
-  endUser?: string;
-  meta: Record<string, string>;
-  expireAt?: number;
-  /** Lifecycle transitions (Unix seconds) to IA (type 1), archive-IR (4), archive (2), deep archive (3). */
-  transitions?: Transitions;
-  /** Archive restore state: 1 restoring, 2 restored. */
-  restoreStatus?: number;
-  /** Part sizes in bytes when the object was uploaded in parts (v2 multipart); for `needparts`. */
-  parts?: number[];
-  /** Archive restore expiry (Unix seconds): the restored copy is readable until then (restoreAr freezeAfterDays). */
-  restoreUntil?: number;
-  /**
-   * Facts of the entry's blob, filled only by single-entry reads (`getObject`, `getBucketAndObject`): its
-   * checksums (absent for a blob stored before checksums existed) and whether it was found corrupt.
-   */
-  sums?: BlobSums;
-  corrupt?: boolean;
-  /**
-   * The pieces, in order, of an entry whose `blobId` is a manifest (filled by the same single-entry reads; absent
-   * for plain blobs). `corrupt` is then true when any piece was found corrupt.
-   */
-  pieces?: StoredPiece[];
-  /**
-   * The bytes of an inline blob (store/inline-blob-store.ts), read with the entry by `getBucketAndObject` (the
-   * download read) so that serving it needs no second query; absent for file blobs and from other reads. Verified
-   * against `sums` like any blob's bytes (objects/verified-read.ts).
-   */
-  inline?: Buffer;
-}
-
-/** Lifecycle transition times in Unix seconds (absent = none scheduled). */
-export interface Transitions {
-  toIA?: number;
-  /** To Intelligent Tiering (type 5): Kodo's `toIntelligentTieringAfterDays` (object lifecycle, rs `/lifecycle`). */
-  toIntelligentTiering?: number;
-  toArchiveIR?: number;
-  toArchive?: number;
-  toDeepArchive?: number;
 }
 
 /** One page of a listing request (docs/development/kodo-protocol.md §8.3). Keys compare byte-lexicographically (UTF-8). */

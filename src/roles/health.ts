@@ -19,10 +19,10 @@ import { finished } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { Errors, storageError } from '../errors.js';
-import type { RouteCall } from '../routes/auth-step.js';
+import type { RouteCall } from '../http/route-call.js';
 import type { StagedBlob } from '../ports/blob.js';
-import { formatBytes } from '../store/fs/free-space.js';
-import { sendJson } from './http.js';
+import { formatBytes } from '../objects/free-space.js';
+import { sendJson } from '../http/wire.js';
 
 /** Time each readiness check has to answer, ms. */
 export const READY_CHECK_MS = 3000;

@@ -18,62 +18,15 @@ import type { Granary } from '../context.js';
 import { Errors, isKodoError } from '../errors.js';
 import { checkMetricsToken } from '../metrics/route.js';
 import type { BucketRecord } from '../ports/meta.js';
-import { params, requiredParam, signedRequestOf } from '../roles/http.js';
+import { params, requiredParam, signedRequestOf } from '../http/wire.js';
+import { RouteCall } from '../http/route-call.js';
 import type { RouteEntry } from './types.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The auth step's result for this request (auth-step.ts); null until it ran. */
-    routeCall: RouteCall<unknown, unknown> | null;
-  }
-}
 
 /** Verifies a `QBox`/`Qiniu` management credential (401/403 on failure, docs/development/kodo-protocol.md §2.2–2.3). */
 export function requireManagement(g: Granary, request: FastifyRequest): Caller {
   return verifyManagement(signedRequestOf(request), g.secretOf, g.clock.nowMs(), {
     dateWindowSeconds: g.config.dateWindowSeconds,
   });
-}
-
-/**
- * What a handler gets from the auth step: the listener's context (`ctx`: the Granary, or the console's API
- * context), the authenticated caller (`caller`: a management `Caller`, or a console session), the bucket the table
- * said to authorise (`bucket`), and `authorize` for the buckets a route finds only in its arguments.
- */
-export class RouteCall<Ctx, Who> {
-  constructor(
-    readonly ctx: Ctx,
-    readonly g: Granary,
-    private readonly who: Who | undefined,
-    private readonly authorised: BucketRecord | undefined,
-  ) {}
-
-  /** The authenticated caller; a route whose auth kind has none asking for it is a table error (599). */
-  get caller(): Who {
-    if (this.who === undefined) throw Errors.internal('the route table gives this route no caller');
-    return this.who;
-  }
-
-  /** The caller when the auth kind found one (`console-session-optional`), else undefined. */
-  get callerIfAny(): Who | undefined {
-    return this.who;
-  }
-
-  /** The bucket the table's `param`/`query` rule authorised; 599 for a route without that rule. */
-  get bucket(): BucketRecord {
-    if (this.authorised === undefined) throw Errors.internal('the route table authorises no bucket for this route');
-    return this.authorised;
-  }
-
-  /** Authorises `bucket` for the caller (the `in-handler` rule): the bucket, 631 missing, 403 another account's. */
-  authorize(bucket: string): Promise<BucketRecord> {
-    return authorizeBucket(this.g, (this.caller as { accessKey: string }).accessKey, bucket);
-  }
-
-  /** Authorises `bucket` for a key the route verified itself (a saveas signature): 631, 403. */
-  authorizeAs(accessKey: string, bucket: string): Promise<BucketRecord> {
-    return authorizeBucket(this.g, accessKey, bucket);
-  }
 }
 
 /** A path parameter the route needs (400 when absent or empty). */

@@ -12,7 +12,8 @@ import { createKeyApi, deleteKeyApi, listKeysApi } from '../console/api-keys.js'
 import { historyApi, overviewApi } from '../console/api-overview.js';
 import { deleteWorkflowApi, fetchTaskApi, jobApi, listFetchTasksApi, listJobsApi, listPipelinesApi, listWorkflowsApi, putPipelineApi, putWorkflowApi, submitFetchTaskApi, submitJobApi } from '../console/api-processing.js';
 import { sessionApi, signInApi, signOutApi } from '../console/api-session.js';
-import { appPage, unknownApi, type ConsoleApi } from '../console/app.js';
+import type { ConsoleApi } from '../console/api-context.js';
+import { appPage, unknownApi } from '../console/app-page.js';
 import type { ConsoleSession } from '../console/sessions.js';
 import { metricsRoute } from '../metrics/route.js';
 import type { BucketRule, RouteEntry } from './types.js';

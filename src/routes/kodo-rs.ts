@@ -10,7 +10,7 @@ import { fetchStatus, submitFetch } from '../roles/api/async-fetch.js';
 import { listPipelinesRoute, pfop, prefop, putPipelineRoute } from '../roles/api/pfop.js';
 import { deleteTemplate, getTemplate, listTemplates, putTemplate } from '../roles/api/workflow-templates.js';
 import { live, ready } from '../roles/health.js';
-import { READ_METHODS } from '../roles/http.js';
+import { READ_METHODS } from '../http/wire.js';
 import { securityHeadersOnSend } from '../roles/io/active-content.js';
 import { download } from '../roles/io/download.js';
 import { fetch } from '../roles/io/fetch.js';

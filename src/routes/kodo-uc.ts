@@ -7,7 +7,7 @@
  */
 import type { Caller } from '../auth/management.js';
 import type { Granary } from '../context.js';
-import { READ_METHODS } from '../roles/http.js';
+import { READ_METHODS } from '../http/wire.js';
 import { bucketInfos, bucketsV3 } from '../roles/uc/bucket-lists.js';
 import { deleteBucketTagging, getBucketTagging, noIndexPage, putBucketRemark, putBucketTagging } from '../roles/uc/bucket-notes.js';
 import { bucketInfoRoute, domainsV2, domainsV3, drop, image, listBuckets, mkbucket, nrop, setPrivate, unimage } from '../roles/uc/buckets.js';

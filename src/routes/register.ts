@@ -7,7 +7,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Granary } from '../context.js';
-import { authStep, type RouteCall } from './auth-step.js';
+import type { RouteCall } from '../http/route-call.js';
+import { authStep } from './auth-step.js';
 import type { Method, PluginRoute, RouteEntry, RouteFacts } from './types.js';
 
 /** The labels a route's `config` carries. */

@@ -7,7 +7,7 @@
  * build time, any route that is in neither.
  */
 import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
-import type { RouteCall } from './auth-step.js';
+import type { RouteCall } from '../http/route-call.js';
 
 /** The Kodo roles, plus `health` (health checks) and `console` (the console listener). */
 export type Role = 'up' | 'io' | 'rs' | 'rsf' | 'api' | 'uc' | 'health' | 'console';

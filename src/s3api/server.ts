@@ -16,18 +16,15 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
-import { trackConnections } from '../connections.js';
-import { abandonHandlers, trackHandlers, type RunningHandler } from '../handlers-in-flight.js';
-import { listenError } from '../listen-error.js';
+import { trackHandlers } from '../handlers-in-flight.js';
+import { startListener, type StartedListener } from '../start-listener.js';
 import { instrumentHttp } from '../metrics/http.js';
 import { downloadSecurityHeaders } from '../roles/io/active-content.js';
 import { logAnswerError } from '../log.js';
 import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
-import { acceptHandedConnections, privateListenPath, type HandedConnections } from '../workers/handoff.js';
 import { authenticate, unauthenticated } from './auth/authenticate.js';
 import { corsAnswerHeaders } from './cors.js';
 import { S3Errors, toS3Error } from './errors.js';
-import { listenQuietly } from '../listen-quietly.js';
 import { matchRoute, type PathShape, type S3Route } from './routes.js';
 import type { S3Request, S3Response } from './types.js';
 import { errorXml } from './xml.js';
@@ -41,15 +38,8 @@ export interface S3ListenerOptions {
   handedSlot?: number;
 }
 
-/** A listening S3 listener. `url` is a URL a local client can reach it at. */
-export interface S3Listener {
-  url: string;
-  port: number;
-  /** Stops listening: in-flight requests finish, idle keep-alive connections end. */
-  close(): Promise<void>;
-  /** During `close()`, past the stop timeout: closes every connection now; returns the handlers still running. */
-  abort(): RunningHandler[];
-}
+/** A listening S3 listener (start-listener.ts): `url` a local client can reach it at. */
+export type S3Listener = StartedListener;
 
 /** The bucket a virtual host names (`<bucket>.<domain>[:port]`), or undefined (path style). */
 export function virtualHostBucket(host: string | undefined, domain: string | undefined): string | undefined {
@@ -202,46 +192,17 @@ export async function buildS3App(g: Granary): Promise<FastifyInstance> {
   return app;
 }
 
-/** The host part of a URL that reaches a server bound to `host` from this machine. */
-function localUrlHost(host: string): string {
-  if (host === '' || host === '0.0.0.0' || host === '::') return '127.0.0.1';
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 /**
  * Starts the S3 listener on `opts.host:opts.port` (or, in a worker, serves what the primary hands over on channel
  * `s3`); resolves once it listens. Rejects with `listenError` (the address and the reason) when it cannot.
  */
 export async function startS3Listener(g: Granary, opts: S3ListenerOptions): Promise<S3Listener> {
   const app = await buildS3App(g);
-  const connections = trackConnections(app.server, { lingerMs: g.config.lingerTimeoutSeconds * 1000 });
-  let handed: HandedConnections | undefined;
-  try {
-    if (opts.handedSlot !== undefined) {
-      await listenQuietly(app, { path: privateListenPath(opts.handedSlot, 's3'), exclusive: true });
-      handed = acceptHandedConnections(app.server, 's3');
-    } else {
-      await listenQuietly(app, { port: opts.port, host: opts.host });
-    }
-  } catch (err) {
-    await app.close();
-    throw listenError('s3', opts.host, opts.port, err);
-  }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : opts.port;
-  let closing: Promise<void> | undefined;
-  return {
-    url: `http://${localUrlHost(opts.host)}:${port}`,
-    port,
-    close: () =>
-      (closing ??= (async () => {
-        const closed = Promise.all([app.close(), handed?.stop()]);
-        connections.drain();
-        await closed;
-      })()),
-    abort: () => {
-      connections.destroyAll();
-      return abandonHandlers(app);
-    },
-  };
+  return startListener(app, {
+    name: 's3',
+    host: opts.host,
+    port: opts.port,
+    ...(opts.handedSlot !== undefined ? { handedSlot: opts.handedSlot } : {}),
+    lingerMs: g.config.lingerTimeoutSeconds * 1000,
+  });
 }

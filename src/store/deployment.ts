@@ -21,7 +21,7 @@
  * `granary deployment --adopt` (which writes the metadata's id into the blob store after the same report).
  * Processes racing at a first start agree through `MetaStore.claimSetting` (the metadata decides the id).
  */
-import { randomHexId } from './random-id.js';
+import { randomHexId } from '../random-id.js';
 import type { Config } from '../config.js';
 import type { BlobStore } from '../ports/blob.js';
 import type { MetaStore } from '../ports/meta.js';

@@ -8,24 +8,12 @@
  * characters, never a file blob id) are read from the database; every other id goes to the file store unchanged.
  * So downloads, Range, fops and their cache, the scrubber and copy/move need no special case.
  */
-import { randomHexId } from './random-id.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { BlobStore, ByteRange, StagedBlob } from '../ports/blob.js';
-
-const INLINE_ID_RE = /^i[0-9a-f]{32}$/;
-
-/** A fresh inline blob id. */
-export function newInlineBlobId(): string {
-  return `i${randomHexId()}`;
-}
-
-/** Whether `blobId` names an inline blob (bytes in the metadata database). */
-export function isInlineBlobId(blobId: string): boolean {
-  return INLINE_ID_RE.test(blobId);
-}
+import { isInlineBlobId } from '../ports/inline-blob-id.js';
 
 /** Where inline bytes are read from: the metadata store (`MetaStore.inlineBlob`). */
 export interface InlineSource {

@@ -8,7 +8,8 @@ import { PassThrough } from 'node:stream';
 import type { KodoClient, KodoEntry } from './client.js';
 import { openObject } from './download.js';
 import type { RateLimiter } from './throttle.js';
-import { putObject, type PutResult } from './upload.js';
+import { putObject } from './upload.js';
+import type { PutResult } from './upload-types.js';
 
 /** Attributes of `entry` to keep: its stat when it lacks metadata (listings may omit it). */
 export async function fullEntry(client: KodoClient, bucket: string, entry: KodoEntry): Promise<KodoEntry> {

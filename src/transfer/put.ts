@@ -12,7 +12,8 @@ import { TransferError } from './errors.js';
 import { dirPrefix, type RemoteLocation } from './location.js';
 import { forEachLimit } from './pool.js';
 import { errorText, type Session } from './session.js';
-import { putObject, type ByteSource } from './upload.js';
+import { putObject } from './upload.js';
+import type { ByteSource } from './upload-types.js';
 import { localKind, walk, type LocalFile } from './walker.js';
 
 /**

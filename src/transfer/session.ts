@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { Minimatch } from 'minimatch';
 import { KodoClient } from './client.js';
-import { ResumeRecords } from './multipart.js';
+import { ResumeRecords } from './resume-records.js';
 import type { Reporter } from './progress.js';
 import { RemoteStore } from './remotes.js';
 import type { RateLimiter } from './throttle.js';

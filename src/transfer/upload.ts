@@ -6,7 +6,6 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import qiniu from 'qiniu';
@@ -14,45 +13,9 @@ import { BLOCK_SIZE } from '../objects/etag.js';
 import type { KodoClient } from './client.js';
 import { describeStatus, TransferError } from './errors.js';
 import { EtagHasher } from './local-etag.js';
-import { multipartUpload, type ResumeRecords } from './multipart.js';
-import { throttled, type RateLimiter } from './throttle.js';
-
-/** What to store with the object. `meta`: names without `x-qn-meta-`; `fileType`: storage class 0..4. */
-export interface PutAttributes {
-  mimeType?: string;
-  meta?: Record<string, string>;
-  fileType?: number;
-}
-
-/** Shared settings of uploads. */
-export interface UploadOptions {
-  limiter?: RateLimiter;
-  /** Called with each batch of bytes sent (for progress). */
-  onBytes?: (n: number) => void;
-  /** Called with the bytes of parts a resumed upload does not send again. */
-  onSkipped?: (n: number) => void;
-  /** Parts of one multipart upload in flight (default 4). */
-  partConcurrency?: number;
-  /** Resume records of multipart uploads (only for sources that can be read again: files). */
-  records?: ResumeRecords;
-}
-
-/** A source of bytes: `open()` gives a fresh stream from the start; `resumeId` identifies it for resume records (with the remote, bucket and key). */
-export interface ByteSource {
-  size: number;
-  /** Name sent as `fname`. */
-  name: string;
-  open(): Readable;
-  /** Stable identity of the bytes (a file's size and mtime); absent: no resume record is kept. */
-  resumeId?: string;
-}
-
-/** The answer of a successful upload. `resumedBytes`: bytes a resume record spared sending again. */
-export interface PutResult {
-  hash: string;
-  fsize: number;
-  resumedBytes?: number;
-}
+import { multipartUpload } from './multipart.js';
+import { checkHash, type ByteSource, type PutAttributes, type PutResult, type UploadOptions } from './upload-types.js';
+import { throttled } from './throttle.js';
 
 /**
  * Keep-alive agents for the SDK's uploads (its `conf.RPC_HTTP(S)_AGENT`; without them every form upload opens a
@@ -124,12 +87,6 @@ async function formUpload(client: KodoClient, bucket: string, key: string, src: 
   if (status !== 200) throw new TransferError(describeStatus(status, JSON.stringify(answer.data ?? ''), `remote ${client.name}, ${bucket}:${key}`), status);
   opts.onBytes?.(body.length);
   return checkHash(client, bucket, key, (answer.data as { hash?: string } | null)?.hash, hasher.etag(), body.length);
-}
-
-/** Compares the server's hash with the local one (throws on a mismatch). */
-export function checkHash(client: KodoClient, bucket: string, key: string, remote: string | undefined, local: string, size: number): PutResult {
-  if (remote !== local) throw new TransferError(`remote ${client.name}, ${bucket}:${key}: etag mismatch after upload (local ${local}, remote ${remote ?? 'none'})`);
-  return { hash: local, fsize: size };
 }
 
 /** Uploads `src` to `bucket:key` (form under 4 MiB, multipart from 4 MiB), verified by etag. */

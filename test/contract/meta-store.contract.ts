@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { newManifestId } from '../../src/ports/manifest.js';
 import type { BucketRecord, ListPage, ListQuery, MetaStore, ObjectRecord } from '../../src/ports/meta.js';
-import { newInlineBlobId } from '../../src/store/inline-blob-store.js';
+import { newInlineBlobId } from '../../src/ports/inline-blob-id.js';
 import type { MetaStoreKind, MetaStoreKinds } from '../helpers/meta-stores.js';
 
 /** 2023-11-14 22:13:20 UTC. */

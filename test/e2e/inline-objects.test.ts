@@ -14,7 +14,7 @@ import { seededBytes } from '../helpers/files.js';
 import { entry, put, rawOp } from '../helpers/rs.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket, expectAbsent, expectStored } from '../helpers/upload.js';
-import { isInlineBlobId } from '../../src/store/inline-blob-store.js';
+import { isInlineBlobId } from '../../src/ports/inline-blob-id.js';
 
 const KiB = 1024;
 const BUCKET = 'inline';

@@ -20,7 +20,7 @@ import { bindDomain } from '../../src/buckets/buckets.js';
 import { setStyle } from '../../src/buckets/styles.js';
 import { putPipeline } from '../../src/jobs/pipelines.js';
 import type { MigrationReport } from '../../src/migrate/report.js';
-import { isInlineBlobId } from '../../src/store/inline-blob-store.js';
+import { isInlineBlobId } from '../../src/ports/inline-blob-id.js';
 import { isManifestId } from '../../src/ports/manifest.js';
 import { blobPath, flipByte } from '../helpers/bitrot.js';
 import { seededBytes, writeSeededFile } from '../helpers/files.js';

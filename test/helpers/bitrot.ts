@@ -5,7 +5,7 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { isInlineBlobId } from '../../src/store/inline-blob-store.js';
+import { isInlineBlobId } from '../../src/ports/inline-blob-id.js';
 import type { TestServer } from './server.js';
 
 /** Path of the blob file holding `<bucket>:<key>` (FsBlobStore layout `blobs/<aa>/<bb>/<id>`). */

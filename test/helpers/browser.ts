@@ -27,7 +27,7 @@ export function chromiumPath(): string {
 }
 
 /**
- * Flags for running as root on a machine without network (node.md "Known to work"). Without the
+ * Flags for running as root on a machine without network (the Debian chromium package of docs/development/testing.md). Without the
  * background-networking flags Chromium keeps trying to reach Google's hosts. Playwright gives every launch a
  * fresh temporary profile (it refuses `--user-data-dir` in `args`).
  */

@@ -1,7 +1,8 @@
 /**
- * docs/reference/errors.md and the error catalogue (src/errors.ts) agree both ways, after fastify's test of
- * docs/Reference/Errors.md: every catalogue entry is on the page with its status and message, every error the
- * page lists is in the catalogue, and the page is what scripts/gen-errors-docs.ts writes.
+ * docs/reference/errors.md and the error catalogue (src/errors.ts) agree both ways, after fastify's test of its
+ * https://github.com/fastify/fastify/blob/main/docs/Reference/Errors.md: every catalogue entry is on the page with
+ * its status and message, every error the page lists is in the catalogue, and the page is what
+ * scripts/gen-errors-docs.ts writes.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

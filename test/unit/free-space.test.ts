@@ -1,9 +1,9 @@
 /**
- * FreeSpace (store/fs/free-space.ts) on a real small tmpfs: a reading is cached for a second while it is above the
+ * FreeSpace (objects/free-space.ts) on a real small tmpfs: a reading is cached for a second while it is above the
  * reserve, but an upload is refused only on a fresh reading, so it goes through as soon as space comes back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FreeSpace } from '../../src/store/fs/free-space.js';
+import { FreeSpace } from '../../src/objects/free-space.js';
 import { mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js';
 
 describe('FreeSpace', () => {

@@ -1,6 +1,6 @@
-/** Mapping a byte range of an assembled object onto its pieces (objects/manifest-read.ts `piecesInRange`). */
+/** Mapping a byte range of an assembled object onto its pieces (objects/verified-read.ts `piecesInRange`). */
 import { describe, expect, it } from 'vitest';
-import { piecesInRange } from '../../src/objects/manifest-read.js';
+import { piecesInRange } from '../../src/objects/verified-read.js';
 
 describe('piecesInRange', () => {
   const sizes = [10, 5, 0, 20];

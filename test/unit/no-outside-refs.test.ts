@@ -1,11 +1,11 @@
 /**
  * Every reference in the code can be followed from a clone of the repository: no relative path to the folder
  * beside it that held the team's notes, nor to the old protocol file kept there, and no tracker issue numbers in src/ or test/ (a comment says
- * what the code does and why, not where it was asked for). Every citation of the protocol reference names a
+ * what the code does and why, not where it was asked for). Every Markdown file a comment cites is in the repository. Every citation of the protocol reference names a
  * section (and §14 item) that docs/development/kodo-protocol.md has.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -56,6 +56,25 @@ describe('references stay inside the repository', () => {
 
   it('cites the protocol reference by its path in the repository', () => {
     expect(hits(CODE, /(?<![\w-])protocol\.md/)).toEqual([]);
+  });
+
+  it('cites only Markdown files the repository has (from its root or from the citing file)', () => {
+    // A comment naming `notes.md` that is not in the repository (a file of the team's machine, a page moved or
+    // renamed) sends the reader nowhere. Test data (an object key `doc/readme.md`) is code, not a comment.
+    const missing: string[] = [];
+    for (const file of CODE) {
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          const t = line.trim();
+          const comment = /^(\*|\/\*|\/\/|#)/.test(t) ? t : t.includes(' // ') ? t.slice(t.indexOf(' // ')) : '';
+          for (const m of comment.matchAll(/(?<![\w./-])((?:[\w.-]+\/)*[\w-]+\.md)\b/g)) {
+            const cited = m[1]!;
+            if (!existsSync(join(ROOT, cited)) && !existsSync(join(ROOT, dirname(file), cited))) missing.push(`${file}:${i + 1}: ${cited}`);
+          }
+        });
+    }
+    expect(missing).toEqual([]);
   });
 
   it('has no tracker issue numbers in src/ or test/', () => {

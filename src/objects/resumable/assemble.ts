@@ -16,7 +16,7 @@ import type { Granary } from '../../context.js';
 import { newManifestId, type StoredPiece } from '../../ports/manifest.js';
 import type { SessionClaim } from '../../ports/meta.js';
 import { HEAD_BYTES } from '../etag.js';
-import { readPiecesHead } from '../manifest-read.js';
+import { readPiecesHead } from '../verified-read.js';
 import type { PutBody } from '../receive.js';
 import { readPieces } from '../verified-read.js';
 

@@ -7,9 +7,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { asyncFetchStatus, parseAsyncFetchRequest, submitAsyncFetch } from '../../objects/fetch/async-fetch.js';
-import { bodyBuffer, params, requiredParam, sendJson } from '../http.js';
+import { bodyBuffer, params, requiredParam, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

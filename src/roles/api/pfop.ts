@@ -15,12 +15,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { listPipelines, parseConcurrency, putPipeline } from '../../jobs/pipelines.js';
 import { jobStatus, submitPfop } from '../../jobs/submit.js';
 import { templateJob, type TemplateJob } from '../../jobs/workflow-templates.js';
-import { params, requiredParam, sendJson } from '../http.js';
+import { params, requiredParam, sendJson } from '../../http/wire.js';
 
 function parseType(text: string | null): number {
   if (text === null || text === '') return 0;

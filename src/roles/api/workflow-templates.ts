@@ -14,7 +14,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import {
   deleteWorkflowTemplate,
@@ -23,7 +23,7 @@ import {
   putWorkflowTemplate,
 } from '../../jobs/workflow-templates.js';
 import type { WorkflowTemplateRecord } from '../../ports/workflow-templates.js';
-import { bodyBuffer, params, sendJson } from '../http.js';
+import { bodyBuffer, params, sendJson } from '../../http/wire.js';
 
 /** The management-API view of a template. */
 export function templateJson(t: WorkflowTemplateRecord): Record<string, unknown> {

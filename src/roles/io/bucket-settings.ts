@@ -16,7 +16,7 @@ import { checkReferer, refererApplies } from '../../buckets/referer.js';
 import type { Granary } from '../../context.js';
 import { nowSeconds } from '../../ports/clock.js';
 import type { BucketRecord } from '../../ports/meta.js';
-import { rawUrlOf } from '../http.js';
+import { rawUrlOf } from '../../http/wire.js';
 
 /** Adds `value` to the response's `Vary` header. */
 export function addVary(reply: FastifyReply, value: string): void {

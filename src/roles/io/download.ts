@@ -20,7 +20,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mayAccess } from '../../auth/authorize.js';
 import { verifyPrivateDownload } from '../../auth/download-token.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';
@@ -29,11 +29,11 @@ import { isReservedBucketName } from '../../buckets/names.js';
 import { checkOriginalAccess, isStyleOnly } from '../../buckets/protection.js';
 import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
 import type { ObjectRecord } from '../../ports/meta.js';
-import { rawUrlOf } from '../http.js';
+import { rawUrlOf } from '../../http/wire.js';
 import { downloadCacheControl, guardDownload } from './bucket-settings.js';
 import { serveFop } from './fop.js';
 import { prepareSaveas, serveSaveas } from './saveas.js';
-import { ifRangeMatches, notModified, parseRange } from './range.js';
+import { ifRangeMatches, notModified, parseRange } from '../../http/range.js';
 
 /** Prefix server.ts puts before the path of a request made to a bound download domain. */
 export const DOMAIN_PREFIX = '/.domain';

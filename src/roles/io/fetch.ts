@@ -7,11 +7,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { fetchToEntry } from '../../objects/fetch/fetch-to-entry.js';
-import { decodeEntryTarget, decodeParam, pathSegments } from '../entry.js';
-import { rawUrlOf, sendJson } from '../http.js';
+import { decodeEntryTarget, decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
+import { rawUrlOf, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

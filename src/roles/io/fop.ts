@@ -17,7 +17,7 @@ import { ignoresErrors, parsePipeline } from '../../fops/registry.js';
 import { readObject } from '../../objects/verified-read.js';
 import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
 import { downloadCacheControl } from './bucket-settings.js';
-import { notModified } from './range.js';
+import { notModified } from '../../http/range.js';
 
 const CACHE_HEADER = 'x-granary-cache';
 

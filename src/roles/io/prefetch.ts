@@ -9,11 +9,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { prefetchEntry } from '../../objects/fetch/mirror.js';
-import { decodeEntry, pathSegments } from '../entry.js';
-import { rawUrlOf, sendJson } from '../http.js';
+import { decodeEntry, pathSegments } from '../../objects/manage/encoded-entry.js';
+import { rawUrlOf, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { findCorsRule, preflightHeaders, requestedHeaders } from '../../buckets/cors.js';
 import type { Granary } from '../../context.js';
 import { Errors, storageError } from '../../errors.js';
-import { sendError } from '../http.js';
+import { sendError } from '../../http/wire.js';
 import { headerText } from './bucket-settings.js';
 import { downloadTarget } from './download.js';
 

@@ -9,7 +9,7 @@
  *   key: `<bucket>:<key>`), a bad `deleteAfterDays`, unknown saveas parameters;
  * - 401 `badSaveasSign`: a missing, malformed or wrong signature (auth/saveas-sign.ts);
  * - 631 / 403: the target bucket is missing / the signing key may not write it (the route table's helper,
- *   `call.authorizeAs`, routes/auth-step.ts).
+ *   `call.authorizeAs`, http/route-call.ts).
  * Pipeline errors are answered like a plain fop's (nothing is stored; `/ignore-error/1` does not apply).
  *
  * Answer: 200 with the result (content type, `Content-Length`; JSON as `application/json`), `Cache-Control:
@@ -20,13 +20,13 @@ import { createReadStream } from 'node:fs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { verifySaveasSign } from '../../auth/saveas-sign.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import { parsePipeline } from '../../fops/registry.js';
 import { runAndStore, type SaveasTarget } from '../../fops/saveas.js';
 import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
-import { decodeEntry } from '../entry.js';
-import { rawUrlOf } from '../http.js';
+import { decodeEntry } from '../../objects/manage/encoded-entry.js';
+import { rawUrlOf } from '../../http/wire.js';
 
 /** A verified saveas request: the pipeline without its saveas stage, and where the result goes. */
 export interface SaveasPlan {

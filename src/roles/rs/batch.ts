@@ -8,9 +8,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
-import type { RouteCall } from '../../routes/auth-step.js';
-import { bodyBuffer, sendJson } from '../http.js';
-import { toJson } from '../json.js';
+import type { RouteCall } from '../../http/route-call.js';
+import { bodyBuffer, sendJson } from '../../http/wire.js';
+import { toJson } from '../../bigint-json.js';
 import { parseOp, runOp } from './ops.js';
 
 /** Most ops one batch may carry. */

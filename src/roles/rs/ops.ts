@@ -4,7 +4,7 @@
  * `cond` (`hash=&mime=&fsize=&putTime=`, 608 on mismatch) on delete, chgm, chtype, chstatus, deleteAfterDays and
  * lifecycle — shared by the single-op routes and batch.
  * Parsing names every entry an op touches; `runOp` authorises each of their buckets for the caller (631 / 403)
- * through the route table's helper (`call.authorize`, routes/auth-step.ts) before the domain function runs. Answers: the stat object for stat, nothing for the others.
+ * through the route table's helper (`call.authorize`, http/route-call.ts) before the domain function runs. Answers: the stat object for stat, nothing for the others.
  */
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
@@ -23,8 +23,8 @@ import {
   setDeleteAfterDays,
   setLifecycle,
 } from '../../objects/manage/update.js';
-import type { RouteCall } from '../../routes/auth-step.js';
-import { decodeEntry, decodeEntryTarget, decodeParam, pathSegments } from '../entry.js';
+import type { RouteCall } from '../../http/route-call.js';
+import { decodeEntry, decodeEntryTarget, decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 
 /** A parsed op: the entries it touches and how to run it (`by`: the caller, named in event notifications). */
 interface ParsedOp {

@@ -15,9 +15,9 @@ import { mayAccess } from '../../auth/authorize.js';
 import { bucketInfo } from '../../buckets/buckets.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import type { BucketRecord } from '../../ports/meta.js';
-import { params, sendJson } from '../http.js';
+import { params, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

@@ -14,9 +14,9 @@ import { parseRemark, setBucketRemark, setNoIndexPage } from '../../buckets/buck
 import { parseTagging, setBucketTags, taggingJson } from '../../buckets/tagging.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
-import { bodyBuffer, params, requiredParam, sendEmpty, sendJson } from '../http.js';
+import { bodyBuffer, params, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 
 /** The buffered body as text; 400 naming `what` when there is none (no body, or a Content-Type that streams). */
 function bodyText(request: FastifyRequest, what: string): string {

@@ -19,9 +19,9 @@ import {
 } from '../../buckets/buckets.js';
 import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
-import type { RouteCall } from '../../routes/auth-step.js';
-import { decodeParam, pathSegments } from '../entry.js';
-import { params, rawUrlOf, requiredParam, sendEmpty, sendJson } from '../http.js';
+import type { RouteCall } from '../../http/route-call.js';
+import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
+import { params, rawUrlOf, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 
 function pathParam(request: FastifyRequest, name: string): string {
   const v = (request.params as Record<string, string | undefined>)[name];

@@ -14,9 +14,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { addEventRule, deleteEventRule, eventRulesJson, updateEventRule, type EventRuleInput } from '../../events/rules.js';
-import { bodyBuffer, rawUrlOf, requiredParam, sendEmpty, sendJson } from '../http.js';
+import { bodyBuffer, rawUrlOf, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 
 /** Query fields, then form-body fields, every value of repeated names kept. */
 function fields(request: FastifyRequest): URLSearchParams {

@@ -24,9 +24,9 @@ import {
 } from '../../buckets/lifecycle-rule-admin.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import type { BucketRecord, LifecycleRule } from '../../ports/meta.js';
-import { params, requiredParam, sendEmpty, sendJson } from '../http.js';
+import { params, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 
 /** The authorised bucket named by the `bucket` parameter, and the parameters. */
 type Call = RouteCall<Granary, Caller>;

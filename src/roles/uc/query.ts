@@ -17,8 +17,8 @@ import { mayAccess } from '../../auth/authorize.js';
 import { ADVERTISED_SERVICES } from '../../config-hosts.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
-import type { RouteCall } from '../../routes/auth-step.js';
-import { params, sendJson } from '../http.js';
+import type { RouteCall } from '../../http/route-call.js';
+import { params, sendJson } from '../../http/wire.js';
 import { regionsAnswer, v1Answer, v3Answer, v2Region, v4Answer, type RegionFacts, type RegionHosts } from './region-answers.js';
 
 /** Seconds clients may cache the answer. */

@@ -11,10 +11,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseQuotaPath, quotaOf, setBucketQuota } from '../../buckets/quota.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
-import { pathSegments } from '../entry.js';
-import { rawUrlOf, sendEmpty, sendJson } from '../http.js';
+import { pathSegments } from '../../objects/manage/encoded-entry.js';
+import { rawUrlOf, sendEmpty, sendJson } from '../../http/wire.js';
 
 type Call = RouteCall<Granary, Caller>;
 

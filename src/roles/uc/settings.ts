@@ -19,8 +19,8 @@ import { setProtected } from '../../buckets/protection.js';
 import { parseRefererSettings, setReferer } from '../../buckets/referer.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
-import type { RouteCall } from '../../routes/auth-step.js';
-import { bodyBuffer, params, requiredParam, sendEmpty, sendJson } from '../http.js';
+import type { RouteCall } from '../../http/route-call.js';
+import { bodyBuffer, params, requiredParam, sendEmpty, sendJson } from '../../http/wire.js';
 
 function pathParam(request: FastifyRequest, name: string): string {
   const v = (request.params as Record<string, string | undefined>)[name];

@@ -10,10 +10,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { removeStyle, setSeparator, setStyle } from '../../buckets/styles.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
-import { decodeParam, pathSegments } from '../entry.js';
-import { rawUrlOf, sendEmpty } from '../http.js';
+import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
+import { rawUrlOf, sendEmpty } from '../../http/wire.js';
 
 /** The bucket and the named `/`-separated parameters after it; 400 unless they are exactly `names`. */
 function parts(request: FastifyRequest, names: string[], usage: string): { bucket: string; values: string[] } {

@@ -6,13 +6,13 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import type { PutRequest } from '../../objects/put-object.js';
 import { makeBlock, makeFile, putChunk, type ChunkSender } from '../../objects/resumable/blocks.js';
 import { answerUpload } from '../../objects/upload-response.js';
-import { decodeParam, pathSegments } from '../entry.js';
-import { bodyBuffer, declaredLength, rawUrlOf, sendJson } from '../http.js';
+import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
+import { bodyBuffer, declaredLength, rawUrlOf, sendJson } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 /** Largest mkfile body (the ctx list), bytes. */

@@ -16,7 +16,7 @@ import { putObject, type PutRequest } from '../../objects/put-object.js';
 import { receiveBody, type ReceivedBody } from '../../objects/receive.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { parsePutPolicy, type PutPolicy } from '../../policy/put-policy.js';
-import { declaredLength } from '../http.js';
+import { declaredLength } from '../../http/wire.js';
 import { sendUploadAnswer } from './uptoken.js';
 
 /** Largest text field, bytes (a `file` part taken for a field may be up to GRANARY_MAX_BODY_SIZE). */

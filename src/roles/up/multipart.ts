@@ -7,7 +7,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Granary } from '../../context.js';
-import type { RouteCall } from '../../routes/auth-step.js';
+import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
 import type { PutRequest } from '../../objects/put-object.js';
 import {
@@ -20,8 +20,8 @@ import {
   type UploadTarget,
 } from '../../objects/resumable/multipart.js';
 import { answerUpload } from '../../objects/upload-response.js';
-import { decodeParam } from '../entry.js';
-import { bodyBuffer, declaredLength, sendEmpty, sendJson } from '../http.js';
+import { decodeParam } from '../../objects/manage/encoded-entry.js';
+import { bodyBuffer, declaredLength, sendEmpty, sendJson } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 interface Params {

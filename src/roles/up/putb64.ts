@@ -19,8 +19,8 @@ import { Base64DecodeStream } from '../../objects/base64-stream.js';
 import { putObject, type PutRequest } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
 import { answerUpload } from '../../objects/upload-response.js';
-import { decodeParam, pathSegments } from '../entry.js';
-import { rawUrlOf } from '../http.js';
+import { decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
+import { rawUrlOf } from '../../http/wire.js';
 import { requireUpToken, sendUploadAnswer } from './uptoken.js';
 
 /** The `<fsize>` segment: a non-negative decimal, or -1 (unknown); undefined for -1. 400 otherwise. */

@@ -9,7 +9,7 @@ import type { Granary } from '../../context.js';
 import type { UploadAnswer } from '../../objects/upload-response.js';
 import { checkDeadline, parsePutPolicy, type PutPolicy } from '../../policy/put-policy.js';
 import { nowSeconds } from '../../ports/clock.js';
-import { sendJson } from '../http.js';
+import { sendJson } from '../../http/wire.js';
 
 /** The caller's AccessKey and put policy. */
 export function requireUpToken(g: Granary, request: FastifyRequest): { accessKey: string; policy: PutPolicy } {

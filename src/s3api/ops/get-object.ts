@@ -22,7 +22,7 @@ import { checkDownloadable } from '../../objects/read.js';
 import { readObject, readObjectSmall, SMALL_OBJECT_BYTES } from '../../objects/verified-read.js';
 import type { ByteRange } from '../../ports/blob.js';
 import type { ObjectRecord } from '../../ports/meta.js';
-import { parseRange } from '../../roles/io/range.js';
+import { parseRange } from '../../http/range.js';
 import { bucketName, checkBucketAccess, objectKey } from '../access.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';

@@ -13,7 +13,7 @@
  * never came, and removed by `granary gc`. `blobs/deployment.json` is the deployment marker (store/deployment.ts). `recover(liveTags)` removes the staging files of processes that are gone
  * (leftovers of a crash or of a killed worker), never those of a live worker with uploads in flight.
  */
-import { randomHexId } from '../random-id.js';
+import { randomHexId } from '../../random-id.js';
 import { close, createReadStream, createWriteStream, fsync, open as openFd, read, type WriteStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -11,7 +11,7 @@
  */
 import type { BlobSums } from '../../ports/blob.js';
 import { isManifestId, type ManifestPiece } from '../../ports/manifest.js';
-import { isInlineBlobId } from '../inline-blob-store.js';
+import { isInlineBlobId } from '../../ports/inline-blob-id.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import type { Queryable } from './db.js';
 import { rowValues, UPSERT_OBJECT } from './rows.js';

@@ -20,7 +20,7 @@
  * (store/deployment.ts); `granary gc` may delete any `<prefix><id>` object its
  * metadata does not reference.
  */
-import { randomHexId } from '../random-id.js';
+import { randomHexId } from '../../random-id.js';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,

@@ -7,7 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { BlobSums } from '../../ports/blob.js';
-import { isInlineBlobId } from '../inline-blob-store.js';
+import { isInlineBlobId } from '../../ports/inline-blob-id.js';
 import { isManifestId, type ManifestPiece } from '../../ports/manifest.js';
 
 export class BlobRefs {

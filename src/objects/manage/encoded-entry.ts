@@ -2,9 +2,9 @@
  * EncodedEntryURI (docs/development/kodo-protocol.md §0): URL-safe base64 of `<bucket>:<key>`, padded or not. The bucket is the text
  * before the FIRST `:` (keys may contain `:`); `b:` is the empty key.
  */
-import { urlsafeB64DecodeText } from '../auth/base64.js';
-import { Errors } from '../errors.js';
-import type { EntryRef } from '../objects/manage/ref.js';
+import { urlsafeB64DecodeText } from '../../auth/base64.js';
+import { Errors } from '../../errors.js';
+import type { EntryRef } from './ref.js';
 
 /** Decodes an EncodedEntryURI that must name a key; 400 when it does not decode or has no `:`. */
 export function decodeEntry(encoded: string | undefined): EntryRef {

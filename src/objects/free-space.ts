@@ -5,7 +5,7 @@
  * resume as soon as space returns.
  */
 import { statfs } from 'node:fs/promises';
-import { Errors } from '../../errors.js';
+import { Errors } from '../errors.js';
 
 /** The reserve: a byte count, a percentage of the file system, or the smaller of both (the default). */
 export interface FreeSpaceReserve {

@@ -1,7 +1,7 @@
 /**
  * HTTP Range and conditional-request rules for downloads (RFC 9110; docs/development/kodo-protocol.md §11).
  */
-import type { ByteRange } from '../../ports/blob.js';
+import type { ByteRange } from '../ports/blob.js';
 
 /**
  * Parses a `Range` header against an object of `size` bytes.
