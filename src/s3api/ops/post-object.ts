@@ -7,7 +7,11 @@
  * ignored, as S3 does.
  *
  * - Fields kept: Content-Type, `x-amz-meta-*`, Cache-Control, Content-Disposition, Content-Encoding, Expires
- *   (object-headers.ts), `x-amz-storage-class`.
+ *   (object-headers.ts), `x-amz-storage-class`, `tagging` (a `<Tagging>` document: the object's tags).
+ * - A part is a field or the file by its name only (`file` is the file), whatever its headers: Python's
+ *   `requests` sends every field with a `filename`.
+ * - A form without policy or signature fields is anonymous: AccessDenied (Granary has no public-write bucket);
+ *   a signed form missing a signing field or the policy → InvalidArgument (400).
  * - `content-length-range` bounds the file: over → EntityTooLarge, under → EntityTooSmall (nothing committed).
  * - Answer: `success_action_redirect` (or `redirect`) → 303 to it with `bucket`, `key`, `etag` added to its query;
  *   else `success_action_status` 200 or 204 (default) with no body, or 201 with
@@ -25,25 +29,38 @@ import { bucketName } from '../access.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
-import { checkPolicy, parsePolicy, verifyPolicySignature } from '../post-policy.js';
+import { checkPolicy, isSignedForm, parsePolicy, verifyPolicySignature } from '../post-policy.js';
+import { encodeTags, tagsOfXml, TAGGING_META } from '../tagging.js';
 import type { S3Request, S3Response } from '../types.js';
-import { el, xmlDocument } from '../xml.js';
+import { el, parseXml, xmlDocument } from '../xml.js';
 import { s3PutPolicy } from './put-object.js';
 
 /** Most bytes of the fields before the file. */
 const MAX_FIELD_BYTES = 20 * 1024;
 
-/** The form's fields before the file and the file stream (its name); rejects on a malformed form. */
+/** Most parts before the file. */
+const MAX_FIELDS = 100;
+
+/**
+ * The form's fields before the file and the file stream (its name); rejects on a malformed form.
+ *
+ * The part named `file` (any case) is the file whatever its headers; every other part is a field whatever its
+ * headers — Python's `requests.post(url, files=…)` sends each field as a part with a `filename`, which busboy
+ * reports as a file: such a part is read (bounded like any field) and kept as a field. Names compare
+ * case-insensitively (kept lower-case); the parts after the file are not read.
+ */
 function readForm(req: S3Request): Promise<{ fields: Map<string, string>; file: Readable; filename: string }> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: req.headers, limits: { fieldSize: MAX_FIELD_BYTES, fields: 100, files: 1 } });
+      bb = busboy({ headers: req.headers, limits: { fieldSize: MAX_FIELD_BYTES, fields: MAX_FIELDS, files: MAX_FIELDS } });
     } catch {
       reject(S3Errors.MalformedPOSTRequest());
       return;
     }
     const fields = new Map<string, string>();
+    /** Fields sent as file parts, still being read (busboy may announce the next part before their end). */
+    const pending: Promise<void>[] = [];
     let bytes = 0;
     let settled = false;
     const fail = (err: Error): void => {
@@ -52,19 +69,39 @@ function readForm(req: S3Request): Promise<{ fields: Map<string, string>; file: 
         reject(err);
       }
     };
+    /** Counts a field's bytes against the limit; false (and the form refused) past it. */
+    const count = (n: number): boolean => {
+      bytes += n;
+      if (bytes <= MAX_FIELD_BYTES) return true;
+      fail(S3Errors.MaxPostPreDataLengthExceeded());
+      return false;
+    };
     bb.on('field', (name, value) => {
-      if (settled) return;
-      bytes += name.length + value.length;
-      if (bytes > MAX_FIELD_BYTES) return fail(S3Errors.MaxPostPreDataLengthExceeded());
+      if (settled || !count(name.length + value.length)) return;
       fields.set(name.toLowerCase(), value);
     });
     bb.on('file', (name, stream, info) => {
-      if (settled || name.toLowerCase() !== 'file') {
+      if (settled) {
         stream.resume();
         return;
       }
+      if (name.toLowerCase() !== 'file') {
+        const chunks: Buffer[] = [];
+        if (!count(name.length)) return void stream.resume();
+        pending.push(new Promise<void>((done) => {
+          stream.on('data', (chunk: Buffer) => {
+            if (count(chunk.length)) chunks.push(chunk);
+          });
+          stream.on('end', () => {
+            fields.set(name.toLowerCase(), Buffer.concat(chunks).toString('utf8'));
+            done();
+          });
+        }));
+        return;
+      }
       settled = true;
-      resolve({ fields, file: stream, filename: info.filename ?? '' });
+      stream.pause();
+      void Promise.all(pending).then(() => resolve({ fields, file: stream, filename: info.filename ?? '' }));
     });
     bb.on('error', () => fail(S3Errors.MalformedPOSTRequest()));
     bb.on('close', () => fail(S3Errors.InvalidArgument('POST requires exactly one file upload per request.')));
@@ -94,6 +131,12 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
   const { fields, file, filename } = await readForm(req);
   try {
     fields.set('bucket', bucket);
+    if (!isSignedForm(fields)) {
+      // An anonymous form needs a bucket granting public write (S3's public-read-write ACL); Granary's buckets grant
+      // anonymous callers reads only (docs/reference/s3-compatibility.md).
+      if (!(await g.meta.getBucket(bucket))) throw S3Errors.NoSuchBucket(undefined);
+      throw S3Errors.AccessDenied('Anonymous POST uploads need a bucket that grants public write, which Granary does not have');
+    }
     const accessKey = verifyPolicySignature(fields, g.secretOf, g.config.region);
     const rawKey = fields.get('key');
     if (rawKey === undefined || rawKey === '') throw S3Errors.InvalidArgument('Bucket POST must contain a field named \'key\'.  If it is specified, please check the order of the fields.');
@@ -104,6 +147,8 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     await authorizeBucket(g, accessKey, bucket);
     const headers = Object.fromEntries(fields);
     const meta = metaFromHeaders(headers);
+    const tagging = fields.get('tagging');
+    if (tagging !== undefined && tagging.trim() !== '') meta[TAGGING_META] = encodeTags(tagsOfXml(parseXml(tagging)));
     const mime = fields.get('content-type');
     const fileType = typeOfStorageClass(fields.get('x-amz-storage-class'));
     const maxBytes = Math.min(max, g.config.maxObjectBytes);
