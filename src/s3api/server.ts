@@ -99,7 +99,8 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
   }
   // A browser's actual request: the bucket's CORS rules answer it, errors included (cors.ts).
   if (method !== 'OPTIONS' && raw.headers.origin !== undefined) {
-    const cors = await corsAnswerHeaders(g, address.bucket, raw.headers.origin, method);
+    const asked = raw.headers['access-control-request-method'];
+    const cors = await corsAnswerHeaders(g, address.bucket, raw.headers.origin, typeof asked === 'string' && asked !== '' ? asked : method);
     if (cors) reply.headers(cors);
   }
   const auth = (route?.auth === 'none' ? unauthenticated : authenticate)(
