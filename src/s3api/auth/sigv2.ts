@@ -16,6 +16,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SecretLookup } from '../../auth/management.js';
 import { S3Errors } from '../errors.js';
 import { CLOCK_WINDOW_MS, rawQueryPairs, tryDecode, type SignedS3Request } from './sigv4.js';
+import { signedBytesCandidates } from './signed-bytes.js';
 
 /** Query parameters that are part of the SigV2 resource. */
 const SUB_RESOURCES = new Set([
@@ -62,7 +63,7 @@ function resources(req: SignedS3Request, vhostBucket: string | undefined, pairs:
 function check(req: SignedS3Request, secret: string, dateLine: string, signature: string, vhostBucket: string | undefined, pairs: Array<[string, string]>): boolean {
   const head = `${req.method}\n${first(req, 'content-md5')}\n${first(req, 'content-type')}\n${dateLine}\n${amzHeaders(req)}`;
   return resources(req, vhostBucket, pairs).some((resource) =>
-    sameBase64(signature, createHmac('sha1', secret).update(head + resource, 'utf8').digest('base64')),
+    signedBytesCandidates(head + resource).some((bytes) => sameBase64(signature, createHmac('sha1', secret).update(bytes).digest('base64'))),
   );
 }
 
