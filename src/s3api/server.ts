@@ -194,6 +194,8 @@ export async function buildS3App(g: Granary): Promise<FastifyInstance> {
   // goes through the route table as any other, and `100 Continue` is sent when an operation reads the body
   // (continueOnRead).
   app.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => app.server.emit('request', req, res));
+  // Any other expectation (`Expect: 200`, an empty one) is ignored, as S3 ignores it, instead of Node's 417.
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => app.server.emit('request', req, res));
   trackHandlers(app);
   if (g.metrics) instrumentHttp(app, g.metrics, { role: 's3', operationOf: (request) => operations.get(request) });
   app.addHook('onRequest', (request, reply, done) => {

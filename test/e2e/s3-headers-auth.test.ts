@@ -106,17 +106,24 @@ function firstStatus(head: string): Promise<string> {
 }
 
 describe('Expect: 100-continue', () => {
-  it('a refused request is answered with its error before the body; an accepted one with 100 Continue', async () => {
+  it('a refused request is answered with its error before the body; an accepted one with 100 Continue; other expectations are ignored', async () => {
     await s3.send(new CreateBucketCommand({ Bucket: 'expect-100' }));
     const host = new URL(s.s3Url!).host;
     expect(await firstStatus(`PUT /expect-100/testobj HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n`)).toBe('403');
     expect(await firstStatus(`PUT /no-such-bucket-here/testobj HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n`)).toBe('404');
     const out = await py<Record<string, unknown>>('expect-100b', `
+for name, value in [('mismatch', '200'), ('empty', '')]:
+    def hook(**kw):
+        kw['params']['headers']['Expect'] = value
+    c.meta.events.register('before-call.s3.PutObject', hook)
+    c.put_object(Bucket=B, Key=name, Body=b'other expectation')
+    c.meta.events.unregister('before-call.s3.PutObject', hook)
+    out[name] = c.get_object(Bucket=B, Key=name)['Body'].read().decode()
 out['missing'] = err(c.put_object, Bucket=B + '-but-doesnt-exist', Key='foo', Body=b'bar')
 c.put_object(Bucket=B, Key='foo', Body=b'bar')
 out['body'] = c.get_object(Bucket=B, Key='foo')['Body'].read().decode()
 `);
-    expect(out).toEqual({ missing: [404, 'NoSuchBucket'], body: 'bar' });
+    expect(out).toEqual({ mismatch: 'other expectation', empty: 'other expectation', missing: [404, 'NoSuchBucket'], body: 'bar' });
   });
 });
 
