@@ -8,7 +8,7 @@
  * Conditions: `{"<field>": "<value>"}` and `["eq", "$<field>", "<value>"]` (exact), `["starts-with", "$<field>",
  * "<prefix>"]` (`""` = anything), `["content-length-range", min, max]` (bytes). Field names compare
  * case-insensitively; `bucket` is the form's bucket. Every form field must be named by a condition except
- * `policy`, `x-amz-signature`, `signature`, `awsaccesskeyid`, `file` and `x-ignore-*`.
+ * `policy`, `x-amz-signature`, `signature`, `awsaccesskeyid`, `file`, `x-ignore-*` and `x-amz-checksum-*`.
  * Errors: InvalidPolicyDocument / MalformedPolicy (400) for a policy that does not parse; AccessDenied (403)
  * "Invalid according to Policy: …" for an expired policy, a failed condition or an extra field;
  * SignatureDoesNotMatch, InvalidAccessKeyId (403).
@@ -149,7 +149,8 @@ export function checkPolicy(policy: PostPolicy, fields: Map<string, string>, now
     if (!ok) throw S3Errors.AccessDenied(`Invalid according to Policy: Policy Condition failed: ["${c.op}", "$${c.field}", "${c.value}"]`);
   }
   for (const name of fields.keys()) {
-    if (name === 'bucket' || EXEMPT.has(name) || name.startsWith('x-ignore-') || named.has(name)) continue;
+    // A checksum field only narrows what may be stored: it needs no condition.
+    if (name === 'bucket' || EXEMPT.has(name) || name.startsWith('x-ignore-') || name.startsWith('x-amz-checksum-') || named.has(name)) continue;
     throw S3Errors.AccessDenied(`Invalid according to Policy: Extra input fields: ${name}`);
   }
   return { min, max };

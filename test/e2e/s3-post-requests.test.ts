@@ -190,6 +190,20 @@ out['keys'] = [o['Key'] for o in c.list_objects_v2(Bucket=B).get('Contents', [])
     });
   });
 
+  it('checks an x-amz-checksum-sha256 field against the file: a match stores it, a malformed or wrong one is 400 and stores nothing', async () => {
+    const out = await py<Record<string, unknown>>('post-req-sum', `
+doc = {'expiration': expires(), 'conditions': [{'bucket': B}, ['starts-with', '$key', 'foo_cksum'], {'acl': 'private'}, ['starts-with', '$Content-Type', 'text/plain'], ['content-length-range', 0, 5 * 1024 * 1024]]}
+data = b'x' * (2 * 1024 * 1024)
+good = base64.b64encode(hashlib.sha256(data).digest()).decode()
+out['good'] = [signed('foo_cksum_ok.txt', doc=doc, extra=[('x-amz-checksum-sha256', good)], file=data).status_code, good]
+out['malformed'] = code(signed('foo_cksum_bad.txt', doc=doc, extra=[('x-amz-checksum-sha256', 'sailorjerry')], file=data))
+wrong = base64.b64encode(hashlib.sha256(b'other').digest()).decode()
+out['wrong'] = code(signed('foo_cksum_bad.txt', doc=doc, extra=[('x-amz-checksum-sha256', wrong)], file=data))
+out['keys'] = [o['Key'] for o in c.list_objects_v2(Bucket=B).get('Contents', [])]
+`);
+    expect(out).toEqual({ good: [204, 'aTL9MeXa9HObn6eP93eygxsJlcwdCwCTysgGAZAgE7w='], malformed: [400, 'InvalidRequest'], wrong: [400, 'BadDigest'], keys: ['foo_cksum_ok.txt'] });
+  });
+
   it("boto3's generate_presigned_post (SigV4) posted by requests stores the file", async () => {
     const out = await py<Record<string, unknown>>('post-req-v4', `
 p = c.generate_presigned_post(B, 'v4/\${filename}', Fields={'Content-Type': 'text/plain', 'x-amz-meta-by': 'boto3'},

@@ -8,6 +8,8 @@
  *
  * - Fields kept: Content-Type, `x-amz-meta-*`, Cache-Control, Content-Disposition, Content-Encoding, Expires
  *   (object-headers.ts), `x-amz-storage-class`, `tagging` (a `<Tagging>` document: the object's tags).
+ * - `x-amz-checksum-crc32|crc32c|sha1|sha256` checks the file (InvalidRequest malformed, BadDigest mismatch); the
+ *   checksum is verified, not kept.
  * - A part is a field or the file by its name only (`file` is the file), whatever its headers: Python's
  *   `requests` sends every field with a `filename`.
  * - A form without policy or signature fields is anonymous: AccessDenied (Granary has no public-write bucket);
@@ -26,6 +28,7 @@ import type { Granary } from '../../context.js';
 import { putObject as commitPut } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
 import { bucketName } from '../access.js';
+import { CHECKSUM_ALGORITHMS, checkChecksumForm, ContentCheckStream } from '../checksum.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
@@ -109,6 +112,20 @@ function readForm(req: S3Request): Promise<{ fields: Map<string, string>; file: 
   });
 }
 
+/**
+ * The file checked against an `x-amz-checksum-<algorithm>` field when the form has one (checksum.ts: InvalidRequest
+ * for a malformed value, BadDigest at the end on a mismatch, before anything is committed); the file otherwise.
+ */
+function checkedFile(file: Readable, fields: Map<string, string>): Readable {
+  const algorithm = CHECKSUM_ALGORITHMS.find((a) => fields.has(`x-amz-checksum-${a}`));
+  if (algorithm === undefined) return file;
+  const expected = fields.get(`x-amz-checksum-${algorithm}`)!.trim();
+  checkChecksumForm(algorithm, expected);
+  const check = new ContentCheckStream({ checksum: { algorithm, expected: () => expected } });
+  file.on('error', (err) => check.destroy(err));
+  return file.pipe(check);
+}
+
 /** The `success_action_redirect` URL with bucket, key and etag added; undefined when it is not an http(s) URL. */
 function redirectTo(target: string, bucket: string, key: string, etag: string): string | undefined {
   let url: URL;
@@ -154,7 +171,7 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     const maxBytes = Math.min(max, g.config.maxObjectBytes);
     let body;
     try {
-      body = await receiveBody(g, file, { maxBytes, inlineMax: g.config.inlineMaxBytes });
+      body = await receiveBody(g, checkedFile(file, fields), { maxBytes, inlineMax: g.config.inlineMaxBytes });
     } catch (err) {
       if ((err as { kind?: string }).kind === 'objectTooLarge') throw S3Errors.EntityTooLarge();
       throw err;
