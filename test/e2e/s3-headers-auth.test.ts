@@ -127,6 +127,40 @@ out['body'] = c.get_object(Bucket=B, Key='foo')['Body'].read().decode()
   });
 });
 
+describe('request headers (s3-tests test_headers shapes)', () => {
+  it('SigV2 request times: bad, empty or pre-1970 x-amz-date → AccessDenied, far off → RequestTimeTooSkewed; an empty Content-Type is accepted', async () => {
+    const out = await py<Record<string, unknown>>('hdr-probe', `
+v2 = boto3.client('s3', endpoint_url=EP, aws_access_key_id=AK, aws_secret_access_key=SK, region_name='cn-east-1',
+                  config=cfg.merge(Config(signature_version='s3')))
+def put_with(client, headers, key='foo'):
+    def hook(**kw):
+        kw['params']['headers'].update(headers)
+    client.meta.events.register('before-call.s3.PutObject', hook)
+    try:
+        return err(client.put_object, Bucket=B, Key=key, Body=b'bar')
+    finally:
+        client.meta.events.unregister('before-call.s3.PutObject', hook)
+for name, value in [('bad', 'Bad Date'), ('empty', ''), ('1950', 'Tue, 07 Jul 1950 21:53:04 GMT'), ('2010', 'Tue, 07 Jul 2010 21:53:04 GMT'), ('9999', 'Tue, 07 Jul 9999 21:53:04 GMT')]:
+    out['date ' + name] = put_with(v2, {'x-amz-date': value})
+out['md5 garbage'] = put_with(v2, {'Content-MD5': 'AWS HAHAHA'})
+out['type empty v4'] = put_with(c, {'Content-Type': ''}, 'typeless-v4')
+out['type empty v2'] = put_with(v2, {'Content-Type': ''}, 'typeless-v2')
+out['stored'] = c.get_object(Bucket=B, Key='typeless-v4')['Body'].read().decode()
+`);
+    expect(out).toEqual({
+      'date bad': [403, 'AccessDenied'],
+      'date empty': [403, 'AccessDenied'],
+      'date 1950': [403, 'AccessDenied'],
+      'date 2010': [403, 'RequestTimeTooSkewed'],
+      'date 9999': [403, 'RequestTimeTooSkewed'],
+      'md5 garbage': [400, 'InvalidDigest'],
+      'type empty v4': null,
+      'type empty v2': null,
+      stored: 'bar',
+    });
+  });
+});
+
 describe('presigned URL expiry', () => {
   it('X-Amz-Expires 0, negative or over a week → 403; an expired presigned PUT → 403 and nothing stored', async () => {
     const out = await py<Record<string, unknown>>('presign-expiry', `

@@ -75,14 +75,15 @@ export function verifyV2Header(req: SignedS3Request, secretOf: SecretLookup, now
   const secret = secretOf(accessKey);
   if (secret === undefined) throw S3Errors.InvalidAccessKeyId();
   const amzDate = first(req, 'x-amz-date');
-  const dateText = amzDate || first(req, 'date');
-  const timeMs = Date.parse(dateText);
-  if (Number.isNaN(timeMs)) throw S3Errors.AccessDenied('AWS authentication requires a valid Date or x-amz-date header');
+  // An x-amz-date header sent, even empty, is the request time (S3: an empty one is AccessDenied, not the Date).
+  const hasAmzDate = req.headers['x-amz-date'] !== undefined;
+  const timeMs = Date.parse(hasAmzDate ? amzDate : first(req, 'date'));
+  if (Number.isNaN(timeMs) || timeMs < 0) throw S3Errors.AccessDenied('AWS authentication requires a valid Date or x-amz-date header');
   if (Math.abs(nowMs - timeMs) > CLOCK_WINDOW_MS) throw S3Errors.RequestTimeTooSkewed();
   const pairs = rawQueryPairs(req.rawUrl.includes('?') ? req.rawUrl.slice(req.rawUrl.indexOf('?') + 1) : '');
   if (!pairs) throw S3Errors.InvalidURI();
   // With x-amz-date, the Date line is empty (the header is among the x-amz-* lines).
-  if (!check(req, secret, amzDate ? '' : first(req, 'date'), signature, vhostBucket, pairs)) throw S3Errors.SignatureDoesNotMatch();
+  if (!check(req, secret, hasAmzDate ? '' : first(req, 'date'), signature, vhostBucket, pairs)) throw S3Errors.SignatureDoesNotMatch();
   return { accessKey };
 }
 
