@@ -128,7 +128,7 @@ out['body'] = c.get_object(Bucket=B, Key='foo')['Body'].read().decode()
 });
 
 describe('request headers (s3-tests test_headers shapes)', () => {
-  it('SigV2 request times: bad, empty or pre-1970 x-amz-date → AccessDenied, far off → RequestTimeTooSkewed; an empty Content-Type is accepted', async () => {
+  it('SigV2 request times: bad, empty or pre-1970 x-amz-date → AccessDenied, far off → RequestTimeTooSkewed; an empty Content-Type is accepted; boto3 SigV2 bucket operations (signed as /<bucket>/)', async () => {
     const out = await py<Record<string, unknown>>('hdr-probe', `
 v2 = boto3.client('s3', endpoint_url=EP, aws_access_key_id=AK, aws_secret_access_key=SK, region_name='cn-east-1',
                   config=cfg.merge(Config(signature_version='s3')))
@@ -146,6 +146,9 @@ out['md5 garbage'] = put_with(v2, {'Content-MD5': 'AWS HAHAHA'})
 out['type empty v4'] = put_with(c, {'Content-Type': ''}, 'typeless-v4')
 out['type empty v2'] = put_with(v2, {'Content-Type': ''}, 'typeless-v2')
 out['stored'] = c.get_object(Bucket=B, Key='typeless-v4')['Body'].read().decode()
+v2.create_bucket(Bucket=B + '-v2')
+v2.put_object(Bucket=B + '-v2', Key='k', Body=b'v')
+out['v2 bucket ops'] = [[o['Key'] for o in v2.list_objects(Bucket=B + '-v2')['Contents']], v2.delete_object(Bucket=B + '-v2', Key='k')['ResponseMetadata']['HTTPStatusCode'], v2.delete_bucket(Bucket=B + '-v2')['ResponseMetadata']['HTTPStatusCode']]
 `);
     expect(out).toEqual({
       'date bad': [403, 'AccessDenied'],
@@ -157,6 +160,7 @@ out['stored'] = c.get_object(Bucket=B, Key='typeless-v4')['Body'].read().decode(
       'type empty v4': null,
       'type empty v2': null,
       stored: 'bar',
+      'v2 bucket ops': [['k'], 204, 204],
     });
   });
 });

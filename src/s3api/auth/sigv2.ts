@@ -50,13 +50,18 @@ function sameBase64(received: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The request's resources to try: the raw path and the decoded path, each prefixed with `/<bucket>` when virtual-hosted. */
+/**
+ * The request's resources to try: the raw path and the decoded path, each prefixed with `/<bucket>` when
+ * virtual-hosted, and `/<bucket>/` for a path-style bucket request.
+ */
 function resources(req: SignedS3Request, vhostBucket: string | undefined, pairs: Array<[string, string]>): string[] {
   const path = req.rawUrl.split('?', 1)[0] ?? '/';
   const decoded = tryDecode(path);
   const prefix = vhostBucket === undefined ? '' : `/${vhostBucket}`;
   const sub = subResources(pairs);
   const paths = decoded === undefined || decoded === path ? [path] : [path, decoded];
+  // A path-style bucket (`/<bucket>`): botocore signs it as `/<bucket>/`, the bucket resource's canonical form.
+  if (vhostBucket === undefined && /^\/[^/]+$/.test(path)) paths.push(`${path}/`);
   return paths.map((p) => `${prefix}${p}${sub}`);
 }
 
