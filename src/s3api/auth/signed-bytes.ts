@@ -1,7 +1,7 @@
 /**
  * The bytes a client may have signed for a canonical text built from Node's view of the request. Node reads header
  * values (and the raw request target) as latin1: one character per byte as sent. Clients differ on non-ASCII header
- * values such as `x-amz-meta-*` (s3-compatibility.md "Metadata"):
+ * values such as `x-amz-meta-*` (docs/reference/s3-compatibility.md, "Objects"):
  *
  * - botocore and the Go SDK send UTF-8 bytes and sign those same bytes — the raw bytes (latin1 of Node's string),
  *   which is what S3 signs too;
