@@ -39,6 +39,8 @@ NEEDS=(
   "/usr/bin/s3cmd|s3cmd"
   "/usr/bin/rclone|rclone"
   "python3:boto3|python3-boto3"
+  # Python's requests: browser-form POST uploads as s3-tests send them (test/e2e/s3-post-requests.test.ts).
+  "python3:requests|python3-requests"
 )
 
 # Whether an entry's need is met: an executable path, or "python3:<module>" importable by python3.

@@ -18,11 +18,12 @@
  *
  * Matching: the first rule whose origin pattern matches `Origin`, whose methods include the method
  * (`Access-Control-Request-Method` for a preflight) and that allows every header of
- * `Access-Control-Request-Headers` is the rule that answers; none → no CORS headers (roles/io/bucket-cors.ts).
+ * `Access-Control-Request-Headers` (an allowed header may hold one `*`, as S3's `x-amz-*`; rules set through S3
+ * PutBucketCors follow S3's rules, s3api/cors-config.ts) is the rule that answers; none → no CORS headers (roles/io/bucket-cors.ts).
  */
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
-import type { CorsRule } from '../ports/meta.js';
+import type { CorsRule, S3CorsRule } from '../ports/meta.js';
 
 /** Most rules one bucket may hold. */
 export const MAX_CORS_RULES = 10;
@@ -156,15 +157,18 @@ export function corsRulesToWire(rules: CorsRule[]): WireCorsRule[] {
 
 /**
  * Sets the bucket's CORS rules, with the array as sent when they came from `corsRules/set` (answered verbatim by
- * `corsRules/get`); `[]` removes them (the bucket is back to the global `*`). 631 missing bucket.
+ * `corsRules/get`) or the S3 configuration when they came from S3 PutBucketCors (`s3`, answered by GetBucketCors);
+ * `[]` removes them (the bucket is back to the global `*`). 631 missing bucket.
  */
-export async function setCorsRules(g: Granary, bucket: string, rules: CorsRule[], asSent?: unknown[]): Promise<void> {
+export async function setCorsRules(g: Granary, bucket: string, rules: CorsRule[], asSent?: unknown[], s3?: S3CorsRule[]): Promise<void> {
   const updated = await g.meta.updateBucketSettings(bucket, (cur) => {
     const next = { ...cur };
     delete next.corsAsSent;
+    delete next.corsS3;
     if (rules.length > 0) {
       next.cors = rules;
       if (asSent !== undefined) next.corsAsSent = asSent;
+      if (s3 !== undefined) next.corsS3 = s3;
     } else delete next.cors;
     return next;
   });
@@ -199,7 +203,7 @@ export function findCorsRule(rules: CorsRule[], req: CorsRequest): CorsRule | un
     (r) =>
       r.allowedOrigin.some((o) => originMatches(o, req.origin)) &&
       r.allowedMethod.includes(method) &&
-      req.headers.every((h) => r.allowedHeader.some((a) => a === '*' || a.toLowerCase() === h)),
+      req.headers.every((h) => r.allowedHeader.some((a) => originMatches(a.toLowerCase(), h))),
   );
 }
 

@@ -62,6 +62,12 @@ export interface BucketSettings {
    * entries such as `[""]` included); absent when the rules were set another way (console, CLI) or removed.
    */
   corsAsSent?: unknown[];
+  /**
+   * The `<CORSConfiguration>` S3 PutBucketCors received (IDs, order and values as sent), kept to answer
+   * GetBucketCors exactly (s3api/cors-config.ts); `cors` holds the same rules for matching. Absent when the rules
+   * were set another way (Kodo API, console, CLI) or removed.
+   */
+  corsS3?: S3CorsRule[];
   /** `setbucketquota`: limits (-1 = none). */
   quota?: BucketQuota;
   /** `accessMode` 1: original protection (the original and raw fops are refused; styles and signed URLs served). */
@@ -111,6 +117,20 @@ export interface CorsRule {
   allowedHeader: string[];
   exposedHeader: string[];
   maxAge: number;
+}
+
+/**
+ * An S3 CORS rule as PutBucketCors sent it (s3api/cors-config.ts): `id` (`ID`), origins with at most one `*` each
+ * (no scheme needed), methods (GET PUT POST DELETE HEAD), allowed headers (one `*` each), exposed headers,
+ * `maxAgeSeconds` when sent.
+ */
+export interface S3CorsRule {
+  id?: string;
+  allowedOrigin: string[];
+  allowedMethod: string[];
+  allowedHeader: string[];
+  exposeHeader: string[];
+  maxAgeSeconds?: number;
 }
 
 /** A bucket quota: `size` bytes and `count` objects; -1 = no limit. */

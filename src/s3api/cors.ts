@@ -11,10 +11,12 @@
  *   `-Allow-Headers` (the requested ones), `-Expose-Headers` (the rule's), `-Max-Age` (seconds) and, for a rule
  *   that does not allow every origin, `-Allow-Credentials: true`. A missing bucket is NoSuchBucket (404).
  * - **Actual requests** carrying `Origin` on a bucket with rules: the first rule allowing that origin and the
- *   request's method adds the same headers (without `-Allow-Headers`) to the answer, errors included. One bucket
+ *   request's method (its `Access-Control-Request-Method` if sent) adds the same headers (without
+ *   `-Allow-Headers`) to the answer, errors included.
+ * - `Access-Control-Allow-Origin` is `*` when the rule's matching origin is `*` (S3's answer), else the origin. One bucket
  *   read per such request (PostgreSQL in cluster mode); requests without `Origin` cost nothing.
  */
-import { findCorsRule, requestedHeaders } from '../buckets/cors.js';
+import { findCorsRule, originMatches, requestedHeaders } from '../buckets/cors.js';
 import type { Granary } from '../context.js';
 import type { CorsRule } from '../ports/meta.js';
 import { bucketName } from './access.js';
@@ -24,15 +26,19 @@ import type { S3Request, S3Response } from './types.js';
 
 const VARY = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method';
 
-/** The CORS answer headers of `rule` for `origin` (`allowHeaders`: the requested headers of a preflight). */
+/**
+ * The CORS answer headers of `rule` for `origin` (`allowHeaders`: the requested headers of a preflight). The origin
+ * is echoed, or `*` when the rule's origin that matches is `*` (as S3 answers, without credentials).
+ */
 function ruleHeaders(rule: CorsRule, origin: string, allowHeaders: string[] = []): Record<string, string> {
+  const any = rule.allowedOrigin.find((o) => originMatches(o, origin)) === '*';
   return {
-    'access-control-allow-origin': origin,
+    'access-control-allow-origin': any ? '*' : origin,
     'access-control-allow-methods': rule.allowedMethod.join(', '),
     ...(allowHeaders.length > 0 ? { 'access-control-allow-headers': allowHeaders.join(', ') } : {}),
     ...(rule.exposedHeader.length > 0 ? { 'access-control-expose-headers': rule.exposedHeader.join(', ') } : {}),
     'access-control-max-age': String(rule.maxAge),
-    ...(rule.allowedOrigin.includes('*') ? {} : { 'access-control-allow-credentials': 'true' }),
+    ...(any ? {} : { 'access-control-allow-credentials': 'true' }),
     vary: VARY,
   };
 }
@@ -58,8 +64,9 @@ export async function optionsObject(g: Granary, req: S3Request): Promise<S3Respo
 
 /**
  * The CORS headers of an actual request's answer: for a request with `Origin` on bucket `bucket` whose rules allow
- * that origin and `method`; undefined otherwise (no Origin, no bucket, no rules, no match). Errors of the bucket
- * read are left to the operation (undefined).
+ * that origin and `method` (the request's `Access-Control-Request-Method` when it carries one, as radosgw matches:
+ * browsers send none on actual requests); undefined otherwise (no Origin, no bucket, no rules, no match). Errors of
+ * the bucket read are left to the operation (undefined).
  */
 export async function corsAnswerHeaders(g: Granary, bucket: string | undefined, origin: string | undefined, method: string): Promise<Record<string, string> | undefined> {
   if (bucket === undefined || origin === undefined || origin === '') return undefined;

@@ -71,14 +71,16 @@ export class S3Error extends Error {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>> | undefined;
 
+  /** `status` replaces the catalogue's where S3 answers one code with two statuses (sigv4.ts X-Amz-Expires). */
   constructor(
     readonly code: S3ErrorCode,
     message?: string,
     headers?: Readonly<Record<string, string>>,
+    status?: number,
   ) {
     super(message ?? CATALOGUE[code][1]);
     this.name = 'S3Error';
-    this.status = CATALOGUE[code][0];
+    this.status = status ?? CATALOGUE[code][0];
     this.headers = headers;
   }
 }

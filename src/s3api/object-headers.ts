@@ -16,6 +16,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { effectiveType } from '../objects/entry-json.js';
 import { metaHeaders } from '../objects/read.js';
+import { tagsOfMeta } from './tagging.js';
 import type { ObjectRecord } from '../ports/meta.js';
 import { S3Errors } from './errors.js';
 
@@ -80,6 +81,28 @@ export const STORED_HEADERS = ['Cache-Control', 'Content-Disposition', 'Content-
 export const MAX_META_BYTES = 2048;
 
 /**
+ * A metadata value as S3 stores it from a header value read by Node (latin1, one character per byte): the bytes
+ * as UTF-8 text when they are valid UTF-8 (botocore and the Go SDK send UTF-8), else the characters as read (one
+ * byte each, as the AWS SDK for JavaScript sends `é`); an RFC 2047 encoded word (`=?UTF-8?B?…?=`, `=?UTF-8?Q?…?=`,
+ * how S3 answers non-ASCII values) is decoded, as S3 decodes it before storing (AWS S3 User Guide, "Working with
+ * object metadata").
+ */
+export function metaValue(raw: string): string {
+  const word = /^=\?utf-8\?([bq])\?([^?]*)\?=$/i.exec(raw.trim());
+  if (word) {
+    const data = word[2]!;
+    return word[1]!.toLowerCase() === 'b'
+      ? Buffer.from(data, 'base64').toString('utf8')
+      : Buffer.from(data.replace(/_/g, ' ').replace(/=([0-9a-f]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1').toString('utf8');
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(raw) || /[^\x00-\xff]/.test(raw)) return raw;
+  const bytes = Buffer.from(raw, 'latin1');
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) ? text : raw;
+}
+
+/**
  * The entry metadata a PutObject or CopyObject (REPLACE) request sets: `x-amz-meta-*` (names without the prefix)
  * and the stored headers as `!<Header>`; `aws-chunked` is dropped from Content-Encoding (it is the transfer's, not
  * the object's). More than 2 KiB of user metadata → InvalidArgument (S3's limit is on the user part only).
@@ -90,7 +113,7 @@ export function metaFromHeaders(headers: IncomingHttpHeaders): Record<string, st
   for (const [name, value] of Object.entries(headers)) {
     if (!name.startsWith('x-amz-meta-') || value === undefined) continue;
     const short = name.slice('x-amz-meta-'.length);
-    const text = Array.isArray(value) ? value.join(',') : value;
+    const text = metaValue(Array.isArray(value) ? value.join(',') : value);
     bytes += Buffer.byteLength(short) + Buffer.byteLength(text);
     if (short !== '') meta[short] = text;
   }
@@ -99,7 +122,9 @@ export function metaFromHeaders(headers: IncomingHttpHeaders): Record<string, st
     let v = headers[header.toLowerCase()];
     if (Array.isArray(v)) v = v.join(',');
     if (header === 'Content-Encoding' && v !== undefined) {
-      v = v.split(',').map((s) => s.trim()).filter((s) => s !== '' && s.toLowerCase() !== 'aws-chunked').join(',');
+      // Verbatim (`deflate, gzip` stays so) unless it names aws-chunked, which is left out of the rest.
+      const codings = v.split(',').map((s) => s.trim());
+      if (codings.some((c) => c.toLowerCase() === 'aws-chunked')) v = codings.filter((c) => c !== '' && c.toLowerCase() !== 'aws-chunked').join(', ');
     }
     if (v !== undefined && v !== '') meta[`!${header}`] = v;
   }
@@ -108,7 +133,8 @@ export function metaFromHeaders(headers: IncomingHttpHeaders): Record<string, st
 
 /**
  * The headers of a GetObject/HeadObject answer describing the entry: ETag, Last-Modified, Content-Type,
- * x-amz-meta-*, the stored headers, x-amz-storage-class (omitted for STANDARD, as S3 does).
+ * x-amz-meta-*, the stored headers, x-amz-storage-class (omitted for STANDARD, as S3 does), x-amz-tagging-count
+ * (the number of the object's tags, when it has any).
  */
 export function objectHeaders(rec: ObjectRecord, nowSec: number): Record<string, string> {
   const out: Record<string, string> = {
@@ -124,5 +150,7 @@ export function objectHeaders(rec: ObjectRecord, nowSec: number): Record<string,
   }
   const cls = storageClassOf(rec, nowSec);
   if (cls !== 'STANDARD') out['x-amz-storage-class'] = cls;
+  const tags = tagsOfMeta(rec.meta).length;
+  if (tags > 0) out['x-amz-tagging-count'] = String(tags);
   return out;
 }

@@ -13,7 +13,8 @@
  * parsed by fastify: operations read the (verified) stream themselves.
  */
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Granary } from '../context.js';
 import { trackHandlers } from '../handlers-in-flight.js';
@@ -78,6 +79,23 @@ const HOST_ID = randomBytes(24).toString('base64');
 /** The S3 operation of each request the route table matched (the `operation` label of its metrics). */
 const operations = new WeakMap<FastifyRequest, string>();
 
+/**
+ * `body` that first answers `100 Continue` to a request sent with `Expect: 100-continue` (RFC 9110 §10.1.1): the
+ * client sends its body only once an operation reads it, so a request refused before (a bad signature, a missing
+ * bucket, a failed precondition) is answered with its final error and no body is sent (the S3 listener takes
+ * `checkContinue` itself: buildS3App). Node closes the connection after such an answer.
+ */
+function continueOnRead(raw: IncomingMessage, res: ServerResponse, body: () => Readable): () => Readable {
+  const expect = raw.headers.expect;
+  if (expect === undefined || expect.toLowerCase() !== '100-continue') return body;
+  let sent = false;
+  return () => {
+    if (!sent && !res.headersSent) res.writeContinue();
+    sent = true;
+    return body();
+  };
+}
+
 /** Handles one request through the route table. */
 async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const raw = request.raw as IncomingMessage;
@@ -100,7 +118,8 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
   }
   // A browser's actual request: the bucket's CORS rules answer it, errors included (cors.ts).
   if (method !== 'OPTIONS' && raw.headers.origin !== undefined) {
-    const cors = await corsAnswerHeaders(g, address.bucket, raw.headers.origin, method);
+    const asked = raw.headers['access-control-request-method'];
+    const cors = await corsAnswerHeaders(g, address.bucket, raw.headers.origin, typeof asked === 'string' && asked !== '' ? asked : method);
     if (cors) reply.headers(cors);
   }
   const auth = (route?.auth === 'none' ? unauthenticated : authenticate)(
@@ -110,7 +129,11 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
     vhost,
   );
   if (!route) throw routeError;
-  if (auth.caller.accessKey === undefined && route.auth === 'signed') throw S3Errors.AccessDenied();
+  if (auth.caller.accessKey === undefined && route.auth === 'signed') {
+    // A missing bucket is NoSuchBucket (404) to anyone, as S3 answers (a DELETE in a deleted bucket).
+    if (address.bucket !== undefined && route.operation !== 'CreateBucket' && !(await g.meta.getBucket(address.bucket))) throw S3Errors.NoSuchBucket();
+    throw S3Errors.AccessDenied();
+  }
   const req: S3Request = {
     method,
     rawUrl,
@@ -120,7 +143,7 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
     key: address.key,
     reqId: request.id,
     caller: auth.caller,
-    body: auth.body,
+    body: continueOnRead(raw, reply.raw, auth.body),
     contentLength: auth.contentLength,
     checksum: auth.checksum,
   };
@@ -170,12 +193,21 @@ export async function buildS3App(g: Granary): Promise<FastifyInstance> {
     clientErrorHandler: clientError,
     routerOptions: { maxParamLength: 16 * 1024, ignoreDuplicateSlashes: false },
   });
+  // `Expect: 100-continue`: Node answers 100 before any handler runs unless `checkContinue` is handled; the request
+  // goes through the route table as any other, and `100 Continue` is sent when an operation reads the body
+  // (continueOnRead).
+  app.server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => app.server.emit('request', req, res));
+  // Any other expectation (`Expect: 200`, an empty one) is ignored, as S3 ignores it, instead of Node's 417.
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => app.server.emit('request', req, res));
   trackHandlers(app);
   if (g.metrics) instrumentHttp(app, g.metrics, { role: 's3', operationOf: (request) => operations.get(request) });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-amz-request-id', request.id);
     reply.header('x-amz-id-2', HOST_ID);
     reply.header('server', 'Granary');
+    // An empty Content-Type is no type (S3 accepts it; Fastify's body step would refuse it as a bad media type). The
+    // signature still sees it as sent (auth reads headersDistinct, built from the raw headers).
+    if (request.headers['content-type'] === '') delete request.headers['content-type'];
     done();
   });
   addAccessLog(app, g);

@@ -16,6 +16,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SecretLookup } from '../../auth/management.js';
 import { S3Errors } from '../errors.js';
 import { CLOCK_WINDOW_MS, rawQueryPairs, tryDecode, type SignedS3Request } from './sigv4.js';
+import { signedBytesCandidates } from './signed-bytes.js';
 
 /** Query parameters that are part of the SigV2 resource. */
 const SUB_RESOURCES = new Set([
@@ -49,20 +50,25 @@ function sameBase64(received: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The request's resources to try: the raw path and the decoded path, each prefixed with `/<bucket>` when virtual-hosted. */
+/**
+ * The request's resources to try: the raw path and the decoded path, each prefixed with `/<bucket>` when
+ * virtual-hosted, and `/<bucket>/` for a path-style bucket request.
+ */
 function resources(req: SignedS3Request, vhostBucket: string | undefined, pairs: Array<[string, string]>): string[] {
   const path = req.rawUrl.split('?', 1)[0] ?? '/';
   const decoded = tryDecode(path);
   const prefix = vhostBucket === undefined ? '' : `/${vhostBucket}`;
   const sub = subResources(pairs);
   const paths = decoded === undefined || decoded === path ? [path] : [path, decoded];
+  // A path-style bucket (`/<bucket>`): botocore signs it as `/<bucket>/`, the bucket resource's canonical form.
+  if (vhostBucket === undefined && /^\/[^/]+$/.test(path)) paths.push(`${path}/`);
   return paths.map((p) => `${prefix}${p}${sub}`);
 }
 
 function check(req: SignedS3Request, secret: string, dateLine: string, signature: string, vhostBucket: string | undefined, pairs: Array<[string, string]>): boolean {
   const head = `${req.method}\n${first(req, 'content-md5')}\n${first(req, 'content-type')}\n${dateLine}\n${amzHeaders(req)}`;
   return resources(req, vhostBucket, pairs).some((resource) =>
-    sameBase64(signature, createHmac('sha1', secret).update(head + resource, 'utf8').digest('base64')),
+    signedBytesCandidates(head + resource).some((bytes) => sameBase64(signature, createHmac('sha1', secret).update(bytes).digest('base64'))),
   );
 }
 
@@ -74,14 +80,15 @@ export function verifyV2Header(req: SignedS3Request, secretOf: SecretLookup, now
   const secret = secretOf(accessKey);
   if (secret === undefined) throw S3Errors.InvalidAccessKeyId();
   const amzDate = first(req, 'x-amz-date');
-  const dateText = amzDate || first(req, 'date');
-  const timeMs = Date.parse(dateText);
-  if (Number.isNaN(timeMs)) throw S3Errors.AccessDenied('AWS authentication requires a valid Date or x-amz-date header');
+  // An x-amz-date header sent, even empty, is the request time (S3: an empty one is AccessDenied, not the Date).
+  const hasAmzDate = req.headers['x-amz-date'] !== undefined;
+  const timeMs = Date.parse(hasAmzDate ? amzDate : first(req, 'date'));
+  if (Number.isNaN(timeMs) || timeMs < 0) throw S3Errors.AccessDenied('AWS authentication requires a valid Date or x-amz-date header');
   if (Math.abs(nowMs - timeMs) > CLOCK_WINDOW_MS) throw S3Errors.RequestTimeTooSkewed();
   const pairs = rawQueryPairs(req.rawUrl.includes('?') ? req.rawUrl.slice(req.rawUrl.indexOf('?') + 1) : '');
   if (!pairs) throw S3Errors.InvalidURI();
   // With x-amz-date, the Date line is empty (the header is among the x-amz-* lines).
-  if (!check(req, secret, amzDate ? '' : first(req, 'date'), signature, vhostBucket, pairs)) throw S3Errors.SignatureDoesNotMatch();
+  if (!check(req, secret, hasAmzDate ? '' : first(req, 'date'), signature, vhostBucket, pairs)) throw S3Errors.SignatureDoesNotMatch();
   return { accessKey };
 }
 

@@ -9,17 +9,20 @@
  * request; signature = hex HMAC-SHA256 under the key derived from `AWS4<secret>` through date, region, `s3` and
  * `aws4_request`. Two canonical URIs are tried, both as S3 itself never normalises paths: the path exactly as
  * received, and the decoded path re-encoded the AWS way (every byte but `A-Za-z0-9-._~` and `/` as `%XX`), since
- * clients differ in what they leave unencoded. Signatures are compared in constant time.
+ * clients differ in what they leave unencoded. A canonical request with non-ASCII header values is tried as the
+ * raw bytes received and as the UTF-8 of Node's text (signed-bytes.ts). Signatures are compared in constant time.
  *
  * Errors (S3Error): AuthorizationHeaderMalformed / AuthorizationQueryParametersError (400) for a malformed
  * credential or a region this server does not accept (region.ts), InvalidAccessKeyId (403), SignatureDoesNotMatch
- * (403), RequestTimeTooSkewed (403) beyond 15 minutes, AccessDenied (403) for an expired presigned URL,
+ * (403), RequestTimeTooSkewed (403) beyond 15 minutes, AccessDenied (403) for an expired presigned URL (or
+ * `X-Amz-Expires=0`), AuthorizationQueryParametersError with 403 for `X-Amz-Expires` negative or over 604800,
  * InvalidRequest (400) for a header-signed request without `x-amz-content-sha256`.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { SecretLookup } from '../../auth/management.js';
-import { S3Errors } from '../errors.js';
+import { S3Error, S3Errors } from '../errors.js';
+import { signedBytesCandidates } from './signed-bytes.js';
 import { acceptsSigningRegion, s3RegionOf } from '../region.js';
 
 /** Allowed difference between the request time and the server's clock, ms (S3's 15 minutes). */
@@ -176,10 +179,12 @@ function verifyCandidates(
   signature: string,
 ): boolean {
   const path = req.rawUrl.split('?', 1)[0] ?? '/';
-  return canonicalUris(path).some((uri) => {
-    const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(build(uri))}`;
-    return sameHex(signature, hmac(key, stringToSign).toString('hex'));
-  });
+  return canonicalUris(path).some((uri) =>
+    signedBytesCandidates(build(uri)).some((canonical) => {
+      const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`;
+      return sameHex(signature, hmac(key, stringToSign).toString('hex'));
+    }),
+  );
 }
 
 const first = (req: SignedS3Request, name: string): string | undefined => req.headers[name]?.[0];
@@ -264,17 +269,19 @@ export function verifyV4Query(req: SignedS3Request, secretOf: SecretLookup, nowM
   checkRegion(cred, serverRegion, malformed);
   const timeMs = parseAmzDate(amzDate);
   if (Number.isNaN(timeMs)) throw malformed('X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'"');
-  if (!/^\d{1,7}$/.test(expiresText)) throw malformed('X-Amz-Expires should be a number');
+  // An expiry out of range is refused as S3 refuses it: AuthorizationQueryParametersError with status 403, like
+  // the URL's other time checks (0 is a URL expired as soon as signed: AccessDenied below).
+  const expiresRefused = (why: string): Error => new S3Error('AuthorizationQueryParametersError', `${why}.`, undefined, 403);
+  if (!/^-?\d{1,12}$/.test(expiresText)) throw malformed('X-Amz-Expires should be a number');
   const expires = Number(expiresText);
-  if (expires < 1 || expires > MAX_PRESIGN_SECONDS) {
-    throw malformed('X-Amz-Expires must be less than a week (in seconds) that is 604800');
-  }
+  if (expires < 0) throw expiresRefused('X-Amz-Expires must be non-negative');
+  if (expires > MAX_PRESIGN_SECONDS) throw expiresRefused('X-Amz-Expires must be less than a week (in seconds) that is 604800');
   const signedHeaders = signedText.split(';');
   if (!signedHeaders.includes('host')) throw malformed('X-Amz-SignedHeaders must include host');
   const secret = secretOf(cred.accessKey);
   if (secret === undefined) throw S3Errors.InvalidAccessKeyId();
   if (timeMs - nowMs > CLOCK_WINDOW_MS) throw S3Errors.AccessDenied('Request is not valid yet');
-  if (nowMs > timeMs + expires * 1000) throw S3Errors.AccessDenied('Request has expired');
+  if (expires === 0 || nowMs > timeMs + expires * 1000) throw S3Errors.AccessDenied('Request has expired');
   if (amzDate.slice(0, 8) !== cred.date) throw malformed(`the credential date '${cred.date}' is not the request date`);
   const payloadHash = q.get('X-Amz-Content-Sha256') ?? first(req, 'x-amz-content-sha256') ?? 'UNSIGNED-PAYLOAD';
   const scope = `${cred.date}/${cred.region}/s3/aws4_request`;

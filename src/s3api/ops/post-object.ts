@@ -7,7 +7,13 @@
  * ignored, as S3 does.
  *
  * - Fields kept: Content-Type, `x-amz-meta-*`, Cache-Control, Content-Disposition, Content-Encoding, Expires
- *   (object-headers.ts), `x-amz-storage-class`.
+ *   (object-headers.ts), `x-amz-storage-class`, `tagging` (a `<Tagging>` document: the object's tags).
+ * - `x-amz-checksum-crc32|crc32c|sha1|sha256` checks the file (InvalidRequest malformed, BadDigest mismatch); the
+ *   checksum is verified, not kept.
+ * - A part is a field or the file by its name only (`file` is the file), whatever its headers: Python's
+ *   `requests` sends every field with a `filename`.
+ * - A form without policy or signature fields is anonymous: AccessDenied (Granary has no public-write bucket);
+ *   a signed form missing a signing field or the policy → InvalidArgument (400).
  * - `content-length-range` bounds the file: over → EntityTooLarge, under → EntityTooSmall (nothing committed).
  * - Answer: `success_action_redirect` (or `redirect`) → 303 to it with `bucket`, `key`, `etag` added to its query;
  *   else `success_action_status` 200 or 204 (default) with no body, or 201 with
@@ -22,28 +28,42 @@ import type { Granary } from '../../context.js';
 import { putObject as commitPut } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
 import { bucketName } from '../access.js';
+import { CHECKSUM_ALGORITHMS, checkChecksumForm, ContentCheckStream } from '../checksum.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
-import { checkPolicy, parsePolicy, verifyPolicySignature } from '../post-policy.js';
+import { checkPolicy, isSignedForm, parsePolicy, verifyPolicySignature } from '../post-policy.js';
+import { encodeTags, tagsOfXml, TAGGING_META } from '../tagging.js';
 import type { S3Request, S3Response } from '../types.js';
-import { el, xmlDocument } from '../xml.js';
+import { el, parseXml, xmlDocument } from '../xml.js';
 import { s3PutPolicy } from './put-object.js';
 
 /** Most bytes of the fields before the file. */
 const MAX_FIELD_BYTES = 20 * 1024;
 
-/** The form's fields before the file and the file stream (its name); rejects on a malformed form. */
+/** Most parts before the file. */
+const MAX_FIELDS = 100;
+
+/**
+ * The form's fields before the file and the file stream (its name); rejects on a malformed form.
+ *
+ * The part named `file` (any case) is the file whatever its headers; every other part is a field whatever its
+ * headers — Python's `requests.post(url, files=…)` sends each field as a part with a `filename`, which busboy
+ * reports as a file: such a part is read (bounded like any field) and kept as a field. Names compare
+ * case-insensitively (kept lower-case); the parts after the file are not read.
+ */
 function readForm(req: S3Request): Promise<{ fields: Map<string, string>; file: Readable; filename: string }> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: req.headers, limits: { fieldSize: MAX_FIELD_BYTES, fields: 100, files: 1 } });
+      bb = busboy({ headers: req.headers, limits: { fieldSize: MAX_FIELD_BYTES, fields: MAX_FIELDS, files: MAX_FIELDS } });
     } catch {
       reject(S3Errors.MalformedPOSTRequest());
       return;
     }
     const fields = new Map<string, string>();
+    /** Fields sent as file parts, still being read (busboy may announce the next part before their end). */
+    const pending: Promise<void>[] = [];
     let bytes = 0;
     let settled = false;
     const fail = (err: Error): void => {
@@ -52,24 +72,58 @@ function readForm(req: S3Request): Promise<{ fields: Map<string, string>; file: 
         reject(err);
       }
     };
+    /** Counts a field's bytes against the limit; false (and the form refused) past it. */
+    const count = (n: number): boolean => {
+      bytes += n;
+      if (bytes <= MAX_FIELD_BYTES) return true;
+      fail(S3Errors.MaxPostPreDataLengthExceeded());
+      return false;
+    };
     bb.on('field', (name, value) => {
-      if (settled) return;
-      bytes += name.length + value.length;
-      if (bytes > MAX_FIELD_BYTES) return fail(S3Errors.MaxPostPreDataLengthExceeded());
+      if (settled || !count(name.length + value.length)) return;
       fields.set(name.toLowerCase(), value);
     });
     bb.on('file', (name, stream, info) => {
-      if (settled || name.toLowerCase() !== 'file') {
+      if (settled) {
         stream.resume();
         return;
       }
+      if (name.toLowerCase() !== 'file') {
+        const chunks: Buffer[] = [];
+        if (!count(name.length)) return void stream.resume();
+        pending.push(new Promise<void>((done) => {
+          stream.on('data', (chunk: Buffer) => {
+            if (count(chunk.length)) chunks.push(chunk);
+          });
+          stream.on('end', () => {
+            fields.set(name.toLowerCase(), Buffer.concat(chunks).toString('utf8'));
+            done();
+          });
+        }));
+        return;
+      }
       settled = true;
-      resolve({ fields, file: stream, filename: info.filename ?? '' });
+      stream.pause();
+      void Promise.all(pending).then(() => resolve({ fields, file: stream, filename: info.filename ?? '' }));
     });
     bb.on('error', () => fail(S3Errors.MalformedPOSTRequest()));
     bb.on('close', () => fail(S3Errors.InvalidArgument('POST requires exactly one file upload per request.')));
     req.body().pipe(bb);
   });
+}
+
+/**
+ * The file checked against an `x-amz-checksum-<algorithm>` field when the form has one (checksum.ts: InvalidRequest
+ * for a malformed value, BadDigest at the end on a mismatch, before anything is committed); the file otherwise.
+ */
+function checkedFile(file: Readable, fields: Map<string, string>): Readable {
+  const algorithm = CHECKSUM_ALGORITHMS.find((a) => fields.has(`x-amz-checksum-${a}`));
+  if (algorithm === undefined) return file;
+  const expected = fields.get(`x-amz-checksum-${algorithm}`)!.trim();
+  checkChecksumForm(algorithm, expected);
+  const check = new ContentCheckStream({ checksum: { algorithm, expected: () => expected } });
+  file.on('error', (err) => check.destroy(err));
+  return file.pipe(check);
 }
 
 /** The `success_action_redirect` URL with bucket, key and etag added; undefined when it is not an http(s) URL. */
@@ -94,6 +148,12 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
   const { fields, file, filename } = await readForm(req);
   try {
     fields.set('bucket', bucket);
+    if (!isSignedForm(fields)) {
+      // An anonymous form needs a bucket granting public write (S3's public-read-write ACL); Granary's buckets grant
+      // anonymous callers reads only (docs/reference/s3-compatibility.md).
+      if (!(await g.meta.getBucket(bucket))) throw S3Errors.NoSuchBucket(undefined);
+      throw S3Errors.AccessDenied('Anonymous POST uploads need a bucket that grants public write, which Granary does not have');
+    }
     const accessKey = verifyPolicySignature(fields, g.secretOf, g.config.region);
     const rawKey = fields.get('key');
     if (rawKey === undefined || rawKey === '') throw S3Errors.InvalidArgument('Bucket POST must contain a field named \'key\'.  If it is specified, please check the order of the fields.');
@@ -104,12 +164,14 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     await authorizeBucket(g, accessKey, bucket);
     const headers = Object.fromEntries(fields);
     const meta = metaFromHeaders(headers);
+    const tagging = fields.get('tagging');
+    if (tagging !== undefined && tagging.trim() !== '') meta[TAGGING_META] = encodeTags(tagsOfXml(parseXml(tagging)));
     const mime = fields.get('content-type');
     const fileType = typeOfStorageClass(fields.get('x-amz-storage-class'));
     const maxBytes = Math.min(max, g.config.maxObjectBytes);
     let body;
     try {
-      body = await receiveBody(g, file, { maxBytes, inlineMax: g.config.inlineMaxBytes });
+      body = await receiveBody(g, checkedFile(file, fields), { maxBytes, inlineMax: g.config.inlineMaxBytes });
     } catch (err) {
       if ((err as { kind?: string }).kind === 'objectTooLarge') throw S3Errors.EntityTooLarge();
       throw err;
