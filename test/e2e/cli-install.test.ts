@@ -4,27 +4,16 @@
  * download), then `granary --help`, `granary remote add` and a remote `ls` run from an empty folder outside the
  * checkout.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, REPO_ROOT } from '../helpers/cli.js';
+import { cleanEnv, REPO_ROOT, runAsync } from '../helpers/cli.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { upload } from '../helpers/http.js';
 
-/** Runs a program to completion (not blocking this process: the server the remote commands call runs in it). */
-async function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  const [status] = (await once(child, 'close')) as [number | null];
-  return { status, stdout, stderr };
-}
+const run = (cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) => runAsync(cmd, args, { cwd, env });
 
 describe('the CLI installed from the checkout', { timeout: 240_000 }, () => {
   let s: TestServer;

@@ -6,8 +6,6 @@
  * commands run in an empty folder (refused, no data dir created). A second server with its own keys plays the
  * other remote: `fetch` pulls from the first, `cp` between remotes is refused.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileEtag } from '../../src/transfer/local-etag.js';
-import { cleanEnv } from '../helpers/cli.js';
+import { cleanEnv, runAsync } from '../helpers/cli.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { removeBuiltCli, summaryOf, TransferCli, type RunResult } from '../helpers/transfer.js';
 import { FIXTURE_IMAGES } from '../helpers/upload.js';
@@ -223,15 +221,7 @@ describe('remote commands', { timeout: 240_000 }, () => {
     const empty = await mkdtemp(join(tmpdir(), 'granary-empty-'));
     try {
       // Spawned without blocking this process: the server answering the remote form runs in it.
-      const run = async (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> => {
-        const child = spawn(process.execPath, [cli.built.full, ...args], { cwd: empty, env: cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir }), stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-        child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-        const [status] = (await once(child, 'close')) as [number | null];
-        return { status, stdout, stderr };
-      };
+      const run = (args: string[]) => runAsync(process.execPath, [cli.built.full, ...args], { cwd: empty, env: cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir }) });
       for (const args of [['keys', 'show'], ['ls', 'box'], ['bucket', 'list']]) {
         const r = await run(args);
         expect(r.status, args.join(' ')).toBe(1);
@@ -264,16 +254,7 @@ describe('remote commands', { timeout: 240_000 }, () => {
     // command that fell back to the data dir would find it there.
     const folder = await mkdtemp(join(tmpdir(), 'granary-typo-'));
     try {
-      const env = cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir });
-      const run = async (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> => {
-        const child = spawn(process.execPath, [cli.built.full, ...args], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-        child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-        const [status] = (await once(child, 'close')) as [number | null];
-        return { status, stdout, stderr };
-      };
+      const run = (args: string[]) => runAsync(process.execPath, [cli.built.full, ...args], { cwd: folder, env: cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir }) });
       expect((await run(['bucket', 'create', 'hom', '--create-data-dir'])).status).toBe(0);
       await writeFile(join(folder, 'local.txt'), 'local');
       await writeFile(join(folder, 'keys.txt'), 'k1\nk2\n');

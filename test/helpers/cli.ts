@@ -31,6 +31,20 @@ export function runCli(args: string[], env: Record<string, string> = {}): CliRes
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * Runs a program to completion without blocking this process (a server the program calls may run in it): its exit
+ * status and output.
+ */
+export async function runAsync(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliResult> {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
+}
+
 /** A TCP port that was free a moment ago. */
 export async function freePort(): Promise<number> {
   const srv = createServer();
