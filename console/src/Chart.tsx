@@ -7,12 +7,35 @@ import { dateLocale, useI18n } from './i18n';
 
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d'];
 
+/**
+ * Y-axis steps for values in bytes: 1, 2, 4 … 512 times 1, 1024, 1024² … so ticks fall on what formatBytes prints
+ * whole (`512 KiB`, `1 MiB`, `2 MiB`), not on decimal steps shown in binary units (`976.6 KiB`).
+ */
+const BINARY_STEPS = [0, 1, 2, 3, 4, 5]
+  .flatMap((k) => [1, 2, 4, 8, 16, 32, 64, 128, 256, 512].map((m) => m * 1024 ** k))
+  .sort((a, b) => a - b);
+
 export interface ChartSeries {
   label: string;
   values: Array<number | null>;
 }
 
-export function Chart({ title, x, series, format, testId }: { title: string; x: number[]; series: ChartSeries[]; format: (v: number) => string; testId: string }) {
+export function Chart({
+  title,
+  x,
+  series,
+  format,
+  testId,
+  binary = false,
+}: {
+  title: string;
+  x: number[];
+  series: ChartSeries[];
+  format: (v: number) => string;
+  testId: string;
+  /** Values are bytes: ticks on binary steps (BINARY_STEPS). */
+  binary?: boolean;
+}) {
   const { lang, t } = useI18n();
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -32,10 +55,13 @@ export function Chart({ title, x, series, format, testId }: { title: string; x: 
       ],
       axes: [
         { space: 110, values: (_u, ticks) => ticks.map((t) => (span > 2 * 86400 ? day : time).format(new Date(t * 1000))) },
-        { values: (_u, ticks) => ticks.map((t) => format(t)), size: 96 },
+        // Binary ticks are whole numbers of their unit: `1 MiB`, not `1.0 MiB`.
+        { values: (_u, ticks) => ticks.map((t) => (binary ? format(t).replace(/\.0 /, ' ') : format(t))), size: 96, ...(binary ? { incrs: BINARY_STEPS } : {}) },
       ],
       scales: { x: { time: true }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
       cursor: { drag: { x: false, y: false } },
+      // Room on the right for the last time label, which is centred on its tick.
+      padding: [8, 28, 0, 0],
     };
     const plot = new uPlot(opts, [x, ...series.map((s) => s.values)] as uPlot.AlignedData, el);
     const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(el.clientWidth, 280), height: 180 }));
@@ -44,7 +70,7 @@ export function Chart({ title, x, series, format, testId }: { title: string; x: 
       resize.disconnect();
       plot.destroy();
     };
-  }, [x, series, format, lang, t]);
+  }, [x, series, format, lang, t, binary]);
   return (
     <div className="card chart" data-testid={testId}>
       <h4>{title}</h4>

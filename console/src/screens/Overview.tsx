@@ -68,11 +68,11 @@ function Graphs() {
         {charts.x.length > 0 && (
           <>
             <Chart testId="chart-requests" title={t('Requests and errors per second')} x={charts.x} series={charts.requests} format={perSecond} />
-            <Chart testId="chart-bytes" title={t('Bytes in and out per second')} x={charts.x} series={charts.traffic} format={bytesPerSecond} />
+            <Chart testId="chart-bytes" title={t('Bytes in and out per second')} x={charts.x} series={charts.traffic} format={bytesPerSecond} binary />
             <Chart testId="chart-latency" title={t('Latency (p50, p99)')} x={charts.x} series={charts.latency} format={ms} />
           </>
         )}
-        {charts.storage.length > 0 && <Chart testId="chart-storage" title={t('Storage per bucket')} x={charts.storageX} series={charts.storage} format={bytes} />}
+        {charts.storage.length > 0 && <Chart testId="chart-storage" title={t('Storage per bucket')} x={charts.storageX} series={charts.storage} format={bytes} binary />}
       </div>
     </>
   );
