@@ -42,7 +42,12 @@ export function Chart({
     const el = box.current;
     if (!el) return;
     const locale = dateLocale(lang);
-    const span = x.length > 1 ? (x[x.length - 1] ?? 0) - (x[0] ?? 0) : 0;
+    const first = x[0] ?? 0;
+    const last = x[x.length - 1] ?? 0;
+    // One sample (a fresh install's storage: just "now"): the hour before it, so the point sits at the right edge
+    // under a real time label instead of uPlot's degenerate range (every label midnight, the point at the left).
+    const single = x.length > 0 && last - first < 1;
+    const span = single ? 3600 : x.length > 1 ? last - first : 0;
     // Seconds on a span of minutes (a short sample interval), days on a span of days (storage).
     const time = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', ...(span < 15 * 60 ? { second: '2-digit' } : {}) });
     const day = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric' });
@@ -58,7 +63,7 @@ export function Chart({
         // Binary ticks are whole numbers of their unit: `1 MiB`, not `1.0 MiB`.
         { values: (_u, ticks) => ticks.map((t) => (binary ? format(t).replace(/\.0 /, ' ') : format(t))), size: 96, ...(binary ? { incrs: BINARY_STEPS } : {}) },
       ],
-      scales: { x: { time: true }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
+      scales: { x: { time: true, ...(single ? { range: (): [number, number] => [first - 3600, first + 60] } : {}) }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
       cursor: { drag: { x: false, y: false } },
       // Room on the right for the last time label, which is centred on its tick.
       padding: [8, 28, 0, 0],

@@ -11,7 +11,8 @@
  * - a CORS rule set that is not JSON is reported in the CORS card; the style form empties after Add;
  * - the pfop form proposes a saveas; a job's status reads in words and its result key is a link;
  * - the SecretKey of a new key pair has a copy button that copies it;
- * - in Chinese: the Keys table's bucket column, hash, persistentId and event names, dates in zh-CN.
+ * - in Chinese: the Keys table's bucket column, hash, persistentId and event names, dates in zh-CN;
+ * - at 390 px wide (a phone): no screen scrolls the page sideways, a long key reads in words, SVG icons.
  */
 import { mkdtempSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
@@ -150,6 +151,51 @@ describe('console Overview graphs', () => {
       await page.context().close();
     }
   }, LOAD_MS + 90_000);
+});
+
+describe('console on a phone (390 px wide)', () => {
+  const LONG_KEY = 'holiday photos 2026 - a rather long file name that needs room to be read on a phone.jpg';
+
+  it('main screens never scroll the page sideways, keys stay readable, icons are SVG; screenshots at 390 and 1280 px', async () => {
+    await put(s, 'media', LONG_KEY, 'long key', { mimeType: 'text/plain' });
+    await put(s, 'media', 'folder/inside.txt', 'inside', { mimeType: 'text/plain' });
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    try {
+      await signIn(page);
+      const pageWidth = (): Promise<number> => page.evaluate<number>('document.documentElement.scrollWidth');
+      for (const [hash, ready] of [
+        ['#/', '[data-testid=chart-requests] canvas'],
+        ['#/buckets', 'tr[data-bucket=media]'],
+        ['#/files/media', 'tr[data-key]'],
+        ['#/processing', 'main h2'],
+        ['#/keys', 'main h2'],
+      ] as const) {
+        await page.goto(`${c.url}/${hash}`);
+        await page.waitForSelector(ready);
+        const wide = await page.evaluate<string[]>(
+          "[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > 391).slice(0, 5).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))",
+        );
+        expect(await pageWidth(), `${hash}: ${wide.join(', ')}`).toBeLessThanOrEqual(390);
+      }
+      await page.goto(`${c.url}/#/files/media`);
+      const key = page.locator(`tr[data-key="${LONG_KEY}"] button.key`);
+      await key.waitFor();
+      // Readable: the key's box is wide enough for words, not a column of single characters.
+      const box = await key.boundingBox();
+      expect(box?.width ?? 0).toBeGreaterThan(140);
+      expect(box?.height ?? Infinity).toBeLessThan(130);
+      // Folders and files without a thumbnail are SVG icons, not emoji.
+      expect(await page.locator('tr.dir td.thumb svg[data-icon=folder]').count()).toBeGreaterThan(0);
+      expect(await page.locator('td.thumb').evaluateAll((cells) => cells.some((td) => /[\u{1F300}-\u{1FAFF}]/u.test(td.textContent ?? '')))).toBe(false);
+      await page.screenshot({ path: `${SHOTS}files-390.png`, fullPage: true });
+      await page.goto(`${c.url}/#/`);
+      await page.waitForSelector('[data-testid=chart-requests] canvas');
+      await page.screenshot({ path: `${SHOTS}overview-390.png`, fullPage: true });
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
 });
 
 describe('console rough edges', () => {

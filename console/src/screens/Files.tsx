@@ -1,5 +1,6 @@
 // The Files screen: a prefix/delimiter browser with marker paging (100 entries a page, so buckets of millions of
 // keys stay fast), thumbnails, drag-and-drop and file-input uploads with per-file progress, and the object panel.
+import { FileIcon, FolderIcon } from '../icons';
 import { useEffect, useRef, useState, type DragEvent } from 'react';
 import { bucketPath, formatBytes, get } from '../api';
 import { go } from '../App';
@@ -162,7 +163,9 @@ export function Files({ bucket, prefix }: { bucket: string; prefix: string }) {
             <tbody>
               {data?.commonPrefixes.map((p) => (
                 <tr key={`dir:${p}`} className="dir">
-                  <td className="thumb">📁</td>
+                  <td className="thumb">
+                    <FolderIcon />
+                  </td>
                   <td colSpan={4}>
                     <a href={`#/files/${encodeURIComponent(bucket)}?prefix=${encodeURIComponent(p)}`}>{p.slice(prefix.length)}</a>
                   </td>
@@ -184,7 +187,7 @@ export function Files({ bucket, prefix }: { bucket: string; prefix: string }) {
                         }}
                       />
                     ) : (
-                      '📄'
+                      <FileIcon />
                     )}
                   </td>
                   <td>

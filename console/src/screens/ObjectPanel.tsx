@@ -1,6 +1,7 @@
 // One object: preview (image, video with a vframe poster, text, JSON), its attributes, and every management
 // action: rename/move, copy, MIME type, metadata, storage class, disable/enable, deleteAfterDays, a private link
 // with an expiry, a fop URL builder with a live preview, delete.
+import { CloseIcon } from '../icons';
 import { useEffect, useState, type ReactNode } from 'react';
 import { bucketPath, formatBytes, get, post } from '../api';
 import { useI18n } from '../i18n';
@@ -189,7 +190,7 @@ export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket:
         <div className="row between">
           <h3 className="key-title">{objectKey}</h3>
           <button onClick={onClose} aria-label={t('Close')}>
-            ✕
+            <CloseIcon />
           </button>
         </div>
         {stat.error && <p className="error">{stat.error}</p>}
