@@ -22,7 +22,7 @@ import type { Granary } from '../../context.js';
 import { findLiveObject } from '../../objects/read.js';
 import { completeUpload } from '../../objects/resumable/multipart.js';
 import type { PartRecord } from '../../ports/meta.js';
-import { bucketName, objectKey, signedCaller } from '../access.js';
+import { accessBucket, bucketName, objectKey, signedCaller } from '../access.js';
 import { CHECKSUM_ALGORITHMS, digestOf, type ChecksumAlgorithm } from '../checksum.js';
 import { combineCrc } from '../crc-combine.js';
 import { isS3Error, S3Errors } from '../errors.js';
@@ -139,6 +139,8 @@ function answer(req: S3Request, bucket: string, key: string, etag: string, sum: 
  * key is not what that upload made of these parts.
  */
 async function repeated(g: Granary, req: S3Request, bucket: string, key: string, uploadId: string): Promise<S3Response | undefined> {
+  // Only a caller who may write the bucket learns anything of its objects.
+  await accessBucket(g, req);
   const rec = await findLiveObject(g, bucket, key);
   if (!rec || rec.meta[S3_UPLOAD_META] !== uploadId) return undefined;
   let list: ListedPart[];
