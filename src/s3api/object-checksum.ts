@@ -8,8 +8,8 @@
  * versions simply have none. Reserved (`@`) names are never answered as `x-amz-meta-*` (objects/read.ts
  * metaHeaders) and survive a metadata-replacing CopyObject.
  *
- * Answered on GetObject/HeadObject only with `x-amz-checksum-mode: ENABLED` and for the whole object (not a
- * Range), and by GetObjectAttributes.
+ * Answered on GetObject/HeadObject with `x-amz-checksum-mode: ENABLED` for the whole object (not a Range), a part's
+ * on a read by part number, and by GetObjectAttributes.
  */
 import type { ObjectRecord } from '../ports/meta.js';
 import { isChecksumAlgorithm, type ChecksumAlgorithm } from './checksum.js';
@@ -18,9 +18,9 @@ import { isChecksumAlgorithm, type ChecksumAlgorithm } from './checksum.js';
 export const CHECKSUM_META = '@s3-checksum';
 
 /**
- * Reserved metadata name of the parts' checksums of an object with a COMPOSITE checksum (base64 values joined by
- * `,`, in part order): GetObjectAttributes lists them. Kept for at most `MAX_PART_CHECKSUMS` parts, so an entry's
- * metadata stays small (44 bytes a part for SHA-256).
+ * Reserved metadata name of the parts' checksums of a multipart object with a checksum (base64 values joined by
+ * `,`, in part order): GetObjectAttributes lists them, a read by part number answers one. Kept for at most
+ * `MAX_PART_CHECKSUMS` parts, so an entry's metadata stays small (44 bytes a part for SHA-256).
  */
 export const PART_CHECKSUMS_META = '@s3-part-checksums';
 

@@ -248,4 +248,41 @@ assert attrs['Checksum']['ChecksumSHA256'] == composite, attrs
 assert [(x['PartNumber'], x['Size'], x['ChecksumSHA256']) for x in attrs['ObjectParts']['Parts']] == [(1, 1024, part_sum)], attrs
 `);
   });
+
+  it('multipart_checksum_3parts_helper: SHA256 COMPOSITE and CRC64NVME FULL_OBJECT, a repeated complete, reads by part number', async () => {
+    await boto3(s.s3Url!, { ak: AK, sk: SK }, bucket, `
+MiB = 1024 * 1024
+bodies = [b'A' * 5 * MiB, b'B' * 5 * MiB, b'C' * 5 * MiB]
+cases = (
+    ('SHA256', 'COMPOSITE', ['275VF5loJr1YYawit0XSHREhkFXYkkPKGuoK0x9VKxI=', 'mrHwOfjTL5Zwfj74F05HOQGLdUb7E5szdCbxgUSq6NM=', 'Vw7oB/nKQ5xWb3hNgbyfkvDiivl+U+/Dft48nfJfDow='], 'uWBwpe1dxI4Vw8Gf0X9ynOdw/SS6VBzfWm9giiv1sf4=-3'),
+    ('CRC64NVME', 'FULL_OBJECT', ['L/E4WYn8v98=', 'xW1l19VobYM=', 'cK5MnNaWrW4='], 'i+6LR0y3eFo='),
+)
+for alg, typ, sums, whole in cases:
+    key = 'boto3/3parts-' + alg
+    name = 'Checksum' + alg
+    r = c.create_multipart_upload(Bucket=BUCKET, Key=key, ChecksumAlgorithm=alg, ChecksumType=typ)
+    assert r['ChecksumAlgorithm'] == alg
+    uid = r['UploadId']
+    parts = []
+    for n, (data, value) in enumerate(zip(bodies, sums), start=1):
+        p = c.upload_part(UploadId=uid, Bucket=BUCKET, Key=key, PartNumber=n, Body=data, ChecksumAlgorithm=alg, **{name: value})
+        assert p[name] == value, (alg, n, p)
+        parts.append({'ETag': p['ETag'].strip('"'), name: p[name], 'PartNumber': n})
+    done = c.complete_multipart_upload(Bucket=BUCKET, Key=key, UploadId=uid, MultipartUpload={'Parts': parts}, **{name: whole})
+    assert done['ChecksumType'] == typ and done[name] == whole, done
+    again = c.complete_multipart_upload(Bucket=BUCKET, Key=key, UploadId=uid, MultipartUpload={'Parts': parts}, **{name: whole})
+    assert again['ETag'] == done['ETag'] and again[name] == whole, again
+    if alg == 'SHA256':
+        assert done['ETag'].strip('"') == 'b2add96cc9702bbf4efb0ccdfc6b7747-3', done['ETag']
+    assert name not in c.head_object(Bucket=BUCKET, Key=key)
+    h = c.head_object(Bucket=BUCKET, Key=key, ChecksumMode='ENABLED')
+    assert h['ChecksumType'] == typ and h[name] == whole, h
+    a = c.get_object_attributes(Bucket=BUCKET, Key=key, ObjectAttributes=['Checksum'])
+    assert a['Checksum']['ChecksumType'] == typ and a['Checksum'][name] == whole, a
+    for n, value in enumerate(sums, start=1):
+        g = c.get_object(Bucket=BUCKET, Key=key, PartNumber=n)
+        assert g['ChecksumType'] == typ and g[name] == value, (alg, n, g.get(name))
+        assert body(g) == bodies[n - 1]
+`);
+  });
 });

@@ -192,7 +192,7 @@ export async function completeMultipartUpload(g: Granary, req: S3Request): Promi
   const etag = multipartEtag(chosen.map((p) => p.md5));
   const meta: Record<string, string> = { ...settings.meta, [S3_ETAG_META]: etag, [S3_UPLOAD_META]: uploadId };
   if (sum) meta[CHECKSUM_META] = encodeChecksum(sum);
-  if (sum?.type === 'COMPOSITE' && chosen.length <= MAX_PART_CHECKSUMS) {
+  if (sum && chosen.length <= MAX_PART_CHECKSUMS) {
     meta[PART_CHECKSUMS_META] = chosen.map((p) => partChecksum(p, sum.algorithm)).join(',');
   }
   const policy = s3PutPolicy(g, bucket, key, { insertOnly: false, fileType: settings.fileType, trustMime: !!settings.mime });

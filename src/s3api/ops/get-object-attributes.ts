@@ -7,7 +7,7 @@
  *   StorageClass; ObjectSize in bytes.
  * - ObjectParts only for an entry uploaded in parts (its recorded part sizes): PartsCount, the page of parts after
  *   `x-amz-part-number-marker` (at most `x-amz-max-parts`, default and cap 1000) with PartNumber, Size and the
- *   part's checksum when the object has a COMPOSITE one, PartNumberMarker, NextPartNumberMarker, MaxParts,
+ *   part's checksum when kept (object-checksum.ts), PartNumberMarker, NextPartNumberMarker, MaxParts,
  *   IsTruncated.
  * Errors: NoSuchKey, NoSuchBucket, AccessDenied, InvalidArgument (no or an unknown attribute, a malformed number).
  */
@@ -52,7 +52,7 @@ export async function getObjectAttributes(g: Granary, req: S3Request): Promise<S
   if (wanted.has('ObjectParts') && rec.parts && rec.parts.length > 0) {
     const max = Math.min(intHeader(req, 'x-amz-max-parts', 1000), 1000);
     const marker = intHeader(req, 'x-amz-part-number-marker', 0);
-    const partSums = sum?.type === 'COMPOSITE' ? partChecksumsOfEntry(rec) : undefined;
+    const partSums = sum ? partChecksumsOfEntry(rec) : undefined;
     const numbers = rec.parts.map((_, i) => i + 1).filter((n) => n > marker);
     const page = numbers.slice(0, max);
     const more = numbers.length > page.length;
