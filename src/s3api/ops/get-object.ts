@@ -76,8 +76,8 @@ export function conditionOutcome(req: S3Request, rec: ObjectRecord, prefix = '')
 
 /**
  * The byte range of part `n` (1-based) of an entry and its part count (undefined for an entry not uploaded in
- * parts: S3 sends no `x-amz-mp-parts-count` then). Past the count → 400 InvalidPart, as S3 answers it (Ceph's
- * s3-tests `test_multipart_get_part`, `test_non_multipart_get_part`).
+ * parts: S3 sends no `x-amz-mp-parts-count` then). Past the count → 400 InvalidPart, what Ceph's s3-tests expect
+ * (`test_multipart_get_part`, `test_non_multipart_get_part`).
  */
 function partRange(rec: ObjectRecord, text: string): { range: ByteRange | undefined; count: number | undefined } {
   if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 10000) throw S3Errors.InvalidArgument('Part number must be an integer between 1 and 10000, inclusive');
