@@ -1,6 +1,6 @@
 /**
  * The JSON shapes of an entry: the stat answer (docs/development/kodo-protocol.md §8.2) and a list item (§8.3). `putTime` stays a
- * bigint (100-ns units); serialise with bigint-json.ts `toJson`.
+ * bigint (100-ns units); serialise with bigint-json.ts `toJson`. Reserved metadata (`@…`) is left out (visibleMeta).
  */
 import type { ObjectRecord } from '../ports/meta.js';
 
@@ -28,8 +28,21 @@ function common(rec: ObjectRecord, nowSec: number): Record<string, unknown> {
   };
   if (rec.md5) out.md5 = rec.md5;
   if (rec.endUser !== undefined) out.endUser = rec.endUser;
-  if (Object.keys(rec.meta).length > 0) out['x-qn-meta'] = rec.meta;
+  const meta = visibleMeta(rec.meta);
+  if (Object.keys(meta).length > 0) out['x-qn-meta'] = meta;
   return out;
+}
+
+/**
+ * An entry's metadata as the Kodo API shows it: reserved names (`@…`: the S3 door's ETag, tags, checksum and upload
+ * id, s3api/) are the server's bookkeeping, not the user's metadata, and are left out (they are never answered as
+ * headers either: read.ts `metaHeaders`).
+ */
+export function visibleMeta(meta: Record<string, string>): Record<string, string> {
+  let reserved = false;
+  for (const name in meta) if (name.startsWith('@')) reserved = true;
+  if (!reserved) return meta;
+  return Object.fromEntries(Object.entries(meta).filter(([name]) => !name.startsWith('@')));
 }
 
 /**

@@ -5,7 +5,7 @@
  *
  * Order: deadline (401) → bucket (631 missing, 403 another account's) → size limits (403/413) → crc32 (406) → MIME (403) → key (400/403)
  * → persistentOps or workflow template (400 bad commands, unknown template or pipeline) → seal blob → atomic
- * metadata commit (614 under insert semantics; 403 when the bucket's quota would be passed, checked inside the
+ * metadata commit (614 under insert semantics; a caller's precondition's error; 403 when the bucket's quota would be passed, checked inside the
  * commit transaction: buckets/quota.ts; the bucket's event notifications of the new entry are written in the same
  * transaction) → free replaced blobs → queue the job (jobs/upload-job.ts; the worker is woken).
  * Any failure before the commit discards the staged bytes: the entry already under the key is untouched.
@@ -23,7 +23,7 @@ import { detectMimeType, checkMimeLimit } from '../policy/mime.js';
 import { checkDeadline, checkSizeLimits, type PutPolicy } from '../policy/put-policy.js';
 import { checkKeyAllowed, insertSemantics, resolveKey } from '../policy/scope.js';
 import { nowSeconds } from '../ports/clock.js';
-import type { ObjectRecord } from '../ports/meta.js';
+import type { ObjectRecord, PutPrecondition } from '../ports/meta.js';
 import type { PutBody } from './receive.js';
 import { releaseBlobs } from './blobs.js';
 
@@ -48,6 +48,11 @@ export interface PutRequest {
   reqId?: string;
   /** The event notification it triggers: `mkfile` for resumable completions (v1 mkfile, v2 complete), else `put`. */
   event?: 'put' | 'mkfile';
+  /**
+   * A condition on the entry the upload replaces (S3 `If-Match` / `If-None-Match`), checked in the commit
+   * transaction (MetaStore `commitPut`): the error it answers is thrown, nothing stored.
+   */
+  precondition?: PutPrecondition;
 }
 
 /** The committed entry and the request facts the response templates use. */
@@ -136,10 +141,12 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
       events,
       ...(body.staged.inline ? { inline: body.staged.inline } : {}),
       ...(body.manifest ? { manifest: { id: sealedId, pieces: body.manifest.pieces, claim: body.manifest.claim } } : {}),
+      ...(req.precondition ? { precondition: req.precondition } : {}),
     });
     await releaseBlobs(g, outcome.freedBlobs);
     if (outcome.result === 'no-bucket') throw Errors.noSuchBucket(policy.bucket);
     if (outcome.result === 'exists') throw Errors.fileExists();
+    if (outcome.result === 'refused') throw outcome.error;
     if (outcome.result === 'over-quota') throw quotaExceeded(policy.bucket, outcome.refusal);
     if (outcome.result === 'session-lost') throw body.manifest?.lost(outcome.reason) ?? Errors.badRequest('the upload session is gone');
     let committed = record;

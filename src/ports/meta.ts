@@ -261,7 +261,27 @@ export type PutOutcome =
   | { result: 'exists'; freedBlobs: string[]; existing: ObjectRecord }
   | { result: 'no-bucket'; freedBlobs: string[] }
   | { result: 'over-quota'; freedBlobs: string[]; refusal: QuotaRefusal }
-  | { result: 'session-lost'; freedBlobs: string[]; reason: 'gone' | 'replaced' };
+  | { result: 'session-lost'; freedBlobs: string[]; reason: 'gone' | 'replaced' }
+  | { result: 'refused'; freedBlobs: string[]; error: Error };
+
+/**
+ * A write precondition of `commitPut` (S3 `If-Match` / `If-None-Match` on PutObject and CompleteMultipartUpload):
+ * called inside the commit transaction with the live entry under the key (undefined when none), it answers the
+ * error refusing the commit, or undefined to let it proceed. It must be synchronous and pure (no I/O): the check
+ * and the commit are one transaction, so concurrent writers cannot both pass a create-only check.
+ */
+export type PutPrecondition = (existing: ObjectRecord | undefined) => Error | undefined;
+
+/** The options of `commitPut` (see there). */
+export interface CommitPutOptions {
+  insertOnly: boolean;
+  nowSec: number;
+  sums?: BlobSums;
+  events?: OutboxRows;
+  manifest?: ManifestCommit;
+  inline?: Buffer;
+  precondition?: PutPrecondition;
+}
 
 /** A v1 block being uploaded (mkblk/bput). `size` declared bytes; `offset` bytes received; times Unix seconds. */
 export interface BlockRecord {
@@ -299,6 +319,11 @@ export interface PartRecord {
    * 4 MiB has its one block's SHA-1 in its etag): complete composes the object's etag from them.
    */
   blockSha1s?: Buffer;
+  /**
+   * The additional checksum an S3 UploadPart verified (`<algorithm>:<base64>`, s3api/checksum.ts), absent when
+   * none was sent: CompleteMultipartUpload composes the object's checksum from them.
+   */
+  checksum?: string;
 }
 
 /**
@@ -411,10 +436,12 @@ export interface MetaStore {
    * and one reference on each piece are recorded in the same transaction, and the claimed session is deleted there
    * (its references on the pieces dropped: they move to the manifest); 'session-lost' when the session changed.
    * 'identical' consumes the session too (its pieces are freed); 'exists', 'over-quota' and 'no-bucket' leave it.
+   * `precondition`: checked against the live entry in the transaction, before anything changes; the error it
+   * answers becomes the 'refused' outcome (nothing changed, a claimed session left as it was).
    */
   commitPut(
     record: ObjectRecord,
-    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; manifest?: ManifestCommit; inline?: Buffer },
+    opts: CommitPutOptions,
   ): Promise<PutOutcome>;
   /**
    * Deletes a live entry; 'missing' when absent or expired. `events` get the deleted entry. `check` runs on the

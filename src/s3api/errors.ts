@@ -33,7 +33,6 @@ const CATALOGUE = {
   InvalidLocationConstraint: [400, 'The specified location-constraint is not valid.'],
   InvalidObjectState: [403, 'The operation is not valid for the object\'s storage class.'],
   InvalidPart: [400, 'One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part\'s entity tag.'],
-  InvalidPartNumber: [416, 'The requested partnumber is not satisfiable'],
   InvalidPartOrder: [400, 'The list of parts was not in ascending order. The parts list must be specified in order by part number.'],
   InvalidPolicyDocument: [400, 'The content of the form does not meet the conditions specified in the policy document.'],
   InvalidRange: [416, 'The requested range is not satisfiable'],

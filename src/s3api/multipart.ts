@@ -11,6 +11,11 @@
  *   part MD5s>-<part count>"`, kept in the entry's reserved metadata `@s3-etag` (object-headers.ts `etagOf`).
  * - Every part but the last must be at least 5 MiB (EntityTooSmall); an unknown, expired, foreign or other-key
  *   upload id is NoSuchUpload (404).
+ * - Additional checksums (checksum.ts, object-checksum.ts): the algorithm and type chosen at create are settings;
+ *   each part's verified checksum is recorded with the part as `<algorithm>:<base64>` (`PartRecord.checksum`).
+ * - The completed object keeps its upload id as the reserved metadata `@s3-upload`, so a repeated
+ *   CompleteMultipartUpload of the same parts answers the same result (S3 and radosgw do; boto3's retries and
+ *   Ceph's s3-tests rely on it).
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -18,7 +23,9 @@ import type { Granary } from '../context.js';
 import { receiveBody, sealOrDiscard } from '../objects/receive.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { PartRecord, UploadRecord } from '../ports/meta.js';
+import type { ChecksumAlgorithm } from './checksum.js';
 import { S3Errors } from './errors.js';
+import type { ChecksumType } from './object-checksum.js';
 
 /** Smallest part but the last, bytes (S3's 5 MiB). */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
@@ -34,6 +41,22 @@ export interface UploadSettings {
   meta: Record<string, string>;
   /** Kodo file type (storage class). */
   fileType: number;
+  /** The checksum the object gets (`x-amz-checksum-algorithm` and `-type` at create), if any. */
+  checksum?: { algorithm: ChecksumAlgorithm; type: ChecksumType };
+}
+
+/** Reserved metadata name holding the upload id of an object completed by CompleteMultipartUpload. */
+export const S3_UPLOAD_META = '@s3-upload';
+
+/** The text a part's checksum is recorded as. */
+export function encodePartChecksum(algorithm: ChecksumAlgorithm, value: string): string {
+  return `${algorithm}:${value}`;
+}
+
+/** A part's recorded checksum of `algorithm` (base64), or undefined. */
+export function partChecksum(p: Pick<PartRecord, 'checksum'>, algorithm: ChecksumAlgorithm): string | undefined {
+  const prefix = `${algorithm}:`;
+  return p.checksum?.startsWith(prefix) ? p.checksum.slice(prefix.length) : undefined;
 }
 
 /** Records an upload's settings as its part 0. */

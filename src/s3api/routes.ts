@@ -20,6 +20,7 @@ import { deleteObject } from './ops/delete-object.js';
 import { deleteObjects } from './ops/delete-objects.js';
 import { getBucketLocation } from './ops/get-bucket-location.js';
 import { getObject } from './ops/get-object.js';
+import { getObjectAttributes } from './ops/get-object-attributes.js';
 import { headBucket } from './ops/head-bucket.js';
 import { listBuckets } from './ops/list-buckets.js';
 import { listObjectVersions } from './ops/list-object-versions.js';
@@ -94,6 +95,7 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'object', operation: 'GetObject', auth: 'public-read', handler: getObject },
   { method: 'HEAD', shape: 'object', operation: 'HeadObject', auth: 'public-read', handler: getObject },
   { method: 'DELETE', shape: 'object', operation: 'DeleteObject', auth: 'signed', handler: deleteObject },
+  { method: 'GET', shape: 'object', query: 'attributes', operation: 'GetObjectAttributes', auth: 'signed', handler: getObjectAttributes },
   // Multipart uploads (ops/*-multipart-upload.ts, upload-part.ts, list-parts.ts).
   { method: 'POST', shape: 'object', query: 'uploads', operation: 'CreateMultipartUpload', auth: 'signed', handler: createMultipartUpload },
   { method: 'PUT', shape: 'object', query: 'uploadId', operation: 'UploadPart', auth: 'signed', handler: uploadPart },

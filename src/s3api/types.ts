@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
+import type { VerifiedChecksum } from './checksum.js';
 
 /** The authenticated caller: an AccessKey of the Kodo key pairs, or none (anonymous, only on public buckets). */
 export interface S3Caller {
@@ -36,11 +37,23 @@ export interface S3Request {
    * `x-amz-checksum-*` (header or trailer) verified as it is read; the stream fails with the S3 error
    * (SignatureDoesNotMatch, XAmzContentSHA256Mismatch, BadDigest, IncompleteBody) before it ends when one fails.
    */
-  body(): Readable;
+  body(opts?: BodyOptions): Readable;
   /** The content length the client declared (`x-amz-decoded-content-length` for aws-chunked), if any, bytes. */
   contentLength: number | undefined;
-  /** The checksum algorithm and value the content was verified against (header or trailer), once read. */
-  checksum(): { algorithm: string; value: string } | undefined;
+  /**
+   * The checksum algorithm and value the content was verified against (header or trailer), once read. After
+   * `body({ deferCrc32: true })`, `crc32` is the content's CRC-32 as the operation computed it (BadDigest when the
+   * client's CRC-32 differs).
+   */
+  checksum(crc32?: number): VerifiedChecksum | undefined;
+}
+
+/**
+ * How an operation reads the body: `deferCrc32` when it computes the content's CRC-32 itself (objects/receive.ts
+ * does, for the bitrot checksums) and passes it to `checksum()`, so a CRC-32 checksum costs no second pass.
+ */
+export interface BodyOptions {
+  deferCrc32?: boolean;
 }
 
 /** The answer of an operation: status, headers (lower-case names) and an optional body. */

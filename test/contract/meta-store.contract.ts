@@ -205,6 +205,26 @@ export function metaStoreContract(kinds: MetaStoreKinds): void {
       expect(await put(s, entry('nob', 'k'))).toEqual({ result: 'no-bucket', freedBlobs: [] });
     });
 
+    it('commitPut precondition: sees the live entry in the transaction; its error refuses the commit, nothing changed', async () => {
+      const s = await one('b');
+      const seen: Array<string | undefined> = [];
+      const refuse = new Error('refused');
+      const first = entry('b', 'p', { hash: 'Ffirst' });
+      const created = await s.commitPut(first, { insertOnly: false, nowSec: NOW, precondition: (e) => (seen.push(e?.hash), undefined) });
+      expect(created.result).toBe('created');
+      const second = entry('b', 'p', { hash: 'Fsecond' });
+      const refused = await s.commitPut(second, { insertOnly: false, nowSec: NOW, precondition: (e) => (seen.push(e?.hash), refuse) });
+      expect(refused).toEqual({ result: 'refused', freedBlobs: [], error: refuse });
+      expect(seen).toEqual([undefined, 'Ffirst']);
+      expect((await s.getObject('b', 'p'))?.blobId).toBe(first.blobId);
+      expect(await s.blobReferenced(second.blobId)).toBe(false);
+      // An expired entry is absent to the precondition too.
+      const old = entry('b', 'gone', { expireAt: NOW });
+      await put(s, old, false, NOW - 10);
+      const fresh = entry('b', 'gone');
+      expect((await s.commitPut(fresh, { insertOnly: false, nowSec: NOW, precondition: (e) => (e ? refuse : undefined) })).result).toBe('created');
+    });
+
     it('commitPut: an expired entry counts as absent; an identical one with a corrupt blob is replaced', async () => {
       const s = await one('b');
       const old = entry('b', 'ttl', { expireAt: NOW });
@@ -398,6 +418,15 @@ export function metaStoreContract(kinds: MetaStoreKinds): void {
       expect(await s.sessions.putPart('u1', part(3, q3!))).toEqual({ result: 'ok', freedBlobs: [q2] });
       expect(await s.sessions.putPart('u-none', part(1, blobId()))).toEqual({ result: 'missing', freedBlobs: [] });
       expect(await s.sessions.listParts('u1', 0, 10)).toEqual([part(1, q1!), part(3, q3!)]);
+      // A part's S3 checksum round-trips, and a re-upload without one clears it.
+      await s.sessions.createUpload({ id: 'uc', accessKey: 'ak', bucket: 'bk', createdAt: NOW, expiresAt: NOW + 1 });
+      const sha = 'sha256:arcu6553sHVAiX4MjW0j7I7vD4w6R+Gz9Ok0Q9lTa+0=';
+      await s.sessions.putPart('uc', { ...part(2, blobId()), checksum: sha });
+      expect((await s.sessions.listParts('uc', 0, 1))[0]?.checksum).toBe(sha);
+      const q5 = blobId();
+      await s.sessions.putPart('uc', part(2, q5));
+      expect(await s.sessions.listParts('uc', 0, 1)).toEqual([part(2, q5)]);
+      await s.sessions.deleteUpload('uc');
       expect(await s.sessions.listParts('u1', 1, 10)).toEqual([part(3, q3!)]);
       expect(await s.sessions.listParts('u1', 0, 1)).toEqual([part(1, q1!)]);
 
@@ -581,6 +610,20 @@ export function metaStoreContract(kinds: MetaStoreKinds): void {
         const winner = recs[outs.findIndex((o) => o.result === 'created')]!;
         expect((await b!.getObject('race', 'k'))?.blobId).toBe(winner.blobId);
         for (const r of recs) expect(await a!.blobReferenced(r.blobId)).toBe(r === winner);
+      });
+
+      it('20 concurrent create-only preconditions of one key: exactly one commits', async () => {
+        const [a, b] = await open(2);
+        await a!.createBucket(bucketRec('race'));
+        const exists = new Error('exists');
+        const recs = Array.from({ length: 20 }, (_, i) => entry('race', 'pre', { hash: `F${i}` }));
+        const outs = await Promise.all(
+          recs.map((r, i) => (i % 2 ? b! : a!).commitPut(r, { insertOnly: false, nowSec: NOW, precondition: (e) => (e ? exists : undefined) })),
+        );
+        expect(outs.filter((o) => o.result === 'created')).toHaveLength(1);
+        expect(outs.filter((o) => o.result === 'refused')).toHaveLength(19);
+        const winner = recs[outs.findIndex((o) => o.result === 'created')]!;
+        expect((await b!.getObject('race', 'pre'))?.blobId).toBe(winner.blobId);
       });
 
       it('a count quota of 1 with 20 parallel puts of different keys: exactly one', async () => {

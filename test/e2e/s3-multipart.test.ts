@@ -3,7 +3,10 @@
  * (`@aws-sdk/lib-storage` Upload, 5 MiB parts, default checksums), boto3 (`upload_file`, 5 MiB threshold and
  * parts), s3cmd (`--multipart-chunk-size-mb=5`) and rclone (5 MiB cutoff and chunks) — read back byte for byte
  * through the Kodo API, with the `"<md5 of md5s>-<n>"` ETag; UploadPartCopy with a range; ListParts,
- * ListMultipartUploads, abort; and every error code of the multipart operations.
+ * ListMultipartUploads, abort; GetObject/HeadObject by part number; a repeated complete; every error code of the
+ * multipart operations; and the multipart calls of Ceph's s3-tests through boto3 (`test_multipart_upload`,
+ * `test_multipart_get_part`, `test_non_multipart_get_part`, `test_multipart_copy_invalid_range`,
+ * `…_improper_range`, `test_multipart_upload_size_too_small`, `…_empty`, `…_complete_without_create`).
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -20,11 +23,13 @@ import {
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListPartsCommand,
+  PutObjectCommand,
   UploadPartCommand,
   UploadPartCopyCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { boto3 } from '../helpers/boto3.js';
 import { codeOf, s3Client } from '../helpers/s3.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket } from '../helpers/upload.js';
@@ -179,11 +184,105 @@ describe('the multipart operations', () => {
     expect(await codeOf(s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: 'no-such-upload', PartNumber: 1, Body: small })))).toBe('NoSuchUpload');
     expect(await codeOf(s3.send(new UploadPartCommand({ Bucket: bucket, Key: 'errors/other-key', UploadId, PartNumber: 1, Body: small })))).toBe('NoSuchUpload');
     expect(await codeOf(s3.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: 10001, Body: small })))).toBe('InvalidArgument');
-    expect(await codeOf(s3.send(new UploadPartCopyCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: 3, CopySource: `${bucket}/sdk/twenty.bin`, CopySourceRange: 'bytes=0-999999999' })))).toBe('InvalidArgument');
+    expect(await codeOf(s3.send(new UploadPartCopyCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: 3, CopySource: `${bucket}/sdk/twenty.bin`, CopySourceRange: 'bytes=0-999999999' })))).toBe('InvalidRange');
+    expect(await codeOf(s3.send(new UploadPartCopyCommand({ Bucket: bucket, Key: key, UploadId, PartNumber: 3, CopySource: `${bucket}/sdk/twenty.bin`, CopySourceRange: 'bytes=0-' })))).toBe('InvalidArgument');
     // A single small part is a valid (last) part: the upload still completes after the refusals.
     const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag! }] } }));
     expect(done.ETag).toBe(expectedEtag(small, small.length));
     expect((await kodoRead(key)).equals(small)).toBe(true);
+    // A repeated complete of the same parts answers the same result (S3 does; boto3 retries rely on it), not
+    // another list, nor once the object was replaced.
+    const again = await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag! }] } }));
+    expect(again.ETag).toBe(done.ETag);
+    expect(await codeOf(complete([{ PartNumber: 1, ETag: p1.ETag! }, { PartNumber: 2, ETag: p2.ETag! }]))).toBe('NoSuchUpload');
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: small }));
     expect(await codeOf(complete([{ PartNumber: 1, ETag: p1.ETag! }]))).toBe('NoSuchUpload');
+  });
+
+  it('GetObject/HeadObject by part number: the part, PartsCount; past the count 400 InvalidPart; a plain object is one part', async () => {
+    const head = (key: string, PartNumber: number) => s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key, PartNumber }));
+    const whole = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'sdk/twenty.bin' }));
+    const third = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'sdk/twenty.bin', PartNumber: 3 }));
+    expect(third.PartsCount).toBe(4);
+    expect(third.ETag).toBe(whole.ETag);
+    expect(third.ContentRange).toBe(`bytes ${10 * MiB}-${15 * MiB - 1}/${20 * MiB}`);
+    expect(Buffer.from(await third.Body!.transformToByteArray()).equals(content.subarray(10 * MiB, 15 * MiB))).toBe(true);
+    // A HEAD error has no body: its status tells.
+    expect(await head('sdk/twenty.bin', 5).then(() => 200, (e: { $metadata?: { httpStatusCode?: number } }) => e.$metadata?.httpStatusCode)).toBe(400);
+    expect(await codeOf(s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'sdk/twenty.bin', PartNumber: 5 })))).toBe('InvalidPart');
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'plain.txt', Body: 'body' }));
+    const one = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'plain.txt', PartNumber: 1 }));
+    expect(await one.Body!.transformToString()).toBe('body');
+    expect(one.PartsCount).toBeUndefined();
+    expect(await codeOf(s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'plain.txt', PartNumber: 2 })))).toBe('InvalidPart');
+  });
+});
+
+describe('boto3, as Ceph s3-tests drive multipart uploads', () => {
+  it('test_multipart_upload: 30 MiB in 5 MiB parts with metadata and a content type, part 1 re-sent, completed twice', async () => {
+    await boto3(s.s3Url!, { ak: AK, sk: SK }, bucket, `
+MiB = 1024 * 1024
+key = 'boto3/mymultipart'
+data = os.urandom(30 * MiB)
+uid = c.create_multipart_upload(Bucket=BUCKET, Key=key, Metadata={'foo': 'bar'}, ContentType='text/bla')['UploadId']
+parts = []
+for i in range(6):
+    chunk = data[i * 5 * MiB:(i + 1) * 5 * MiB]
+    r = c.upload_part(UploadId=uid, Bucket=BUCKET, Key=key, PartNumber=i + 1, Body=chunk)
+    parts.append({'ETag': r['ETag'].strip('"'), 'PartNumber': i + 1})
+    if i == 0:
+        c.upload_part(UploadId=uid, Bucket=BUCKET, Key=key, PartNumber=1, Body=chunk)
+expect_error(404, 'NoSuchKey', c.get_object, Bucket=BUCKET, Key=key, PartNumber=1)
+listed = c.list_parts(Bucket=BUCKET, Key=key, UploadId=uid)
+assert [(p['PartNumber'], p['Size']) for p in listed['Parts']] == [(n, 5 * MiB) for n in range(1, 7)], listed
+first = c.complete_multipart_upload(Bucket=BUCKET, Key=key, UploadId=uid, MultipartUpload={'Parts': parts})
+second = c.complete_multipart_upload(Bucket=BUCKET, Key=key, UploadId=uid, MultipartUpload={'Parts': parts})
+assert first['ETag'] == second['ETag'] and first['ETag'].endswith('-6"'), (first, second)
+objs = c.list_objects_v2(Bucket=BUCKET, Prefix=key)['Contents']
+assert len(objs) == 1 and objs[0]['Size'] == 30 * MiB
+r = c.get_object(Bucket=BUCKET, Key=key)
+assert r['ContentType'] == 'text/bla' and r['Metadata'] == {'foo': 'bar'}, (r['ContentType'], r['Metadata'])
+assert body(r) == data
+for start in range(0, 30 * MiB, 10000000):
+    end = min(start + 1000000, 30 * MiB) - 1
+    assert body(c.get_object(Bucket=BUCKET, Key=key, Range=f'bytes={start}-{end}')) == data[start:end + 1]
+for n in range(1, 7):
+    h = c.head_object(Bucket=BUCKET, Key=key, PartNumber=n)
+    assert h['PartsCount'] == 6 and h['ETag'] == first['ETag'] and h['ContentLength'] == 5 * MiB, h
+expect_error(400, 'InvalidPart', c.get_object, Bucket=BUCKET, Key=key, PartNumber=7)
+`);
+  });
+
+  it('the error answers s3-tests expect: copy ranges, EntityTooSmall, empty complete, unknown uploads', async () => {
+    await boto3(s.s3Url!, { ak: AK, sk: SK }, bucket, `
+c.put_object(Bucket=BUCKET, Key='boto3/source', Body=b'12345')
+uid = c.create_multipart_upload(Bucket=BUCKET, Key='boto3/dest')['UploadId']
+src = {'Bucket': BUCKET, 'Key': 'boto3/source'}
+e = expect_error(416, 'InvalidRange', c.upload_part_copy, Bucket=BUCKET, Key='boto3/dest', UploadId=uid, CopySource=src, CopySourceRange='bytes=0-21', PartNumber=1)
+for bad in ('0-2', 'bytes=0', 'bytes=hello-world', 'bytes=0-bar', 'bytes=hello-', 'bytes=0-2,3-5'):
+    expect_error(400, 'InvalidArgument', c.upload_part_copy, Bucket=BUCKET, Key='boto3/dest', UploadId=uid, CopySource=src, CopySourceRange=bad, PartNumber=1)
+r = c.upload_part_copy(Bucket=BUCKET, Key='boto3/dest', UploadId=uid, CopySource=src, PartNumber=1)
+c.complete_multipart_upload(Bucket=BUCKET, Key='boto3/dest', UploadId=uid, MultipartUpload={'Parts': [{'ETag': r['CopyPartResult']['ETag'], 'PartNumber': 1}]})
+assert body(c.get_object(Bucket=BUCKET, Key='boto3/dest')) == b'12345'
+
+uid = c.create_multipart_upload(Bucket=BUCKET, Key='boto3/small')['UploadId']
+parts = []
+for n in range(1, 11):
+    r = c.upload_part(UploadId=uid, Bucket=BUCKET, Key='boto3/small', PartNumber=n, Body=os.urandom(10 * 1024))
+    parts.append({'ETag': r['ETag'].strip('"'), 'PartNumber': n})
+expect_error(400, 'EntityTooSmall', c.complete_multipart_upload, Bucket=BUCKET, Key='boto3/small', UploadId=uid, MultipartUpload={'Parts': parts})
+expect_error(400, 'MalformedXML', c.complete_multipart_upload, Bucket=BUCKET, Key='boto3/small', UploadId=uid)
+expect_error(400, 'InvalidPart', c.complete_multipart_upload, Bucket=BUCKET, Key='boto3/small', UploadId=uid, MultipartUpload={'Parts': [{'ETag': '1234', 'PartNumber': 1}]})
+expect_error(400, 'InvalidPartOrder', c.complete_multipart_upload, Bucket=BUCKET, Key='boto3/small', UploadId=uid, MultipartUpload={'Parts': parts[::-1]})
+c.abort_multipart_upload(Bucket=BUCKET, Key='boto3/small', UploadId=uid)
+expect_error(404, 'NoSuchUpload', c.abort_multipart_upload, Bucket=BUCKET, Key='boto3/small', UploadId=uid)
+expect_error(404, 'NoSuchUpload', c.list_parts, Bucket=BUCKET, Key='boto3/small', UploadId=uid)
+expect_error(404, 'NoSuchUpload', c.complete_multipart_upload, Bucket=BUCKET, Key='boto3/none', UploadId='abc1234def', MultipartUpload={'Parts': [{'ETag': '1234', 'PartNumber': 1}]})
+
+c.put_object(Bucket=BUCKET, Key='boto3/singlepart', Body=b'body')
+expect_error(400, 'InvalidPart', c.get_object, Bucket=BUCKET, Key='boto3/singlepart', PartNumber=2)
+r = c.get_object(Bucket=BUCKET, Key='boto3/singlepart', PartNumber=1)
+assert body(r) == b'body' and 'PartsCount' not in r
+`);
   });
 });

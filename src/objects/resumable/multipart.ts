@@ -17,7 +17,7 @@ import { nowSeconds } from '../../ports/clock.js';
 import type { PartRecord, UploadRecord } from '../../ports/meta.js';
 import { urlsafeB64Decode } from '../../auth/base64.js';
 import { releaseBlobs } from '../blobs.js';
-import { BLOCK_SIZE, etagFromBlockDigests, etagV2 } from '../etag.js';
+import { BLOCK_SIZE, etagFromBlockDigests, etagV2, type Digests } from '../etag.js';
 import { putObject, type PutRequest, type PutResult } from '../put-object.js';
 import { receiveBody, sealOrDiscard } from '../receive.js';
 import { assembledBody, storedPieces } from './assemble.js';
@@ -76,6 +76,8 @@ function md5Hex(value: string): string {
 /**
  * `PUT …/uploads/<id>/<n>`: stores part `n`. 400 for a bad part number or a Content-MD5 mismatch; 413 for a part
  * over 1 GiB (or GRANARY_MAX_OBJECT_SIZE), refused before reading when its Content-Length says so.
+ * `verify` (the S3 door's additional checksums) runs on the received part's digests before it is stored: an error
+ * it throws discards the part; the text it answers is recorded as the part's `checksum`.
  */
 export async function uploadPart(
   g: Granary,
@@ -86,7 +88,8 @@ export async function uploadPart(
   contentMd5: string | undefined,
   body: Readable,
   declaredBytes?: number,
-): Promise<{ etag: string; md5: string }> {
+  verify?: (digests: Digests) => string | undefined | Promise<string | undefined>,
+): Promise<{ etag: string; md5: string; checksum?: string }> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
     throw Errors.badRequest(`partNumber must be 1..${MAX_PART_NUMBER}`);
   }
@@ -100,9 +103,13 @@ export async function uploadPart(
     ...(declaredBytes !== undefined ? { expectedBytes: declaredBytes } : {}),
   });
   const { digests } = received;
-  if (contentMd5 !== undefined && md5Hex(contentMd5) !== digests.md5) {
+  let checksum: string | undefined;
+  try {
+    if (contentMd5 !== undefined && md5Hex(contentMd5) !== digests.md5) throw Errors.md5Mismatch();
+    checksum = await verify?.(digests);
+  } catch (err) {
     await received.staged.discard();
-    throw Errors.md5Mismatch();
+    throw err;
   }
   const blobId = await sealOrDiscard(received.staged);
   const part: PartRecord = {
@@ -112,6 +119,7 @@ export async function uploadPart(
     md5: digests.md5,
     etag: digests.etag,
     putTime: nowSeconds(g.clock),
+    ...(checksum !== undefined ? { checksum } : {}),
   };
   const out = await g.meta.sessions.putPart(uploadId, part, digests.sums);
   await releaseBlobs(g, out.freedBlobs);
@@ -119,7 +127,7 @@ export async function uploadPart(
     await g.blobs.remove(blobId);
     throw Errors.noSuchUpload();
   }
-  return { etag: digests.etag, md5: digests.md5 };
+  return { etag: digests.etag, md5: digests.md5, ...(checksum !== undefined ? { checksum } : {}) };
 }
 
 /** The body of complete (§6.3). */

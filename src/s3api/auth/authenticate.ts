@@ -15,8 +15,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
 import type { Granary } from '../../context.js';
 import { S3Errors } from '../errors.js';
-import { checkChecksumForm, ContentCheckStream, isChecksumAlgorithm, type ChecksumAlgorithm, type ContentChecks } from '../checksum.js';
-import type { S3Caller } from '../types.js';
+import { checkChecksumForm, ContentCheckStream, isChecksumAlgorithm, type ChecksumAlgorithm, type ContentChecks, type VerifiedChecksum } from '../checksum.js';
+import type { BodyOptions, S3Caller } from '../types.js';
 import { AwsChunkedDecoder, type ChunkChain } from './chunked.js';
 import { verifyV2Header, verifyV2Query } from './sigv2.js';
 import { verifyV4Header, verifyV4Query, type SignedS3Request } from './sigv4.js';
@@ -32,9 +32,9 @@ export interface RawS3Request extends SignedS3Request {
 /** The caller, and the request body as checked content. */
 export interface Authenticated {
   caller: S3Caller;
-  body(): Readable;
+  body(opts?: BodyOptions): Readable;
   contentLength: number | undefined;
-  checksum(): { algorithm: string; value: string } | undefined;
+  checksum(crc32?: number): VerifiedChecksum | undefined;
 }
 
 const STREAMING_SIGNED = 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD';
@@ -71,8 +71,9 @@ function lengthHeader(req: SignedS3Request, name: string): number | undefined {
 
 /** The checksum to check: a header's value now, or a trailer's at the end (`x-amz-trailer`). */
 function checksumOf(req: SignedS3Request, decoder: AwsChunkedDecoder | undefined): ContentChecks['checksum'] {
-  // x-amz-checksum-mode, -type and -algorithm are not values; crc64nvme is a value Granary cannot check.
-  if (req.headers['x-amz-checksum-crc64nvme'] !== undefined) throw S3Errors.NotImplemented('The CRC64NVME checksum is not supported: use CRC32, CRC32C, SHA1 or SHA256');
+  // x-amz-checksum-mode, -type and -algorithm are not values. On CompleteMultipartUpload (POST with uploadId) the
+  // x-amz-checksum-* headers are the whole object's checksum (ops/complete-multipart-upload.ts), not the body's.
+  if (req.method === 'POST' && /[?&]uploadId=/.test(req.rawUrl)) return undefined;
   const names = Object.keys(req.headers).filter((n) => n.startsWith('x-amz-checksum-') && isChecksumAlgorithm(n.slice('x-amz-checksum-'.length)));
   if (names.length > 1) throw S3Errors.InvalidRequest('Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
   if (names.length === 1) {
@@ -114,8 +115,9 @@ function bodyOf(req: RawS3Request, mode: PayloadMode): Omit<Authenticated, 'call
   let opened: Readable | undefined;
   return {
     contentLength: decoder ? decodedLength : lengthHeader(req, 'content-length'),
-    body: () => {
+    body: (opts) => {
       if (opened) return opened;
+      if (check && opts?.deferCrc32) check.deferCrc32 = true;
       const stages = [decoder, check].filter((s): s is NonNullable<typeof s> => s !== undefined);
       if (stages.length === 0) return (opened = req.stream);
       // pipeline() keeps the request's socket for the answer when a stage fails (objects/receive.ts does the same).
@@ -124,7 +126,7 @@ function bodyOf(req: RawS3Request, mode: PayloadMode): Omit<Authenticated, 'call
         : pipeline(req.stream, stages[0]!, stages[1]!, () => undefined);
       return opened;
     },
-    checksum: () => check?.verified,
+    checksum: (crc32) => check?.settle(crc32),
   };
 }
 

@@ -1,12 +1,17 @@
 /**
  * ListParts (`GET /<bucket>/<key>?uploadId=<id>`): the upload's parts after `part-number-marker`, at most
  * `max-parts` (default and cap 1000), docs/development/kodo-protocol.md §18.8. Each part: PartNumber,
- * LastModified, ETag (its MD5), Size. NoSuchUpload (404) when unknown; InvalidArgument for a malformed number.
+ * LastModified, ETag (its MD5), Size, its checksum (`<ChecksumCRC32>`…, when recorded); the upload's
+ * ChecksumAlgorithm and ChecksumType when it has one. NoSuchUpload (404) when unknown; InvalidArgument for a
+ * malformed number.
  */
 import type { Granary } from '../../context.js';
 import { bucketName, objectKey, signedCaller } from '../access.js';
 import { S3Errors } from '../errors.js';
-import { loadSettings, partEtag, s3Upload, uploadIdOf } from '../multipart.js';
+import type { PartRecord } from '../../ports/meta.js';
+import { isChecksumAlgorithm } from '../checksum.js';
+import { loadSettings, partChecksum, partEtag, s3Upload, uploadIdOf } from '../multipart.js';
+import { algorithmName, checksumElement } from '../object-checksum.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, isoTime, xmlDocument } from '../xml.js';
 
@@ -18,6 +23,13 @@ export function intParam(query: URLSearchParams, name: string, fallback: number)
   if (v === null || v === '') return fallback;
   if (!/^\d{1,10}$/.test(v)) throw S3Errors.InvalidArgument(`Provided ${name} not an integer or within integer range`);
   return Number(v);
+}
+
+/** A part's recorded checksum as its `<ChecksumCRC32>`-style element ('' when none). */
+function partChecksumXml(p: PartRecord): string {
+  const a = p.checksum?.slice(0, p.checksum.indexOf(':'));
+  if (a === undefined || !isChecksumAlgorithm(a)) return '';
+  return el(checksumElement(a), partChecksum(p, a));
 }
 
 export async function listParts(g: Granary, req: S3Request): Promise<S3Response> {
@@ -42,9 +54,10 @@ export async function listParts(g: Granary, req: S3Request): Promise<S3Response>
     el('MaxParts', max) +
     el('IsTruncated', more) +
     page
-      .map((p) => `<Part>${el('PartNumber', p.partNumber)}${el('LastModified', isoTime(p.putTime * 1000))}${el('ETag', partEtag(p))}${el('Size', p.size)}</Part>`)
+      .map((p) => `<Part>${el('PartNumber', p.partNumber)}${el('LastModified', isoTime(p.putTime * 1000))}${el('ETag', partEtag(p))}${el('Size', p.size)}${partChecksumXml(p)}</Part>`)
       .join('') +
     `<Initiator>${who}</Initiator><Owner>${who}</Owner>` +
-    el('StorageClass', CLASS_NAMES[settings.fileType] ?? 'STANDARD');
+    el('StorageClass', CLASS_NAMES[settings.fileType] ?? 'STANDARD') +
+    (settings.checksum ? el('ChecksumAlgorithm', algorithmName(settings.checksum.algorithm)) + el('ChecksumType', settings.checksum.type) : '');
   return xmlResponse(xmlDocument('ListPartsResult', inner));
 }

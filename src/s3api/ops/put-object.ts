@@ -4,28 +4,32 @@
  * `<bucket>:<key>` (overwrite allowed), so quotas, event notifications, lifecycle rules, bitrot checksums and
  * inline storage apply as to any Kodo upload (docs/development/kodo-protocol.md §18.5).
  *
- * - Checks while streaming: `x-amz-content-sha256`, chunk signatures, `x-amz-checksum-*` (auth/authenticate.ts);
- *   after: `Content-MD5` (InvalidDigest when not base64 of 16 bytes, BadDigest on a mismatch). A failed check
- *   commits nothing: the entry already under the key is untouched.
- * - `If-None-Match: *` → create only (PreconditionFailed 412 when the key exists, decided in the commit);
- *   `If-Match: <etag>` → replace only that version (checked before the upload; NoSuchKey when missing).
+ * - Checks while streaming: `x-amz-content-sha256`, chunk signatures, `x-amz-checksum-*` (auth/authenticate.ts;
+ *   a CRC-32 against the CRC-32 the upload path computes anyway); after: `Content-MD5` (InvalidDigest when not
+ *   base64 of 16 bytes, BadDigest on a mismatch). A failed check commits nothing: the entry already under the key
+ *   is untouched. The verified checksum is kept with the entry (object-checksum.ts, type FULL_OBJECT).
+ * - `If-None-Match: *` → create only (412 PreconditionFailed when the key exists); `If-Match: <etag>` → replace
+ *   only that object (412 when it differs, 404 NoSuchKey when there is none): write-conditions.ts, decided in the
+ *   commit transaction.
  * - Content-Type kept verbatim when sent (else guessed from the key and the content, as Kodo does);
  *   `x-amz-meta-*`, Cache-Control, Content-Disposition, Content-Encoding, Content-Language, Expires kept
  *   (object-headers.ts); `x-amz-storage-class` → the Kodo file type.
- * - Answer: 200, ETag (object-headers.ts `etagOf`), the verified `x-amz-checksum-*` echoed.
+ * - Answer: 200, ETag (object-headers.ts `etagOf`), the verified `x-amz-checksum-*` and `x-amz-checksum-type`.
  * Errors: EntityTooLarge (past GRANARY_MAX_OBJECT_SIZE), AccessDenied (quota, another account's bucket),
  * NoSuchBucket, InvalidStorageClass, KeyTooLongError.
  */
 import type { Granary } from '../../context.js';
-import { findLiveObject } from '../../objects/read.js';
 import { putObject as commitPut } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
 import type { PutPolicy } from '../../policy/put-policy.js';
 import { bucketName, objectKey, signedCaller } from '../access.js';
 import { S3Errors } from '../errors.js';
 import { contentMd5Of, headerOf } from '../headers.js';
+import type { VerifiedChecksum } from '../checksum.js';
+import { CHECKSUM_META, checksumHeaders, encodeChecksum } from '../object-checksum.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
 import type { S3Request, S3Response } from '../types.js';
+import { checkEarly, writePrecondition } from '../write-conditions.js';
 
 /** Lifetime of the internal put policy, seconds (only its deadline check reads it). */
 const POLICY_SECONDS = 24 * 3600;
@@ -47,22 +51,6 @@ export function s3PutPolicy(g: Granary, bucket: string, key: string, opts: { ins
   };
 }
 
-/** Checks `If-Match` / `If-None-Match` of a write; returns whether the write is create-only. */
-async function writeConditions(g: Granary, req: S3Request, bucket: string, key: string): Promise<boolean> {
-  const ifNoneMatch = headerOf(req, 'if-none-match');
-  const ifMatch = headerOf(req, 'if-match');
-  if (ifNoneMatch !== undefined && ifNoneMatch.trim() !== '*') {
-    throw S3Errors.NotImplemented('If-None-Match on a write only supports *');
-  }
-  if (ifMatch !== undefined) {
-    const rec = await findLiveObject(g, bucket, key);
-    if (!rec) throw S3Errors.NoSuchKey();
-    const wanted = ifMatch.split(',').map((t) => t.trim());
-    if (!wanted.includes('*') && !wanted.includes(etagOf(rec))) throw S3Errors.PreconditionFailed();
-  }
-  return ifNoneMatch !== undefined;
-}
-
 export async function putObject(g: Granary, req: S3Request): Promise<S3Response> {
   const accessKey = signedCaller(req);
   const bucket = bucketName(req);
@@ -73,18 +61,25 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
   if (req.contentLength !== undefined && req.contentLength > g.config.maxObjectBytes) {
     throw S3Errors.EntityTooLarge(`Your proposed upload exceeds the maximum allowed size (${g.config.maxObjectBytes} bytes)`);
   }
-  const insertOnly = await writeConditions(g, req, bucket, key);
+  const precondition = writePrecondition(req);
+  await checkEarly(g, precondition, bucket, key);
   const clientMime = headerOf(req, 'content-type');
-  const policy = s3PutPolicy(g, bucket, key, { insertOnly, fileType, trustMime: clientMime !== undefined && clientMime !== '' });
-  const body = await receiveBody(g, req.body(), {
+  const policy = s3PutPolicy(g, bucket, key, { insertOnly: false, fileType, trustMime: clientMime !== undefined && clientMime !== '' });
+  // The upload path computes the content's CRC-32 (bitrot checksums): a CRC-32 checksum is checked against it.
+  const body = await receiveBody(g, req.body({ deferCrc32: true }), {
     maxBytes: g.config.maxObjectBytes,
     inlineMax: g.config.inlineMaxBytes,
     ...(req.contentLength !== undefined ? { expectedBytes: req.contentLength } : {}),
   });
-  if (md5 !== undefined && body.digests.md5 !== md5) {
+  let sum: VerifiedChecksum | undefined;
+  try {
+    if (md5 !== undefined && body.digests.md5 !== md5) throw S3Errors.BadDigest('The Content-MD5 you specified did not match what we received.');
+    sum = req.checksum(body.digests.crc32);
+  } catch (err) {
     await body.staged.discard();
-    throw S3Errors.BadDigest('The Content-MD5 you specified did not match what we received.');
+    throw err;
   }
+  if (sum) meta[CHECKSUM_META] = encodeChecksum({ ...sum, type: 'FULL_OBJECT' });
   const result = await commitPut(g, body, {
     policy,
     accessKey,
@@ -93,10 +88,10 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
     custom: {},
     meta,
     reqId: req.reqId,
+    ...(precondition ? { precondition } : {}),
   });
   g.metrics?.upload('s3', result.record.fsize);
   const headers: Record<string, string> = { etag: etagOf(result.record) };
-  const sum = req.checksum();
-  if (sum) headers[`x-amz-checksum-${sum.algorithm}`] = sum.value;
+  if (sum) Object.assign(headers, checksumHeaders({ ...sum, type: 'FULL_OBJECT' }));
   return { status: 200, headers };
 }

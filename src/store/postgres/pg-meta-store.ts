@@ -33,7 +33,7 @@ import type {
   LifecycleRule,
   ListPage,
   ListQuery,
-  ManifestCommit,
+  CommitPutOptions,
   MetaStore,
   ObjectRecord,
   PutOutcome,
@@ -361,7 +361,7 @@ export class PgMetaStore implements MetaStore {
 
   async commitPut(
     rec: ObjectRecord,
-    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; manifest?: ManifestCommit; inline?: Buffer },
+    opts: CommitPutOptions,
   ): Promise<PutOutcome> {
     return this.commit(async (c): Promise<PutOutcome> => {
       const freed: string[] = [];
@@ -372,6 +372,8 @@ export class PgMetaStore implements MetaStore {
       const lost = manifest && (await this.sessions.claimLost(c, manifest.claim));
       if (lost) return { result: 'session-lost', freedBlobs: freed, reason: lost };
       const existing = await this.liveRow(c, locked, rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
+      const refusal = opts.precondition?.(existing);
+      if (refusal) return { result: 'refused', freedBlobs: freed, error: refusal };
       // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
       if (existing && opts.insertOnly && !(existing.hash === rec.hash && (await this.isCorrupt(c, existing.blobId)))) {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';

@@ -350,8 +350,14 @@ CREATE TABLE console_samples (
 );
 `;
 
+/** S3 additional checksums of multipart parts (s3api/checksum.ts; NULL: none sent, or a part of an earlier version). */
+const PART_CHECKSUMS = `
+ALTER TABLE parts ADD COLUMN checksum text;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: CORE },
   { version: 2, name: 'console-sessions', sql: CONSOLE_SESSIONS },
   { version: 3, name: 'console-samples', sql: CONSOLE_SAMPLES },
+  { version: 4, name: 'part-checksums', sql: PART_CHECKSUMS },
 ];

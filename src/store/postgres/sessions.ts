@@ -42,6 +42,7 @@ interface PartRow {
   etag: string;
   put_time: bigint;
   block_sha1s: Buffer | null;
+  checksum: string | null;
 }
 
 const toBlock = (r: BlockRow): BlockRecord => ({
@@ -62,6 +63,7 @@ const toPart = (r: PartRow): PartRecord => ({
   etag: r.etag,
   putTime: Number(r.put_time),
   ...(r.block_sha1s !== null ? { blockSha1s: r.block_sha1s } : {}),
+  ...(r.checksum !== null ? { checksum: r.checksum } : {}),
 });
 
 /** Sessions removed by one expiry sweep at most (blocks, then uploads). */
@@ -160,11 +162,12 @@ export class PgSessions implements SessionStore {
         [uploadId, p.partNumber],
       );
       await c.query(
-        `INSERT INTO parts (upload_id, part_number, blob_id, size, md5, etag, put_time, block_sha1s)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        `INSERT INTO parts (upload_id, part_number, blob_id, size, md5, etag, put_time, block_sha1s, checksum)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (upload_id, part_number) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size,
-           md5 = excluded.md5, etag = excluded.etag, put_time = excluded.put_time, block_sha1s = excluded.block_sha1s`,
-        [uploadId, p.partNumber, p.blobId, p.size, p.md5, p.etag, p.putTime, p.blockSha1s ?? null],
+           md5 = excluded.md5, etag = excluded.etag, put_time = excluded.put_time, block_sha1s = excluded.block_sha1s,
+           checksum = excluded.checksum`,
+        [uploadId, p.partNumber, p.blobId, p.size, p.md5, p.etag, p.putTime, p.blockSha1s ?? null, p.checksum ?? null],
       );
       await addRef(c, p.blobId, p.size, sums);
       if (old.rows[0]) await releaseRef(c, old.rows[0].blob_id, freed);

@@ -263,6 +263,8 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   // Zero-copy assembly (manifests.ts): block and part digests recorded as they arrive (NULL for older sessions).
   ['blocks', 'sha1', 'TEXT'],
   ['parts', 'block_sha1s', 'BLOB'],
+  // S3 additional checksums of parts (s3api/checksum.ts; NULL: none sent, or a part of an earlier version).
+  ['parts', 'checksum', 'TEXT'],
   // Worker processes (workers/): the process that claimed a running row (NULL = none: rows of earlier versions).
   ['event_outbox', 'owner', 'TEXT'],
 ];

@@ -36,6 +36,7 @@ interface PartRow {
   etag: string;
   put_time: number;
   block_sha1s: Buffer | null;
+  checksum: string | null;
 }
 
 const toBlock = (r: BlockRow): BlockRecord => ({
@@ -63,6 +64,7 @@ const toPart = (r: PartRow): PartRecord => ({
   etag: r.etag,
   putTime: r.put_time,
   ...(r.block_sha1s !== null ? { blockSha1s: r.block_sha1s } : {}),
+  ...(r.checksum !== null ? { checksum: r.checksum } : {}),
 });
 
 export class SqliteSessions implements SessionStore {
@@ -94,10 +96,11 @@ export class SqliteSessions implements SessionStore {
       expiredUploads: db.prepare('SELECT id FROM uploads WHERE expires_at <= ? LIMIT 500'),
       getPart: db.prepare('SELECT * FROM parts WHERE upload_id = ? AND part_number = ?'),
       upsertPart: db.prepare(
-        `INSERT INTO parts (upload_id, part_number, blob_id, size, md5, etag, put_time, block_sha1s)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO parts (upload_id, part_number, blob_id, size, md5, etag, put_time, block_sha1s, checksum)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (upload_id, part_number) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size,
-           md5 = excluded.md5, etag = excluded.etag, put_time = excluded.put_time, block_sha1s = excluded.block_sha1s`,
+           md5 = excluded.md5, etag = excluded.etag, put_time = excluded.put_time, block_sha1s = excluded.block_sha1s,
+           checksum = excluded.checksum`,
       ),
       listParts: db.prepare(
         'SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?',
@@ -168,7 +171,7 @@ export class SqliteSessions implements SessionStore {
       const freed: string[] = [];
       if (!this.st.getUpload.get(uploadId)) return { result: 'missing' as const, freedBlobs: freed };
       const old = this.st.getPart.get(uploadId, p.partNumber) as PartRow | undefined;
-      this.st.upsertPart.run(uploadId, p.partNumber, p.blobId, p.size, p.md5, p.etag, p.putTime, p.blockSha1s ?? null);
+      this.st.upsertPart.run(uploadId, p.partNumber, p.blobId, p.size, p.md5, p.etag, p.putTime, p.blockSha1s ?? null, p.checksum ?? null);
       this.refs.add(p.blobId, p.size, sums);
       if (old) this.refs.release(old.blob_id, freed);
       return { result: 'ok' as const, freedBlobs: freed };

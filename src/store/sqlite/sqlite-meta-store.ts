@@ -36,7 +36,7 @@ import type {
   DomainRecord,
   LifecycleRule,
   ListPage,
-  ManifestCommit,
+  CommitPutOptions,
   ListQuery,
   MetaStore,
   ObjectRecord,
@@ -467,7 +467,7 @@ export class SqliteMetaStore implements MetaStore {
 
   async commitPut(
     rec: ObjectRecord,
-    opts: { insertOnly: boolean; nowSec: number; sums?: BlobSums; events?: OutboxRows; manifest?: ManifestCommit; inline?: Buffer },
+    opts: CommitPutOptions,
   ): Promise<PutOutcome> {
     return this.batched((): PutOutcome => {
       const freed: string[] = [];
@@ -477,6 +477,8 @@ export class SqliteMetaStore implements MetaStore {
       const lost = manifest && this.sessions.claimLost(manifest.claim);
       if (lost) return { result: 'session-lost', freedBlobs: freed, reason: lost };
       const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
+      const refusal = opts.precondition?.(existing);
+      if (refusal) return { result: 'refused', freedBlobs: freed, error: refusal };
       // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
       if (existing && opts.insertOnly && !(existing.hash === rec.hash && this.isCorrupt(existing.blobId))) {
         const result = existing.hash === rec.hash ? 'identical' : 'exists';
