@@ -95,8 +95,9 @@ export function queryOf(request: FastifyRequest): URLSearchParams {
 export function intParam(q: URLSearchParams, name: string): number | undefined {
   const v = q.get(name);
   if (v === null || v === '') return undefined;
-  if (!/^\d{1,15}$/.test(v)) throw Errors.badRequest(`${name} must be a non-negative integer`);
-  return Number(v);
+  const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n)) throw Errors.badRequest(`${name} must be a non-negative integer`);
+  return n;
 }
 
 /** `page` (1-based; 0 or absent: 1) and `page_size` (absent or 0: 20; at most 1000) → offset and limit. */
