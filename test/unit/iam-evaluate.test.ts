@@ -12,7 +12,7 @@ import type { IamPolicyRecord } from '../../src/ports/iam.js';
 
 const UID = 4242;
 
-const policy = (alias: string, statements: Statement[], via: AppliedPolicy['via'] = 'user'): AppliedPolicy => ({ alias, via, statements });
+const policy = (alias: string, statements: readonly Statement[], via: AppliedPolicy['via'] = 'user'): AppliedPolicy => ({ alias, via, statements });
 const user = (policies: AppliedPolicy[], enabled = true): Principal => ({ kind: 'user', owner: 'acct', ownerUid: UID, alias: 'u', enabled, policies });
 const allow = (action: string[], resource: string[]): Statement => ({ action, resource, effect: 'Allow' });
 const deny = (action: string[], resource: string[]): Statement => ({ action, resource, effect: 'Deny' });
@@ -109,12 +109,12 @@ describe('matching helpers', () => {
   });
 
   it('principalOf: own and group policies, disabled policies left out', () => {
-    const rec = (alias: string, st: Statement[], enabled = true): IamPolicyRecord => ({
+    const rec = (alias: string, st: readonly Statement[], enabled = true): IamPolicyRecord => ({
       owner: 'acct', id: alias, alias, description: '', editType: 1, statement: JSON.stringify(st), enabled, createdMs: 0, updatedMs: 0,
     });
     const p = principalOf({ owner: 'acct', alias: 'u', enabled: true }, UID, {
-      own: [rec('ro', READ_ONLY.statements as Statement[]), rec('off', EVERYTHING.statements as Statement[], false)],
-      groups: [{ group: 'ops', policies: [rec('nd', DENY_DELETE.statements as Statement[])] }],
+      own: [rec('ro', READ_ONLY.statements), rec('off', EVERYTHING.statements, false)],
+      groups: [{ group: 'ops', policies: [rec('nd', DENY_DELETE.statements)] }],
     });
     expect(p.kind === 'user' && p.policies.map((x) => [x.alias, x.via])).toEqual([['ro', 'user'], ['nd', { group: 'ops' }]]);
     expect(evaluate(p, { action: 'kodo/Upload', bucket: 'photos', key: 'k' }).allowed).toBe(false);
