@@ -188,6 +188,12 @@ export interface IamStore {
    */
   effectivePolicies(owner: string, user: string): Promise<{ own: IamPolicyRecord[]; groups: Array<{ group: string; policies: IamPolicyRecord[] }> } | undefined>;
 
+  /**
+   * Deletes every IAM object of an account — users with their key pairs, groups, policies, links and audit records —
+   * in one transaction (its AccessKey was deleted); how many users went.
+   */
+  deleteOwner(owner: string): Promise<number>;
+
   // ---- audits ----
   /** Appends a record (its `seq` assigned) and drops the owner's oldest beyond `max`, in one transaction. */
   appendAudit(rec: Omit<IamAuditRecord, 'seq'>, max: number): Promise<void>;

@@ -160,6 +160,31 @@ describe.each(kinds.names)('IamStore contract: %s', (kind: MetaStoreKind) => {
     expect(await a!.changeLinks('other', 'group-user', 'g', 'add', ['v'])).toBe(false);
   });
 
+  it('deleteOwner: every object of the account goes, another account keeps its own', async () => {
+    const [s] = await fresh();
+    for (const owner of ['gone', 'kept']) {
+      const u = user(owner, 'u');
+      await s!.createUser(u);
+      await s!.createKeyPair(pair(u, `AK-${owner}`));
+      await s!.createGroup(group(owner, 'g'));
+      await s!.createPolicy(policy(owner, 'p'));
+      await s!.changeLinks(owner, 'group-user', 'g', 'add', ['u']);
+      await s!.changeLinks(owner, 'group-policy', 'g', 'add', ['p']);
+      await s!.changeLinks(owner, 'user-policy', 'u', 'add', ['p']);
+      await s!.appendAudit({ owner, actor: owner, service: 'iam', action: 'CreateUser', resource: 'user/u', iuid: 0, requestId: 'r', sourceIp: '', errorCode: 0, errorMessage: '', detail: '{}', atMs: T0 }, 100);
+    }
+    expect(await s!.deleteOwner('gone')).toBe(1);
+    expect(await s!.getUser('gone', 'u')).toBeUndefined();
+    expect(await s!.getKeyPair('AK-gone')).toBeUndefined();
+    expect(await s!.getGroup('gone', 'g')).toBeUndefined();
+    expect(await s!.getPolicy('gone', 'p')).toBeUndefined();
+    expect(await s!.listAudits('gone', { afterSeq: 0, limit: 10 })).toEqual([]);
+    expect((await s!.effectivePolicies('kept', 'u'))?.own.map((p) => p.alias)).toEqual(['p']);
+    expect((await s!.getKeyPair('AK-kept'))?.owner).toBe('kept');
+    expect(await s!.listAudits('kept', { afterSeq: 0, limit: 10 })).toHaveLength(1);
+    expect(await s!.deleteOwner('gone')).toBe(0);
+  });
+
   it('audits: appended in order, the oldest dropped past the bound per owner, filtered, read after a marker', async () => {
     const [s] = await fresh();
     const rec = (owner: string, action: string, atMs: number, iuid = 0) => ({

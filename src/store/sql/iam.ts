@@ -431,6 +431,22 @@ export class SqlIamStore implements IamStore {
     return { own: own.map(toPolicy), groups: [...groups].map(([group, policies]) => ({ group, policies })) };
   }
 
+  async deleteOwner(owner: string): Promise<number> {
+    const results = await this.db.batch([
+      // Every link starts at a group or a user of its owner.
+      {
+        sql: `DELETE FROM iam_links WHERE from_id IN (SELECT id FROM iam_groups WHERE owner = ?) OR from_id IN (SELECT id FROM iam_users WHERE owner = ?)`,
+        args: [owner, owner],
+      },
+      { sql: 'DELETE FROM iam_keypairs WHERE owner = ?', args: [owner] },
+      { sql: 'DELETE FROM iam_users WHERE owner = ?', args: [owner] },
+      { sql: 'DELETE FROM iam_groups WHERE owner = ?', args: [owner] },
+      { sql: 'DELETE FROM iam_policies WHERE owner = ?', args: [owner] },
+      { sql: 'DELETE FROM iam_audits WHERE owner = ?', args: [owner] },
+    ]);
+    return results[2]!.changes;
+  }
+
   // ---- audits ----
 
   async appendAudit(a: Omit<IamAuditRecord, 'seq'>, max: number): Promise<void> {
