@@ -10,8 +10,9 @@
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountUid } from '../../src/iam/ids.js';
+import { ConsoleClient, startConsole } from '../helpers/console.js';
 import { qiniuDate } from '../helpers/http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import { expectError, readAnswer, type RawAnswer } from '../helpers/upload.js';
 
 let s: TestServer;
@@ -376,6 +377,27 @@ describe('credentials and accounts', () => {
     const audits = data<{ list: Array<{ access_key: string }> }>(await iam('GET', '/iam/v1/audits?limit=1000', undefined, alice));
     expect(audits.list.length).toBe(2);
     expect(new Set(audits.list.map((a) => a.access_key))).toEqual(new Set([alice.accessKey]));
+  });
+
+  it("deleting an account key pair (the console's Keys page) deletes the account's IAM objects", async () => {
+    const c = await startConsole(s);
+    try {
+      const root = new ConsoleClient(c.url);
+      expect((await root.signIn(AK, SK)).status).toBe(200);
+      const made = await root.call<{ accessKey: string; secretKey: string }>('POST', '/api/keys');
+      const dave = new qiniu.auth.digest.Mac(made.body.accessKey, made.body.secretKey);
+      data(await iam('POST', '/iam/v1/users', { alias: 'daves-user', password: 'correct-horse' }, dave));
+      const key = data(await iam('POST', '/iam/v1/users/daves-user/keypairs', undefined, dave));
+      data(await iam('POST', '/iam/v1/groups', { alias: 'daves-group' }, dave));
+      expect((await root.call('DELETE', `/api/keys/${made.body.accessKey}`)).status).toBe(204);
+      const store = s.running.g.meta.iam;
+      expect(await store.getUser(made.body.accessKey, 'daves-user')).toBeUndefined();
+      expect(await store.getGroup(made.body.accessKey, 'daves-group')).toBeUndefined();
+      expect(await store.getKeyPair(key.access_key as string)).toBeUndefined();
+      expect(await store.listAudits(made.body.accessKey, { afterSeq: 0, limit: 10 })).toEqual([]);
+    } finally {
+      await c.close();
+    }
   });
 });
 
