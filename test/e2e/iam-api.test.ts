@@ -19,7 +19,7 @@ let s: TestServer;
 let alice: qiniu.auth.digest.Mac;
 
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ GRANARY_IAM_AUDIT_MAX: '100' });
   const pair = await s.running.g.keyIndex.create(0);
   alice = new qiniu.auth.digest.Mac(pair.accessKey, pair.secretKey);
 });
@@ -354,6 +354,17 @@ describe('catalogue and audits', () => {
     const future = new Date(s.clock.nowMs() + 3_600_000).toISOString();
     expect(data<{ list: unknown[] }>(await iam('GET', `/iam/v1/audits?start_time=${encodeURIComponent(future)}`)).list).toEqual([]);
     expectError(await iam('GET', '/iam/v1/audits?start_time=yesterday'), 400, /start_time/);
+    expectError(await iam('GET', '/iam/v1/audits?limit=1001'), 400, /limit/);
+  });
+
+  it('an account keeps its last GRANARY_IAM_AUDIT_MAX records (100 here)', async () => {
+    const pair = await s.running.g.keyIndex.create(0);
+    const erin = new qiniu.auth.digest.Mac(pair.accessKey, pair.secretKey);
+    for (let i = 0; i < 105; i++) data(await iam('POST', '/iam/v1/groups', { alias: `g${i}` }, erin));
+    const kept = data<{ marker: string; list: Array<{ resource: string }> }>(await iam('GET', '/iam/v1/audits?limit=1000', undefined, erin));
+    expect(kept.list).toHaveLength(100);
+    expect(kept.list[0]!.resource).toBe('group/g5');
+    expect(kept.list[99]!.resource).toBe('group/g104');
     expectError(await iam('GET', '/iam/v1/audits?marker=xyz'), 400, /marker/);
   });
 });
