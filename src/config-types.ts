@@ -171,6 +171,8 @@ export interface Config {
   eventConcurrency: number;
   /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
   dateWindowSeconds: number;
+  /** GRANARY_IAM_AUDIT_MAX: IAM audit records kept per account, the oldest dropped past it (default 10000). */
+  iamAuditMax: number;
   /** GRANARY_EXPIRY_INTERVAL: seconds between sweeps deleting expired objects (default 60). */
   expirySweepSeconds: number;
   /**

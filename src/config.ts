@@ -178,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventRetryMs: intVar(env, 'GRANARY_EVENT_RETRY_MS'),
     eventConcurrency: intVar(env, 'GRANARY_EVENT_CONCURRENCY'),
     dateWindowSeconds: intVar(env, 'GRANARY_DATE_WINDOW'),
+    iamAuditMax: intVar(env, 'GRANARY_IAM_AUDIT_MAX'),
     expirySweepSeconds: intVar(env, 'GRANARY_EXPIRY_INTERVAL'),
     minFree: reserveVar(env),
     scrubBytesPerSecond: intVar(env, 'GRANARY_SCRUB_BYTES_PER_SEC'),

@@ -139,6 +139,17 @@ const CATALOGUE = {
   // buckets/bucket-notes.ts).
   badBucketTagging: [400, 'invalid bucket tagging'],
   badBucketRemark: [400, 'invalid bucket remark'],
+  // Kodo IAM (/iam/v1/…, roles/api/iam/): Kodo's IAM error texts are not public; the statuses follow Kodo's
+  // families (400 bad argument, 612 no such, 614 exists), the message names the object.
+  badIamPolicy: [400, 'invalid IAM policy'],
+  badIamAlias: [400, 'invalid IAM alias'],
+  noSuchIamUser: [612, 'no such IAM user'],
+  noSuchIamGroup: [612, 'no such IAM group'],
+  noSuchIamPolicy: [612, 'no such IAM policy'],
+  noSuchIamKeyPair: [612, 'no such IAM key pair'],
+  iamUserExists: [614, 'IAM user exists'],
+  iamGroupExists: [614, 'IAM group exists'],
+  iamPolicyExists: [614, 'IAM policy exists'],
   // The web console's own API (src/console): sign-in, sessions, CSRF.
   consoleSignInFailed: [401, 'wrong AccessKey or SecretKey'],
   consoleNoSession: [401, 'not signed in, or the session has ended: sign in again'],

@@ -173,6 +173,10 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'custom', name: 'GRANARY_SECRET_KEY', field: 'secretKey', flag: 'secretKey', group: 'Keys', type: 'string', parser: '`loadConfig` (src/config.ts)',
     defaultText: 'generated', description: 'SecretKey of the root key pair (set both `GRANARY_ACCESS_KEY` and `GRANARY_SECRET_KEY` or neither)',
   },
+  {
+    kind: 'int', name: 'GRANARY_IAM_AUDIT_MAX', field: 'iamAuditMax', group: 'Keys', min: 100, max: 10_000_000, default: 10_000, unit: 'records',
+    description: 'IAM audit records kept per account (100 … 10000000): each IAM change is recorded (docs/reference/iam.md, "Audits"); past this many, the oldest are dropped',
+  },
 
   // Storage
   {

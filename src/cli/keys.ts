@@ -22,6 +22,8 @@ export function addKeyCommands(program: Command): void {
     (ak: string, opts: Opts) =>
       offline(opts, async (g) => {
         if (!(await g.meta.deleteAccessKey(ak))) throw new Error(`no account key ${ak}`);
+        // The account's IAM sub-users, their key pairs, groups and policies go with it (docs/reference/iam.md).
+        await g.meta.iam.deleteOwner(ak);
         process.stdout.write(`deleted key ${ak}\n`);
       }),
   );

@@ -45,6 +45,8 @@ export async function deleteKeyApi(call: Call, request: FastifyRequest, reply: F
   const accessKey = pathParam(request, 'accessKey');
   if (g.keyIndex.isRoot(accessKey)) throw Errors.badRequest('the root key pair cannot be deleted here');
   if (!(await g.meta.deleteAccessKey(accessKey))) throw Errors.notFound(`no account key ${accessKey}`);
+  // The account's IAM sub-users, their key pairs, groups and policies go with it (docs/reference/iam.md).
+  await g.meta.iam.deleteOwner(accessKey);
   await g.keyIndex.reload();
   await call.ctx.sessions.endAllOf(accessKey);
   request.log.info({ accessKey }, 'console: account key pair deleted');

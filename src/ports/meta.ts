@@ -5,6 +5,7 @@
  * of a cluster); both pass the same contract suite (test/contract/).
  */
 import type { ConsoleSampleStore } from './console-samples.js';
+import type { IamStore } from './iam.js';
 import type { ConsoleSessionStore } from './console-sessions.js';
 import type { LeaseStore } from './leases.js';
 import type { JobQueue } from './job-queue.js';
@@ -574,6 +575,9 @@ export interface MetaStore {
 
   /** The console Overview's history (ports/console-samples.ts), shared by every worker process and cluster node. */
   readonly consoleSamples: ConsoleSampleStore;
+
+  /** Kodo IAM objects and their audit log (ports/iam.ts), shared by every worker process and cluster node. */
+  readonly iam: IamStore;
 
   // ---- account key pairs ----
   createAccessKey(rec: AccessKeyRecord): Promise<void>;

@@ -1,13 +1,14 @@
 /**
  * The route table: every route the main listener (the Kodo API) and the console listener serve, in one place, as
  * versitygw's router names each route's controller, metrics action and auth. One small file per role lists its
- * routes (kodo-up.ts, kodo-uc.ts, kodo-rs.ts: rs, rsf, io, api, health; console.ts); types.ts describes an entry;
+ * routes (kodo-up.ts, kodo-uc.ts, kodo-rs.ts: rs, rsf, io, api, health; kodo-iam.ts: the api role's IAM calls; console.ts); types.ts describes an entry;
  * register.ts registers them and nothing else; auth-step.ts runs each entry's auth once before its handler.
  * Adding a route = adding one entry here (docs/development/architecture.md, "Adding a route").
  */
 import type { Caller } from '../auth/management.js';
 import type { Granary } from '../context.js';
 import { CONSOLE_LISTENER_ROUTES, CONSOLE_ROUTES } from './console.js';
+import { IAM_ROUTES } from './kodo-iam.js';
 import { API_ROUTES, HEALTH_ROUTES, IO_ROUTES, RS_ROUTES, RSF_ROUTES } from './kodo-rs.js';
 import { UC_ROUTES } from './kodo-uc.js';
 import { UP_ROUTES } from './kodo-up.js';
@@ -23,6 +24,7 @@ export const KODO_ROUTES: readonly RouteEntry<Granary, Caller>[] = [
   ...RSF_ROUTES,
   ...RS_ROUTES,
   ...API_ROUTES,
+  ...IAM_ROUTES,
   ...IO_ROUTES,
 ];
 

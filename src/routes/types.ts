@@ -13,7 +13,7 @@ import type { RouteCall } from '../http/route-call.js';
 export type Role = 'up' | 'io' | 'rs' | 'rsf' | 'api' | 'uc' | 'health' | 'console';
 
 /** The HTTP methods of the table; `ALL` = every method fastify knows (the console API's unknown-route answer). */
-export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS' | 'ALL';
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'ALL';
 
 /**
  * Who may call a route, checked by the auth step (auth-step.ts) once, before the handler:

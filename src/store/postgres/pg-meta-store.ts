@@ -127,6 +127,8 @@ export class PgMetaStore implements MetaStore {
   readonly consoleSessions: PgQueues['consoleSessions'];
   /** The console Overview's history (ports/console-samples.ts). */
   readonly consoleSamples: PgConsoleSamples;
+  /** Kodo IAM objects and audits (ports/iam.ts). */
+  readonly iam: PgQueues['iam'];
   /** The buckets this process last saw with a quota: their entry changes lock them exclusive at once (entry-locks.ts). */
   private readonly quotaHints: QuotaHints = new Set();
 
@@ -145,6 +147,7 @@ export class PgMetaStore implements MetaStore {
     this.sessions = new PgSessions(db);
     this.consoleSessions = queues.consoleSessions;
     this.consoleSamples = new PgConsoleSamples(db);
+    this.iam = queues.iam;
   }
 
   /**

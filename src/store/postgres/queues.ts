@@ -12,9 +12,11 @@ import type { LeaseStore } from '../../ports/leases.js';
 import type { TaskQueue } from '../../ports/tasks.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import type { WorkflowTemplateStore } from '../../ports/workflow-templates.js';
+import type { IamStore } from '../../ports/iam.js';
 import type { PgDb, Queryable } from './db.js';
 import type { ConsoleSessionStore } from '../../ports/console-sessions.js';
 import { SqlConsoleSessions } from '../sql/console-sessions.js';
+import { SqlIamStore } from '../sql/iam.js';
 import { SqlFetchTasks } from '../sql/fetch-tasks.js';
 import { SqlJobQueue } from '../sql/jobs.js';
 import { SqlLeases } from '../sql/leases.js';
@@ -52,6 +54,7 @@ export interface PgQueues {
   workflowTemplates: WorkflowTemplateStore;
   leases: LeaseStore;
   consoleSessions: ConsoleSessionStore;
+  iam: IamStore;
   wake: PgWake;
 }
 
@@ -76,6 +79,7 @@ export async function openQueues(db: PgDb, owner: string, opts: PgQueuesOptions 
     workflowTemplates: new SqlWorkflowTemplates(sql),
     leases: new SqlLeases(sql),
     consoleSessions: new SqlConsoleSessions(sql),
+    iam: new SqlIamStore(sql),
     wake,
   };
 }

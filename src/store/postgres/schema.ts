@@ -355,9 +355,84 @@ const PART_CHECKSUMS = `
 ALTER TABLE parts ADD COLUMN checksum text;
 `;
 
+/**
+ * Kodo IAM (store/sql/iam.ts, ports/iam.ts): sub-users, their key pairs, groups, policies, links by id and a
+ * bounded audit log, one namespace per owner AccessKey. Times in Unix ms.
+ */
+const IAM = `
+CREATE TABLE iam_users (
+  id            text COLLATE "C" PRIMARY KEY,
+  owner         text COLLATE "C" NOT NULL,
+  alias         text COLLATE "C" NOT NULL,
+  iuid          bigint NOT NULL UNIQUE,
+  password_hash text NOT NULL,
+  enabled       boolean NOT NULL,
+  created_ms    bigint NOT NULL,
+  updated_ms    bigint NOT NULL,
+  last_login_ms bigint NOT NULL DEFAULT 0,
+  UNIQUE (owner, alias)
+);
+CREATE TABLE iam_keypairs (
+  access_key text COLLATE "C" PRIMARY KEY,
+  id         text COLLATE "C" NOT NULL UNIQUE,
+  owner      text COLLATE "C" NOT NULL,
+  user_id    text COLLATE "C" NOT NULL,
+  secret_key text NOT NULL,
+  enabled    boolean NOT NULL,
+  created_ms bigint NOT NULL
+);
+CREATE INDEX iam_keypairs_user ON iam_keypairs (user_id, created_ms);
+CREATE TABLE iam_groups (
+  id          text COLLATE "C" PRIMARY KEY,
+  owner       text COLLATE "C" NOT NULL,
+  alias       text COLLATE "C" NOT NULL,
+  description text NOT NULL,
+  enabled     boolean NOT NULL,
+  created_ms  bigint NOT NULL,
+  updated_ms  bigint NOT NULL,
+  UNIQUE (owner, alias)
+);
+CREATE TABLE iam_policies (
+  id          text COLLATE "C" PRIMARY KEY,
+  owner       text COLLATE "C" NOT NULL,
+  alias       text COLLATE "C" NOT NULL,
+  description text NOT NULL,
+  edit_type   integer NOT NULL,
+  statement   text NOT NULL,
+  enabled     boolean NOT NULL,
+  created_ms  bigint NOT NULL,
+  updated_ms  bigint NOT NULL,
+  UNIQUE (owner, alias)
+);
+CREATE TABLE iam_links (
+  kind    text COLLATE "C" NOT NULL,
+  from_id text COLLATE "C" NOT NULL,
+  to_id   text COLLATE "C" NOT NULL,
+  PRIMARY KEY (kind, from_id, to_id)
+);
+CREATE INDEX iam_links_to ON iam_links (kind, to_id);
+CREATE TABLE iam_audits (
+  seq           bigserial PRIMARY KEY,
+  owner         text COLLATE "C" NOT NULL,
+  actor         text NOT NULL,
+  service       text NOT NULL,
+  action        text NOT NULL,
+  resource      text NOT NULL,
+  iuid          bigint NOT NULL,
+  request_id    text NOT NULL,
+  source_ip     text NOT NULL,
+  error_code    integer NOT NULL,
+  error_message text NOT NULL,
+  detail        text NOT NULL,
+  at_ms         bigint NOT NULL
+);
+CREATE INDEX iam_audits_owner ON iam_audits (owner, seq);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: CORE },
   { version: 2, name: 'console-sessions', sql: CONSOLE_SESSIONS },
   { version: 3, name: 'console-samples', sql: CONSOLE_SAMPLES },
   { version: 4, name: 'part-checksums', sql: PART_CHECKSUMS },
+  { version: 5, name: 'iam', sql: IAM },
 ];

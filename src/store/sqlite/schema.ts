@@ -222,6 +222,76 @@ CREATE TABLE IF NOT EXISTS console_samples (
   PRIMARY KEY (kind, at_s, source)
 ) WITHOUT ROWID;
 
+-- Kodo IAM (store/sql/iam.ts, ports/iam.ts): sub-users, their key pairs, groups, policies, links by id and a
+-- bounded audit log, one namespace per owner AccessKey. Times in Unix ms.
+CREATE TABLE IF NOT EXISTS iam_users (
+  id            TEXT PRIMARY KEY,
+  owner         TEXT NOT NULL,
+  alias         TEXT NOT NULL,
+  iuid          INTEGER NOT NULL UNIQUE,
+  password_hash TEXT NOT NULL,
+  enabled       INTEGER NOT NULL,
+  created_ms    INTEGER NOT NULL,
+  updated_ms    INTEGER NOT NULL,
+  last_login_ms INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (owner, alias)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS iam_keypairs (
+  access_key TEXT PRIMARY KEY,
+  id         TEXT NOT NULL UNIQUE,
+  owner      TEXT NOT NULL,
+  user_id    TEXT NOT NULL,
+  secret_key TEXT NOT NULL,
+  enabled    INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS iam_keypairs_user ON iam_keypairs (user_id, created_ms);
+CREATE TABLE IF NOT EXISTS iam_groups (
+  id          TEXT PRIMARY KEY,
+  owner       TEXT NOT NULL,
+  alias       TEXT NOT NULL,
+  description TEXT NOT NULL,
+  enabled     INTEGER NOT NULL,
+  created_ms  INTEGER NOT NULL,
+  updated_ms  INTEGER NOT NULL,
+  UNIQUE (owner, alias)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS iam_policies (
+  id          TEXT PRIMARY KEY,
+  owner       TEXT NOT NULL,
+  alias       TEXT NOT NULL,
+  description TEXT NOT NULL,
+  edit_type   INTEGER NOT NULL,
+  statement   TEXT NOT NULL,
+  enabled     INTEGER NOT NULL,
+  created_ms  INTEGER NOT NULL,
+  updated_ms  INTEGER NOT NULL,
+  UNIQUE (owner, alias)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS iam_links (
+  kind    TEXT NOT NULL,
+  from_id TEXT NOT NULL,
+  to_id   TEXT NOT NULL,
+  PRIMARY KEY (kind, from_id, to_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS iam_links_to ON iam_links (kind, to_id);
+CREATE TABLE IF NOT EXISTS iam_audits (
+  seq           INTEGER PRIMARY KEY,
+  owner         TEXT NOT NULL,
+  actor         TEXT NOT NULL,
+  service       TEXT NOT NULL,
+  action        TEXT NOT NULL,
+  resource      TEXT NOT NULL,
+  iuid          INTEGER NOT NULL,
+  request_id    TEXT NOT NULL,
+  source_ip     TEXT NOT NULL,
+  error_code    INTEGER NOT NULL,
+  error_message TEXT NOT NULL,
+  detail        TEXT NOT NULL,
+  at_ms         INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS iam_audits_owner ON iam_audits (owner, seq);
+
 -- Change counters of the in-memory views (ports/reloading.ts): bumped by triggers, so a change made by any process
 -- (another worker, the CLI) is noticed by reading one row.
 CREATE TABLE IF NOT EXISTS change_counters (

@@ -49,6 +49,7 @@ import { CommitBatch } from './commit-batch.js';
 import { WalSync, withGroupCommit } from './group-commit.js';
 import { SqliteEventOutbox } from './event-outbox.js';
 import { SqlConsoleSessions } from '../sql/console-sessions.js';
+import { SqlIamStore } from '../sql/iam.js';
 import { SqlFetchTasks } from '../sql/fetch-tasks.js';
 import { SqlJobQueue } from '../sql/jobs.js';
 import { SqlLeases } from '../sql/leases.js';
@@ -126,6 +127,8 @@ export class SqliteMetaStore implements MetaStore {
   readonly consoleSessions: SqlConsoleSessions;
   /** The console Overview's history (ports/console-samples.ts). */
   readonly consoleSamples: SqliteConsoleSamples;
+  /** Kodo IAM objects and audits (ports/iam.ts). */
+  readonly iam: SqlIamStore;
   /** The identity of the process using this store (recorded on queue claims). */
   readonly owner: string;
   /** Download reads kept while the database is unchanged (read-cache.ts). */
@@ -178,6 +181,7 @@ export class SqliteMetaStore implements MetaStore {
     this.leases = new SqlLeases(sql);
     this.consoleSessions = new SqlConsoleSessions(sql);
     this.consoleSamples = new SqliteConsoleSamples(db);
+    this.iam = new SqlIamStore(sql);
     this.st = {
       getBucket: db.prepare(`SELECT ${BUCKET_COLUMNS} FROM buckets WHERE name = ?`),
       bucketSettings: db.prepare('SELECT settings FROM buckets WHERE name = ?'),
