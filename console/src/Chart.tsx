@@ -65,6 +65,15 @@ export function Chart({
       ],
       scales: { x: { time: true, ...(single ? { range: (): [number, number] => [first - 3600, first + 60] } : {}) }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
       cursor: { drag: { x: false, y: false } },
+      // The drawn time range, for tests and tools (the axes themselves are canvas): data-x-min / data-x-max, seconds.
+      hooks: {
+        draw: [
+          (u) => {
+            el.dataset.xMin = String(u.scales.x?.min ?? '');
+            el.dataset.xMax = String(u.scales.x?.max ?? '');
+          },
+        ],
+      },
       // Room on the right for the last time label, which is centred on its tick.
       padding: [8, 28, 0, 0],
     };

@@ -190,7 +190,13 @@ describe('console on a phone (390 px wide)', () => {
       expect(await page.locator('td.thumb').evaluateAll((cells) => cells.some((td) => /[\u{1F300}-\u{1FAFF}]/u.test(td.textContent ?? '')))).toBe(false);
       await page.screenshot({ path: `${SHOTS}files-390.png`, fullPage: true });
       await page.goto(`${c.url}/#/`);
-      await page.waitForSelector('[data-testid=chart-requests] canvas');
+      await page.waitForSelector('[data-testid=chart-storage] .chart-box[data-x-max]');
+      // The storage chart of a young install (one sample of the new bucket): a real, recent time range, not the
+      // degenerate one whose every label read midnight with the point at the left edge.
+      const range = await page.locator('[data-testid=chart-storage] .chart-box').evaluate((el) => [Number((el as unknown as { dataset: Record<string, string> }).dataset.xMin), Number((el as unknown as { dataset: Record<string, string> }).dataset.xMax)]);
+      const now = Date.now() / 1000;
+      expect(range[1]! - range[0]!, JSON.stringify(range)).toBeGreaterThanOrEqual(60);
+      expect(Math.abs(range[1]! - now), JSON.stringify(range)).toBeLessThan(3600);
       await page.screenshot({ path: `${SHOTS}overview-390.png`, fullPage: true });
     } finally {
       await context.close();
