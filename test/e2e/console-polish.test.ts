@@ -167,6 +167,7 @@ describe('console on a phone (390 px wide)', () => {
       for (const [hash, ready] of [
         ['#/', '[data-testid=chart-requests] canvas'],
         ['#/buckets', 'tr[data-bucket=media]'],
+        ['#/buckets/media', '.settings-grid'],
         ['#/files/media', 'tr[data-key]'],
         ['#/processing', 'main h2'],
         ['#/keys', 'main h2'],
