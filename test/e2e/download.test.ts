@@ -251,7 +251,10 @@ describe('downloads', () => {
       expect(res.status, path).toBe(405);
       expect(res.headers.allow).toBe('POST');
       expect(res.headers['x-reqid']).toMatch(/^\S{8,}$/);
-      expect(JSON.parse(res.body.toString())).toEqual({ error: `method not allowed: GET ${path}` });
+      // GET / also says what the port is and where the console and the docs are (allowed-methods.ts rootHint).
+      const error = (JSON.parse(res.body.toString()) as { error: string }).error;
+      if (path === '/') expect(error).toMatch(/^method not allowed: GET \/ \(this is Granary's Kodo API port: .*web console.*docs/);
+      else expect(error).toBe(`method not allowed: GET ${path}`);
     });
 
     it('HEAD /v2/nope and POST /nope answer 404 too', async () => {

@@ -8,7 +8,7 @@
  *
  * - Fields kept: Content-Type, `x-amz-meta-*`, Cache-Control, Content-Disposition, Content-Encoding, Expires
  *   (object-headers.ts), `x-amz-storage-class`, `tagging` (a `<Tagging>` document: the object's tags).
- * - `x-amz-checksum-crc32|crc32c|sha1|sha256` checks the file (InvalidRequest malformed, BadDigest mismatch); the
+ * - `x-amz-checksum-crc32|crc32c|sha1|sha256` checks the file (BadDigest when malformed or not matching); the
  *   checksum is verified, not kept.
  * - A part is a field or the file by its name only (`file` is the file), whatever its headers: Python's
  *   `requests` sends every field with a `filename`.
@@ -103,6 +103,10 @@ function readForm(req: S3Request): Promise<{ fields: Map<string, string>; file: 
         return;
       }
       settled = true;
+      // Whatever happens next (a refusal before the file is read, the client hanging up), an error of the file
+      // stream must never go unheard: busboy fails it with "Unexpected end of form" when the request ends early.
+      // Readers attach their own listener (pipeline, checkedFile).
+      stream.on('error', () => undefined);
       stream.pause();
       void Promise.all(pending).then(() => resolve({ fields, file: stream, filename: info.filename ?? '' }));
     });
@@ -113,8 +117,8 @@ function readForm(req: S3Request): Promise<{ fields: Map<string, string>; file: 
 }
 
 /**
- * The file checked against an `x-amz-checksum-<algorithm>` field when the form has one (checksum.ts: InvalidRequest
- * for a malformed value, BadDigest at the end on a mismatch, before anything is committed); the file otherwise.
+ * The file checked against an `x-amz-checksum-<algorithm>` field when the form has one (checksum.ts: BadDigest for
+ * a malformed value, and at the end on a mismatch, before anything is committed); the file otherwise.
  */
 function checkedFile(file: Readable, fields: Map<string, string>): Readable {
   const algorithm = CHECKSUM_ALGORITHMS.find((a) => fields.has(`x-amz-checksum-${a}`));
