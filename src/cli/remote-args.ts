@@ -6,7 +6,7 @@
  * names no known remote is refused as an unknown remote.
  */
 import { parseLocation } from '../transfer/location.js';
-import { REMOTE_NAME, RemoteStore, unknownRemote } from '../transfer/remotes.js';
+import { RemoteStore, unknownRemote, unknownRemoteName } from '../transfer/remotes.js';
 
 /** Options the remote forms take (and the data-dir flags that rule them out). */
 export interface RemoteOpts {
@@ -40,9 +40,8 @@ export function dataDirChosen(o: RemoteOpts, env: NodeJS.ProcessEnv = process.en
 export function checkRemoteNames(args: string[], names: ReadonlySet<string>, o: RemoteOpts): void {
   if (dataDirChosen(o)) return;
   for (const a of args) {
-    const colon = a.indexOf(':');
-    const name = colon > 0 ? a.slice(0, colon) : '';
-    if (REMOTE_NAME.test(name) && !names.has(name)) throw unknownRemote(name, names);
+    const name = unknownRemoteName(a, names);
+    if (name !== undefined) throw unknownRemote(name, names);
   }
 }
 

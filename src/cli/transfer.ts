@@ -25,7 +25,7 @@ import { TransferError } from '../transfer/errors.js';
 import { parseLocation, type Location, type RemoteLocation } from '../transfer/location.js';
 import type { MigrateMode } from '../transfer/migrate.js';
 import { Reporter, type ReportMode } from '../transfer/progress.js';
-import { REMOTE_NAME, RemoteStore, unknownRemote, type RemoteProfile } from '../transfer/remotes.js';
+import { RemoteStore, unknownRemote, unknownRemoteName, type RemoteProfile } from '../transfer/remotes.js';
 import type { Session } from '../transfer/session.js';
 import { parseRate, RateLimiter } from '../transfer/throttle.js';
 import { addRemoteOnlyCommands } from './remote-commands.js';
@@ -99,9 +99,8 @@ function finish(s: Session, extra: Record<string, unknown> = {}): void {
  */
 function strictLocation(text: string, names: ReadonlySet<string>): Location {
   const loc = parseLocation(text, names);
-  const colon = text.indexOf(':');
-  const name = colon > 0 ? text.slice(0, colon) : '';
-  if (loc.kind === 'local' && REMOTE_NAME.test(name)) throw unknownRemote(name, names);
+  const name = loc.kind === 'local' ? unknownRemoteName(text, names) : undefined;
+  if (name !== undefined) throw unknownRemote(name, names);
   return loc;
 }
 

@@ -38,6 +38,16 @@ export function unknownRemote(name: string, known: Iterable<string>): TransferEr
   return new TransferError(`unknown remote ${JSON.stringify(name)} (${list}; add one with: granary remote add ${name} --ak … --sk …)`);
 }
 
+/**
+ * The name of `text`'s `<name>:` prefix when it has the form of a remote name that `known` lacks (a mistyped
+ * remote); undefined otherwise.
+ */
+export function unknownRemoteName(text: string, known: ReadonlySet<string>): string | undefined {
+  const colon = text.indexOf(':');
+  const name = colon > 0 ? text.slice(0, colon) : '';
+  return REMOTE_NAME.test(name) && !known.has(name) ? name : undefined;
+}
+
 /** The configuration directory: `$GRANARY_CONFIG_DIR`, else `~/.config/granary`. */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.GRANARY_CONFIG_DIR && env.GRANARY_CONFIG_DIR !== '' ? env.GRANARY_CONFIG_DIR : join(homedir(), '.config', 'granary');
