@@ -44,6 +44,7 @@ export const ERROR_WHEN: Readonly<Record<ErrorKind, string>> = {
   rangeNotSatisfiable: 'A download\'s `Range` starts past the object\'s end; sent with `Content-Range: bytes */<size>`.',
   callbackFailed: 'The upload callback URL could not be reached, timed out (`GRANARY_CALLBACK_TIMEOUT`) or did not answer 200 with JSON; the object is stored.',
   internal: 'An unexpected failure inside Granary; the log has the cause.',
+  iamUnavailable: 'A sub-user key was used while this process could not read the IAM data for over 3 s (a metadata outage): refused rather than allowed on stale policies.',
   noSuchEntry: 'An operation (stat, copy, move, delete, chtype, a job\'s source, …) names an object that does not exist.',
   fileExists: 'A write without overwrite targets a key that already holds an object (copy/move without `force`, an insert-only upload, a fetch).',
   bucketExists: 'Creating a bucket whose name another account already uses.',

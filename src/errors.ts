@@ -58,6 +58,8 @@ const CATALOGUE = {
   // 5xx / 6xx — Kodo specific
   callbackFailed: [579, 'callback failed'],
   internal: [599, 'internal error'],
+  // IAM data could not be read (auth/key-index.ts): a sub-user's request is refused, never allowed (fail closed).
+  iamUnavailable: [503, 'IAM policies are unavailable; try again'],
   noSuchEntry: [612, 'no such file or directory'],
   fileExists: [614, 'file exists'],
   bucketExists: [614, 'bucket exists'],

@@ -13,7 +13,7 @@
  *   `PUT|DELETE …/events/:name` (event notifications) → 204.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { mayAccess } from '../auth/authorize.js';
+import { mayAccess, VISIBLE } from '../auth/authorize.js';
 import { bindDomain, bucketInfo, clearBucketSource, createBucket, dropBucket, setBucketNrop, setBucketPrivate, setBucketSource } from '../buckets/buckets.js';
 import { corsRulesToWire, parseCorsRules, setCorsRules } from '../buckets/cors.js';
 import { addRule, DAY_FIELDS, deleteRule, rulesOf, updateRule, type RuleInput } from '../buckets/lifecycle-rule-admin.js';
@@ -114,7 +114,7 @@ type Call = RouteCall<ConsoleApi, ConsoleSession>;
 export async function listBucketsApi(call: Call, _request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
   const { g } = call;
   const s = call.caller;
-  const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b));
+  const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, s.accessKey, b, { action: VISIBLE }));
   return Promise.all(
     mine.map(async (b) => {
       const usage = await g.meta.bucketUsage(b.name);

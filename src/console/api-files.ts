@@ -96,7 +96,7 @@ type Op = (g: Granary, ref: EntryRef, b: Body, by: EventActor, call: Call) => Pr
 function twoEntries(fn: typeof copyEntry): Op {
   return async (g, ref, b, by, call) => {
     const toBucket = optText(b, 'toBucket') || ref.bucket;
-    await call.authorize(toBucket);
+    await call.authorize(toBucket, { key: text(b, 'toKey') });
     return fn(g, ref, { bucket: toBucket, key: text(b, 'toKey') }, b.force === true, by);
   };
 }

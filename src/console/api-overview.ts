@@ -9,7 +9,7 @@
  *  buckets: {name: bytes}}] (the caller's buckets, the last point now)}`; `at` in Unix seconds.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { mayAccess } from '../auth/authorize.js';
+import { mayAccess, VISIBLE } from '../auth/authorize.js';
 import type { RouteCall } from '../http/route-call.js';
 import type { ConsoleApi } from './api-context.js';
 import type { ConsoleSession } from './sessions.js';
@@ -18,7 +18,7 @@ type Call = RouteCall<ConsoleApi, ConsoleSession>;
 
 /** The caller's buckets with their object counts and bytes. */
 async function usageOf(g: Call['g'], accessKey: string): Promise<{ name: string; objects: number; bytes: number }[]> {
-  const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, accessKey, b));
+  const mine = (await g.meta.listBuckets()).filter((b) => mayAccess(g, accessKey, b, { action: VISIBLE }));
   return Promise.all(
     mine.map(async (b) => {
       const u = await g.meta.bucketUsage(b.name);

@@ -158,3 +158,28 @@ export function principalOf(
     ],
   };
 }
+
+/**
+ * Whether some enabled Allow of the sub-user could apply to `bucket` (a bucket list shows the account's buckets
+ * the sub-user may do anything in): an Allow statement with a resource `*`, `qrn:kodo:…:*` or whose bucket part
+ * matches the bucket name. Root and owners: always.
+ */
+export function touchesBucket(principal: Principal, bucket: string): boolean {
+  if (principal.kind !== 'user') return true;
+  if (!principal.enabled) return false;
+  return principal.policies.some((p) =>
+    p.statements.some(
+      (s) =>
+        s.effect === 'Allow' &&
+        s.action.some((a) => a === '*' || a.toLowerCase().startsWith('kodo/')) &&
+        s.resource.some((r) => {
+          if (r === '*') return true;
+          const parts = r.split(':');
+          if (parts.length < 5 || parts[0] !== 'qrn' || (parts[1] !== 'kodo' && parts[1] !== '*')) return false;
+          const rest = parts.slice(4).join(':');
+          const slash = rest.indexOf('/');
+          return globMatch(slash < 0 ? rest : rest.slice(0, slash), bucket);
+        }),
+    ),
+  );
+}

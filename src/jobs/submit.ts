@@ -59,8 +59,7 @@ export async function validateJob(
   if (!(await g.jobs.getPipeline(pipeline))) throw Errors.unknownPipeline(pipeline);
   if (req.type !== 0 && req.type !== 1) throw Errors.badRequest('type must be 0 or 1');
   if (req.notifyUrl !== undefined && req.notifyUrl !== '') checkNotifyUrl(req.notifyUrl);
-  const buckets = new Set(commands.flatMap((c) => (c.saveas ? [c.saveas.bucket] : [])));
-  for (const b of buckets) await authorizeBucket(g, accessKey, b);
+  for (const c of commands) if (c.saveas) await authorizeBucket(g, accessKey, c.saveas.bucket, { action: 'kodo/Upload', key: c.saveas.key });
 }
 
 /** The commands of `fops`, each checked (400 naming it); with `lenient`, none when any of them is malformed. */
@@ -108,7 +107,7 @@ export async function enqueueJob(g: Granary, accessKey: string, req: JobRequest)
 
 /** `POST /pfop/`: checks the source (631/403/612) and the request, queues the job; returns its persistentId. */
 export async function submitPfop(g: Granary, accessKey: string, req: JobRequest): Promise<string> {
-  await authorizeBucket(g, accessKey, req.bucket);
+  await authorizeBucket(g, accessKey, req.bucket, { action: 'kodo/Pfop', key: req.key });
   await validateJob(g, accessKey, req);
   const rec = await g.meta.getObject(req.bucket, req.key);
   if (!rec || (rec.expireAt !== undefined && rec.expireAt <= nowSeconds(g.clock))) {

@@ -130,6 +130,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Requests of IAM sub-users refused by policy (auth/authorize.ts, iam/refusals.ts), by door and Kodo action. */
+  readonly iamRefused = new Counter({
+    name: 'granary_iam_refused_total',
+    help: 'Requests of IAM sub-user keys refused by their policies, by door (kodo, s3, console) and action (kodo/Get …)',
+    labelNames: ['door', 'action'] as const,
+    registers: [this.registry],
+  });
+
   /**
    * Blobs no metadata references, as last counted by the `blob-sweep` singleton (workers/singletons.ts; 0 in the
    * processes that do not hold it). Kept, never deleted automatically: `granary gc` removes them.

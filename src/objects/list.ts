@@ -129,7 +129,7 @@ async function open(
   accessKey: string,
   p: ListParams,
 ): Promise<{ secret: Buffer; after: Position | undefined }> {
-  await authorizeBucket(g, accessKey, p.bucket);
+  await authorizeBucket(g, accessKey, p.bucket, { action: 'kodo/List', prefix: p.prefix });
   const secret = await serverSecret(g.meta, MARKER_KEY_SETTING);
   const after = p.marker === '' ? undefined : decodeMarker(secret, p.bucket, p.marker);
   return { secret, after };

@@ -12,7 +12,7 @@
  * An assembled body (v1 mkfile, v2 complete) commits a manifest of its pieces instead of a blob, in the same
  * transaction, consuming its resumable session there (objects/resumable/assemble.ts): nothing is copied.
  */
-import { authorizeBucket } from '../auth/authorize.js';
+import { ACCOUNT, authorizeBucket } from '../auth/authorize.js';
 import { quotaExceeded } from '../buckets/quota.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
@@ -53,6 +53,8 @@ export interface PutRequest {
    * transaction (MetaStore `commitPut`): the error it answers is thrown, nothing stored.
    */
   precondition?: PutPrecondition;
+  /** The door the upload came through (its refusal's record): `kodo` unless the S3 listener's. */
+  door?: 'kodo' | 's3' | 'console';
 }
 
 /** The committed entry and the request facts the response templates use. */
@@ -75,7 +77,8 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
   let sealedId: string | undefined;
   try {
     checkDeadline(policy, Math.floor(nowMs / 1000));
-    const bucket = await authorizeBucket(g, req.accessKey, policy.bucket);
+    // The bucket and the account now; a sub-user's right on the key once the key is known (below).
+    const bucket = await authorizeBucket(g, req.accessKey, policy.bucket, { action: ACCOUNT });
     checkSizeLimits(policy, digests.size);
     if (req.crc32 !== undefined && req.crc32 !== digests.crc32) throw Errors.crc32Mismatch();
 
@@ -105,6 +108,9 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
     });
     const key = resolved ?? digests.etag;
     checkKeyAllowed(policy, key);
+    // A sub-user's upload (its key signed the token): its policies must allow the action on the key (an
+    // overwrite included: Kodo's `kodo/Upload` covers both). Checked before any byte is committed.
+    await authorizeBucket(g, req.accessKey, policy.bucket, { action: req.event === 'mkfile' ? 'kodo/Mkfile' : 'kodo/Upload', key, ...(req.reqId !== undefined ? { requestId: req.reqId } : {}), door: req.door ?? 'kodo' });
     // persistentOps or a workflow template are checked before the commit: bad commands, an unknown template or
     // pipeline → 400, nothing stored.
     const job = await uploadJob(g, req.accessKey, policy);

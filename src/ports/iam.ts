@@ -11,8 +11,8 @@
  * join the objects). Deleting a user deletes its key pairs and its links in the same transaction; deleting a
  * group or policy its links.
  *
- * Key pairs of sub-users are stored and listed only: nothing authenticates with them until enforcement comes
- * (docs/reference/iam.md, "What is enforced").
+ * Key pairs of sub-users authenticate on every door (auth/key-index.ts loads them with `enforcementSnapshot` and
+ * reloads when the store's `iam` change counter moves; docs/reference/iam.md, "Enforcement").
  *
  * Implementation: store/sql/iam.ts on SQLite and PostgreSQL; every read goes to the database, so a change made by
  * another process or node is seen at once. Times in Unix ms.
@@ -74,6 +74,18 @@ export interface IamPolicyRecord {
   enabled: boolean;
   createdMs: number;
   updatedMs: number;
+}
+
+/**
+ * What enforcement needs of every account, read at once (auth/key-index.ts): key pairs, users, groups, policies
+ * (statement text as stored) and links by id.
+ */
+export interface IamSnapshot {
+  keys: Array<{ accessKey: string; secretKey: string; owner: string; userId: string; enabled: boolean }>;
+  users: Array<{ id: string; owner: string; alias: string; iuid: number; enabled: boolean }>;
+  groups: Array<{ id: string; alias: string; enabled: boolean }>;
+  policies: Array<{ id: string; alias: string; statement: string; enabled: boolean }>;
+  links: Array<{ kind: IamLinkKind; fromId: string; toId: string }>;
 }
 
 /** One IAM change, as the audits API lists it. */
@@ -193,6 +205,9 @@ export interface IamStore {
    * in one transaction (its AccessKey was deleted); how many users went.
    */
   deleteOwner(owner: string): Promise<number>;
+
+  /** Everything enforcement reads (IamSnapshot), in one consistent read of the store. */
+  enforcementSnapshot(): Promise<IamSnapshot>;
 
   // ---- audits ----
   /** Appends a record (its `seq` assigned) and drops the owner's oldest beyond `max`, in one transaction. */

@@ -610,7 +610,7 @@ export interface MetaStore {
    * A counter bumped by every change of `topic`'s rows by any process (account keys, bound domains): the
    * in-memory views (ports/reloading.ts) poll it and reload only when it moved.
    */
-  changeCount(topic: 'access_keys' | 'domains'): Promise<number>;
+  changeCount(topic: 'access_keys' | 'domains' | 'iam'): Promise<number>;
 
   close(): Promise<void>;
 }

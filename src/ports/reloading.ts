@@ -9,6 +9,8 @@ export abstract class ReloadingView {
   private timer: NodeJS.Timeout | undefined;
   private seen: number | undefined;
   private polling = false;
+  /** When the view last knew it was current (a load, or a look at `version()` that found it unchanged), Unix ms. */
+  protected syncedMs = 0;
 
   constructor(
     private readonly version?: () => Promise<number>,
@@ -22,6 +24,7 @@ export abstract class ReloadingView {
   async start(): Promise<void> {
     this.seen = await this.version?.();
     await this.reload();
+    this.syncedMs = Date.now();
     this.timer = setInterval(() => void this.poll(), this.pollMs);
     this.timer.unref();
   }
@@ -30,17 +33,40 @@ export abstract class ReloadingView {
     if (this.polling) return;
     this.polling = true;
     try {
+      const before = Date.now();
       if (this.version) {
         const v = await this.version();
-        if (v === this.seen) return;
-        this.seen = v;
+        if (v !== this.seen) {
+          await this.reload();
+          this.seen = v;
+        }
+      } else {
+        await this.reload();
       }
-      await this.reload();
+      this.syncedMs = before;
     } catch {
       // the next look retries
     } finally {
       this.polling = false;
     }
+  }
+
+  /**
+   * Looks at `version()` now and reloads when it moved (a caller that must not wait for the next poll: a key
+   * unknown here may have been created by another process a moment ago). True when it reloaded.
+   */
+  async refresh(): Promise<boolean> {
+    if (!this.version) return false;
+    const before = Date.now();
+    const v = await this.version();
+    if (v === this.seen) {
+      this.syncedMs = Math.max(this.syncedMs, before);
+      return false;
+    }
+    await this.reload();
+    this.seen = v;
+    this.syncedMs = before;
+    return true;
   }
 
   stop(): void {

@@ -6,12 +6,20 @@
  * handler receives. Routes whose credential is checked by their own path (upload tokens, downloads, none) get the
  * route's one constant `RouteCall`, built at registration: no per-request allocation on the hot paths.
  *
+ * IAM (the table's `iam` column, types.ts `RouteIam`; docs/reference/iam.md): the credential's key is the root, an
+ * account owner or a sub-user (auth/key-index.ts). `owner-only` routes refuse a sub-user here (403); a route's
+ * action is evaluated here for a `param`/`query` bucket and handed to the handler's `call.authorize` for the buckets
+ * it finds itself (`in-handler`), so a sub-user is checked on every bucket and key with the route's action; a
+ * sub-user key unknown here (created through another process a moment ago) makes the index look at the store's
+ * change counter once before the 401.
+ *
  * Errors, in order: the route's `precheck` (400), then 401/403 for the credential (docs/development/kodo-protocol.md
  * §2.2–2.3; console: 403 `consoleCsrf`, 401 `consoleNoSession`, 400 `consoleCookieConflict`; metrics: 401), then
- * 400 for a missing bucket parameter, 631 a missing bucket, 403 another account's.
+ * 403 for a sub-user on an `owner-only` route, 400 for a missing bucket parameter, 631 a missing bucket, 403
+ * another account's or a sub-user's bucket its policies do not allow; 503 `iamUnavailable` (fail closed).
  */
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { authorizeBucket } from '../auth/authorize.js';
+import { authorizeBucket, requireAccountKey } from '../auth/authorize.js';
 import { verifyManagement, type Caller } from '../auth/management.js';
 import { callerOf } from '../console/guard.js';
 import type { Granary } from '../context.js';
@@ -22,11 +30,26 @@ import { params, requiredParam, signedRequestOf } from '../http/wire.js';
 import { RouteCall } from '../http/route-call.js';
 import type { RouteEntry } from './types.js';
 
-/** Verifies a `QBox`/`Qiniu` management credential (401/403 on failure, docs/development/kodo-protocol.md §2.2–2.3). */
-export function requireManagement(g: Granary, request: FastifyRequest): Caller {
-  return verifyManagement(signedRequestOf(request), g.secretOf, g.clock.nowMs(), {
-    dateWindowSeconds: g.config.dateWindowSeconds,
-  });
+/**
+ * Verifies a `QBox`/`Qiniu` management credential (401/403 on failure, docs/development/kodo-protocol.md §2.2–2.3);
+ * an unknown key makes the key index look for a change made elsewhere once (KeyIndex.refresh) before the 401.
+ */
+export async function requireManagement(g: Granary, request: FastifyRequest): Promise<Caller> {
+  const verify = (): Caller =>
+    verifyManagement(signedRequestOf(request), g.secretOf, g.clock.nowMs(), { dateWindowSeconds: g.config.dateWindowSeconds });
+  try {
+    return verify();
+  } catch (err) {
+    if (isKodoError(err, 'unknownAccessKey') && (await g.keyIndex.refresh())) return verify();
+    throw err;
+  }
+}
+
+/** The route's Kodo action for this request (its `iam` column), or undefined for `none`/`owner-only`/`each`. */
+export function routeAction(entry: RouteEntry<unknown, unknown>, request: FastifyRequest): string | undefined {
+  const iam = entry.iam;
+  if (typeof iam === 'string' || !('action' in iam)) return undefined;
+  return typeof iam.action === 'string' ? iam.action : iam.action(request);
 }
 
 /** A path parameter the route needs (400 when absent or empty). */
@@ -36,12 +59,29 @@ function pathParam(request: FastifyRequest, name: string): string {
   return v;
 }
 
-/** The bucket named by the table's rule, authorised for `accessKey`; undefined when the rule names none. */
-function ruleBucket(g: Granary, entry: RouteEntry<unknown, unknown>, request: FastifyRequest, accessKey: string): Promise<BucketRecord> | undefined {
+/**
+ * The bucket named by the table's rule, authorised for `accessKey` with the route's action (`action`; undefined:
+ * a sub-user is refused); undefined when the rule names none.
+ */
+function ruleBucket(
+  g: Granary,
+  entry: RouteEntry<unknown, unknown>,
+  request: FastifyRequest,
+  accessKey: string,
+  action: string | undefined,
+  door: 'kodo' | 'console',
+): Promise<BucketRecord> | undefined {
   const rule = entry.bucket;
-  if (rule.from === 'param') return authorizeBucket(g, accessKey, pathParam(request, rule.name));
-  if (rule.from === 'query') return authorizeBucket(g, accessKey, requiredParam(params(request), rule.name));
+  const ask = action === undefined ? undefined : { action, door, requestId: request.id };
+  if (rule.from === 'param') return authorizeBucket(g, accessKey, pathParam(request, rule.name), ask);
+  if (rule.from === 'query') return authorizeBucket(g, accessKey, requiredParam(params(request), rule.name), ask);
   return undefined;
+}
+
+/** The IAM part of the step for an authenticated key: `owner-only` (403 for a sub-user), then the route's action. */
+function iamOf(g: Granary, entry: RouteEntry<unknown, unknown>, request: FastifyRequest, accessKey: string, door: 'kodo' | 'console'): string | undefined {
+  if (entry.iam === 'owner-only') requireAccountKey(g, accessKey, entry.operation, door, request.id);
+  return routeAction(entry, request);
 }
 
 /** What the console's auth step needs of its context. */
@@ -59,7 +99,7 @@ export function authStep<Ctx, Who>(
   g: Granary,
 ): { preHandler?: preHandlerAsyncHookHandler; constant: RouteCall<Ctx, Who> } {
   const e = entry as RouteEntry<unknown, unknown>;
-  const constant = new RouteCall<Ctx, Who>(ctx, g, undefined, undefined);
+  const constant = new RouteCall<Ctx, Who>(ctx, g, undefined, undefined, undefined);
   const precheck = entry.precheck;
   const needsBucket = e.bucket.from === 'param' || e.bucket.from === 'query';
   switch (entry.auth) {
@@ -68,9 +108,10 @@ export function authStep<Ctx, Who>(
         constant,
         preHandler: async (request) => {
           precheck?.(request);
-          const caller = requireManagement(g, request);
-          const bucket = needsBucket ? await ruleBucket(g, e, request, caller.accessKey) : undefined;
-          request.routeCall = new RouteCall(ctx, g, caller, bucket) as RouteCall<unknown, unknown>;
+          const caller = await requireManagement(g, request);
+          const action = iamOf(g, e, request, caller.accessKey, 'kodo');
+          const bucket = needsBucket ? await ruleBucket(g, e, request, caller.accessKey, action, 'kodo') : undefined;
+          request.routeCall = new RouteCall(ctx, g, caller, bucket, { action, door: 'kodo', requestId: request.id }) as RouteCall<unknown, unknown>;
         },
       };
     case 'console-session': {
@@ -80,8 +121,9 @@ export function authStep<Ctx, Who>(
         preHandler: async (request) => {
           precheck?.(request);
           const session = await callerOf(sessions, request);
-          const bucket = needsBucket ? await ruleBucket(g, e, request, session.accessKey) : undefined;
-          request.routeCall = new RouteCall(ctx, g, session, bucket) as RouteCall<unknown, unknown>;
+          const action = iamOf(g, e, request, session.accessKey, 'console');
+          const bucket = needsBucket ? await ruleBucket(g, e, request, session.accessKey, action, 'console') : undefined;
+          request.routeCall = new RouteCall(ctx, g, session, bucket, { action, door: 'console', requestId: request.id }) as RouteCall<unknown, unknown>;
         },
       };
     }
@@ -99,7 +141,7 @@ export function authStep<Ctx, Who>(
             // No session (401) is a normal answer here; a cookie conflict (400) or CSRF refusal stays an error.
             if (!(isKodoError(err) && err.status === 401)) throw err;
           }
-          request.routeCall = new RouteCall(ctx, g, session, undefined) as RouteCall<unknown, unknown>;
+          request.routeCall = new RouteCall(ctx, g, session, undefined, undefined) as RouteCall<unknown, unknown>;
         },
       };
     }

@@ -16,7 +16,8 @@ import type { ConsoleApi } from '../console/api-context.js';
 import { appPage, unknownApi } from '../console/app-page.js';
 import type { ConsoleSession } from '../console/sessions.js';
 import { metricsRoute } from '../metrics/route.js';
-import type { BucketRule, RouteEntry } from './types.js';
+import type { BucketRule, RouteEntry, RouteIam } from './types.js';
+import { rsOpAction } from '../iam/operation-actions.js';
 
 const NONE: BucketRule = { from: 'none' };
 const OWNED: BucketRule = { from: 'none' }; // only the session's own buckets (mayAccess) or jobs
@@ -24,58 +25,63 @@ const PATH: BucketRule = { from: 'param', name: 'bucket' };
 type ConsoleRoute = RouteEntry<ConsoleApi, ConsoleSession>;
 
 /** A session route of the console API. */
-function api(method: ConsoleRoute['method'], url: string, name: string, bucket: BucketRule, handler: ConsoleRoute['handler'], precheck?: ConsoleRoute['precheck']): ConsoleRoute {
-  return { method, url, role: 'console', operation: `console.${name}`, auth: 'console-session', bucket, group: 'console-api', handler, ...(precheck ? { precheck } : {}) };
+function api(method: ConsoleRoute['method'], url: string, name: string, bucket: BucketRule, iam: RouteIam, handler: ConsoleRoute['handler'], precheck?: ConsoleRoute['precheck']): ConsoleRoute {
+  return { method, url, role: 'console', operation: `console.${name}`, auth: 'console-session', bucket, iam, group: 'console-api', handler, ...(precheck ? { precheck } : {}) };
 }
 
+const SETTINGS: RouteIam = { action: 'kodo/BucketSettings', resource: 'bucket' };
+const act = (action: string, resource: 'bucket' | 'object' = 'object'): RouteIam => ({ action, resource });
+/** The console's file op (`/ops/:op`: delete, move, copy, chgm…) → its Kodo action, as the rs op of that name. */
+const FILE_OP: RouteIam = { action: (request) => rsOpAction((request.params as { op?: string }).op ?? '') ?? 'kodo/Stat', resource: 'object' };
+
 export const CONSOLE_ROUTES: ConsoleRoute[] = [
-  { method: 'POST', url: '/api/session', role: 'console', operation: 'console.signIn', auth: 'console-signin', bucket: NONE, group: 'console-api', handler: signInApi },
-  { method: 'GET', url: '/api/session', role: 'console', operation: 'console.session', auth: 'console-session-optional', bucket: NONE, group: 'console-api', handler: sessionApi },
-  api('DELETE', '/api/session', 'signOut', NONE, signOutApi),
-  api('GET', '/api/overview', 'overview', OWNED, overviewApi),
-  api('GET', '/api/history', 'history', OWNED, historyApi),
+  { method: 'POST', url: '/api/session', role: 'console', operation: 'console.signIn', auth: 'console-signin', bucket: NONE, iam: 'none', group: 'console-api', handler: signInApi },
+  { method: 'GET', url: '/api/session', role: 'console', operation: 'console.session', auth: 'console-session-optional', bucket: NONE, iam: 'none', group: 'console-api', handler: sessionApi },
+  api('DELETE', '/api/session', 'signOut', NONE, 'none', signOutApi),
+  api('GET', '/api/overview', 'overview', OWNED, 'none', overviewApi),
+  api('GET', '/api/history', 'history', OWNED, 'none', historyApi),
 
-  api('GET', '/api/buckets', 'buckets.list', OWNED, listBucketsApi),
-  api('POST', '/api/buckets', 'buckets.create', NONE, createBucketApi),
-  api('DELETE', '/api/buckets/:bucket', 'buckets.drop', PATH, dropBucketApi),
-  api('GET', '/api/buckets/:bucket', 'buckets.get', PATH, bucketApi),
-  api('PUT', '/api/buckets/:bucket/settings/:setting', 'buckets.setting', PATH, putSettingApi, (request) => void settingOf(request)),
-  api('PUT', '/api/buckets/:bucket/styles/:name', 'buckets.style.put', PATH, putStyleApi),
-  api('DELETE', '/api/buckets/:bucket/styles/:name', 'buckets.style.delete', PATH, deleteStyleApi),
-  api('POST', '/api/buckets/:bucket/domains', 'buckets.domain.bind', PATH, bindDomainApi),
-  api('DELETE', '/api/buckets/:bucket/domains/:domain', 'buckets.domain.unbind', PATH, unbindDomainApi),
-  api('POST', '/api/buckets/:bucket/rules', 'buckets.rule.add', PATH, addRuleApi),
-  api('PUT', '/api/buckets/:bucket/rules/:name', 'buckets.rule.update', PATH, updateRuleApi),
-  api('DELETE', '/api/buckets/:bucket/rules/:name', 'buckets.rule.delete', PATH, deleteRuleApi),
-  api('POST', '/api/buckets/:bucket/events', 'buckets.event.add', PATH, addEventApi),
-  api('PUT', '/api/buckets/:bucket/events/:name', 'buckets.event.update', PATH, updateEventApi),
-  api('DELETE', '/api/buckets/:bucket/events/:name', 'buckets.event.delete', PATH, deleteEventApi),
+  api('GET', '/api/buckets', 'buckets.list', OWNED, 'none', listBucketsApi),
+  api('POST', '/api/buckets', 'buckets.create', NONE, 'owner-only', createBucketApi),
+  api('DELETE', '/api/buckets/:bucket', 'buckets.drop', PATH, act('kodo/Drop', 'bucket'), dropBucketApi),
+  api('GET', '/api/buckets/:bucket', 'buckets.get', PATH, SETTINGS, bucketApi),
+  api('PUT', '/api/buckets/:bucket/settings/:setting', 'buckets.setting', PATH, SETTINGS, putSettingApi, (request) => void settingOf(request)),
+  api('PUT', '/api/buckets/:bucket/styles/:name', 'buckets.style.put', PATH, SETTINGS, putStyleApi),
+  api('DELETE', '/api/buckets/:bucket/styles/:name', 'buckets.style.delete', PATH, SETTINGS, deleteStyleApi),
+  api('POST', '/api/buckets/:bucket/domains', 'buckets.domain.bind', PATH, SETTINGS, bindDomainApi),
+  api('DELETE', '/api/buckets/:bucket/domains/:domain', 'buckets.domain.unbind', PATH, SETTINGS, unbindDomainApi),
+  api('POST', '/api/buckets/:bucket/rules', 'buckets.rule.add', PATH, SETTINGS, addRuleApi),
+  api('PUT', '/api/buckets/:bucket/rules/:name', 'buckets.rule.update', PATH, SETTINGS, updateRuleApi),
+  api('DELETE', '/api/buckets/:bucket/rules/:name', 'buckets.rule.delete', PATH, SETTINGS, deleteRuleApi),
+  api('POST', '/api/buckets/:bucket/events', 'buckets.event.add', PATH, SETTINGS, addEventApi),
+  api('PUT', '/api/buckets/:bucket/events/:name', 'buckets.event.update', PATH, SETTINGS, updateEventApi),
+  api('DELETE', '/api/buckets/:bucket/events/:name', 'buckets.event.delete', PATH, SETTINGS, deleteEventApi),
 
-  api('GET', '/api/buckets/:bucket/objects', 'files.list', PATH, listObjectsApi),
-  api('GET', '/api/buckets/:bucket/stat', 'files.stat', PATH, statApi),
-  api('POST', '/api/buckets/:bucket/upload-token', 'files.uploadToken', PATH, uploadTokenApi),
-  api('POST', '/api/buckets/:bucket/link', 'files.link', PATH, linkApi),
+  api('GET', '/api/buckets/:bucket/objects', 'files.list', PATH, act('kodo/List', 'bucket'), listObjectsApi),
+  api('GET', '/api/buckets/:bucket/stat', 'files.stat', PATH, act('kodo/Stat'), statApi),
+  api('POST', '/api/buckets/:bucket/upload-token', 'files.uploadToken', PATH, act('kodo/Upload'), uploadTokenApi),
+  api('POST', '/api/buckets/:bucket/link', 'files.link', PATH, act('kodo/Get'), linkApi),
   // move/copy: the target bucket (`toBucket`) is authorised by the handler through `call.authorize`.
-  api('POST', '/api/buckets/:bucket/ops/:op', 'files.op', PATH, opApi, (request) => void opOf(request)),
+  api('POST', '/api/buckets/:bucket/ops/:op', 'files.op', PATH, FILE_OP, opApi, (request) => void opOf(request)),
 
-  api('GET', '/api/jobs', 'jobs.list', OWNED, listJobsApi),
-  api('GET', '/api/jobs/:id', 'jobs.get', OWNED, jobApi),
-  api('POST', '/api/jobs', 'jobs.submit', { from: 'domain', where: 'JSON body bucket', by: 'submitPfop' }, submitJobApi),
-  api('GET', '/api/pipelines', 'pipelines.list', NONE, listPipelinesApi),
-  api('PUT', '/api/pipelines/:name', 'pipelines.put', NONE, putPipelineApi),
-  api('GET', '/api/workflows', 'workflows.list', NONE, listWorkflowsApi),
-  api('PUT', '/api/workflows/:name', 'workflows.put', NONE, putWorkflowApi),
-  api('DELETE', '/api/workflows/:name', 'workflows.delete', NONE, deleteWorkflowApi),
-  api('POST', '/api/fetch-tasks', 'fetchTasks.submit', { from: 'domain', where: 'JSON body bucket', by: 'submitAsyncFetch' }, submitFetchTaskApi),
-  api('GET', '/api/fetch-tasks', 'fetchTasks.list', OWNED, listFetchTasksApi),
-  api('GET', '/api/fetch-tasks/:id', 'fetchTasks.get', OWNED, fetchTaskApi),
+  api('GET', '/api/jobs', 'jobs.list', OWNED, 'none', listJobsApi),
+  api('GET', '/api/jobs/:id', 'jobs.get', OWNED, 'none', jobApi),
+  api('POST', '/api/jobs', 'jobs.submit', { from: 'domain', where: 'JSON body bucket', by: 'submitPfop' }, act('kodo/Pfop'), submitJobApi),
+  api('GET', '/api/pipelines', 'pipelines.list', NONE, 'owner-only', listPipelinesApi),
+  api('PUT', '/api/pipelines/:name', 'pipelines.put', NONE, 'owner-only', putPipelineApi),
+  api('GET', '/api/workflows', 'workflows.list', NONE, 'owner-only', listWorkflowsApi),
+  api('PUT', '/api/workflows/:name', 'workflows.put', NONE, 'owner-only', putWorkflowApi),
+  api('DELETE', '/api/workflows/:name', 'workflows.delete', NONE, 'owner-only', deleteWorkflowApi),
+  api('POST', '/api/fetch-tasks', 'fetchTasks.submit', { from: 'domain', where: 'JSON body bucket', by: 'submitAsyncFetch' }, act('kodo/Fetchfiles'), submitFetchTaskApi),
+  api('GET', '/api/fetch-tasks', 'fetchTasks.list', OWNED, 'none', listFetchTasksApi),
+  api('GET', '/api/fetch-tasks/:id', 'fetchTasks.get', OWNED, 'none', fetchTaskApi),
 
-  api('GET', '/api/keys', 'keys.list', NONE, listKeysApi),
-  api('POST', '/api/keys', 'keys.create', NONE, createKeyApi),
-  api('DELETE', '/api/keys/:accessKey', 'keys.delete', NONE, deleteKeyApi),
+  api('GET', '/api/keys', 'keys.list', NONE, 'owner-only', listKeysApi),
+  api('POST', '/api/keys', 'keys.create', NONE, 'owner-only', createKeyApi),
+  api('DELETE', '/api/keys/:accessKey', 'keys.delete', NONE, 'owner-only', deleteKeyApi),
 
-  { method: 'ALL', url: '/api/*', role: 'console', operation: 'console.unknown', auth: 'none', bucket: NONE, group: 'console-api', handler: unknownApi },
-  { method: 'GET', url: '/*', role: 'console', operation: 'console.app', auth: 'none', bucket: NONE, group: 'console-app', handler: appPage },
+  { method: 'ALL', url: '/api/*', role: 'console', operation: 'console.unknown', auth: 'none', bucket: NONE, iam: 'none', group: 'console-api', handler: unknownApi },
+  { method: 'GET', url: '/*', role: 'console', operation: 'console.app', auth: 'none', bucket: NONE, iam: 'none', group: 'console-app', handler: appPage },
 ];
 
 /** The console listener's own routes (registered only when the Granary has a metrics registry). */
@@ -87,7 +93,7 @@ export const CONSOLE_LISTENER_ROUTES: RouteEntry<Granary, unknown>[] = [
     operation: 'console.metrics',
     auth: 'metrics-token',
     bucket: NONE,
-    group: 'console-listener',
+    iam: 'none', group: 'console-listener',
     handler: (call, _request, reply) => (call.g.metrics ? metricsRoute(call.g.metrics, reply) : undefined),
   },
 ];

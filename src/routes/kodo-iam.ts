@@ -23,6 +23,7 @@ const iam = (method: Method, url: string, name: string, handler: RouteHandler<Gr
   operation: `api.iam.${name}`,
   auth: 'management',
   bucket: NONE,
+  iam: 'owner-only',
   group: 'main',
   handler,
 });

@@ -20,6 +20,7 @@ import { OP_NAMES } from '../roles/rs/ops.js';
 import { rsOp } from '../roles/rs/routes.js';
 import { list, listV2 } from '../roles/rsf/list.js';
 import type { BucketRule, RouteEntry } from './types.js';
+import { RS_OP_ACTIONS } from '../iam/operation-actions.js';
 
 const NONE: BucketRule = { from: 'none' };
 const R = READ_METHODS;
@@ -34,6 +35,7 @@ const RS_OPS = OP_NAMES.map(
     operation: `rs.${name}`,
     auth: 'management',
     bucket: OP_ENTRIES,
+    iam: { action: RS_OP_ACTIONS[name]!, resource: 'object' },
     group: 'main',
     handler: rsOp,
   }),
@@ -41,17 +43,17 @@ const RS_OPS = OP_NAMES.map(
 
 export const RS_ROUTES: RouteEntry<Granary, Caller>[] = [
   ...RS_OPS,
-  { method: 'POST', url: '/batch', role: 'rs', operation: 'rs.batch', auth: 'management', bucket: { from: 'in-handler', where: 'every entry of every op= of the body (runOp)' }, group: 'main', handler: batch },
+  { method: 'POST', url: '/batch', role: 'rs', operation: 'rs.batch', auth: 'management', bucket: { from: 'in-handler', where: 'every entry of every op= of the body (runOp)' }, iam: { each: 'the op name of every op= (iam/operation-actions.ts RS_OP_ACTIONS)', resource: 'object' }, group: 'main', handler: batch },
 ];
 
 export const RSF_ROUTES: RouteEntry<Granary, Caller>[] = [
-  { method: R, url: '/list', role: 'rsf', operation: 'rsf.list', auth: 'management', bucket: { from: 'domain', where: 'query/form bucket', by: 'listObjects' }, group: 'main', handler: list },
-  { method: R, url: '/v2/list', role: 'rsf', operation: 'rsf.list.v2', auth: 'management', bucket: { from: 'domain', where: 'query/form bucket', by: 'streamObjects' }, group: 'main', handler: listV2 },
+  { method: R, url: '/list', role: 'rsf', operation: 'rsf.list', auth: 'management', bucket: { from: 'domain', where: 'query/form bucket', by: 'listObjects' }, iam: { action: 'kodo/List', resource: 'bucket' }, group: 'main', handler: list },
+  { method: R, url: '/v2/list', role: 'rsf', operation: 'rsf.list.v2', auth: 'management', bucket: { from: 'domain', where: 'query/form bucket', by: 'streamObjects' }, iam: { action: 'kodo/List', resource: 'bucket' }, group: 'main', handler: listV2 },
 ];
 
 export const IO_ROUTES: RouteEntry<Granary, Caller>[] = [
-  { method: 'POST', url: '/fetch/*', role: 'io', operation: 'io.fetch', auth: 'management', bucket: { from: 'domain', where: 'target EncodedEntryURI in the path', by: 'fetchToEntry' }, group: 'main', handler: fetch },
-  { method: 'POST', url: '/prefetch/*', role: 'io', operation: 'io.prefetch', auth: 'management', bucket: { from: 'domain', where: 'EncodedEntryURI in the path', by: 'prefetchEntry' }, group: 'main', handler: prefetch },
+  { method: 'POST', url: '/fetch/*', role: 'io', operation: 'io.fetch', auth: 'management', bucket: { from: 'domain', where: 'target EncodedEntryURI in the path', by: 'fetchToEntry' }, iam: { action: 'kodo/Fetchfiles', resource: 'object' }, group: 'main', handler: fetch },
+  { method: 'POST', url: '/prefetch/*', role: 'io', operation: 'io.prefetch', auth: 'management', bucket: { from: 'domain', where: 'EncodedEntryURI in the path', by: 'prefetchEntry' }, iam: { action: 'kodo/Prefetch', resource: 'object' }, group: 'main', handler: prefetch },
   // Path style and bound domains (DOMAIN_PREFIX); its own HEAD; every answer gets the security headers.
   {
     method: ['GET', 'HEAD'],
@@ -60,6 +62,7 @@ export const IO_ROUTES: RouteEntry<Granary, Caller>[] = [
     operation: 'io.download',
     auth: 'download',
     bucket: { from: 'in-handler', where: 'the URL (public or signed); a saveas target (call.authorizeAs)' },
+    iam: { action: 'kodo/Get', resource: 'object' },
     group: 'main',
     handler: download,
     exposeHeadRoute: false,
@@ -68,20 +71,20 @@ export const IO_ROUTES: RouteEntry<Granary, Caller>[] = [
 ];
 
 export const API_ROUTES: RouteEntry<Granary, Caller>[] = [
-  { method: 'POST', url: '/pfop/', role: 'api', operation: 'api.pfop', auth: 'management', bucket: { from: 'domain', where: 'form bucket (and the saveas targets of the fops)', by: 'submitPfop' }, group: 'main', handler: pfop },
-  { method: 'POST', url: '/pfop', role: 'api', operation: 'api.pfop', auth: 'management', bucket: { from: 'domain', where: 'form bucket (and the saveas targets of the fops)', by: 'submitPfop' }, group: 'main', handler: pfop },
-  { method: ['GET', 'POST'], url: '/status/get/prefop', role: 'api', operation: 'api.prefop', auth: 'none', bucket: NONE, group: 'main', handler: prefop },
-  { method: 'POST', url: '/pipelines/:name', role: 'api', operation: 'api.pipelines.put', auth: 'management', bucket: NONE, group: 'main', handler: putPipelineRoute },
-  { method: ['GET', 'POST'], url: '/pipelines', role: 'api', operation: 'api.pipelines.list', auth: 'management', bucket: NONE, group: 'main', handler: listPipelinesRoute },
-  { method: 'POST', url: '/workflowTemplates/:name', role: 'api', operation: 'api.workflowTemplates.put', auth: 'management', bucket: NONE, group: 'main', handler: putTemplate },
-  { method: 'GET', url: '/workflowTemplates/:name', role: 'api', operation: 'api.workflowTemplates.get', auth: 'management', bucket: NONE, group: 'main', handler: getTemplate },
-  { method: 'DELETE', url: '/workflowTemplates/:name', role: 'api', operation: 'api.workflowTemplates.delete', auth: 'management', bucket: NONE, group: 'main', handler: deleteTemplate },
-  { method: R, url: '/workflowTemplates', role: 'api', operation: 'api.workflowTemplates.list', auth: 'management', bucket: NONE, group: 'main', handler: listTemplates },
-  { method: 'POST', url: '/sisyphus/fetch', role: 'api', operation: 'api.asyncFetch.submit', auth: 'management', bucket: { from: 'domain', where: 'JSON body bucket', by: 'submitAsyncFetch' }, group: 'main', handler: submitFetch },
-  { method: 'GET', url: '/sisyphus/fetch', role: 'api', operation: 'api.asyncFetch.status', auth: 'management', bucket: NONE, group: 'main', handler: fetchStatus },
+  { method: 'POST', url: '/pfop/', role: 'api', operation: 'api.pfop', auth: 'management', bucket: { from: 'domain', where: 'form bucket (and the saveas targets of the fops)', by: 'submitPfop' }, iam: { action: 'kodo/Pfop', resource: 'object' }, group: 'main', handler: pfop },
+  { method: 'POST', url: '/pfop', role: 'api', operation: 'api.pfop', auth: 'management', bucket: { from: 'domain', where: 'form bucket (and the saveas targets of the fops)', by: 'submitPfop' }, iam: { action: 'kodo/Pfop', resource: 'object' }, group: 'main', handler: pfop },
+  { method: ['GET', 'POST'], url: '/status/get/prefop', role: 'api', operation: 'api.prefop', auth: 'none', bucket: NONE, iam: 'none', group: 'main', handler: prefop },
+  { method: 'POST', url: '/pipelines/:name', role: 'api', operation: 'api.pipelines.put', auth: 'management', bucket: NONE, iam: 'owner-only', group: 'main', handler: putPipelineRoute },
+  { method: ['GET', 'POST'], url: '/pipelines', role: 'api', operation: 'api.pipelines.list', auth: 'management', bucket: NONE, iam: 'owner-only', group: 'main', handler: listPipelinesRoute },
+  { method: 'POST', url: '/workflowTemplates/:name', role: 'api', operation: 'api.workflowTemplates.put', auth: 'management', bucket: NONE, iam: 'owner-only', group: 'main', handler: putTemplate },
+  { method: 'GET', url: '/workflowTemplates/:name', role: 'api', operation: 'api.workflowTemplates.get', auth: 'management', bucket: NONE, iam: 'owner-only', group: 'main', handler: getTemplate },
+  { method: 'DELETE', url: '/workflowTemplates/:name', role: 'api', operation: 'api.workflowTemplates.delete', auth: 'management', bucket: NONE, iam: 'owner-only', group: 'main', handler: deleteTemplate },
+  { method: R, url: '/workflowTemplates', role: 'api', operation: 'api.workflowTemplates.list', auth: 'management', bucket: NONE, iam: 'owner-only', group: 'main', handler: listTemplates },
+  { method: 'POST', url: '/sisyphus/fetch', role: 'api', operation: 'api.asyncFetch.submit', auth: 'management', bucket: { from: 'domain', where: 'JSON body bucket', by: 'submitAsyncFetch' }, iam: { action: 'kodo/Fetchfiles', resource: 'object' }, group: 'main', handler: submitFetch },
+  { method: 'GET', url: '/sisyphus/fetch', role: 'api', operation: 'api.asyncFetch.status', auth: 'management', bucket: NONE, iam: 'none', group: 'main', handler: fetchStatus },
 ];
 
 export const HEALTH_ROUTES: RouteEntry<Granary, Caller>[] = [
-  { method: ['GET', 'HEAD'], url: '/health/live', role: 'health', operation: 'health.live', auth: 'none', bucket: NONE, group: 'main', handler: live, exposeHeadRoute: false },
-  { method: ['GET', 'HEAD'], url: '/health/ready', role: 'health', operation: 'health.ready', auth: 'none', bucket: NONE, group: 'main', handler: ready, exposeHeadRoute: false },
+  { method: ['GET', 'HEAD'], url: '/health/live', role: 'health', operation: 'health.live', auth: 'none', bucket: NONE, iam: 'none', group: 'main', handler: live, exposeHeadRoute: false },
+  { method: ['GET', 'HEAD'], url: '/health/ready', role: 'health', operation: 'health.ready', auth: 'none', bucket: NONE, iam: 'none', group: 'main', handler: ready, exposeHeadRoute: false },
 ];

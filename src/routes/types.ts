@@ -58,6 +58,27 @@ export type BucketRule =
   | { from: 'in-handler'; where: string }
   | { from: 'domain'; where: string; by: string };
 
+/**
+ * The IAM action a route needs (docs/reference/iam.md, "Actions of each door"), evaluated for the credential's
+ * principal (root, account owner, or sub-user with its policies: auth/authorize.ts) by the auth step:
+ * - `none`: no action — no credential at all (health, region query, the console app), or one acting only on what
+ *   is its own (sign-out, its own task status; bucket lists filtered to what the key may see);
+ * - `owner-only`: the account's own keys and the root key; a sub-user is refused (403) — IAM administration, key
+ *   pairs, bucket creation, pipelines and templates;
+ * - `{ action, resource }`: a Kodo action (`kodo/Get`, iam/actions.ts), or a function of the request where the
+ *   action depends on it, on the `resource` the bucket rule finds: `bucket`, or `object` (a key of it; a listing
+ *   is `bucket` with its prefix). The auth step evaluates it for `param`/`query` buckets; `call.authorize` with it for
+ *   `in-handler` buckets; the domain function named by a `domain` rule with the same action (upload token scope at
+ *   commit, listing, pfop, fetch; the download path for private URLs);
+ * - `{ each, resource }`: every item of the request is checked with its own action (`each` says how: the ops of a
+ *   batch, rs op name → action in iam/operation-actions.ts) through `call.authorize`.
+ */
+export type RouteIam =
+  | 'none'
+  | 'owner-only'
+  | { action: string | ((request: FastifyRequest) => string); resource: 'bucket' | 'object' }
+  | { each: string; resource: 'object' };
+
 /** A route's handler: the auth step's result (`call`: caller, authorised bucket, helpers), the request, the reply. */
 export type RouteHandler<Ctx, Who> = (call: RouteCall<Ctx, Who>, request: FastifyRequest, reply: FastifyReply) => unknown;
 
@@ -71,6 +92,8 @@ export interface RouteFacts {
   operation: string;
   auth: AuthKind;
   bucket: BucketRule;
+  /** The IAM action the route needs (RouteIam). */
+  iam: RouteIam;
 }
 
 /** One route of the table. */

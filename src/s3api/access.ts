@@ -1,7 +1,7 @@
 /**
- * Bucket access of S3 operations (docs/development/kodo-protocol.md §18.3): a signed caller acts on a bucket as on
- * the Kodo API (auth/authorize.ts: the root key on every bucket, an account key on its own; another account's →
- * AccessDenied, a missing bucket → NoSuchBucket); an anonymous caller only reads objects of public buckets.
+ * Bucket access of S3 operations (docs/development/kodo-protocol.md §18.3): a signed caller's access was decided by
+ * the route table's IAM step (auth-step.ts, which leaves the bucket on the request; without it only the root key
+ * and the bucket's owner pass: fail closed for sub-users); an anonymous caller only reads objects of public buckets.
  */
 import { mayAccess } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
@@ -43,6 +43,8 @@ export async function accessBucket(g: Granary, req: S3Request): Promise<BucketRe
 export function checkBucketAccess(g: Granary, req: S3Request, rec: BucketRecord | undefined): BucketRecord {
   if (!rec) throw S3Errors.NoSuchBucket(undefined);
   if (req.caller.accessKey !== undefined) {
+    // Decided by the route table's IAM step (auth-step.ts); a bucket it did not authorise is refused (fail closed).
+    if (req.authorized?.name === rec.name) return rec;
     if (!mayAccess(g, req.caller.accessKey, rec)) throw S3Errors.AccessDenied(`no permission on bucket ${rec.name}`);
     return rec;
   }

@@ -65,6 +65,13 @@ export interface S3Route {
   /** The S3 operation name (logs, metrics, docs). */
   operation: string;
   auth: RouteAuth;
+  /**
+   * The IAM action (docs/reference/iam.md): an S3 action (`s3:GetObject`), mapped to the Kodo action the evaluator
+   * decides on by the one table of iam/operation-actions.ts and checked by server.ts's auth step on the request's
+   * bucket (and key; a listing with its `prefix`) before the handler; `owner-only` (the account's own keys:
+   * CreateBucket); `none` (ListBuckets, filtered to what the key may see; preflights).
+   */
+  iam: string;
   handler: S3Operation;
 }
 
@@ -81,53 +88,53 @@ export const SUB_RESOURCES: ReadonlySet<string> = new Set([
 
 /** The table. Rows are added, never reordered: matching picks by specificity, not position. */
 export const ROUTES: S3Route[] = [
-  { method: 'GET', shape: 'service', operation: 'ListBuckets', auth: 'signed', handler: listBuckets },
-  { method: 'PUT', shape: 'bucket', operation: 'CreateBucket', auth: 'signed', handler: createBucket },
-  { method: 'DELETE', shape: 'bucket', operation: 'DeleteBucket', auth: 'signed', handler: deleteBucket },
-  { method: 'HEAD', shape: 'bucket', operation: 'HeadBucket', auth: 'signed', handler: headBucket },
-  { method: 'GET', shape: 'bucket', query: 'location', operation: 'GetBucketLocation', auth: 'signed', handler: getBucketLocation },
-  { method: 'GET', shape: 'bucket', operation: 'ListObjects', auth: 'signed', handler: listObjects },
-  { method: 'GET', shape: 'bucket', query: 'list-type=2', operation: 'ListObjectsV2', auth: 'signed', handler: listObjectsV2 },
-  { method: 'GET', shape: 'bucket', query: 'versions', operation: 'ListObjectVersions', auth: 'signed', handler: listObjectVersions },
-  { method: 'POST', shape: 'bucket', query: 'delete', operation: 'DeleteObjects', auth: 'signed', handler: deleteObjects },
-  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'signed', handler: putObject },
-  { method: 'PUT', shape: 'object', header: 'x-amz-copy-source', operation: 'CopyObject', auth: 'signed', handler: copyObject },
-  { method: 'GET', shape: 'object', operation: 'GetObject', auth: 'public-read', handler: getObject },
-  { method: 'HEAD', shape: 'object', operation: 'HeadObject', auth: 'public-read', handler: getObject },
-  { method: 'DELETE', shape: 'object', operation: 'DeleteObject', auth: 'signed', handler: deleteObject },
-  { method: 'GET', shape: 'object', query: 'attributes', operation: 'GetObjectAttributes', auth: 'signed', handler: getObjectAttributes },
+  { method: 'GET', shape: 'service', operation: 'ListBuckets', auth: 'signed', iam: 'none', handler: listBuckets },
+  { method: 'PUT', shape: 'bucket', operation: 'CreateBucket', auth: 'signed', iam: 'owner-only', handler: createBucket },
+  { method: 'DELETE', shape: 'bucket', operation: 'DeleteBucket', auth: 'signed', iam: 's3:DeleteBucket', handler: deleteBucket },
+  { method: 'HEAD', shape: 'bucket', operation: 'HeadBucket', auth: 'signed', iam: 's3:HeadBucket', handler: headBucket },
+  { method: 'GET', shape: 'bucket', query: 'location', operation: 'GetBucketLocation', auth: 'signed', iam: 's3:GetBucketLocation', handler: getBucketLocation },
+  { method: 'GET', shape: 'bucket', operation: 'ListObjects', auth: 'signed', iam: 's3:ListBucket', handler: listObjects },
+  { method: 'GET', shape: 'bucket', query: 'list-type=2', operation: 'ListObjectsV2', auth: 'signed', iam: 's3:ListBucket', handler: listObjectsV2 },
+  { method: 'GET', shape: 'bucket', query: 'versions', operation: 'ListObjectVersions', auth: 'signed', iam: 's3:ListBucketVersions', handler: listObjectVersions },
+  { method: 'POST', shape: 'bucket', query: 'delete', operation: 'DeleteObjects', auth: 'signed', iam: 's3:DeleteObject', handler: deleteObjects },
+  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'signed', iam: 's3:PutObject', handler: putObject },
+  { method: 'PUT', shape: 'object', header: 'x-amz-copy-source', operation: 'CopyObject', auth: 'signed', iam: 's3:PutObject', handler: copyObject },
+  { method: 'GET', shape: 'object', operation: 'GetObject', auth: 'public-read', iam: 's3:GetObject', handler: getObject },
+  { method: 'HEAD', shape: 'object', operation: 'HeadObject', auth: 'public-read', iam: 's3:GetObject', handler: getObject },
+  { method: 'DELETE', shape: 'object', operation: 'DeleteObject', auth: 'signed', iam: 's3:DeleteObject', handler: deleteObject },
+  { method: 'GET', shape: 'object', query: 'attributes', operation: 'GetObjectAttributes', auth: 'signed', iam: 's3:GetObjectAttributes', handler: getObjectAttributes },
   // Multipart uploads (ops/*-multipart-upload.ts, upload-part.ts, list-parts.ts).
-  { method: 'POST', shape: 'object', query: 'uploads', operation: 'CreateMultipartUpload', auth: 'signed', handler: createMultipartUpload },
-  { method: 'PUT', shape: 'object', query: 'uploadId', operation: 'UploadPart', auth: 'signed', handler: uploadPart },
-  { method: 'PUT', shape: 'object', query: 'uploadId', header: 'x-amz-copy-source', operation: 'UploadPartCopy', auth: 'signed', handler: uploadPartCopy },
-  { method: 'POST', shape: 'object', query: 'uploadId', operation: 'CompleteMultipartUpload', auth: 'signed', handler: completeMultipartUpload },
-  { method: 'DELETE', shape: 'object', query: 'uploadId', operation: 'AbortMultipartUpload', auth: 'signed', handler: abortMultipartUpload },
-  { method: 'GET', shape: 'object', query: 'uploadId', operation: 'ListParts', auth: 'signed', handler: listParts },
-  { method: 'GET', shape: 'bucket', query: 'uploads', operation: 'ListMultipartUploads', auth: 'signed', handler: listMultipartUploads },
-  { method: 'POST', shape: 'bucket', operation: 'PostObject', auth: 'form', handler: postObject },
+  { method: 'POST', shape: 'object', query: 'uploads', operation: 'CreateMultipartUpload', auth: 'signed', iam: 's3:CreateMultipartUpload', handler: createMultipartUpload },
+  { method: 'PUT', shape: 'object', query: 'uploadId', operation: 'UploadPart', auth: 'signed', iam: 's3:UploadPart', handler: uploadPart },
+  { method: 'PUT', shape: 'object', query: 'uploadId', header: 'x-amz-copy-source', operation: 'UploadPartCopy', auth: 'signed', iam: 's3:UploadPart', handler: uploadPartCopy },
+  { method: 'POST', shape: 'object', query: 'uploadId', operation: 'CompleteMultipartUpload', auth: 'signed', iam: 's3:CompleteMultipartUpload', handler: completeMultipartUpload },
+  { method: 'DELETE', shape: 'object', query: 'uploadId', operation: 'AbortMultipartUpload', auth: 'signed', iam: 's3:AbortMultipartUpload', handler: abortMultipartUpload },
+  { method: 'GET', shape: 'object', query: 'uploadId', operation: 'ListParts', auth: 'signed', iam: 's3:ListMultipartUploadParts', handler: listParts },
+  { method: 'GET', shape: 'bucket', query: 'uploads', operation: 'ListMultipartUploads', auth: 'signed', iam: 's3:ListBucketMultipartUploads', handler: listMultipartUploads },
+  { method: 'POST', shape: 'bucket', operation: 'PostObject', auth: 'form', iam: 's3:PutObject', handler: postObject },
   // Sub-resources (ops/bucket-acl.ts, bucket-tagging.ts, object-tagging.ts, get-bucket-versioning.ts).
-  { method: 'GET', shape: 'bucket', query: 'acl', operation: 'GetBucketAcl', auth: 'signed', handler: getBucketAcl },
-  { method: 'PUT', shape: 'bucket', query: 'acl', operation: 'PutBucketAcl', auth: 'signed', handler: putBucketAcl },
-  { method: 'GET', shape: 'object', query: 'acl', operation: 'GetObjectAcl', auth: 'signed', handler: getObjectAcl },
-  { method: 'GET', shape: 'bucket', query: 'tagging', operation: 'GetBucketTagging', auth: 'signed', handler: getBucketTagging },
-  { method: 'PUT', shape: 'bucket', query: 'tagging', operation: 'PutBucketTagging', auth: 'signed', handler: putBucketTagging },
-  { method: 'DELETE', shape: 'bucket', query: 'tagging', operation: 'DeleteBucketTagging', auth: 'signed', handler: deleteBucketTagging },
-  { method: 'GET', shape: 'object', query: 'tagging', operation: 'GetObjectTagging', auth: 'signed', handler: getObjectTagging },
-  { method: 'PUT', shape: 'object', query: 'tagging', operation: 'PutObjectTagging', auth: 'signed', handler: putObjectTagging },
-  { method: 'DELETE', shape: 'object', query: 'tagging', operation: 'DeleteObjectTagging', auth: 'signed', handler: deleteObjectTagging },
-  { method: 'GET', shape: 'bucket', query: 'policy', operation: 'GetBucketPolicy', auth: 'signed', handler: getBucketPolicy },
-  { method: 'PUT', shape: 'bucket', query: 'policy', operation: 'PutBucketPolicy', auth: 'signed', handler: putBucketPolicy },
-  { method: 'DELETE', shape: 'bucket', query: 'policy', operation: 'DeleteBucketPolicy', auth: 'signed', handler: deleteBucketPolicy },
-  { method: 'GET', shape: 'bucket', query: 'cors', operation: 'GetBucketCors', auth: 'signed', handler: getBucketCors },
-  { method: 'PUT', shape: 'bucket', query: 'cors', operation: 'PutBucketCors', auth: 'signed', handler: putBucketCors },
-  { method: 'DELETE', shape: 'bucket', query: 'cors', operation: 'DeleteBucketCors', auth: 'signed', handler: deleteBucketCors },
-  { method: 'GET', shape: 'bucket', query: 'lifecycle', operation: 'GetBucketLifecycleConfiguration', auth: 'signed', handler: getBucketLifecycle },
-  { method: 'PUT', shape: 'bucket', query: 'lifecycle', operation: 'PutBucketLifecycleConfiguration', auth: 'signed', handler: putBucketLifecycle },
-  { method: 'DELETE', shape: 'bucket', query: 'lifecycle', operation: 'DeleteBucketLifecycle', auth: 'signed', handler: deleteBucketLifecycle },
-  { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
+  { method: 'GET', shape: 'bucket', query: 'acl', operation: 'GetBucketAcl', auth: 'signed', iam: 's3:GetBucketAcl', handler: getBucketAcl },
+  { method: 'PUT', shape: 'bucket', query: 'acl', operation: 'PutBucketAcl', auth: 'signed', iam: 's3:PutBucketAcl', handler: putBucketAcl },
+  { method: 'GET', shape: 'object', query: 'acl', operation: 'GetObjectAcl', auth: 'signed', iam: 's3:GetObjectAcl', handler: getObjectAcl },
+  { method: 'GET', shape: 'bucket', query: 'tagging', operation: 'GetBucketTagging', auth: 'signed', iam: 's3:GetBucketTagging', handler: getBucketTagging },
+  { method: 'PUT', shape: 'bucket', query: 'tagging', operation: 'PutBucketTagging', auth: 'signed', iam: 's3:PutBucketTagging', handler: putBucketTagging },
+  { method: 'DELETE', shape: 'bucket', query: 'tagging', operation: 'DeleteBucketTagging', auth: 'signed', iam: 's3:PutBucketTagging', handler: deleteBucketTagging },
+  { method: 'GET', shape: 'object', query: 'tagging', operation: 'GetObjectTagging', auth: 'signed', iam: 's3:GetObjectTagging', handler: getObjectTagging },
+  { method: 'PUT', shape: 'object', query: 'tagging', operation: 'PutObjectTagging', auth: 'signed', iam: 's3:PutObjectTagging', handler: putObjectTagging },
+  { method: 'DELETE', shape: 'object', query: 'tagging', operation: 'DeleteObjectTagging', auth: 'signed', iam: 's3:DeleteObjectTagging', handler: deleteObjectTagging },
+  { method: 'GET', shape: 'bucket', query: 'policy', operation: 'GetBucketPolicy', auth: 'signed', iam: 's3:GetBucketPolicy', handler: getBucketPolicy },
+  { method: 'PUT', shape: 'bucket', query: 'policy', operation: 'PutBucketPolicy', auth: 'signed', iam: 's3:PutBucketPolicy', handler: putBucketPolicy },
+  { method: 'DELETE', shape: 'bucket', query: 'policy', operation: 'DeleteBucketPolicy', auth: 'signed', iam: 's3:DeleteBucketPolicy', handler: deleteBucketPolicy },
+  { method: 'GET', shape: 'bucket', query: 'cors', operation: 'GetBucketCors', auth: 'signed', iam: 's3:GetBucketCORS', handler: getBucketCors },
+  { method: 'PUT', shape: 'bucket', query: 'cors', operation: 'PutBucketCors', auth: 'signed', iam: 's3:PutBucketCORS', handler: putBucketCors },
+  { method: 'DELETE', shape: 'bucket', query: 'cors', operation: 'DeleteBucketCors', auth: 'signed', iam: 's3:PutBucketCORS', handler: deleteBucketCors },
+  { method: 'GET', shape: 'bucket', query: 'lifecycle', operation: 'GetBucketLifecycleConfiguration', auth: 'signed', iam: 's3:GetLifecycleConfiguration', handler: getBucketLifecycle },
+  { method: 'PUT', shape: 'bucket', query: 'lifecycle', operation: 'PutBucketLifecycleConfiguration', auth: 'signed', iam: 's3:PutLifecycleConfiguration', handler: putBucketLifecycle },
+  { method: 'DELETE', shape: 'bucket', query: 'lifecycle', operation: 'DeleteBucketLifecycle', auth: 'signed', iam: 's3:PutLifecycleConfiguration', handler: deleteBucketLifecycle },
+  { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', iam: 's3:GetBucketVersioning', handler: getBucketVersioning },
   // CORS preflights (cors.ts).
-  { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', handler: optionsObject },
-  { method: 'OPTIONS', shape: 'object', operation: 'OptionsObject', auth: 'none', handler: optionsObject },
+  { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },
+  { method: 'OPTIONS', shape: 'object', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },
 ];
 
 /** Whether the request carries the row's query selector. */

@@ -24,6 +24,7 @@ import { downloadSecurityHeaders } from '../roles/io/active-content.js';
 import { logAnswerError } from '../log.js';
 import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
 import { authenticate, unauthenticated } from './auth/authenticate.js';
+import { s3AuthStep } from './auth-step.js';
 import { corsAnswerHeaders } from './cors.js';
 import { S3Errors, toS3Error } from './errors.js';
 import { matchRoute, type PathShape, type S3Route } from './routes.js';
@@ -147,6 +148,8 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
     contentLength: auth.contentLength,
     checksum: auth.checksum,
   };
+  // The route table's IAM step (auth-step.ts): the one permission check of a signed caller.
+  await s3AuthStep(g, route, req);
   request.log.debug({ operation: route.operation, bucket: req.bucket, key: req.key }, 's3 operation');
   const res = await route.handler(g, req);
   return send(reply, req.method, res, route.operation === 'GetObject' || route.operation === 'HeadObject');

@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
+import type { BucketRecord } from '../ports/meta.js';
 import type { VerifiedChecksum } from './checksum.js';
 
 /** The authenticated caller: an AccessKey of the Kodo key pairs, or none (anonymous, only on public buckets). */
@@ -32,6 +33,8 @@ export interface S3Request {
   /** Request id (answered as `x-amz-request-id`). */
   reqId: string;
   caller: S3Caller;
+  /** The bucket the route table's IAM step (auth-step.ts) authorised for the signed caller; undefined otherwise. */
+  authorized?: BucketRecord;
   /**
    * The request body as content bytes: aws-chunked framing removed, chunk signatures, `x-amz-content-sha256` and
    * `x-amz-checksum-*` (header or trailer) verified as it is read; the stream fails with the S3 error

@@ -21,6 +21,7 @@ const HTTP_STATUSES = [
   415, // Unsupported Media Type: a fop input the server cannot process — an image format it does not decode
   //      (unsupportedImage) or media whose program is not installed (videoToolMissing).
   416, // Range Not Satisfiable: a download Range past the object's end; sent with `Content-Range: bytes */<size>`.
+  503, // Service Unavailable: IAM data could not be read, a sub-user's request is refused (iamUnavailable, fail closed).
   504, // Gateway Timeout: fetch/mirror act as a gateway and the origin did not answer in time (originTimeout).
 ];
 

@@ -201,7 +201,7 @@ export async function submitAsyncFetch(
   accessKey: string,
   req: AsyncFetchRequest,
 ): Promise<{ id: string; wait: number }> {
-  await authorizeBucket(g, accessKey, req.bucket);
+  await authorizeBucket(g, accessKey, req.bucket, { action: 'kodo/Fetchfiles', ...(req.key !== undefined ? { key: req.key } : {}) });
   const id = newTaskId(g);
   const { ahead } = await g.meta.fetchTasks.enqueue({
     id,

@@ -76,7 +76,7 @@ export async function attemptFetchTask(g: Granary, task: FetchTaskRecord, req: A
   const { accessKey } = task;
   if (!g.keyIndex.pairOf(accessKey)) return failure(Errors.unknownAccessKey(), false);
   try {
-    await authorizeBucket(g, accessKey, req.bucket);
+    await authorizeBucket(g, accessKey, req.bucket, { action: 'kodo/Fetchfiles', ...(req.key !== undefined ? { key: req.key } : {}) });
   } catch (err) {
     const e = asKodoError(err);
     return failure(e, isKodoError(e, 'internal'));

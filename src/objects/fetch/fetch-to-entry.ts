@@ -122,7 +122,7 @@ export async function fetchToEntry(
   target: FetchTarget,
   opts: { insertOnly?: boolean; expect?: FetchExpect; fileType?: number } = {},
 ): Promise<PutResult> {
-  await authorizeBucket(g, accessKey, target.bucket);
+  await authorizeBucket(g, accessKey, target.bucket, { action: 'kodo/Fetchfiles', ...(target.key !== undefined ? { key: target.key } : {}) });
   const res = await openOrigin(g, src);
   let body;
   try {

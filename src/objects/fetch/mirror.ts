@@ -118,7 +118,7 @@ function missFailure(err: unknown): unknown {
  * mirror source, 403 refused by the outbound guard, 478 any origin failure (404 included), 599 storing failed.
  */
 export async function prefetchEntry(g: Granary, accessKey: string, bucketName: string, key: string): Promise<ObjectRecord> {
-  const bucket = await authorizeBucket(g, accessKey, bucketName);
+  const bucket = await authorizeBucket(g, accessKey, bucketName, { action: 'kodo/Prefetch', key });
   if (!hasSource(bucket)) throw Errors.noMirrorSource(bucket.name);
   const src = sourceOf(bucket, key);
   if (!src) throw Errors.originFailed(`key ${JSON.stringify(key)} has a '.' or '..' segment and cannot be pulled`);

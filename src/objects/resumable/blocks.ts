@@ -12,7 +12,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { authorizeBucket } from '../../auth/authorize.js';
+import { ACCOUNT, authorizeBucket } from '../../auth/authorize.js';
 import { urlsafeB64Decode, urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
@@ -110,7 +110,8 @@ export async function makeBlock(g: Granary, sender: ChunkSender, blockSize: numb
   if (!Number.isInteger(blockSize) || blockSize < 0 || blockSize > BLOCK_SIZE) {
     throw Errors.badBlock(`block size must be 0..${BLOCK_SIZE}`);
   }
-  await authorizeBucket(g, sender.accessKey, sender.bucket);
+  // Chunks are no object yet: the account here; a sub-user's right on the key when mkfile commits (putObject).
+  await authorizeBucket(g, sender.accessKey, sender.bucket, { action: ACCOUNT });
   if (blockSize === 0) return makeEmptyBlock(g, sender, body);
   const chunk = await receiveChunk(g, body, blockSize, sender.declaredBytes);
   const block: BlockRecord = {
@@ -168,7 +169,8 @@ async function blockOf(g: Granary, accessKey: string, ctx: string): Promise<{ bl
 
 /** `POST /bput/<ctx>/<nextChunkOffset>`: appends the chunk that immediately follows `ctx` (631/403 as mkblk). */
 export async function putChunk(g: Granary, sender: ChunkSender, ctx: string, nextOffset: number, body: Readable): Promise<BlockAnswer> {
-  await authorizeBucket(g, sender.accessKey, sender.bucket);
+  // Chunks are no object yet: the account here; a sub-user's right on the key when mkfile commits (putObject).
+  await authorizeBucket(g, sender.accessKey, sender.bucket, { action: ACCOUNT });
   const { block, offset } = await blockOf(g, sender.accessKey, ctx);
   // The ctx must be the block's latest and the chunk must start where it says.
   if (offset !== nextOffset || block.offset !== offset) throw Errors.invalidCtx();

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { authorizeBucket } from '../../auth/authorize.js';
+import { ACCOUNT, authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import type { PutPolicy } from '../../policy/put-policy.js';
@@ -42,7 +42,8 @@ export async function initiateUpload(
   target: UploadTarget,
 ): Promise<{ uploadId: string; expireAt: number }> {
   if (target.bucket !== policy.bucket) throw Errors.scopeMismatch(`bucket ${target.bucket} is not the scope's`);
-  await authorizeBucket(g, accessKey, target.bucket);
+  // A key named now is checked now; the key of a keyless upload when it completes (putObject).
+  await authorizeBucket(g, accessKey, target.bucket, target.key !== undefined ? { action: 'kodo/Mkfile', key: target.key } : { action: ACCOUNT });
   const now = nowSeconds(g.clock);
   const upload: UploadRecord = {
     id: randomBytes(16).toString('hex'),

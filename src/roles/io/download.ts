@@ -138,13 +138,16 @@ export async function download(call: RouteCall<Granary, unknown>, request: Fasti
     const nowSec = Math.floor(g.clock.nowMs() / 1000);
     const { accessKey } = verifyPrivateDownload({ rawUrl: rawUrlOf(request), headers: request.headers }, g.secretOf, nowSec);
     // A valid signature by a key of another account does not open this bucket.
-    if (!mayAccess(g, accessKey, bucket)) throw Errors.badDownloadToken('the key has no access to this bucket');
+    // A sub-user's key: its policies must allow kodo/Get on the key (403, recorded).
+    if (!mayAccess(g, accessKey, bucket, { action: 'kodo/Get', key: t.key, requestId: request.id })) {
+      throw g.keyIndex.isSubUser(accessKey) ? Errors.forbidden(`kodo/Get on ${bucket.name}/${t.key} is not allowed`) : Errors.badDownloadToken('the key has no access to this bucket');
+    }
   }
   // `…|saveas/<entry>/sign/<AK>:<sign>` (§10.7): verified here, then the pipeline runs and its result is stored.
   const saveas = query === undefined ? undefined : await prepareSaveas(call, request, query);
   const fop = saveas ? saveas.pipeline : query;
   // Original protection is lifted by a verified signature: the URL's token, or a saveas signed by a key of the bucket.
-  const mayBypass = signed || (saveas !== undefined && mayAccess(g, saveas.target.accessKey, bucket));
+  const mayBypass = signed || (saveas !== undefined && mayAccess(g, saveas.target.accessKey, bucket, { action: 'kodo/Get', key: t.key, requestId: request.id }));
   const serve = (on: ObjectRecord, pipeline: string): Promise<FastifyReply> =>
     saveas ? serveSaveas(g, bucket, on, { ...saveas, pipeline }, request, reply) : serveFop(g, bucket, on, pipeline, request, reply);
   // A key that names no object may name a style of another (`<key><sep><style>`, §10.1): its fop on that one.

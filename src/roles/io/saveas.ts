@@ -67,7 +67,7 @@ export async function prepareSaveas(call: RouteCall<Granary, unknown>, request: 
   const entry = parseStage(signAt < 0 ? last : last.slice(0, signAt));
   const { accessKey } = verifySaveasSign({ rawUrl: rawUrlOf(request), headers: request.headers }, call.g.secretOf);
   // It is a write: the signing key must own the target bucket (the root key may write every bucket).
-  await call.authorizeAs(accessKey, entry.bucket);
+  await call.authorizeAs(accessKey, entry.bucket, { action: 'kodo/Upload', key: entry.key });
   return { pipeline, target: { ...entry, accessKey } };
 }
 

@@ -24,10 +24,15 @@ import {
   setLifecycle,
 } from '../../objects/manage/update.js';
 import type { RouteCall } from '../../http/route-call.js';
+import { rsOpAction } from '../../iam/operation-actions.js';
 import { decodeEntry, decodeEntryTarget, decodeParam, pathSegments } from '../../objects/manage/encoded-entry.js';
 
-/** A parsed op: the entries it touches and how to run it (`by`: the caller, named in event notifications). */
+/**
+ * A parsed op: its name (its IAM action: iam/operation-actions.ts), the entries it touches and how to run it (`by`:
+ * the caller, named in event notifications).
+ */
 interface ParsedOp {
+  name?: string;
   entries: EntryRef[];
   run(g: Granary, by: EventActor): Promise<unknown>;
 }
@@ -177,15 +182,25 @@ export function parseOp(path: string, query: URLSearchParams = new URLSearchPara
   const name = segments[0] ?? '';
   const parser = Object.hasOwn(OPS, name) ? OPS[name] : undefined;
   if (!parser) throw Errors.unknownOp(name);
-  return parser(segments.slice(1), query);
+  return { ...parser(segments.slice(1), query), name };
 }
 
 /**
- * Authorises every bucket the op touches for the caller (`call.authorize`: 631 / 403), then runs it. Returns the
- * op's answer (stat) or undefined. `reqId`: the request's X-Reqid (named in event notifications).
+ * Authorises every entry the op touches for the caller with the op's IAM action (`call.authorize`: 631 / 403; a
+ * sub-user's policies decide on each bucket/key: copy and move on the source and the target), then runs it.
+ * Returns the op's answer (stat) or undefined. `reqId`: the request's X-Reqid (named in event notifications).
  */
 export async function runOp(call: RouteCall<Granary, Caller>, op: ParsedOp, reqId?: string): Promise<unknown> {
-  const buckets = new Set(op.entries.map((e) => e.bucket));
-  for (const bucket of buckets) await call.authorize(bucket);
+  const action = rsOpAction(op.name ?? '');
+  if (action === undefined) throw Errors.internal(`op ${op.name ?? '?'} has no IAM action`);
+  // The root key and account owners: one look per bucket, as before; sub-users: every entry's key.
+  const perKey = call.g.keyIndex.isSubUser(call.caller.accessKey);
+  const seen = new Set<string>();
+  for (const e of op.entries) {
+    const id = perKey ? `${e.bucket}\u0000${e.key}` : e.bucket;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    await call.authorize(e.bucket, perKey ? { action, key: e.key } : { action });
+  }
   return op.run(call.g, { accessKey: call.caller.accessKey, ...(reqId ? { reqId } : {}) });
 }

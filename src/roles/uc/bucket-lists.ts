@@ -11,7 +11,7 @@
  * auth step).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { mayAccess } from '../../auth/authorize.js';
+import { mayAccess, VISIBLE } from '../../auth/authorize.js';
 import { bucketInfo } from '../../buckets/buckets.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
@@ -27,7 +27,7 @@ async function listed(call: Call, request: FastifyRequest): Promise<BucketRecord
   const p = params(request);
   if (p.get('global') === 'true' || p.get('line') === 'true') return [];
   const region = p.get('region') ?? '';
-  return (await g.meta.listBuckets()).filter((b) => mayAccess(g, caller.accessKey, b) && (region === '' || b.region === region));
+  return (await g.meta.listBuckets()).filter((b) => mayAccess(g, caller.accessKey, b, { action: VISIBLE }) && (region === '' || b.region === region));
 }
 
 /** `GET|POST /v3/buckets`: the caller's buckets, v3 shape. */

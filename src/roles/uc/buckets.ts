@@ -6,7 +6,7 @@
  * Management credential (the route table's auth step, src/routes/uc.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { mayAccess } from '../../auth/authorize.js';
+import { mayAccess, VISIBLE } from '../../auth/authorize.js';
 import type { Caller } from '../../auth/management.js';
 import {
   bucketInfo,
@@ -41,7 +41,7 @@ export async function mkbucket(call: Call, request: FastifyRequest, reply: Fasti
 /** `GET|POST /buckets[?apiVersion=v4]`: the caller's buckets (every bucket for the root key). */
 export async function listBuckets(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const { g } = call;
-  const all = (await g.meta.listBuckets()).filter((b) => mayAccess(g, call.caller.accessKey, b));
+  const all = (await g.meta.listBuckets()).filter((b) => mayAccess(g, call.caller.accessKey, b, { action: VISIBLE }));
   if (params(request).get('apiVersion') === 'v4') {
     return sendJson(reply, 200, {
       next_marker: '',

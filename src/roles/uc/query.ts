@@ -13,7 +13,7 @@
  * GET and POST (query string or form body) are accepted.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { mayAccess } from '../../auth/authorize.js';
+import { ACCOUNT, mayAccess } from '../../auth/authorize.js';
 import { ADVERTISED_SERVICES } from '../../config-hosts.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
@@ -49,7 +49,7 @@ async function checkQuery(g: Granary, request: FastifyRequest): Promise<string> 
   if (ak === '' || g.keyIndex.secretOf(ak) === undefined) throw Errors.unknownQueryAccessKey();
   const name = p.get('bucket') ?? '';
   const bucket = name === '' ? undefined : await g.meta.getBucket(name);
-  if (!bucket || !mayAccess(g, ak, bucket)) throw Errors.noSuchBucket();
+  if (!bucket || !mayAccess(g, ak, bucket, { action: ACCOUNT })) throw Errors.noSuchBucket();
   return bucket.name;
 }
 

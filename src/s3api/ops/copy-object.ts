@@ -62,7 +62,8 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   const target = await accessBucket(g, req);
   const to = { bucket: target.name, key: objectKey(req) };
   const from = parseCopySource(headerOf(req, 'x-amz-copy-source'));
-  await authorizeBucket(g, accessKey, from.bucket);
+  // The source is a second bucket (the step authorised the target): a read of its key (s3:GetObject → kodo/Get).
+  await authorizeBucket(g, accessKey, from.bucket, { action: 'kodo/Get', key: from.key, door: 's3', requestId: req.reqId });
   let source: ObjectRecord;
   try {
     source = checkDownloadable(g, await g.meta.getObject(from.bucket, from.key));

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Granary } from '../../context.js';
 import { accessBucket, signedCaller } from '../access.js';
+import { authorizeItem } from '../auth-step.js';
 import { S3Errors, toS3Error } from '../errors.js';
 import { contentMd5Of } from '../headers.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
@@ -43,6 +44,8 @@ export async function deleteObjects(g: Granary, req: S3Request): Promise<S3Respo
   const out: string[] = [];
   for (const key of keys) {
     try {
+      // Each key is an item the route table's step could not see (auth-step.ts authorizeItem).
+      if (!authorizeItem(g, req, 's3:DeleteObject', key)) throw S3Errors.AccessDenied();
       await deleteKey(g, bucket.name, key, accessKey, req.reqId);
       if (!quiet) out.push(`<Deleted>${el('Key', key)}</Deleted>`);
     } catch (err) {

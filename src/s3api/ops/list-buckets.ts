@@ -8,7 +8,7 @@
  * `max-buckets` every bucket is listed in one answer. Errors: InvalidArgument (400) for a bad `max-buckets` or
  * token.
  */
-import { mayAccess } from '../../auth/authorize.js';
+import { mayAccess, VISIBLE } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
 import { signedCaller } from '../access.js';
 import { S3Errors } from '../errors.js';
@@ -43,7 +43,7 @@ export async function listBuckets(g: Granary, req: S3Request): Promise<S3Respons
   const after = afterOf(req);
   const prefix = req.query.get('prefix') ?? '';
   const buckets = (await g.meta.listBuckets())
-    .filter((b) => mayAccess(g, ak, b) && b.name.startsWith(prefix) && (after === undefined || b.name > after))
+    .filter((b) => mayAccess(g, ak, b, { action: VISIBLE }) && b.name.startsWith(prefix) && (after === undefined || b.name > after))
     .sort((a, b) => (a.name < b.name ? -1 : 1));
   const page = max === undefined ? buckets : buckets.slice(0, max);
   const region = s3RegionOf(g.config.region);

@@ -23,7 +23,7 @@
  */
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { authorizeBucket } from '../../auth/authorize.js';
+import { ACCOUNT, authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
 import { putObject as commitPut } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
@@ -165,7 +165,9 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     const key = rawKey.split('${filename}').join(filename);
     fields.set('key', key);
     const { min, max } = checkPolicy(parsePolicy(fields.get('policy') ?? ''), fields, g.clock.nowMs());
-    await authorizeBucket(g, accessKey, bucket);
+    // A form is signed inside its body (no step before it): the account here, the key's s3:PutObject (kodo/Upload)
+    // when the upload commits (objects/put-object.ts).
+    await authorizeBucket(g, accessKey, bucket, { action: ACCOUNT });
     const headers = Object.fromEntries(fields);
     const meta = metaFromHeaders(headers);
     const tagging = fields.get('tagging');
@@ -187,6 +189,7 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     const result = await commitPut(g, body, {
       policy: s3PutPolicy(g, bucket, key, { insertOnly: false, fileType, trustMime: !!mime }),
       accessKey,
+      door: 's3',
       clientKey: key,
       ...(mime ? { clientMime: mime } : {}),
       ...(filename ? { fname: filename } : {}),

@@ -83,6 +83,7 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
   const result = await commitPut(g, body, {
     policy,
     accessKey,
+    door: 's3',
     clientKey: key,
     ...(clientMime ? { clientMime } : {}),
     custom: {},

@@ -22,7 +22,7 @@ import { uploadPart as storePart } from '../../objects/resumable/multipart.js';
 import { checkDownloadable } from '../../objects/read.js';
 import { readObject } from '../../objects/verified-read.js';
 import type { ObjectRecord } from '../../ports/meta.js';
-import { bucketName, objectKey, signedCaller } from '../access.js';
+import { accessBucket, bucketName, objectKey, signedCaller } from '../access.js';
 import type { Digests } from '../../objects/etag.js';
 import { crc32Base64, Digest, type ChecksumAlgorithm, type VerifiedChecksum } from '../checksum.js';
 import { S3Errors } from '../errors.js';
@@ -109,8 +109,9 @@ export function copySourceRange(text: string | undefined, size: number): { start
 export async function uploadPartCopy(g: Granary, req: S3Request): Promise<S3Response> {
   const accessKey = signedCaller(req);
   const from = parseCopySource(headerOf(req, 'x-amz-copy-source'));
-  await authorizeBucket(g, accessKey, from.bucket);
-  await authorizeBucket(g, accessKey, bucketName(req));
+  // The source is a second bucket (the step authorised the target): a read of its key (s3:GetObject → kodo/Get).
+  await authorizeBucket(g, accessKey, from.bucket, { action: 'kodo/Get', key: from.key, door: 's3', requestId: req.reqId });
+  await accessBucket(g, req);
   let source: ObjectRecord;
   try {
     source = checkDownloadable(g, await g.meta.getObject(from.bucket, from.key));

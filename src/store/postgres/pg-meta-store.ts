@@ -712,7 +712,7 @@ export class PgMetaStore implements MetaStore {
     return this.queues.wake.version();
   }
 
-  async changeCount(topic: 'access_keys' | 'domains'): Promise<number> {
+  async changeCount(topic: 'access_keys' | 'domains' | 'iam'): Promise<number> {
     const { rows } = await this.db.query<{ n: bigint }>('SELECT n FROM change_counters WHERE topic = $1', [topic]);
     return Number(rows[0]?.n ?? 0);
   }

@@ -429,10 +429,24 @@ CREATE TABLE iam_audits (
 CREATE INDEX iam_audits_owner ON iam_audits (owner, seq);
 `;
 
+/**
+ * The IAM change counter (auth/key-index.ts): every change of a sub-user, key pair, group, policy or link bumps
+ * topic `iam` in the same transaction, so every node sees an IAM change by reading one row (within its poll).
+ */
+const IAM_CHANGE_COUNTER = `
+INSERT INTO change_counters (topic, n) VALUES ('iam', 0) ON CONFLICT (topic) DO NOTHING;
+CREATE TRIGGER iam_users_changed AFTER INSERT OR UPDATE OR DELETE ON iam_users FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('iam');
+CREATE TRIGGER iam_keypairs_changed AFTER INSERT OR UPDATE OR DELETE ON iam_keypairs FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('iam');
+CREATE TRIGGER iam_groups_changed AFTER INSERT OR UPDATE OR DELETE ON iam_groups FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('iam');
+CREATE TRIGGER iam_policies_changed AFTER INSERT OR UPDATE OR DELETE ON iam_policies FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('iam');
+CREATE TRIGGER iam_links_changed AFTER INSERT OR UPDATE OR DELETE ON iam_links FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('iam');
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: CORE },
   { version: 2, name: 'console-sessions', sql: CONSOLE_SESSIONS },
   { version: 3, name: 'console-samples', sql: CONSOLE_SAMPLES },
   { version: 4, name: 'part-checksums', sql: PART_CHECKSUMS },
   { version: 5, name: 'iam', sql: IAM },
+  { version: 6, name: 'iam-change-counter', sql: IAM_CHANGE_COUNTER },
 ];

@@ -13,6 +13,7 @@ import type {
   IamKeyPairRecord,
   IamLinkKind,
   IamPolicyRecord,
+  IamSnapshot,
   IamStore,
   IamUserRecord,
   LinkChange,
@@ -429,6 +430,23 @@ export class SqlIamStore implements IamStore {
       groups.set(r.group_alias, list);
     }
     return { own: own.map(toPolicy), groups: [...groups].map(([group, policies]) => ({ group, policies })) };
+  }
+
+  async enforcementSnapshot(): Promise<IamSnapshot> {
+    const keys = await this.db.all<{ access_key: string; secret_key: string; owner: string; user_id: string; enabled: Flag }>(
+      'SELECT access_key, secret_key, owner, user_id, enabled FROM iam_keypairs',
+    );
+    const users = await this.db.all<{ id: string; owner: string; alias: string; iuid: Num; enabled: Flag }>('SELECT id, owner, alias, iuid, enabled FROM iam_users');
+    const groups = await this.db.all<{ id: string; alias: string; enabled: Flag }>('SELECT id, alias, enabled FROM iam_groups');
+    const policies = await this.db.all<{ id: string; alias: string; statement: string; enabled: Flag }>('SELECT id, alias, statement, enabled FROM iam_policies');
+    const links = await this.db.all<{ kind: IamLinkKind; from_id: string; to_id: string }>('SELECT kind, from_id, to_id FROM iam_links');
+    return {
+      keys: keys.map((k) => ({ accessKey: k.access_key, secretKey: k.secret_key, owner: k.owner, userId: k.user_id, enabled: flag(k.enabled) })),
+      users: users.map((u) => ({ id: u.id, owner: u.owner, alias: u.alias, iuid: Number(u.iuid), enabled: flag(u.enabled) })),
+      groups: groups.map((g) => ({ id: g.id, alias: g.alias, enabled: flag(g.enabled) })),
+      policies: policies.map((p) => ({ id: p.id, alias: p.alias, statement: p.statement, enabled: flag(p.enabled) })),
+      links: links.map((l) => ({ kind: l.kind, fromId: l.from_id, toId: l.to_id })),
+    };
   }
 
   async deleteOwner(owner: string): Promise<number> {

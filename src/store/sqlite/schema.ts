@@ -313,6 +313,19 @@ CREATE TRIGGER IF NOT EXISTS domains_del AFTER DELETE ON domains
   BEGIN UPDATE change_counters SET n = n + 1 WHERE topic = 'domains'; END;
 `;
 
+/**
+ * The IAM change counter (auth/key-index.ts, iam/enforcement.ts): every change of a sub-user, key pair, group, policy
+ * or link bumps topic `iam` in the same transaction, so every process sees an IAM change by reading one row.
+ * Self-contained (idempotent); run after SCHEMA by `migrate`.
+ */
+const IAM_CHANGE_COUNTER = `
+INSERT OR IGNORE INTO change_counters (topic, n) VALUES ('iam', 0);
+${['iam_users', 'iam_keypairs', 'iam_groups', 'iam_policies', 'iam_links']
+  .flatMap((t) => ['INSERT', 'UPDATE', 'DELETE'].map((op) => `CREATE TRIGGER IF NOT EXISTS ${t}_${op.toLowerCase()}_counted AFTER ${op} ON ${t}
+  BEGIN UPDATE change_counters SET n = n + 1 WHERE topic = 'iam'; END;`))
+  .join('\n')}
+`;
+
 /** Columns added after a table was first created: (table, column, declaration). Applied by `migrate`. */
 const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['buckets', 'owner', "TEXT NOT NULL DEFAULT ''"],
@@ -351,6 +364,7 @@ export function migrate(db: Database.Database): void {
     if (!cols.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${decl}`);
   }
   db.exec(AFTER_MIGRATION);
+  db.exec(IAM_CHANGE_COUNTER);
   // pfop jobs and async-fetch tasks of earlier versions move into the one task table (tasks-migration.ts).
   migrateTasks(db);
   // Per-bucket usage counters kept by triggers, computed here for data dirs of earlier versions (bucket-usage.ts).

@@ -760,7 +760,7 @@ export class SqliteMetaStore implements MetaStore {
     return Number(this.dataVersionSt.get());
   }
 
-  async changeCount(topic: 'access_keys' | 'domains'): Promise<number> {
+  async changeCount(topic: 'access_keys' | 'domains' | 'iam'): Promise<number> {
     return (this.st.changeCount.get(topic) as { n: number } | undefined)?.n ?? 0;
   }
 
