@@ -7,8 +7,8 @@
  * Errors (KodoError): 400 `badIamAlias`, `badIamPolicy`, `badRequest` (a field named); 612 `noSuchIamUser|Group|
  * Policy|KeyPair`; 614 `iamUserExists|GroupExists|PolicyExists`.
  *
- * Nothing here makes a sub-user's key authenticate: the key index (auth/key-index.ts) knows account keys only,
- * until enforcement comes (docs/reference/iam.md, "What is enforced").
+ * Enforcement reads what is changed here through the key index (auth/key-index.ts), reloaded in this process
+ * after every change and in the others when the store's `iam` change counter moves.
  */
 import { randomBytes } from 'node:crypto';
 import { urlsafeB64Encode } from '../auth/base64.js';
@@ -88,6 +88,8 @@ async function audit(g: Granary, actor: IamActor, action: string, resource: stri
     atMs: g.clock.nowMs(),
   };
   await g.meta.iam.appendAudit(rec, g.config.iamAuditMax);
+  // This process sees the change at once (other processes and nodes within their poll: auth/key-index.ts).
+  await g.keyIndex.refresh();
 }
 
 // ---- users ----

@@ -26,7 +26,7 @@ import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
 import { authenticate, unauthenticated } from './auth/authenticate.js';
 import { s3AuthStep } from './auth-step.js';
 import { corsAnswerHeaders } from './cors.js';
-import { S3Errors, toS3Error } from './errors.js';
+import { S3Error, S3Errors, toS3Error } from './errors.js';
 import { matchRoute, type PathShape, type S3Route } from './routes.js';
 import type { S3Request, S3Response } from './types.js';
 import { errorXml } from './xml.js';
@@ -123,12 +123,22 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
     const cors = await corsAnswerHeaders(g, address.bucket, raw.headers.origin, typeof asked === 'string' && asked !== '' ? asked : method);
     if (cors) reply.headers(cors);
   }
-  const auth = (route?.auth === 'none' ? unauthenticated : authenticate)(
-    g,
-    { method, rawUrl, headers: raw.headersDistinct, merged: raw.headers, stream: raw },
-    g.clock.nowMs(),
-    vhost,
-  );
+  const authenticateOnce = (): ReturnType<typeof authenticate> =>
+    (route?.auth === 'none' ? unauthenticated : authenticate)(
+      g,
+      { method, rawUrl, headers: raw.headersDistinct, merged: raw.headers, stream: raw },
+      g.clock.nowMs(),
+      vhost,
+    );
+  let auth: ReturnType<typeof authenticate>;
+  try {
+    auth = authenticateOnce();
+  } catch (err) {
+    // A key unknown here may have been created through another process a moment ago (a sub-user's new key pair):
+    // the key index looks at the store's change counter once before the refusal.
+    if (!(err instanceof S3Error && err.code === 'InvalidAccessKeyId' && (await g.keyIndex.refresh()))) throw err;
+    auth = authenticateOnce();
+  }
   if (!route) throw routeError;
   if (auth.caller.accessKey === undefined && route.auth === 'signed') {
     // A missing bucket is NoSuchBucket (404) to anyone, as S3 answers (a DELETE in a deleted bucket).
