@@ -28,8 +28,10 @@ export function rsOpAction(op: string): string | undefined {
 
 /**
  * S3 action → Kodo action: the one table of the S3 door. An S3 route (s3api/routes.ts) names its S3 action; the
- * evaluator is asked the Kodo action on the request's bucket (and key). Bucket configuration (ACL, tagging, CORS,
- * lifecycle, policy, versioning, location) is `kodo/BucketSettings`.
+ * evaluator is asked the Kodo action on the request's bucket (and key). The names are AWS's own (the action each
+ * operation requires: HeadBucket needs `s3:ListBucket`; CreateMultipartUpload, UploadPart and
+ * CompleteMultipartUpload need `s3:PutObject`, so on this door they are `kodo/Upload`); bucket configuration (ACL,
+ * tagging, CORS, lifecycle, policy, versioning, location) is `kodo/BucketSettings`.
  */
 export const S3_ACTIONS: Readonly<Record<string, string>> = {
   's3:GetObject': 'kodo/Get',
@@ -45,11 +47,7 @@ export const S3_ACTIONS: Readonly<Record<string, string>> = {
   's3:ListBucketMultipartUploads': 'kodo/ListMultipartUploads',
   's3:ListMultipartUploadParts': 'kodo/ListParts',
   's3:AbortMultipartUpload': 'kodo/AbortMultipartUpload',
-  's3:CreateMultipartUpload': 'kodo/Mkfile',
-  's3:UploadPart': 'kodo/Mkfile',
-  's3:CompleteMultipartUpload': 'kodo/Mkfile',
   's3:DeleteBucket': 'kodo/Drop',
-  's3:HeadBucket': 'kodo/List',
   's3:GetBucketLocation': 'kodo/BucketSettings',
   's3:GetBucketAcl': 'kodo/BucketSettings',
   's3:PutBucketAcl': 'kodo/BucketSettings',
