@@ -5,6 +5,7 @@
  * - the Kodo door: every management route of the Kodo table (src/routes/), walked — a route without a request
  *   builder here fails the test — signed with the user's key (`Qiniu` token, as the SDKs sign), plus the qiniu
  *   SDK's form upload with a sub-user's upload token and a private download URL signed by a sub-user's key;
+ * - the console: every session route of the console table, walked likewise, signed in with the user's key pair;
  * - the S3 door: every row of the S3 table (src/s3api/routes.ts), walked likewise, signed with SigV4, plus the AWS
  *   SDK v3 for the common calls.
  * Each answer must be what the policy says: refused (Kodo 403 JSON / S3 AccessDenied) where the evaluator
@@ -21,9 +22,10 @@ import { evaluate, type Principal } from '../../src/iam/evaluate.js';
 import { kodoActionOfS3 } from '../../src/iam/operation-actions.js';
 import { storedStatements } from '../../src/iam/policy.js';
 import { accountUid } from '../../src/iam/ids.js';
-import { KODO_ROUTES } from '../../src/routes/table.js';
+import { CONSOLE_ROUTES, KODO_ROUTES } from '../../src/routes/table.js';
 import type { RouteEntry } from '../../src/routes/types.js';
 import { ROUTES as S3_ROUTES, type S3Route } from '../../src/s3api/routes.js';
+import { ConsoleClient } from '../helpers/console.js';
 import { qiniuDate } from '../helpers/http.js';
 import { codeOf, errorCode, payloadHash, rawRequest, s3Client, signV4 } from '../helpers/s3.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
@@ -316,6 +318,74 @@ describe('the Kodo door: every management route of the table × every user', () 
     expect((await fetch(url(root.mac, 'doc.txt'))).status).toBe(200);
     expect((await kodo(root.mac, 'POST', `/private?bucket=${B}&private=0`)).status).toBe(200);
   });
+});
+
+/** The request builders of the console's session routes that need an action, by operation. */
+const CONSOLE_PROBES: Record<string, () => Probe> = {
+  'console.buckets.drop': () => {
+    const bucket = `mx-cdrop-${++n}`;
+    return { method: 'DELETE', path: `/api/buckets/${bucket}`, bucket, before: async () => void expect((await kodo(root.mac, 'POST', `/mkbucketv3/${bucket}/region/z0`)).status).toBe(200) };
+  },
+  'console.buckets.get': () => ({ method: 'GET', path: `/api/buckets/${B}`, bucket: B }),
+  'console.buckets.setting': () => ({ method: 'PUT', path: `/api/buckets/${B}/settings/maxAge`, body: JSON.stringify({ maxAge: 60 }), bucket: B }),
+  'console.buckets.style.put': () => ({ method: 'PUT', path: `/api/buckets/${B}/styles/small`, body: JSON.stringify({ style: 'imageView2/2/w/10' }), bucket: B }),
+  'console.buckets.style.delete': () => ({ method: 'DELETE', path: `/api/buckets/${B}/styles/nosuch`, bucket: B }),
+  'console.buckets.domain.bind': () => ({ method: 'POST', path: `/api/buckets/${B}/domains`, body: JSON.stringify({ domain: 'x.invalid' }), bucket: B }),
+  'console.buckets.domain.unbind': () => ({ method: 'DELETE', path: `/api/buckets/${B}/domains/nosuch.invalid`, bucket: B }),
+  'console.buckets.rule.add': () => ({ method: 'POST', path: `/api/buckets/${B}/rules`, body: JSON.stringify({ name: `c${++n}`, prefix: 'tmp/', delete_after_days: 3 }), bucket: B }),
+  'console.buckets.rule.update': () => ({ method: 'PUT', path: `/api/buckets/${B}/rules/nosuch`, body: JSON.stringify({ prefix: 'tmp/' }), bucket: B }),
+  'console.buckets.rule.delete': () => ({ method: 'DELETE', path: `/api/buckets/${B}/rules/nosuch`, bucket: B }),
+  'console.buckets.event.add': () => ({ method: 'POST', path: `/api/buckets/${B}/events`, body: JSON.stringify({ name: `ce${++n}` }), bucket: B }),
+  'console.buckets.event.update': () => ({ method: 'PUT', path: `/api/buckets/${B}/events/nosuch`, body: JSON.stringify({}), bucket: B }),
+  'console.buckets.event.delete': () => ({ method: 'DELETE', path: `/api/buckets/${B}/events/nosuch`, bucket: B }),
+  'console.files.list': () => ({ method: 'GET', path: `/api/buckets/${B}/objects`, bucket: B }),
+  'console.files.stat': () => ({ method: 'GET', path: `/api/buckets/${B}/stat?key=doc.txt`, bucket: B }),
+  'console.files.uploadToken': () => ({ method: 'POST', path: `/api/buckets/${B}/upload-token`, body: JSON.stringify({ key: 'up/c.txt' }), bucket: B }),
+  'console.files.link': () => ({ method: 'POST', path: `/api/buckets/${B}/link`, body: JSON.stringify({ key: 'doc.txt' }), bucket: B }),
+  'console.files.op': () => ({ method: 'POST', path: `/api/buckets/${B}/ops/chstatus`, body: JSON.stringify({ key: 'doc.txt', status: 0 }), bucket: B, actions: ['kodo/Chstatus'] }),
+  'console.jobs.submit': () => ({ method: 'POST', path: '/api/jobs', body: JSON.stringify({ bucket: B, key: 'doc.txt', fops: 'avinfo' }), bucket: B, key: 'doc.txt' }),
+  'console.fetchTasks.submit': () => ({ method: 'POST', path: '/api/fetch-tasks', body: JSON.stringify({ url: 'http://127.0.0.1:9/x', bucket: B, key: 'up/cf.txt' }), bucket: B, key: 'up/cf.txt' }),
+};
+
+describe('the console: every session route of the console table × every user', () => {
+  it('each answer is what the policy says (0 escapes); owner-only routes refuse every sub-user', async () => {
+    const failures: string[] = [];
+    const missing: string[] = [];
+    const sessions = new Map<string, ConsoleClient>();
+    for (const u of [...users, root]) {
+      const c = new ConsoleClient(s.consoleUrl!);
+      const a = await c.signIn(u.mac.accessKey, u.mac.secretKey);
+      expect(a.status, JSON.stringify(a.body)).toBe(200);
+      sessions.set(u.name, c);
+    }
+    for (const route of CONSOLE_ROUTES as readonly RouteEntry<unknown, unknown>[]) {
+      if (route.auth !== 'console-session' || route.iam === 'none') continue;
+      if (route.iam === 'owner-only') {
+        for (const u of users) {
+          const a = await sessions.get(u.name)!.call(firstMethod(route.method), ownerOnlyPath(route), firstMethod(route.method) === 'GET' ? undefined : {});
+          if (a.status !== 403) failures.push(`${u.name} ${route.operation}: ${a.status} on an owner-only route`);
+        }
+        continue;
+      }
+      const build = CONSOLE_PROBES[route.operation];
+      if (!build) {
+        missing.push(route.operation);
+        continue;
+      }
+      const action = 'action' in route.iam ? (typeof route.iam.action === 'string' ? route.iam.action : 'kodo/Chstatus') : '';
+      for (const u of [...users, root]) {
+        const p = build();
+        await p.before?.();
+        const a = await sessions.get(u.name)!.call(p.method ?? 'POST', p.path, p.body === undefined ? undefined : JSON.parse(p.body));
+        // Path buckets are decided on the bucket (route.bucket `param`), body ones on the key.
+        const items = route.bucket.from === 'param' ? [{ action: p.actions?.[0] ?? action }] : itemsOf(p, action);
+        const f = judge(`${u.name} ${route.operation} ${p.path}`, a.status === 403, allows(u, p.bucket, items), a.status, JSON.stringify(a.body));
+        if (f) failures.push(f);
+      }
+    }
+    expect(missing, 'routes without a request builder in this test').toEqual([]);
+    expect(failures).toEqual([]);
+  }, 60_000);
 });
 
 /** The raw request of an S3 row for a bucket and key (sub-resource query, the header it needs). */
