@@ -185,6 +185,35 @@ describe.each(kinds.names)('IamStore contract: %s', (kind: MetaStoreKind) => {
     expect(await s!.deleteOwner('gone')).toBe(0);
   });
 
+  it('enforcementSnapshot reads every key pair, user, group, policy and link; every change moves the iam counter, seen by another store on the database', async () => {
+    const [m1, m2] = await kinds.fresh(kind, 2);
+    const s = m1!.iam;
+    const before = await m2!.changeCount('iam');
+    const u = user('acct', 'snap');
+    await s.createUser(u);
+    const afterUser = await m2!.changeCount('iam');
+    expect(afterUser).toBeGreaterThan(before);
+    await s.createKeyPair(pair(u, 'AK-SNAP'));
+    const g = group('acct', 'g-snap');
+    await s.createGroup(g);
+    const p = policy('acct', 'p-snap');
+    await s.createPolicy(p);
+    await s.changeLinks('acct', 'group-user', 'g-snap', 'add', ['snap']);
+    await s.changeLinks('acct', 'group-policy', 'g-snap', 'add', ['p-snap']);
+    const moved = await m2!.changeCount('iam');
+    expect(moved).toBeGreaterThan(afterUser);
+    const snap = await m2!.iam.enforcementSnapshot();
+    expect(snap.keys).toContainEqual({ accessKey: 'AK-SNAP', secretKey: 'sk-AK-SNAP', owner: 'acct', userId: u.id, enabled: true });
+    expect(snap.users).toContainEqual({ id: u.id, owner: 'acct', alias: 'snap', iuid: u.iuid, enabled: true });
+    expect(snap.groups).toContainEqual({ id: g.id, alias: 'g-snap', enabled: true });
+    expect(snap.policies).toContainEqual({ id: p.id, alias: 'p-snap', statement: p.statement, enabled: true });
+    expect(snap.links).toEqual(expect.arrayContaining([{ kind: 'group-user', fromId: g.id, toId: u.id }, { kind: 'group-policy', fromId: g.id, toId: p.id }]));
+    // Disabling a key pair moves it too (what makes every process refuse it).
+    await s.setKeyPairEnabled('acct', 'snap', 'AK-SNAP', false);
+    expect(await m2!.changeCount('iam')).toBeGreaterThan(moved);
+    expect((await m2!.iam.enforcementSnapshot()).keys.find((k) => k.accessKey === 'AK-SNAP')?.enabled).toBe(false);
+  });
+
   it('audits: appended in order, the oldest dropped past the bound per owner, filtered, read after a marker', async () => {
     const [s] = await fresh();
     const rec = (owner: string, action: string, atMs: number, iuid = 0) => ({
