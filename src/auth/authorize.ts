@@ -71,10 +71,11 @@ export async function authorizeBucket(g: Granary, accessKey: string, bucket: str
 
 /**
  * A request of no bucket (`owner-only` routes: bucket creation, IAM administration, key pairs, pipelines): allowed
- * for the root key and account keys, 403 for a sub-user (recorded). `operation` names it in the refusal.
+ * for the root key and account keys, 403 for anyone else — a sub-user (recorded), or a key no longer known (a
+ * console session outliving its disabled sub-user key). `operation` names it in the refusal.
  */
 export function requireAccountKey(g: Granary, accessKey: string, operation: string, door: Ask['door'] = 'kodo', requestId = ''): void {
-  if (!g.keyIndex.isSubUser(accessKey)) return;
+  if (g.keyIndex.isAccountKey(accessKey)) return;
   recordRefusal(g, { accessKey, action: operation, resource: '*', reason: 'only the account may do this', door: door ?? 'kodo', requestId });
   throw Errors.forbidden(`${operation}: only the account's own keys may do this, not a sub-user`);
 }

@@ -83,6 +83,11 @@ export class KeyIndex extends ReloadingView {
     return this.subUsers.get(accessKey)?.iuid;
   }
 
+  /** Whether `accessKey` is the root key or an account's key (not a sub-user's, not an unknown or disabled one). */
+  isAccountKey(accessKey: string): boolean {
+    return accessKey === this.root.accessKey || this.accounts.has(accessKey);
+  }
+
   /** Whether `accessKey` is a sub-user's key. */
   isSubUser(accessKey: string): boolean {
     return this.subUsers.has(accessKey);

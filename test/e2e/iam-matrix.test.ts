@@ -489,8 +489,13 @@ describe('refusals are recorded; disabled keys are refused', () => {
     expect(await s3get()).toBe('InvalidAccessKeyId');
     await iam('POST', `/users/reader/keypairs/${reader.mac.accessKey}/enable`);
     expect((await stat()).status).toBe(200);
+    const console = new ConsoleClient(s.consoleUrl!);
+    expect((await console.signIn(reader.mac.accessKey, reader.mac.secretKey)).status).toBe(200);
     await iam('PATCH', '/users/reader', { enabled: false });
     expect((await stat()).status).toBe(401);
+    // A console session outliving the disabled user can do nothing: no bucket, nothing owner-only.
+    expect((await console.call('GET', `/api/buckets/${B}`)).status).toBe(403);
+    expect((await console.call('POST', '/api/buckets', { name: 'made-by-disabled', region: 'z0' })).status).toBe(403);
     await iam('PATCH', '/users/reader', { enabled: true });
     expect(await s3get()).toBe('no error');
   });
