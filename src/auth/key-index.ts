@@ -55,7 +55,7 @@ export class KeyIndex extends ReloadingView {
   /** The sub-user entry of an AccessKey; 503 `iamUnavailable` when the view is stale (see the module comment). */
   private subUser(accessKey: string): SubUserKey | undefined {
     const sub = this.subUsers.get(accessKey);
-    if (sub && Date.now() - this.syncedMs > STALE_MS) throw Errors.iamUnavailable(`IAM data not read for ${Date.now() - this.syncedMs} ms`);
+    if (sub && this.polls && Date.now() - this.syncedMs > STALE_MS) throw Errors.iamUnavailable(`IAM data not read for ${Date.now() - this.syncedMs} ms`);
     return sub;
   }
 

@@ -11,6 +11,10 @@ export abstract class ReloadingView {
   private polling = false;
   /** When the view last knew it was current (a load, or a look at `version()` that found it unchanged), Unix ms. */
   protected syncedMs = 0;
+  /** Whether `start` ran (the view polls); a view only loaded (`reload`, offline CLI contexts) never goes stale. */
+  protected get polls(): boolean {
+    return this.timer !== undefined;
+  }
 
   constructor(
     private readonly version?: () => Promise<number>,
