@@ -1,5 +1,5 @@
 /**
- * Bench of IAM enforcement (docs/reference/iam.md, "Enforcement"; issue 39: a sub-user's key ≥ 0.95× the root
+ * Bench of IAM enforcement (docs/reference/iam.md, "Enforcement"; the aim: a sub-user's key ≥ 0.95× the root
  * key's): form upload (qiniu SDK, 4 KiB) and GET 4 KiB through a private download URL, signed by the root key and by
  * a sub-user's key (created through the IAM API, policy `kodo/Upload` + `kodo/Get` on the bucket), in the same run
  * against the same server. Each case: a warm-up untimed, then 3 rounds (1 with `--quick`) alternating which key goes

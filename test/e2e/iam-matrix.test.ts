@@ -1,5 +1,5 @@
 /**
- * The IAM permission matrix (issue 39, docs/reference/iam.md "Enforcement"): sub-users created through the Kodo IAM
+ * The IAM permission matrix (docs/reference/iam.md "Enforcement"): sub-users created through the Kodo IAM
  * API with policies — read-only on one bucket, upload-only on a prefix, everything but delete (a Deny), and the
  * read-only policy inherited from a group — and the root key, × every route of the route tables × both doors:
  * - the Kodo door: every management route of the Kodo table (src/routes/), walked — a route without a request

@@ -1,8 +1,8 @@
 /**
  * IAM changes across worker processes (GRANARY_WORKERS=2; auth/key-index.ts, the `iam` change counter): a sub-user
  * key pair created through one worker is accepted by the other at once (the index looks at the counter once for a
- * key it does not know), and a key pair disabled through one worker is refused by the other within a second (issue
- * 39: "refused on every door, every worker, every cluster node within a second"). Which worker answers is told by
+ * key it does not know), and a key pair disabled through one worker is refused by the other within a second
+ * (docs/reference/iam.md: "refused on every door, every worker, every cluster node within a second"). Which worker answers is told by
  * `/health/live` on a kept-alive connection (as test/e2e/workers-metrics.test.ts does).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
