@@ -16,6 +16,7 @@
  * test/e2e/iam-workers.test.ts.
  */
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate, type Principal } from '../../src/iam/evaluate.js';
@@ -27,7 +28,7 @@ import type { RouteEntry } from '../../src/routes/types.js';
 import { ROUTES as S3_ROUTES, type S3Route } from '../../src/s3api/routes.js';
 import { ConsoleClient } from '../helpers/console.js';
 import { qiniuDate } from '../helpers/http.js';
-import { codeOf, errorCode, payloadHash, rawRequest, s3Client, signV4 } from '../helpers/s3.js';
+import { codeOf, errorCode, payloadHash, rawRequest, s3Client, signV2, signV4 } from '../helpers/s3.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import { readAnswer, type RawAnswer } from '../helpers/upload.js';
 
@@ -458,6 +459,34 @@ describe('the S3 door: every row of the S3 table × every user', () => {
     expect(await codeOf(nodeleter.send(new DeleteObjectCommand({ Bucket: B, Key: 'nd.txt' })))).toBe('AccessDenied');
     expect(await codeOf(client('grouped').send(new GetObjectCommand({ Bucket: B, Key: 'doc.txt' })))).toBe('no error');
     expect(await codeOf(client('grouped').send(new GetObjectCommand({ Bucket: OTHER, Key: 'doc.txt' })))).toBe('AccessDenied');
+  });
+});
+
+describe('S3 presigned URLs and SigV2 of a sub-user', () => {
+  it('a presigned GET/PUT signed by a sub-user key opens what its policy allows, nothing else', async () => {
+    const presign = (name: string, cmd: GetObjectCommand | PutObjectCommand): Promise<string> => {
+      const u = users.find((x) => x.name === name)!;
+      return getSignedUrl(s3Client(s.s3Url!, u.mac.accessKey, u.mac.secretKey), cmd, { expiresIn: 300 });
+    };
+    expect((await fetch(await presign('reader', new GetObjectCommand({ Bucket: B, Key: 'doc.txt' })))).status).toBe(200);
+    expect((await fetch(await presign('uploader', new GetObjectCommand({ Bucket: B, Key: 'doc.txt' })))).status).toBe(403);
+    expect((await fetch(await presign('uploader', new PutObjectCommand({ Bucket: B, Key: 'up/presigned.txt' })), { method: 'PUT', body: 'x' })).status).toBe(200);
+    expect((await fetch(await presign('uploader', new PutObjectCommand({ Bucket: B, Key: 'nope.txt' })), { method: 'PUT', body: 'x' })).status).toBe(403);
+  });
+
+  it('SigV2 (header) of a sub-user key: its rights likewise', async () => {
+    const reader = users.find((x) => x.name === 'reader')!;
+    const get = async (key: string): Promise<number> => {
+      const date = new Date().toUTCString();
+      const auth = signV2('GET', `/${B}/${key}`, { date }, reader.mac.accessKey, reader.mac.secretKey);
+      return (await rawRequest(s.s3Url!, 'GET', `/${B}/${key}`, { date, authorization: auth })).status;
+    };
+    expect(await get('doc.txt')).toBe(200);
+    expect(await get('nosuchkey.txt')).toBe(404);
+    expect((await rawRequest(s.s3Url!, 'DELETE', `/${B}/doc.txt`, (() => {
+      const date = new Date().toUTCString();
+      return { date, authorization: signV2('DELETE', `/${B}/doc.txt`, { date }, reader.mac.accessKey, reader.mac.secretKey) };
+    })())).status).toBe(403);
   });
 });
 
