@@ -21,6 +21,7 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { authorizeBucket, requireAccountKey } from '../auth/authorize.js';
 import { verifyManagement, type Caller } from '../auth/management.js';
+import { upTokenFromAuthorization } from '../auth/upload-token.js';
 import { callerOf } from '../console/guard.js';
 import type { Granary } from '../context.js';
 import { Errors, isKodoError } from '../errors.js';
@@ -82,6 +83,14 @@ function ruleBucket(
 function iamOf(g: Granary, entry: RouteEntry<unknown, unknown>, request: FastifyRequest, accessKey: string, door: 'kodo' | 'console'): string | undefined {
   if (entry.iam === 'owner-only') requireAccountKey(g, accessKey, entry.operation, door, request.id);
   return routeAction(entry, request);
+}
+
+/** Refreshes the key index once when the `Authorization: UpToken <ak>:…` names an AccessKey it does not know. */
+async function freshTokenKey(g: Granary, request: FastifyRequest): Promise<void> {
+  const token = upTokenFromAuthorization(typeof request.headers.authorization === 'string' ? request.headers.authorization : undefined);
+  const colon = token?.indexOf(':') ?? -1;
+  if (token === undefined || colon <= 0) return;
+  if (g.keyIndex.secretOf(token.slice(0, colon)) === undefined) await g.keyIndex.refresh();
 }
 
 /** What the console's auth step needs of its context. */
@@ -153,6 +162,17 @@ export function authStep<Ctx, Who>(
         },
       };
     case 'uploadToken':
+      if (needsBucket) throw new Error(`route table: ${entry.operation} authorises a bucket without a caller`);
+      // The token is verified by the upload path; an AccessKey unknown here (a sub-user key pair created through
+      // another process a moment ago) makes the key index look at the change counter once first. Form uploads carry
+      // the token in the body: their key is known within the index's poll (250 ms).
+      return {
+        constant,
+        preHandler: async (request) => {
+          precheck?.(request);
+          await freshTokenKey(g, request);
+        },
+      };
     case 'download':
     case 'none':
     case 'console-signin':

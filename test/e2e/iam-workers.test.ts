@@ -104,7 +104,19 @@ describe('IAM across worker processes (GRANARY_WORKERS=2)', () => {
     const sub = new qiniu.auth.digest.Mac(key.access_key, key.secret_key);
     const list = (agent: http.Agent): Promise<Answer> => call(server.url, agent, sub, 'POST', `/list?bucket=${B}`);
 
-    // Created through worker one, used at once through worker two: accepted, with its policy.
+    // Created through worker one, used at once through worker two: an upload token signed by it (a chunk: no
+    // object yet, the account's bucket suffices), then a management call — accepted, with its policy.
+    const token = new qiniu.rs.PutPolicy({ scope: B }).uploadToken(sub);
+    const chunk = await new Promise<Answer>((resolve, reject) => {
+      const req = http.request(`${server.url}/mkblk/4`, { method: 'POST', agent: two, headers: { Authorization: `UpToken ${token}`, 'Content-Type': 'application/octet-stream', 'Content-Length': '4' } }, (res) => {
+        let t = '';
+        res.on('data', (c: Buffer) => (t += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: t }));
+      });
+      req.on('error', reject);
+      req.end('abcd');
+    });
+    expect(chunk.status, chunk.body).toBe(200);
     await ok(list(two));
     expect((await call(server.url, two, sub, 'POST', `/drop/${B}`)).status).toBe(403);
 
