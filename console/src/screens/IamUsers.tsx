@@ -251,10 +251,11 @@ export function IamUser({ scope, alias }: { scope: IamScope; alias: string }) {
             <tbody>
               {data.keys.map((k) => (
                 <tr key={k.access_key} className={k.enabled ? '' : 'disabled'}>
-                  <td className="mono">{k.access_key}</td>
                   <td>
-                    <span className={`badge ${k.enabled ? 'ok' : 'bad'}`}>{k.enabled ? t('enabled') : t('disabled')}</span>
-                    <div className="muted small">{date(k.created_at)}</div>
+                    <div className="mono" data-ak={k.access_key}>
+                      {k.access_key}
+                    </div>
+                    <span className={`badge ${k.enabled ? 'ok' : 'bad'}`}>{k.enabled ? t('enabled') : t('disabled')}</span> <span className="muted small">{date(k.created_at)}</span>
                   </td>
                   <td className="actions">
                     <button onClick={() => void run(() => patch(keyPath(k.access_key), { enabled: !k.enabled })).then(reload)}>{k.enabled ? t('Disable') : t('Enable')}</button>
