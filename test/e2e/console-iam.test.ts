@@ -6,6 +6,8 @@
  *   group with the sub-user as member, and a read-only policy through the policy editor — a statement without a
  *   resource is refused by the page, a resource outside the account by the server, its message shown against the
  *   resource field — attached to the group; the audit log lists the changes;
+ * - the root key picks an account in the screen and changes a sub-user's password there (audited as the root key);
+ *   an account has no picker;
  * - the API: an account manages only its own namespace (403 for another `account`), the root key any account's
  *   (`?account=`), recorded in that account's audit log as the root key's act; listed key pairs carry no secret;
  * - at 390 px wide the IAM screens never scroll the page sideways.
@@ -170,6 +172,34 @@ describe('console IAM screens in Chromium', () => {
       }
     } finally {
       await page.context().close();
+    }
+  });
+
+  it("the root key picks an account and manages its sub-users; an account has no picker", async () => {
+    const page = await signedInPage(ROOT);
+    try {
+      await page.click('a[href="#/iam"]');
+      await page.waitForSelector('[data-testid=iam-users] tbody tr');
+      expect(await page.locator('[data-testid=iam-users] button:text-is("dev-ann")').count()).toBe(0);
+      await page.selectOption('select[name=iamAccount]', alice.accessKey);
+      await page.click('[data-testid=iam-users] button:text-is("dev-ann")');
+      await page.waitForSelector('[data-testid=iam-user-alias]:text-is("dev-ann")');
+      expect(new URL(page.url()).hash).toBe(`#/iam/users/dev-ann?account=${alice.accessKey}`);
+      await page.fill('input[name=newPassword]', 'a-new-password-1');
+      await page.click('[data-card=password] button:text-is("Change password")');
+      await page.waitForSelector('[data-testid=iam-status]:text-is("Saved.")');
+      const audits = await iamData<{ list: Array<{ action: string; access_key: string }> }>(s, alice, '/iam/v1/audits?resource=user/dev-ann&action=ModifyUser');
+      expect(audits.list).toEqual([expect.objectContaining({ action: 'ModifyUser', access_key: AK })]);
+    } finally {
+      await page.context().close();
+    }
+    const own = await signedInPage(alice);
+    try {
+      await own.click('a[href="#/iam"]');
+      await own.waitForSelector('[data-testid=iam-users] tbody tr');
+      expect(await own.locator('select[name=iamAccount]').count()).toBe(0);
+    } finally {
+      await own.context().close();
     }
   });
 });

@@ -68,7 +68,10 @@ export function Iam({ session, arg, query }: { session: Session; arg: string; qu
   const keys = useLoad(() => (session.root ? get<KeyList>('/api/keys') : Promise.resolve(undefined)), [session.root]);
   const scope: IamScope = {
     account,
-    open: (to, name = '') => go('iam', name ? `${to}/${name}` : to, account ? { account } : {}),
+    open: (to, name = '') => {
+      const q = account ? `?${new URLSearchParams({ account }).toString()}` : '';
+      location.hash = `#/iam/${to}${name ? `/${encodeURIComponent(name)}` : ''}${q}`;
+    },
   };
 
   let body;

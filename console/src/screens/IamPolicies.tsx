@@ -3,7 +3,6 @@
 // anyway (400 `invalid IAM policy: statement[i].resource[j]: …`), its message shown against that field.
 import { useState } from 'react';
 import { ApiError, del, get, iamPath, patch, post } from '../api';
-import { go } from '../App';
 import { useI18n } from '../i18n';
 import { useLoad } from '../useLoad';
 import type { BucketRow } from './Buckets';
@@ -184,7 +183,7 @@ export function PolicyEditor({ scope, alias }: { scope: IamScope; alias: string 
     }
     if (!ok) return;
     setForm(undefined);
-    if (creating) go('iam', `policies/${current.alias}`, scope.account ? { account: scope.account } : {});
+    if (creating) scope.open('policies', current.alias);
     else detail.reload();
   };
 
