@@ -238,6 +238,12 @@ describe('console IAM API', () => {
     expect((await own.call('PATCH', `/api/iam/users/ci-bot/keys/${key.body.access_key}`, { enabled: 'no' })).status).toBe(400);
     expect((await own.call('DELETE', '/api/iam/users/ci-bot')).status).toBe(204);
     expect((await own.call('GET', '/api/iam/users/ci-bot')).status).toBe(612);
+    // Editing a policy replaces its statements; a group's description changes, its members stay.
+    const edited = await own.call<{ statement: unknown }>('PATCH', '/api/iam/policies/read-only', { statement: [{ action: ['kodo/Get'], resource: ['qrn:kodo:::team-assets/public/*'], effect: 'allow' }] });
+    expect([edited.status, edited.body.statement]).toEqual([200, [{ action: ['kodo/Get'], resource: ['qrn:kodo:::team-assets/public/*'], effect: 'Allow' }]]);
+    expect((await own.call('PATCH', '/api/iam/groups/developers', { description: 'web and mobile' })).status).toBe(200);
+    expect(await iamData(s, alice, '/iam/v1/groups/developers')).toMatchObject({ description: 'web and mobile' });
+    expect(aliasesOf(await iamData(s, alice, '/iam/v1/groups/developers/users'))).toEqual(['dev-ann']);
     // The action catalogue for the editor.
     const actions = await own.call<{ list: Array<{ action: string; scope: string }> }>('GET', '/api/iam/actions');
     expect(actions.body.list).toEqual(expect.arrayContaining([{ action: 'kodo/Get', description: 'download a file', scope: 'resource' }, expect.objectContaining({ action: 'kodo/Mkbucket', scope: 'service' })]));
