@@ -237,6 +237,12 @@ describe('granary iam on a remote', { timeout: 120_000 }, () => {
     expect([missing.status, missing.stderr]).toEqual([1, 'granary: remote alice: 612 no such IAM group: nobody\n']);
     expect([owner.status, owner.stderr]).toEqual([1, expect.stringMatching(/--owner is for the data dir/)]);
 
+    // Removing links sends DELETE with a JSON body, as go-sdk's DeleteGroupUsers/DeleteGroupPolicies do.
+    const removed = await Promise.all([remote('alice', 'group', 'detach', 'ops', 'drop-box'), remote('alice', 'group', 'remove', 'ops', 'dana', '--json')]);
+    expect(removed.map(ok)).toEqual(['detached drop-box from group ops\n', '{}\n']);
+    expect(aliasesOf(await iamData(s, alice, '/iam/v1/groups/ops/policies'))).toEqual([]);
+    expect(aliasesOf(await iamData(s, alice, '/iam/v1/groups/ops/users'))).toEqual([]);
+
     // Wrong keys: refused as such.
     ok(await granary(['remote', 'add', 'wrong', '--ak', alice.accessKey, '--sk', 'not-the-secret', '--uc-host', s.host, '--no-check']));
     const bad = await remote('wrong', 'user', 'list');
