@@ -3,12 +3,16 @@
  * (`/api/…`, JSON; src/console/api-*.ts) and the single-page app. Every API route but sign-in needs a session
  * (`console-session`: cookie, Origin, CSRF token for non-GET calls); a bucket named in the path is authorised by
  * the auth step (631 / 403) — move/copy's target bucket by the handler. Root-only calls (key pairs, pipelines)
- * check the session's root flag in the handler (403).
+ * check the session's root flag in the handler (403). IAM calls (`/api/iam/…`) act in the session's own account,
+ * or for the root session in the account of `?account=` (console/iam-scope.ts).
  */
 import type { Granary } from '../context.js';
 import { bindDomainApi, bucketApi, createBucketApi, deleteEventApi, deleteRuleApi, deleteStyleApi, dropBucketApi, listBucketsApi, putSettingApi, putStyleApi, settingOf, unbindDomainApi, updateEventApi, updateRuleApi, addEventApi, addRuleApi } from '../console/api-buckets.js';
 import { linkApi, listObjectsApi, opApi, opOf, statApi, uploadTokenApi } from '../console/api-files.js';
 import { createKeyApi, deleteKeyApi, listKeysApi } from '../console/api-keys.js';
+import * as iamGroups from '../console/api-iam-groups.js';
+import * as iamPolicies from '../console/api-iam-policies.js';
+import * as iamUsers from '../console/api-iam-users.js';
 import { historyApi, overviewApi } from '../console/api-overview.js';
 import { deleteWorkflowApi, fetchTaskApi, jobApi, listFetchTasksApi, listJobsApi, listPipelinesApi, listWorkflowsApi, putPipelineApi, putWorkflowApi, submitFetchTaskApi, submitJobApi } from '../console/api-processing.js';
 import { sessionApi, signInApi, signOutApi } from '../console/api-session.js';
@@ -73,6 +77,31 @@ export const CONSOLE_ROUTES: ConsoleRoute[] = [
   api('GET', '/api/keys', 'keys.list', NONE, listKeysApi),
   api('POST', '/api/keys', 'keys.create', NONE, createKeyApi),
   api('DELETE', '/api/keys/:accessKey', 'keys.delete', NONE, deleteKeyApi),
+
+  api('GET', '/api/iam/users', 'iam.users.list', NONE, iamUsers.listIamUsersApi),
+  api('POST', '/api/iam/users', 'iam.users.create', NONE, iamUsers.createIamUserApi),
+  api('GET', '/api/iam/users/:alias', 'iam.users.get', NONE, iamUsers.iamUserApi),
+  api('PATCH', '/api/iam/users/:alias', 'iam.users.update', NONE, iamUsers.updateIamUserApi),
+  api('DELETE', '/api/iam/users/:alias', 'iam.users.delete', NONE, iamUsers.deleteIamUserApi),
+  api('POST', '/api/iam/users/:alias/keys', 'iam.keys.create', NONE, iamUsers.createIamKeyApi),
+  api('PATCH', '/api/iam/users/:alias/keys/:accessKey', 'iam.keys.update', NONE, iamUsers.updateIamKeyApi),
+  api('DELETE', '/api/iam/users/:alias/keys/:accessKey', 'iam.keys.delete', NONE, iamUsers.deleteIamKeyApi),
+  api('PUT', '/api/iam/users/:alias/groups', 'iam.users.groups', NONE, iamUsers.setIamUserGroupsApi),
+  api('PUT', '/api/iam/users/:alias/policies', 'iam.users.policies', NONE, iamUsers.setIamUserPoliciesApi),
+  api('GET', '/api/iam/groups', 'iam.groups.list', NONE, iamGroups.listIamGroupsApi),
+  api('POST', '/api/iam/groups', 'iam.groups.create', NONE, iamGroups.createIamGroupApi),
+  api('GET', '/api/iam/groups/:alias', 'iam.groups.get', NONE, iamGroups.iamGroupApi),
+  api('PATCH', '/api/iam/groups/:alias', 'iam.groups.update', NONE, iamGroups.updateIamGroupApi),
+  api('DELETE', '/api/iam/groups/:alias', 'iam.groups.delete', NONE, iamGroups.deleteIamGroupApi),
+  api('PUT', '/api/iam/groups/:alias/users', 'iam.groups.users', NONE, iamGroups.setIamGroupUsersApi),
+  api('PUT', '/api/iam/groups/:alias/policies', 'iam.groups.policies', NONE, iamGroups.setIamGroupPoliciesApi),
+  api('GET', '/api/iam/policies', 'iam.policies.list', NONE, iamPolicies.listIamPoliciesApi),
+  api('POST', '/api/iam/policies', 'iam.policies.create', NONE, iamPolicies.createIamPolicyApi),
+  api('GET', '/api/iam/policies/:alias', 'iam.policies.get', NONE, iamPolicies.iamPolicyApi),
+  api('PATCH', '/api/iam/policies/:alias', 'iam.policies.update', NONE, iamPolicies.updateIamPolicyApi),
+  api('DELETE', '/api/iam/policies/:alias', 'iam.policies.delete', NONE, iamPolicies.deleteIamPolicyApi),
+  api('GET', '/api/iam/actions', 'iam.actions', NONE, iamPolicies.iamActionsApi),
+  api('GET', '/api/iam/audits', 'iam.audits', NONE, iamPolicies.iamAuditsApi),
 
   { method: 'ALL', url: '/api/*', role: 'console', operation: 'console.unknown', auth: 'none', bucket: NONE, group: 'console-api', handler: unknownApi },
   { method: 'GET', url: '/*', role: 'console', operation: 'console.app', auth: 'none', bucket: NONE, group: 'console-app', handler: appPage },
