@@ -75,6 +75,13 @@ export interface BucketSettings {
   protected?: boolean;
   /** `rules/add`: lifecycle rules by prefix. */
   lifecycleRules?: LifecycleRule[];
+  /**
+   * The rules of the `<LifecycleConfiguration>` S3 PutBucketLifecycleConfiguration received, in order
+   * (buckets/s3-lifecycle.ts): those Kodo's rules can express are kept in `lifecycleRules` too (`kodo` names
+   * them); the others (disabled, tag or size filters, Date expirations, aborts of incomplete uploads, …) only here.
+   * Absent when never set through S3 or deleted.
+   */
+  lifecycleS3?: S3LifecycleRule[];
   /** `events/add`: event notification rules. */
   eventRules?: EventRule[];
   /**
@@ -173,6 +180,31 @@ export interface LifecycleRule {
   historyDeleteAfterDays?: number;
   historyToIAAfterDays?: number;
   ctime: number;
+}
+
+/**
+ * An S3 lifecycle rule as PutBucketLifecycleConfiguration sent it (buckets/s3-lifecycle.ts evaluates it; AWS
+ * `LifecycleRule`). `filter` keeps the form it was sent in (`legacy`: the Rule's own `Prefix`; `none`: neither
+ * Filter nor Prefix; `filter`: one condition or none; `and`: `Filter/And`); sizes in bytes; `date` an ISO 8601 UTC
+ * midnight; days whole days. `kodo`: the name of the Kodo rule (`lifecycleRules`) this rule is kept as, when Kodo's
+ * rules can express it (it is applied through that rule then).
+ */
+export interface S3LifecycleRule {
+  id: string;
+  enabled: boolean;
+  filter: {
+    form: 'legacy' | 'none' | 'filter' | 'and';
+    prefix?: string;
+    tags?: Array<[string, string]>;
+    sizeGreaterThan?: number;
+    sizeLessThan?: number;
+  };
+  expiration?: { days?: number; date?: string; expiredObjectDeleteMarker?: boolean };
+  transitions?: Array<{ days: number; storageClass: string }>;
+  noncurrentExpiration?: { days?: number; newerVersions?: number };
+  noncurrentTransitions?: Array<{ days: number; storageClass: string; newerVersions?: number }>;
+  abortIncompleteUploadDays?: number;
+  kodo?: string;
 }
 
 /**

@@ -13,7 +13,8 @@
  *   commit transaction.
  * - Content-Type kept verbatim when sent (else guessed from the key and the content, as Kodo does);
  *   `x-amz-meta-*`, Cache-Control, Content-Disposition, Content-Encoding, Content-Language, Expires kept
- *   (object-headers.ts); `x-amz-storage-class` → the Kodo file type.
+ *   (object-headers.ts); `x-amz-tagging` → the object's tags (tagging.ts; InvalidTag); `x-amz-storage-class` →
+ *   the Kodo file type.
  * - Answer: 200, ETag (object-headers.ts `etagOf`), the verified `x-amz-checksum-*` and `x-amz-checksum-type`.
  * Errors: EntityTooLarge (past GRANARY_MAX_OBJECT_SIZE), AccessDenied (quota, another account's bucket),
  * NoSuchBucket, InvalidStorageClass, KeyTooLongError.
@@ -28,6 +29,7 @@ import { contentMd5Of, headerOf } from '../headers.js';
 import type { VerifiedChecksum } from '../checksum.js';
 import { CHECKSUM_META, checksumHeaders, encodeChecksum } from '../object-checksum.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
+import { encodeTags, tagsOfHeader, TAGGING_META } from '../tagging.js';
 import type { S3Request, S3Response } from '../types.js';
 import { checkEarly, writePrecondition } from '../write-conditions.js';
 
@@ -58,6 +60,8 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
   const md5 = contentMd5Of(req);
   const fileType = typeOfStorageClass(headerOf(req, 'x-amz-storage-class'));
   const meta = metaFromHeaders(req.headers);
+  const tagging = headerOf(req, 'x-amz-tagging');
+  if (tagging !== undefined && tagging !== '') meta[TAGGING_META] = encodeTags(tagsOfHeader(tagging));
   if (req.contentLength !== undefined && req.contentLength > g.config.maxObjectBytes) {
     throw S3Errors.EntityTooLarge(`Your proposed upload exceeds the maximum allowed size (${g.config.maxObjectBytes} bytes)`);
   }
