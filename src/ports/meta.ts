@@ -82,6 +82,14 @@ export interface BucketSettings {
    * Absent when never set through S3 or deleted.
    */
   lifecycleS3?: S3LifecycleRule[];
+  /**
+   * The bucket's S3 ACL grants (PutBucketAcl, CreateBucket `x-amz-acl`/`x-amz-grant-*`; s3api/acl.ts), the owner's
+   * included. Absent = the canned ACL of `private` (private or public-read by the flag). AllUsers READ follows the
+   * bucket's private flag both ways (acl.ts `bucketGrants`).
+   */
+  acl?: S3Grant[];
+  /** S3 object ownership (PutBucketOwnershipControls); absent = none set (GetBucketOwnershipControls: not found). */
+  ownership?: 'BucketOwnerEnforced' | 'BucketOwnerPreferred' | 'ObjectWriter';
   /** `events/add`: event notification rules. */
   eventRules?: EventRule[];
   /**
@@ -180,6 +188,15 @@ export interface LifecycleRule {
   historyDeleteAfterDays?: number;
   historyToIAAfterDays?: number;
   ctime: number;
+}
+
+/** An S3 ACL permission (s3api/acl.ts). */
+export type S3Permission = 'READ' | 'WRITE' | 'READ_ACP' | 'WRITE_ACP' | 'FULL_CONTROL';
+
+/** One S3 ACL grant: a canonical user (an account's AccessKey) or a group (its URI), and the permission. */
+export interface S3Grant {
+  grantee: { type: 'CanonicalUser'; id: string } | { type: 'Group'; uri: string };
+  permission: S3Permission;
 }
 
 /**
