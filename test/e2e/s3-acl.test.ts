@@ -3,7 +3,7 @@
  * overview", PutBucketAcl, PutObjectAcl, PutBucketOwnershipControls): canned ACLs on buckets and objects, grants
  * by header (id, uri; emailAddress refused as AWS answers outside e-mail regions) and by AccessControlPolicy body,
  * object ACLs independent of the bucket's, Get…Acl listing the grants with the owner's canonical id, anonymous
- * listing of a public-read bucket, anonymous PUT into a public-read-write one, the Kodo private flag in step,
+ * listing of a public-read bucket, anonymous PUT and POST into a public-read-write one, the Kodo private flag in step,
  * BucketOwnerEnforced turning ACLs off, and x-amz-expected-bucket-owner.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -135,12 +135,23 @@ describe('bucket ACLs (AWS SDK v3)', () => {
     ]);
   });
 
-  it('creates buckets with a canned ACL; anonymous PUT goes into public-read-write buckets only', async () => {
+  it('creates buckets with a canned ACL; anonymous PUT and POST go into public-read-write buckets only', async () => {
     await s3.send(new CreateBucketCommand({ Bucket: 's3-acl-rw', ACL: 'public-read-write' }));
     await s3.send(new CreateBucketCommand({ Bucket: 's3-acl-ro', ACL: 'public-read' }));
     expect(await anon('PUT', '/s3-acl-rw/dropped', 'anonymous bytes')).toBe(200);
     expect(await (await s3.send(new GetObjectCommand({ Bucket: 's3-acl-rw', Key: 'dropped' }))).Body?.transformToString()).toBe('anonymous bytes');
     expect(await anon('PUT', '/s3-acl-ro/dropped', 'x')).toBe(403);
+    // An anonymous POST form too (no policy to meet), with a canned ACL for the object.
+    const form = (): FormData => {
+      const f = new FormData();
+      f.set('key', 'posted');
+      f.set('acl', 'public-read');
+      f.set('file', new Blob(['form bytes']), 'a.txt');
+      return f;
+    };
+    expect((await fetch(`${s.s3Url}/s3-acl-rw`, { method: 'POST', body: form() })).status).toBe(204);
+    expect(flat((await s3.send(new GetObjectAclCommand({ Bucket: 's3-acl-rw', Key: 'posted' }))).Grants)).toEqual([['CanonicalUser', AK, 'FULL_CONTROL'], ['Group', ALL, 'READ']]);
+    expect((await fetch(`${s.s3Url}/s3-acl-ro`, { method: 'POST', body: form() })).status).toBe(403);
     expect(await anon('GET', '/s3-acl-ro?list-type=2')).toBe(200);
     expect(await kodoPrivate('s3-acl-ro')).toBe(false);
   });
