@@ -93,13 +93,12 @@ export function publicRead(grants: readonly S3Grant[]): boolean {
 
 /**
  * A bucket's grants kept in step with Kodo's private flag (the Kodo API may have switched it since): AllUsers READ
- * added when the bucket is public and the grants lack it, AllUsers READ/FULL_CONTROL dropped when it is private.
- * `stored` undefined (never set through S3): the canned private or public-read grants.
+ * added when the bucket is public and the grants lack it; when the bucket is private but the grants say public
+ * (the Kodo API closed it), every AllUsers grant is dropped — WRITE too: closing a bucket closes it. `stored`
+ * undefined (never set through S3): the canned private or public-read grants.
  */
 export function bucketGrants(stored: readonly S3Grant[] | undefined, owner: string, isPrivate: boolean): S3Grant[] {
   const grants = stored ? [...stored] : cannedGrants('private', owner);
-  if (isPrivate) {
-    return grants.filter((g) => !(g.grantee.type === 'Group' && g.grantee.uri === ALL_USERS_URI && (g.permission === 'READ' || g.permission === 'FULL_CONTROL')));
-  }
+  if (isPrivate) return publicRead(grants) ? grants.filter((g) => !(g.grantee.type === 'Group' && g.grantee.uri === ALL_USERS_URI)) : grants;
   return publicRead(grants) ? grants : [...grants, group(ALL_USERS_URI, 'READ')];
 }

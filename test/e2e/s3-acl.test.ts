@@ -6,6 +6,7 @@
  * listing of a public-read bucket, anonymous PUT and POST into a public-read-write one, the Kodo private flag in step,
  * BucketOwnerEnforced turning ACLs off, and x-amz-expected-bucket-owner.
  */
+import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CreateBucketCommand,
@@ -152,6 +153,19 @@ describe('bucket ACLs (AWS SDK v3)', () => {
     expect((await fetch(`${s.s3Url}/s3-acl-rw`, { method: 'POST', body: form() })).status).toBe(204);
     expect(flat((await s3.send(new GetObjectAclCommand({ Bucket: 's3-acl-rw', Key: 'posted' }))).Grants)).toEqual([['CanonicalUser', AK, 'FULL_CONTROL'], ['Group', ALL, 'READ']]);
     expect((await fetch(`${s.s3Url}/s3-acl-ro`, { method: 'POST', body: form() })).status).toBe(403);
+
+    // The Kodo API closes the public-read-write bucket: S3 sees a private ACL, anonymous writes stop.
+    const url = `${s.url}/private`;
+    const body = 'bucket=s3-acl-rw&private=1';
+    const closed = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: qiniu.util.generateAccessToken(s.mac, url, body) },
+    });
+    expect(closed.status).toBe(200);
+    expect(flat((await s3.send(new GetBucketAclCommand({ Bucket: 's3-acl-rw' }))).Grants)).toEqual([['CanonicalUser', AK, 'FULL_CONTROL']]);
+    expect(await anon('PUT', '/s3-acl-rw/again', 'x')).toBe(403);
+    expect(await anon('GET', '/s3-acl-rw?list-type=2')).toBe(403);
     expect(await anon('GET', '/s3-acl-ro?list-type=2')).toBe(200);
     expect(await kodoPrivate('s3-acl-ro')).toBe(false);
   });

@@ -57,5 +57,9 @@ describe('bucketGrants (in step with the Kodo private flag)', () => {
     expect(publicRead(bucketGrants(cannedGrants('public-read', 'o'), 'o', true))).toBe(false);
     const rw = bucketGrants(cannedGrants('public-read-write', 'o'), 'o', false);
     expect(rw).toEqual(cannedGrants('public-read-write', 'o'));
+    // Closed through Kodo: public-read-write loses its AllUsers WRITE too; a write-only grant (private flag) stays.
+    expect(bucketGrants(cannedGrants('public-read-write', 'o'), 'o', true)).toEqual(cannedGrants('private', 'o'));
+    const dropBox = [...cannedGrants('private', 'o'), { grantee: { type: 'Group' as const, uri: ALL_USERS_URI }, permission: 'WRITE' as const }];
+    expect(bucketGrants(dropBox, 'o', true)).toEqual(dropBox);
   });
 });
