@@ -9,6 +9,7 @@
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CopyObjectCommand,
   CreateBucketCommand,
   DeleteBucketOwnershipControlsCommand,
   GetBucketAclCommand,
@@ -200,6 +201,15 @@ describe('object ACLs, independent of the bucket’s (AWS SDK v3)', () => {
     expect(await anon('GET', `/${B}/plain`)).toBe(200);
     expect(await anon('GET', `/${B}/open`)).toBe(403);
     expect(await codeOf(s3.send(new GetObjectAclCommand({ Bucket: B, Key: 'missing' })))).toBe('NoSuchKey');
+
+    // A copy does not take its source's ACL: it gets the request's, or none (it follows its bucket).
+    await s3.send(new PutBucketAclCommand({ Bucket: B, ACL: 'private' }));
+    await s3.send(new PutObjectAclCommand({ Bucket: B, Key: 'open', ACL: 'public-read' }));
+    await s3.send(new CopyObjectCommand({ Bucket: B, Key: 'copy-plain', CopySource: `${B}/open` }));
+    await s3.send(new CopyObjectCommand({ Bucket: B, Key: 'copy-public', CopySource: `${B}/closed`, ACL: 'public-read' }));
+    expect(await anon('GET', `/${B}/open`)).toBe(200);
+    expect(await anon('GET', `/${B}/copy-plain`)).toBe(403);
+    expect(await anon('GET', `/${B}/copy-public`)).toBe(200);
   });
 });
 
