@@ -75,6 +75,21 @@ export interface BucketSettings {
   protected?: boolean;
   /** `rules/add`: lifecycle rules by prefix. */
   lifecycleRules?: LifecycleRule[];
+  /**
+   * The rules of the `<LifecycleConfiguration>` S3 PutBucketLifecycleConfiguration received, in order
+   * (buckets/s3-lifecycle.ts): those Kodo's rules can express are kept in `lifecycleRules` too (`kodo` names
+   * them); the others (disabled, tag or size filters, Date expirations, aborts of incomplete uploads, …) only here.
+   * Absent when never set through S3 or deleted.
+   */
+  lifecycleS3?: S3LifecycleRule[];
+  /**
+   * The bucket's S3 ACL grants (PutBucketAcl, CreateBucket `x-amz-acl`/`x-amz-grant-*`; s3api/acl.ts), the owner's
+   * included. Absent = the canned ACL of `private` (private or public-read by the flag). AllUsers READ follows the
+   * bucket's private flag both ways (acl.ts `bucketGrants`).
+   */
+  acl?: S3Grant[];
+  /** S3 object ownership (PutBucketOwnershipControls); absent = none set (GetBucketOwnershipControls: not found). */
+  ownership?: 'BucketOwnerEnforced' | 'BucketOwnerPreferred' | 'ObjectWriter';
   /** `events/add`: event notification rules. */
   eventRules?: EventRule[];
   /**
@@ -173,6 +188,40 @@ export interface LifecycleRule {
   historyDeleteAfterDays?: number;
   historyToIAAfterDays?: number;
   ctime: number;
+}
+
+/** An S3 ACL permission (s3api/acl.ts). */
+export type S3Permission = 'READ' | 'WRITE' | 'READ_ACP' | 'WRITE_ACP' | 'FULL_CONTROL';
+
+/** One S3 ACL grant: a canonical user (an account's AccessKey) or a group (its URI), and the permission. */
+export interface S3Grant {
+  grantee: { type: 'CanonicalUser'; id: string } | { type: 'Group'; uri: string };
+  permission: S3Permission;
+}
+
+/**
+ * An S3 lifecycle rule as PutBucketLifecycleConfiguration sent it (buckets/s3-lifecycle.ts evaluates it; AWS
+ * `LifecycleRule`). `filter` keeps the form it was sent in (`legacy`: the Rule's own `Prefix`; `none`: neither
+ * Filter nor Prefix; `filter`: one condition or none; `and`: `Filter/And`); sizes in bytes; `date` an ISO 8601 UTC
+ * midnight; days whole days. `kodo`: the name of the Kodo rule (`lifecycleRules`) this rule is kept as, when Kodo's
+ * rules can express it (it is applied through that rule then).
+ */
+export interface S3LifecycleRule {
+  id: string;
+  enabled: boolean;
+  filter: {
+    form: 'legacy' | 'none' | 'filter' | 'and';
+    prefix?: string;
+    tags?: Array<[string, string]>;
+    sizeGreaterThan?: number;
+    sizeLessThan?: number;
+  };
+  expiration?: { days?: number; date?: string; expiredObjectDeleteMarker?: boolean };
+  transitions?: Array<{ days: number; storageClass: string }>;
+  noncurrentExpiration?: { days?: number; newerVersions?: number };
+  noncurrentTransitions?: Array<{ days: number; storageClass: string; newerVersions?: number }>;
+  abortIncompleteUploadDays?: number;
+  kodo?: string;
 }
 
 /**

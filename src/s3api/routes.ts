@@ -34,7 +34,8 @@ import { listMultipartUploads } from './ops/list-multipart-uploads.js';
 import { listParts } from './ops/list-parts.js';
 import { uploadPart, uploadPartCopy } from './ops/upload-part.js';
 import { postObject } from './ops/post-object.js';
-import { getBucketAcl, getObjectAcl, putBucketAcl } from './ops/bucket-acl.js';
+import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './ops/bucket-acl.js';
+import { deleteBucketOwnershipControls, getBucketOwnershipControls, putBucketOwnershipControls } from './ops/bucket-ownership.js';
 import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/bucket-tagging.js';
 import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/bucket-policy.js';
 import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
@@ -47,12 +48,14 @@ import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/o
 export type PathShape = 'service' | 'bucket' | 'object';
 
 /**
- * Who may call an operation: a signed caller only, also anonymous callers on public buckets (reads), or anyone with
+ * Who may call an operation: a signed caller only, also anonymous callers on public buckets (reads: the bucket's
+ * or object's ACL decides in the operation, access.ts), also anonymous callers the bucket's ACL lets write (`acl`:
+ * PutObject on a public-read-write bucket), or anyone with
  * the operation checking a signature of its own (`form`: POST Object's signed policy), or nobody's: `none`, not
  * authenticated at all (CORS preflights: browsers send no credentials, and a presigned URL's query signs the actual
  * request, not its preflight).
  */
-export type RouteAuth = 'signed' | 'public-read' | 'form' | 'none';
+export type RouteAuth = 'signed' | 'public-read' | 'acl' | 'form' | 'none';
 
 /** One row of the table. */
 export interface S3Route {
@@ -86,11 +89,11 @@ export const ROUTES: S3Route[] = [
   { method: 'DELETE', shape: 'bucket', operation: 'DeleteBucket', auth: 'signed', handler: deleteBucket },
   { method: 'HEAD', shape: 'bucket', operation: 'HeadBucket', auth: 'signed', handler: headBucket },
   { method: 'GET', shape: 'bucket', query: 'location', operation: 'GetBucketLocation', auth: 'signed', handler: getBucketLocation },
-  { method: 'GET', shape: 'bucket', operation: 'ListObjects', auth: 'signed', handler: listObjects },
-  { method: 'GET', shape: 'bucket', query: 'list-type=2', operation: 'ListObjectsV2', auth: 'signed', handler: listObjectsV2 },
+  { method: 'GET', shape: 'bucket', operation: 'ListObjects', auth: 'public-read', handler: listObjects },
+  { method: 'GET', shape: 'bucket', query: 'list-type=2', operation: 'ListObjectsV2', auth: 'public-read', handler: listObjectsV2 },
   { method: 'GET', shape: 'bucket', query: 'versions', operation: 'ListObjectVersions', auth: 'signed', handler: listObjectVersions },
   { method: 'POST', shape: 'bucket', query: 'delete', operation: 'DeleteObjects', auth: 'signed', handler: deleteObjects },
-  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'signed', handler: putObject },
+  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'acl', handler: putObject },
   { method: 'PUT', shape: 'object', header: 'x-amz-copy-source', operation: 'CopyObject', auth: 'signed', handler: copyObject },
   { method: 'GET', shape: 'object', operation: 'GetObject', auth: 'public-read', handler: getObject },
   { method: 'HEAD', shape: 'object', operation: 'HeadObject', auth: 'public-read', handler: getObject },
@@ -109,6 +112,10 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'bucket', query: 'acl', operation: 'GetBucketAcl', auth: 'signed', handler: getBucketAcl },
   { method: 'PUT', shape: 'bucket', query: 'acl', operation: 'PutBucketAcl', auth: 'signed', handler: putBucketAcl },
   { method: 'GET', shape: 'object', query: 'acl', operation: 'GetObjectAcl', auth: 'signed', handler: getObjectAcl },
+  { method: 'PUT', shape: 'object', query: 'acl', operation: 'PutObjectAcl', auth: 'signed', handler: putObjectAcl },
+  { method: 'GET', shape: 'bucket', query: 'ownershipControls', operation: 'GetBucketOwnershipControls', auth: 'signed', handler: getBucketOwnershipControls },
+  { method: 'PUT', shape: 'bucket', query: 'ownershipControls', operation: 'PutBucketOwnershipControls', auth: 'signed', handler: putBucketOwnershipControls },
+  { method: 'DELETE', shape: 'bucket', query: 'ownershipControls', operation: 'DeleteBucketOwnershipControls', auth: 'signed', handler: deleteBucketOwnershipControls },
   { method: 'GET', shape: 'bucket', query: 'tagging', operation: 'GetBucketTagging', auth: 'signed', handler: getBucketTagging },
   { method: 'PUT', shape: 'bucket', query: 'tagging', operation: 'PutBucketTagging', auth: 'signed', handler: putBucketTagging },
   { method: 'DELETE', shape: 'bucket', query: 'tagging', operation: 'DeleteBucketTagging', auth: 'signed', handler: deleteBucketTagging },

@@ -25,6 +25,7 @@ import { logAnswerError } from '../log.js';
 import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
 import { authenticate, unauthenticated } from './auth/authenticate.js';
 import { corsAnswerHeaders } from './cors.js';
+import { checkExpectedOwner } from './expected-owner.js';
 import { S3Errors, toS3Error } from './errors.js';
 import { matchRoute, type PathShape, type S3Route } from './routes.js';
 import type { S3Request, S3Response } from './types.js';
@@ -148,6 +149,7 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
     checksum: auth.checksum,
   };
   request.log.debug({ operation: route.operation, bucket: req.bucket, key: req.key }, 's3 operation');
+  await checkExpectedOwner(g, req);
   const res = await route.handler(g, req);
   return send(reply, req.method, res, route.operation === 'GetObject' || route.operation === 'HeadObject');
 }

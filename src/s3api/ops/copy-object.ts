@@ -8,6 +8,8 @@
  *   this request (Content-Type, `x-amz-meta-*`, the stored headers) through Kodo's chgm after the copy.
  *   `x-amz-storage-class` sets the copy's file type (Kodo chtype). A copy onto itself must change something
  *   (REPLACE or a storage class): else InvalidRequest, as S3 answers.
+ * - ACLs are not copied: the copy gets the request's `x-amz-acl` / `x-amz-grant-*` ACL (bucket-acl.ts) or none of
+ *   its own (it follows its bucket).
  * - Answer: `<CopyObjectResult><ETag/><LastModified/></CopyObjectResult>`; the ETag is the source's (same bytes).
  * Errors: NoSuchKey (source), NoSuchBucket, AccessDenied (either bucket), InvalidArgument (a malformed source, a
  * version other than `null`).
@@ -20,11 +22,13 @@ import { changeMeta, changeType } from '../../objects/manage/update.js';
 import { checkDownloadable } from '../../objects/read.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import { accessBucket, objectKey, signedCaller } from '../access.js';
+import { ACL_META } from '../acl-request.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, metaFromHeaders, modifiedMs, typeOfStorageClass } from '../object-headers.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, isoTime, xmlDocument } from '../xml.js';
+import { uploadAclMeta } from './bucket-acl.js';
 import { conditionOutcome } from './get-object.js';
 
 /** The source `{bucket, key}` of an `x-amz-copy-source` value; InvalidArgument when malformed. */
@@ -78,7 +82,10 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   if (same && directive === 'COPY' && type === undefined) {
     throw S3Errors.InvalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.');
   }
+  // The copy's ACL is the request's (x-amz-acl / x-amz-grant-*) or none of its own: an ACL is not copied (S3).
+  const acl = uploadAclMeta(g, req, target, accessKey) ?? '';
   if (!same) await copyEntry(g, from, to, true, { accessKey, reqId: req.reqId });
+  if (acl !== '' || source.meta[ACL_META] !== undefined) await changeMeta(g, to, { meta: { [ACL_META]: acl } });
   if (directive === 'REPLACE') {
     const mimeType = headerOf(req, 'content-type');
     await changeMeta(g, to, { ...(mimeType ? { mimeType } : {}), meta: replacement(source, metaFromHeaders(req.headers)) });

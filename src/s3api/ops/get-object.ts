@@ -25,7 +25,7 @@ import { readObject, readObjectSmall, SMALL_OBJECT_BYTES } from '../../objects/v
 import type { ByteRange } from '../../ports/blob.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import { parseRange } from '../../http/range.js';
-import { bucketName, checkBucketAccess, objectKey } from '../access.js';
+import { bucketName, checkObjectRead, objectKey } from '../access.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, modifiedMs, objectHeaders } from '../object-headers.js';
@@ -110,7 +110,7 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   const key = objectKey(req);
   // The download read: bucket and entry in one (cached) query, with an inline blob's bytes.
   const found = await g.meta.getBucketAndObject(bucketName(req), key);
-  const bucket = checkBucketAccess(g, req, found.bucket);
+  const bucket = checkObjectRead(g, req, found.bucket, found.object);
   checkOriginalAccess(bucket, { signed: req.caller.accessKey !== undefined, styleOnly: false });
   let rec: ObjectRecord;
   try {
