@@ -58,7 +58,7 @@ interface Target {
 /** Starts a Granary from `buildDir` with its S3 listener; answers its client. */
 async function granary(buildDir: string, dataDir: string): Promise<{ server: ServerChild; client: S3Client }> {
   const port = await freePort();
-  const server = await startServer(buildDir, 'granary-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: 'plain' }, { GRANARY_S3_PORT: String(port), GRANARY_S3_HOST: '127.0.0.1' }));
+  const server = await startServer(buildDir, 'granary-server', benchServerEnv(dataDir, { accessKey: AK, secretKey: SK, bucket: 'plain' }, { GRANARY_S3_PORT: String(port), GRANARY_S3_HOST: '127.0.0.1', GRANARY_CONSOLE_PORT: '0' }));
   const client = new S3Client({ endpoint: `http://127.0.0.1:${port}`, region: 'cn-east-1', forcePathStyle: true, credentials: { accessKeyId: AK, secretAccessKey: SK } });
   return { server, client };
 }
