@@ -9,7 +9,9 @@
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetBucketVersioningCommand,
@@ -19,6 +21,7 @@ import {
   ListObjectVersionsCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
+  UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { findOrphanBlobs } from '../../src/objects/blobs.js';
@@ -207,6 +210,24 @@ describe('the versioning life of a key (AWS SDK v3)', () => {
     expect(byKey[key]?.VersionId).toBe(v1);
     expect(await text(bucket, 'batch', put.VersionId)).toBe('b');
     expect(await codeOf(s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: v1 })))).toBe('NoSuchVersion');
+  });
+});
+
+describe('multipart uploads', () => {
+  it('CompleteMultipartUpload creates a version and answers its id', async () => {
+    const bucket = 'ver-multipart';
+    await versionedBucket(bucket);
+    const first = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'm', Body: 'first' }));
+    const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'm' }));
+    const part = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: 'm', UploadId: upload.UploadId, PartNumber: 1, Body: 'second' }));
+    const done = await s3.send(
+      new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'm', UploadId: upload.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }),
+    );
+    expect(done.VersionId).toMatch(/^[0-9a-f]{32}$/);
+    expect(done.VersionId! > first.VersionId!).toBe(true);
+    expect(await text(bucket, 'm')).toBe('second');
+    expect(await text(bucket, 'm', first.VersionId)).toBe('first');
+    expect((await versions(bucket)).map((v) => v[1])).toEqual([done.VersionId, first.VersionId]);
   });
 });
 
