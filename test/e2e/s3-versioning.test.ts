@@ -3,8 +3,8 @@
  * (put, overwrite, delete marker, versions listed, an old version read, restore by copy, a version deleted for good,
  * Suspended → the null version), the same through boto3, paging ListObjectVersions, the refusals (malformed XML, a
  * malformed or unknown version id, a delete marker read by id), the Kodo door on a versioned bucket (qiniu SDK:
- * delete, overwrite, move leave versions visible through S3) and garbage collection keeping noncurrent versions'
- * blobs.
+ * delete, overwrite, move leave versions visible through S3), expiry (deleteAfterDays, a lifecycle rule) adding
+ * delete markers, and garbage collection keeping noncurrent versions' blobs.
  */
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { findOrphanBlobs } from '../../src/objects/blobs.js';
+import { sweepExpired } from '../../src/objects/expiry.js';
 import { boto3 } from '../helpers/boto3.js';
 import { codeOf, payloadHash, rawRequest, s3Client, signV4, type RawAnswer } from '../helpers/s3.js';
 import { AK, sdk, SK, startTestServer, type TestServer } from '../helpers/server.js';
@@ -348,5 +349,28 @@ c.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={'Status': 'Suspe
 c.put_object(Bucket=BUCKET, Key='k', Body=b'null')
 assert c.head_object(Bucket=BUCKET, Key='k', VersionId='null')['ContentLength'] == 4
 `);
+  });
+});
+
+// Last: it moves the server clock days ahead (S3 signatures are made with the real time, so no S3 call follows).
+describe('expiry on a versioned bucket', () => {
+  it("an object's deleteAfterDays and a lifecycle rule add delete markers; the versions stay", async () => {
+    const bucket = 'ver-expiry';
+    await versionedBucket(bucket);
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'own', Body: 'own' }));
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'rule/a', Body: 'ruled' }));
+    const bm = s.bucketManager();
+    expect((await sdk(bm.deleteAfterDays(bucket, 'own', 1))).status).toBe(200);
+    expect((await sdk(bm.putBucketLifecycleRule(bucket, { name: 'r', prefix: 'rule/', delete_after_days: 1 }))).status).toBe(200);
+    s.clock.advance(3 * 86_400);
+    expect(await sweepExpired(s.running.g)).toBeGreaterThan(0);
+    const page = await s.running.g.meta.listVersions({ bucket, prefix: '', delimiter: '', limit: 100 });
+    const got = page.entries.map((e) => (e.kind === 'version' ? [e.version.record.key, e.version.deleteMarker, e.version.isLatest] : e.prefix));
+    expect(got).toEqual([
+      ['own', true, true],
+      ['own', false, false],
+      ['rule/a', true, true],
+      ['rule/a', false, false],
+    ]);
   });
 });
