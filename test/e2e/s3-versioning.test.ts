@@ -300,10 +300,19 @@ describe('the Kodo door on a versioned bucket', () => {
       [false, false],
       [false, false],
     ]);
+    // A Kodo copy with force onto a key: one more version there, the ones under it kept.
+    await put('target', 'old target');
+    expect((await sdk(bm.copy(bucket, 'moved', bucket, 'target', { force: true }))).status).toBe(200);
+    expect(await text(bucket, 'target')).toBe('one');
+    expect((await versions(bucket)).filter((v) => v[0] === 'target').map((v) => [v[2], v[3]])).toEqual([
+      [true, false],
+      [false, false],
+    ]);
     const listed = await sdk<{ items: Array<{ key: string }> }>(bm.listPrefix(bucket, {}));
-    expect(listed.data.items.map((i) => i.key)).toEqual(['moved']);
+    expect(listed.data.items.map((i) => i.key)).toEqual(['moved', 'target']);
     // Every noncurrent version still reads.
     for (const v of list.filter((x) => !x[3])) expect(['one', 'two']).toContain(await text(bucket, v[0], v[1]));
+    expect(await text(bucket, 'target', (await versions(bucket)).find((v) => v[0] === 'target' && !v[2])![1])).toBe('old target');
   });
 });
 
