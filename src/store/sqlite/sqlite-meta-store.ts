@@ -567,9 +567,11 @@ export class SqliteMetaStore implements MetaStore {
     return versioning ? this.versions.addMarker(rec.bucket, rec.key, versioning, unitsOf(nowSec), freed) : undefined;
   }
 
-  /** Removes the current entry at (bucket, key) found expired by a sweep (`blobId` its blob), as `expire` does. */
-  private expireKey(bucket: string, key: string, blobId: string, nowSec: number, freed: string[]): void {
-    const conf = this.confOf(bucket);
+  /**
+   * Removes the current entry at (bucket, key) found expired by a sweep (`blobId` its blob), as `expire` does. `conf`:
+   * the bucket's, when the caller read it already in this transaction.
+   */
+  private expireKey(bucket: string, key: string, blobId: string, nowSec: number, freed: string[], conf = this.confOf(bucket)): void {
     if (!conf.versioning) {
       this.st.deleteObject.run(bucket, key);
       this.refs.release(blobId, freed);
@@ -713,7 +715,12 @@ export class SqliteMetaStore implements MetaStore {
     scan: number,
   ): Promise<SweepStep> {
     const nowSec = Math.floor(Date.now() / 1000);
-    return deleteUnderPrefix(this.db, bucket, sel, after, scan, (key, blobId, freed) => this.expireKey(bucket, key, blobId, nowSec, freed));
+    // The bucket's settings are read once per step, inside its transaction (at its first expired key).
+    let conf: BucketConf | undefined;
+    return deleteUnderPrefix(this.db, bucket, sel, after, scan, (key, blobId, freed) => {
+      conf ??= this.confOf(bucket);
+      this.expireKey(bucket, key, blobId, nowSec, freed, conf);
+    });
   }
 
   get keepsVersions(): boolean {
