@@ -56,6 +56,7 @@ const CATALOGUE = {
   NoSuchLifecycleConfiguration: [404, 'The lifecycle configuration does not exist'],
   NoSuchTagSet: [404, 'The TagSet does not exist'],
   NoSuchUpload: [404, 'The specified multipart upload does not exist.'],
+  NoSuchVersion: [404, 'The specified version does not exist.'],
   NotImplemented: [501, 'A header or operation you provided implies functionality that is not implemented.'],
   PreconditionFailed: [412, 'At least one of the preconditions you specified did not hold.'],
   QuotaExceeded: [403, 'The bucket quota would be exceeded.'],

@@ -40,7 +40,7 @@ import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/b
 import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/bucket-policy.js';
 import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
 import { deleteBucketLifecycle, getBucketLifecycle, putBucketLifecycle } from './ops/bucket-lifecycle.js';
-import { getBucketVersioning } from './ops/get-bucket-versioning.js';
+import { getBucketVersioning, putBucketVersioning } from './ops/bucket-versioning.js';
 import { optionsObject } from './cors.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
 
@@ -108,7 +108,7 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'object', query: 'uploadId', operation: 'ListParts', auth: 'signed', handler: listParts },
   { method: 'GET', shape: 'bucket', query: 'uploads', operation: 'ListMultipartUploads', auth: 'signed', handler: listMultipartUploads },
   { method: 'POST', shape: 'bucket', operation: 'PostObject', auth: 'form', handler: postObject },
-  // Sub-resources (ops/bucket-acl.ts, bucket-tagging.ts, object-tagging.ts, get-bucket-versioning.ts).
+  // Sub-resources (ops/bucket-acl.ts, bucket-tagging.ts, object-tagging.ts, bucket-versioning.ts).
   { method: 'GET', shape: 'bucket', query: 'acl', operation: 'GetBucketAcl', auth: 'signed', handler: getBucketAcl },
   { method: 'PUT', shape: 'bucket', query: 'acl', operation: 'PutBucketAcl', auth: 'signed', handler: putBucketAcl },
   { method: 'GET', shape: 'object', query: 'acl', operation: 'GetObjectAcl', auth: 'signed', handler: getObjectAcl },
@@ -132,6 +132,7 @@ export const ROUTES: S3Route[] = [
   { method: 'PUT', shape: 'bucket', query: 'lifecycle', operation: 'PutBucketLifecycleConfiguration', auth: 'signed', handler: putBucketLifecycle },
   { method: 'DELETE', shape: 'bucket', query: 'lifecycle', operation: 'DeleteBucketLifecycle', auth: 'signed', handler: deleteBucketLifecycle },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
+  { method: 'PUT', shape: 'bucket', query: 'versioning', operation: 'PutBucketVersioning', auth: 'signed', handler: putBucketVersioning },
   // CORS preflights (cors.ts).
   { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', handler: optionsObject },
   { method: 'OPTIONS', shape: 'object', operation: 'OptionsObject', auth: 'none', handler: optionsObject },

@@ -37,6 +37,7 @@ import { CHECKSUM_ALGORITHMS, checkChecksumForm, ContentCheckStream } from '../c
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
+import { writtenVersionHeader } from '../versions.js';
 import { checkPolicy, isSignedForm, parsePolicy, verifyPolicySignature } from '../post-policy.js';
 import { encodeTags, tagsOfXml, TAGGING_META } from '../tagging.js';
 import type { S3Request, S3Response } from '../types.js';
@@ -206,17 +207,18 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     });
     g.metrics?.upload('s3', result.record.fsize);
     const etag = etagOf(result.record);
+    const version = writtenVersionHeader(result.record);
     const host = req.headers.host ?? 'localhost';
     const location = `http://${host}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`;
     const redirect = fields.get('success_action_redirect') ?? fields.get('redirect');
     const to = redirect ? redirectTo(redirect, bucket, key, etag) : undefined;
-    if (to) return { status: 303, headers: { location: to, etag } };
+    if (to) return { status: 303, headers: { location: to, etag, ...version } };
     const status = fields.get('success_action_status');
     if (status === '201') {
       const inner = el('Location', location) + el('Bucket', bucket) + el('Key', key) + el('ETag', etag);
-      return { status: 201, headers: { 'content-type': 'application/xml', etag, location }, body: xmlDocument('PostResponse', inner) };
+      return { status: 201, headers: { 'content-type': 'application/xml', etag, location, ...version }, body: xmlDocument('PostResponse', inner) };
     }
-    return { status: status === '200' ? 200 : 204, headers: { etag, location } };
+    return { status: status === '200' ? 200 : 204, headers: { etag, location, ...version } };
   } finally {
     file.resume();
   }

@@ -34,6 +34,7 @@ import type { VerifiedChecksum } from '../checksum.js';
 import { CHECKSUM_META, checksumHeaders, encodeChecksum } from '../object-checksum.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
 import { encodeTags, tagsOfHeader, TAGGING_META } from '../tagging.js';
+import { writtenVersionHeader } from '../versions.js';
 import type { S3Request, S3Response } from '../types.js';
 import { checkEarly, writePrecondition } from '../write-conditions.js';
 
@@ -104,7 +105,7 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
     ...(precondition ? { precondition } : {}),
   });
   g.metrics?.upload('s3', result.record.fsize);
-  const headers: Record<string, string> = { etag: etagOf(result.record) };
+  const headers: Record<string, string> = { etag: etagOf(result.record), ...writtenVersionHeader(result.record) };
   if (sum) Object.assign(headers, checksumHeaders({ ...sum, type: 'FULL_OBJECT' }));
   return { status: 200, headers };
 }
