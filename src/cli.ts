@@ -2,7 +2,7 @@
  * The `granary` command (commander): `serve`, `bucket create|list|delete|nrop|style|unstyle|separator|styles|quota`,
  * `bucket max-age|referer|cors|protect` (download settings),
  * `bucket rule add|update|delete|list`,
- * `domain bind|list`, `keys show|create|list|delete`, `pipeline create|list`, entry commands `stat`, `rm`,
+ * `domain bind|list`, `keys show|create|list|delete`, `iam user|keys|group|policy|actions|audits` (cli/iam.ts), `pipeline create|list`, entry commands `stat`, `rm`,
  * `cp`, `mv`, `ls` (on the data dir, or on a remote with `<remote>:<bucket>/<key>`, cli/entries.ts), `scrub` (check every blob against its checksums), `gc` (remove orphaned blobs, or list them
  * with --dry-run) and `deployment` (the deployment id of the metadata and the blob store, store/deployment.ts).
  * Flags mirror the GRANARY_* environment variables. Commands other than `serve` work on the configured stores
@@ -17,6 +17,7 @@ import { addBucketSettingsCommands } from './cli/bucket-settings.js';
 import { addEntryCommands } from './cli/entries.js';
 import { addEventCommands } from './cli/events.js';
 import { addGcCommands } from './cli/gc.js';
+import { addIamCommands } from './cli/iam.js';
 import { addKeyCommands } from './cli/keys.js';
 import { addLifecycleRuleCommands } from './cli/lifecycle-rules.js';
 import { addPipelineCommands } from './cli/pipelines.js';
@@ -40,6 +41,7 @@ export function buildCli(): Command {
   addGcCommands(program);
   addPipelineCommands(program);
   addKeyCommands(program);
+  addIamCommands(program);
   addWorkflowCommands(program);
   addTransferCommands(program);
   return program;

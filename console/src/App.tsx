@@ -1,11 +1,12 @@
 // The console's shell: sign-in gate, top bar (screens, language switch, sign-out) and hash routes:
-// #/overview, #/buckets, #/buckets/<bucket> (settings), #/files/<bucket>?prefix=…, #/processing, #/keys.
+// #/overview, #/buckets, #/buckets/<bucket> (settings), #/files/<bucket>?prefix=…, #/processing, #/iam/…, #/keys.
 import { useEffect, useState } from 'react';
 import { currentSession, signOut, whenSignedOut, type Session } from './api';
 import { useI18n } from './i18n';
 import { BucketSettings } from './screens/BucketSettings';
 import { Buckets } from './screens/Buckets';
 import { Files } from './screens/Files';
+import { Iam } from './screens/Iam';
 import { Keys } from './screens/Keys';
 import { Overview } from './screens/Overview';
 import { Processing } from './screens/Processing';
@@ -59,6 +60,7 @@ export function App() {
     ['buckets', t('Buckets')],
     ['files', t('Files')],
     ['processing', t('Processing')],
+    ['iam', t('IAM')],
     ...(session.root ? ([['keys', t('Keys')]] as Array<[string, string]>) : []),
   ];
 
@@ -72,6 +74,9 @@ export function App() {
       break;
     case 'processing':
       body = <Processing session={session} />;
+      break;
+    case 'iam':
+      body = <Iam session={session} arg={route.arg} query={route.query} />;
       break;
     case 'keys':
       body = session.root ? <Keys /> : <Overview />;

@@ -43,6 +43,7 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
 export const get = <T>(path: string): Promise<T> => call<T>('GET', path);
 export const post = <T>(path: string, body?: unknown): Promise<T> => call<T>('POST', path, body ?? {});
 export const put = <T>(path: string, body?: unknown): Promise<T> => call<T>('PUT', path, body ?? {});
+export const patch = <T>(path: string, body?: unknown): Promise<T> => call<T>('PATCH', path, body ?? {});
 export const del = <T>(path: string): Promise<T> => call<T>('DELETE', path);
 
 export interface Session {
@@ -77,6 +78,15 @@ export async function signOut(): Promise<void> {
 
 /** `/api/buckets/<bucket>` + rest, the bucket name escaped. */
 export const bucketPath = (bucket: string, rest = ''): string => `/api/buckets/${encodeURIComponent(bucket)}${rest}`;
+
+/**
+ * `/api/iam<rest>` in the account `account` (the root session's choice; '' = the session's own), with `params`
+ * added to the query.
+ */
+export function iamPath(rest: string, account: string, params: Record<string, string> = {}): string {
+  const q = new URLSearchParams({ ...(account ? { account } : {}), ...params }).toString();
+  return `/api/iam${rest}${q ? `?${q}` : ''}`;
+}
 
 /** 1536 → "1.5 KiB". */
 export function formatBytes(n: number): string {

@@ -17,6 +17,7 @@ import { mayAccess, VISIBLE } from '../auth/authorize.js';
 import { bindDomain, bucketInfo, clearBucketSource, createBucket, dropBucket, setBucketNrop, setBucketPrivate, setBucketSource } from '../buckets/buckets.js';
 import { corsRulesToWire, parseCorsRules, setCorsRules } from '../buckets/cors.js';
 import { addRule, DAY_FIELDS, deleteRule, rulesOf, updateRule, type RuleInput } from '../buckets/lifecycle-rule-admin.js';
+import { s3OnlyRulesForKodo } from '../buckets/s3-lifecycle.js';
 import { parseMaxAge, setMaxAge } from '../buckets/max-age.js';
 import { normaliseDomain } from '../buckets/names.js';
 import { setProtected } from '../buckets/protection.js';
@@ -83,10 +84,12 @@ function ruleInput(b: Body, name: string): RuleInput {
   return input;
 }
 
+/** The Kodo rules, then the S3-only lifecycle rules with their `s3` description (buckets/s3-lifecycle.ts). */
 function lifecycleJson(b: BucketRecord): Array<Record<string, unknown>> {
-  return rulesOf(b).map((r) => {
+  return [...rulesOf(b), ...s3OnlyRulesForKodo(b.settings, b.ctime)].map((r) => {
     const out: Record<string, unknown> = { name: r.name, prefix: r.prefix, ctime: new Date(r.ctime * 1000).toISOString() };
     for (const [key, field] of DAY_FIELDS) out[field] = r[key] ?? 0;
+    if ('s3' in r) out.s3 = r.s3;
     return out;
   });
 }

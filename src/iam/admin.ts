@@ -31,6 +31,11 @@ import { parseStatements, type Statement } from './policy.js';
 export interface IamActor {
   /** The signing AccessKey: the namespace of the objects. */
   owner: string;
+  /**
+   * The AccessKey that acted when it is not the owner's (the root key managing an account's sub-users from the
+   * console or the CLI); the audit log records it as the actor. Default: the owner.
+   */
+  by?: string;
   requestId: string;
   sourceIp: string;
 }
@@ -75,7 +80,7 @@ export function checkAliasList(v: unknown, field: string): string[] {
 async function audit(g: Granary, actor: IamActor, action: string, resource: string, iuid = 0, detail: Record<string, unknown> = {}): Promise<void> {
   const rec: Omit<IamAuditRecord, 'seq'> = {
     owner: actor.owner,
-    actor: actor.owner,
+    actor: actor.by ?? actor.owner,
     service: 'iam',
     action,
     resource,

@@ -61,6 +61,10 @@ export const S3_ACTIONS: Readonly<Record<string, string>> = {
   's3:GetLifecycleConfiguration': 'kodo/BucketSettings',
   's3:PutLifecycleConfiguration': 'kodo/BucketSettings',
   's3:GetBucketVersioning': 'kodo/BucketSettings',
+  's3:PutBucketVersioning': 'kodo/BucketSettings',
+  's3:GetBucketOwnershipControls': 'kodo/BucketSettings',
+  's3:PutBucketOwnershipControls': 'kodo/BucketSettings',
+  's3:PutObjectAcl': 'kodo/Chgm',
 };
 
 /** The Kodo action of an S3 action; undefined for one not in the table. */

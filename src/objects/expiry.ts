@@ -1,12 +1,15 @@
 /**
  * The expiry sweeper: entries whose deleteAfterDays deadline passed (expireAt ≤ now, Unix seconds) or that a
  * bucket lifecycle rule deleted (lifecycle-sweep.ts) are deleted for real and their blobs freed (reads already treat
- * them as absent, so this only reclaims space); abandoned resumable-upload sessions are dropped when they expire.
+ * them as absent, so this only reclaims space); the S3 lifecycle rules Kodo's rules cannot express are applied
+ * (s3-lifecycle-sweep.ts: tag/size/Date expirations, aborts of incomplete multipart uploads); abandoned
+ * resumable-upload sessions are dropped when they expire.
  */
 import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
 import { drainBlobDeletions, logDrain, releaseBlobs } from './blobs.js';
 import { sweepRuleDeletions } from './lifecycle-sweep.js';
+import { sweepS3Rules } from './s3-lifecycle-sweep.js';
 
 /** Pending blob deletions that failed at the previous sweep, per server (logged again only when this changes). */
 const lastDrainFailures = new WeakMap<Granary, number>();
@@ -32,7 +35,7 @@ export async function sweepExpired(g: Granary): Promise<number> {
   }
   // Finished async-fetch tasks stay queryable for a week after they end.
   await g.meta.fetchTasks.prune(g.clock.nowMs() - FETCH_TASK_RETENTION_SECONDS * 1000);
-  let total = await sweepRuleDeletions(g);
+  let total = (await sweepRuleDeletions(g)) + (await sweepS3Rules(g));
   for (;;) {
     const { deleted, freedBlobs } = await g.meta.deleteExpired(nowSeconds(g.clock), 1000);
     await releaseBlobs(g, freedBlobs);

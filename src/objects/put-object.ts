@@ -156,6 +156,10 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
     if (outcome.result === 'over-quota') throw quotaExceeded(policy.bucket, outcome.refusal);
     if (outcome.result === 'session-lost') throw body.manifest?.lost(outcome.reason) ?? Errors.badRequest('the upload session is gone');
     let committed = record;
+    // A versioned bucket gave the entry its version (ports/versions.ts).
+    if ((outcome.result === 'created' || outcome.result === 'replaced') && outcome.versionId !== undefined) {
+      committed = { ...record, versionId: outcome.versionId };
+    }
     if (outcome.result === 'identical') {
       // Same content already stored: the upload succeeds and the new copy is dropped.
       await dropSealed(sealedId);

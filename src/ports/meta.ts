@@ -16,6 +16,7 @@ import type { EventOutbox, OutboxRows } from './events.js';
 import type { ManifestPiece } from './manifest.js';
 import type { FetchTaskStore } from './fetch-tasks.js';
 import type { ObjectRecord } from './object-record.js';
+import type { VersioningState, VersionPage, VersionQuery, VersionRecord } from './versions.js';
 
 export type { ObjectRecord, Transitions } from './object-record.js';
 
@@ -75,6 +76,21 @@ export interface BucketSettings {
   protected?: boolean;
   /** `rules/add`: lifecycle rules by prefix. */
   lifecycleRules?: LifecycleRule[];
+  /**
+   * The rules of the `<LifecycleConfiguration>` S3 PutBucketLifecycleConfiguration received, in order
+   * (buckets/s3-lifecycle.ts): those Kodo's rules can express are kept in `lifecycleRules` too (`kodo` names
+   * them); the others (disabled, tag or size filters, Date expirations, aborts of incomplete uploads, …) only here.
+   * Absent when never set through S3 or deleted.
+   */
+  lifecycleS3?: S3LifecycleRule[];
+  /**
+   * The bucket's S3 ACL grants (PutBucketAcl, CreateBucket `x-amz-acl`/`x-amz-grant-*`; s3api/acl.ts), the owner's
+   * included. Absent = the canned ACL of `private` (private or public-read by the flag). AllUsers READ follows the
+   * bucket's private flag both ways (acl.ts `bucketGrants`).
+   */
+  acl?: S3Grant[];
+  /** S3 object ownership (PutBucketOwnershipControls); absent = none set (GetBucketOwnershipControls: not found). */
+  ownership?: 'BucketOwnerEnforced' | 'BucketOwnerPreferred' | 'ObjectWriter';
   /** `events/add`: event notification rules. */
   eventRules?: EventRule[];
   /**
@@ -86,6 +102,11 @@ export interface BucketSettings {
   remark?: string;
   /** `bucketTagging`: the bucket's tags in the order set (absent = none; buckets/tagging.ts). */
   tags?: BucketTag[];
+  /**
+   * S3 PutBucketVersioning (ports/versions.ts, docs/reference/versioning.md): absent = never versioned; once set it
+   * is never removed (a bucket never returns to unversioned).
+   */
+  versioning?: VersioningState;
 }
 
 /** One bucket tag (`bucketTagging`, Kodo's wire names `Key`/`Value`). */
@@ -175,6 +196,40 @@ export interface LifecycleRule {
   ctime: number;
 }
 
+/** An S3 ACL permission (s3api/acl.ts). */
+export type S3Permission = 'READ' | 'WRITE' | 'READ_ACP' | 'WRITE_ACP' | 'FULL_CONTROL';
+
+/** One S3 ACL grant: a canonical user (an account's AccessKey) or a group (its URI), and the permission. */
+export interface S3Grant {
+  grantee: { type: 'CanonicalUser'; id: string } | { type: 'Group'; uri: string };
+  permission: S3Permission;
+}
+
+/**
+ * An S3 lifecycle rule as PutBucketLifecycleConfiguration sent it (buckets/s3-lifecycle.ts evaluates it; AWS
+ * `LifecycleRule`). `filter` keeps the form it was sent in (`legacy`: the Rule's own `Prefix`; `none`: neither
+ * Filter nor Prefix; `filter`: one condition or none; `and`: `Filter/And`); sizes in bytes; `date` an ISO 8601 UTC
+ * midnight; days whole days. `kodo`: the name of the Kodo rule (`lifecycleRules`) this rule is kept as, when Kodo's
+ * rules can express it (it is applied through that rule then).
+ */
+export interface S3LifecycleRule {
+  id: string;
+  enabled: boolean;
+  filter: {
+    form: 'legacy' | 'none' | 'filter' | 'and';
+    prefix?: string;
+    tags?: Array<[string, string]>;
+    sizeGreaterThan?: number;
+    sizeLessThan?: number;
+  };
+  expiration?: { days?: number; date?: string; expiredObjectDeleteMarker?: boolean };
+  transitions?: Array<{ days: number; storageClass: string }>;
+  noncurrentExpiration?: { days?: number; newerVersions?: number };
+  noncurrentTransitions?: Array<{ days: number; storageClass: string; newerVersions?: number }>;
+  abortIncompleteUploadDays?: number;
+  kodo?: string;
+}
+
 /**
  * An event notification rule (`events/add`): events of keys with `prefix` and `suffix` are POSTed to
  * `callbackUrls`. `events` are Kodo's event names (put, mkfile, delete, copy, move, …). `ctime` Unix seconds.
@@ -257,7 +312,7 @@ export interface ManifestCommit {
  * part was replaced (`replaced`) since the caller read it; nothing changed.
  */
 export type PutOutcome =
-  | { result: 'created' | 'replaced'; freedBlobs: string[]; previous?: ObjectRecord }
+  | { result: 'created' | 'replaced'; freedBlobs: string[]; previous?: ObjectRecord; versionId?: string }
   | { result: 'identical'; freedBlobs: string[]; existing: ObjectRecord }
   | { result: 'exists'; freedBlobs: string[]; existing: ObjectRecord }
   | { result: 'no-bucket'; freedBlobs: string[] }
@@ -448,6 +503,9 @@ export interface MetaStore {
    * Deletes a live entry; 'missing' when absent or expired. `events` get the deleted entry. `check` runs on the
    * live entry inside the transaction, before the deletion: an error it throws rejects the call and nothing changes
    * (the rs `cond` guard: 608).
+   * Versioned bucket (ports/versions.ts): nothing is destroyed — the entry becomes a noncurrent version (a null one
+   * under Suspended is replaced) and a delete marker becomes current; `marker` is its wire id. With `markMissing`
+   * (S3 DeleteObject) a marker is added even when the key has no live entry.
    */
   deleteObject(
     bucket: string,
@@ -455,18 +513,21 @@ export interface MetaStore {
     nowSec: number,
     events?: OutboxRows,
     check?: (rec: ObjectRecord) => void,
-  ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }>;
+    opts?: { markMissing?: boolean },
+  ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[]; marker?: string }>;
   /**
    * Copies an entry: the target references the same blob (one more reference, no bytes copied) with the given
    * `putTime` (100-ns units). With `force` a live target is replaced; without, 'exists'. 'over-quota' (nothing
    * changes) when the target bucket would pass its quota, as in commitPut. `events` get the copy (not called when
-   * source and target are the same).
+   * source and target are the same). `from.versionId` copies that version (a wire id; 'no-source' when it does not
+   * exist or is a delete marker), even onto its own key (S3's restore of an old version).
+   * Versioned target bucket: a replaced target becomes a noncurrent version; the copy's `versionId` is answered.
    */
   copyObject(
-    from: { bucket: string; key: string },
+    from: { bucket: string; key: string; versionId?: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
-  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }>;
+  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal; versionId?: string }>;
   /**
    * Changes a live entry in one transaction: `mutate` gets the current record as stored (its own lifecycle) and the
    * same entry as reads answer it (`effective`: lifecycle rules applied), and returns the new stored record (it may
@@ -507,6 +568,33 @@ export interface MetaStore {
   ): Promise<{ deleted: number; freedBlobs: string[]; next?: string }>;
   /** One page of a listing, served from the (bucket, key) index. */
   listObjects(query: ListQuery): Promise<ListPage>;
+
+  // ---- versions (ports/versions.ts, docs/reference/versioning.md) ----
+  // The current version of a key is the entry every method above reads and lists; a versioned bucket's commitPut,
+  // copyObject and moveObject make the replaced entry a noncurrent version, and deletions (deleteObject, moveObject's
+  // source, expiry: deleteExpired, deleteUnderPrefix, entries found expired) add a delete marker instead.
+
+  /** Whether this store keeps versions (false: PutBucketVersioning is refused, NotImplemented). */
+  readonly keepsVersions: boolean;
+  /**
+   * A version of a key by wire id (`null` included), or (versionId undefined) its current version — the entry, or
+   * the delete marker that is current. Undefined when there is none. Records carry their blob's integrity facts
+   * and a manifest's pieces, as getObject's do; noncurrent ones have no expireAt.
+   */
+  getVersion(bucket: string, key: string, versionId: string | undefined): Promise<VersionRecord | undefined>;
+  /**
+   * Permanently deletes one version (S3 DeleteObject with versionId): its blob reference is released; deleting the
+   * current entry makes the newest noncurrent version current (unless that is a delete marker). 'no-version' when
+   * there is none; `deleteMarker` when the deleted version was a marker.
+   */
+  deleteVersion(
+    bucket: string,
+    key: string,
+    versionId: string,
+    events?: OutboxRows,
+  ): Promise<{ result: 'deleted' | 'no-version'; deleteMarker: boolean; freedBlobs: string[] }>;
+  /** One page of ListObjectVersions, streamed from the primary keys (never every version at once). */
+  listVersions(query: VersionQuery): Promise<VersionPage>;
   /** Counts entries in a bucket (tests and CLI). */
   countObjects(bucket: string): Promise<number>;
   /**

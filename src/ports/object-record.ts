@@ -54,6 +54,16 @@ export interface ObjectRecord {
    * against `sums` like any blob's bytes (objects/verified-read.ts).
    */
   inline?: Buffer;
+  /**
+   * The version (ports/versions.ts): its id when the entry was written while its bucket's versioning was Enabled,
+   * absent for the null version (written unversioned or Suspended).
+   */
+  versionId?: string;
+  /**
+   * The store's ordering id of the version (ports/versions.ts), absent for an entry written before its bucket was
+   * versioned (ordered by its putTime then). Set and read by the stores only.
+   */
+  versionSort?: string;
 }
 
 /** Lifecycle transition times in Unix seconds (absent = none scheduled). */

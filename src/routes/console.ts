@@ -3,12 +3,16 @@
  * (`/api/…`, JSON; src/console/api-*.ts) and the single-page app. Every API route but sign-in needs a session
  * (`console-session`: cookie, Origin, CSRF token for non-GET calls); a bucket named in the path is authorised by
  * the auth step (631 / 403) — move/copy's target bucket by the handler. Root-only calls (key pairs, pipelines)
- * check the session's root flag in the handler (403).
+ * check the session's root flag in the handler (403). IAM calls (`/api/iam/…`) act in the session's own account,
+ * or for the root session in the account of `?account=` (console/iam-scope.ts).
  */
 import type { Granary } from '../context.js';
 import { bindDomainApi, bucketApi, createBucketApi, deleteEventApi, deleteRuleApi, deleteStyleApi, dropBucketApi, listBucketsApi, putSettingApi, putStyleApi, settingOf, unbindDomainApi, updateEventApi, updateRuleApi, addEventApi, addRuleApi } from '../console/api-buckets.js';
 import { linkApi, listObjectsApi, opApi, opOf, statApi, uploadTokenApi } from '../console/api-files.js';
 import { createKeyApi, deleteKeyApi, listKeysApi } from '../console/api-keys.js';
+import * as iamGroups from '../console/api-iam-groups.js';
+import * as iamPolicies from '../console/api-iam-policies.js';
+import * as iamUsers from '../console/api-iam-users.js';
 import { historyApi, overviewApi } from '../console/api-overview.js';
 import { deleteWorkflowApi, fetchTaskApi, jobApi, listFetchTasksApi, listJobsApi, listPipelinesApi, listWorkflowsApi, putPipelineApi, putWorkflowApi, submitFetchTaskApi, submitJobApi } from '../console/api-processing.js';
 import { sessionApi, signInApi, signOutApi } from '../console/api-session.js';
@@ -79,6 +83,31 @@ export const CONSOLE_ROUTES: ConsoleRoute[] = [
   api('GET', '/api/keys', 'keys.list', NONE, 'owner-only', listKeysApi),
   api('POST', '/api/keys', 'keys.create', NONE, 'owner-only', createKeyApi),
   api('DELETE', '/api/keys/:accessKey', 'keys.delete', NONE, 'owner-only', deleteKeyApi),
+
+  api('GET', '/api/iam/users', 'iam.users.list', NONE, 'owner-only', iamUsers.listIamUsersApi),
+  api('POST', '/api/iam/users', 'iam.users.create', NONE, 'owner-only', iamUsers.createIamUserApi),
+  api('GET', '/api/iam/users/:alias', 'iam.users.get', NONE, 'owner-only', iamUsers.iamUserApi),
+  api('PATCH', '/api/iam/users/:alias', 'iam.users.update', NONE, 'owner-only', iamUsers.updateIamUserApi),
+  api('DELETE', '/api/iam/users/:alias', 'iam.users.delete', NONE, 'owner-only', iamUsers.deleteIamUserApi),
+  api('POST', '/api/iam/users/:alias/keys', 'iam.keys.create', NONE, 'owner-only', iamUsers.createIamKeyApi),
+  api('PATCH', '/api/iam/users/:alias/keys/:accessKey', 'iam.keys.update', NONE, 'owner-only', iamUsers.updateIamKeyApi),
+  api('DELETE', '/api/iam/users/:alias/keys/:accessKey', 'iam.keys.delete', NONE, 'owner-only', iamUsers.deleteIamKeyApi),
+  api('PUT', '/api/iam/users/:alias/groups', 'iam.users.groups', NONE, 'owner-only', iamUsers.setIamUserGroupsApi),
+  api('PUT', '/api/iam/users/:alias/policies', 'iam.users.policies', NONE, 'owner-only', iamUsers.setIamUserPoliciesApi),
+  api('GET', '/api/iam/groups', 'iam.groups.list', NONE, 'owner-only', iamGroups.listIamGroupsApi),
+  api('POST', '/api/iam/groups', 'iam.groups.create', NONE, 'owner-only', iamGroups.createIamGroupApi),
+  api('GET', '/api/iam/groups/:alias', 'iam.groups.get', NONE, 'owner-only', iamGroups.iamGroupApi),
+  api('PATCH', '/api/iam/groups/:alias', 'iam.groups.update', NONE, 'owner-only', iamGroups.updateIamGroupApi),
+  api('DELETE', '/api/iam/groups/:alias', 'iam.groups.delete', NONE, 'owner-only', iamGroups.deleteIamGroupApi),
+  api('PUT', '/api/iam/groups/:alias/users', 'iam.groups.users', NONE, 'owner-only', iamGroups.setIamGroupUsersApi),
+  api('PUT', '/api/iam/groups/:alias/policies', 'iam.groups.policies', NONE, 'owner-only', iamGroups.setIamGroupPoliciesApi),
+  api('GET', '/api/iam/policies', 'iam.policies.list', NONE, 'owner-only', iamPolicies.listIamPoliciesApi),
+  api('POST', '/api/iam/policies', 'iam.policies.create', NONE, 'owner-only', iamPolicies.createIamPolicyApi),
+  api('GET', '/api/iam/policies/:alias', 'iam.policies.get', NONE, 'owner-only', iamPolicies.iamPolicyApi),
+  api('PATCH', '/api/iam/policies/:alias', 'iam.policies.update', NONE, 'owner-only', iamPolicies.updateIamPolicyApi),
+  api('DELETE', '/api/iam/policies/:alias', 'iam.policies.delete', NONE, 'owner-only', iamPolicies.deleteIamPolicyApi),
+  api('GET', '/api/iam/actions', 'iam.actions', NONE, 'owner-only', iamPolicies.iamActionsApi),
+  api('GET', '/api/iam/audits', 'iam.audits', NONE, 'owner-only', iamPolicies.iamAuditsApi),
 
   { method: 'ALL', url: '/api/*', role: 'console', operation: 'console.unknown', auth: 'none', bucket: NONE, iam: 'none', group: 'console-api', handler: unknownApi },
   { method: 'GET', url: '/*', role: 'console', operation: 'console.app', auth: 'none', bucket: NONE, iam: 'none', group: 'console-app', handler: appPage },

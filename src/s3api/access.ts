@@ -1,11 +1,16 @@
 /**
- * Bucket access of S3 operations (docs/development/kodo-protocol.md §18.3): a signed caller's access was decided by
- * the route table's IAM step (auth-step.ts, which leaves the bucket on the request; without it only the root key
- * and the bucket's owner pass: fail closed for sub-users); an anonymous caller only reads objects of public buckets.
+ * Bucket access of S3 operations (docs/development/kodo-protocol.md §18.3): a signed caller acts on a bucket as on
+ * the Kodo API (auth/authorize.ts: the root key on every bucket, an account key on its own; another account's →
+ * AccessDenied, a missing bucket → NoSuchBucket); beyond that, the S3 ACLs decide (acl.ts: other accounts and
+ * anonymous callers get what the bucket's or object's grants give them; a public bucket's objects are anyone's).
+ * An IAM sub-user's access was decided by the route table's IAM step (auth-step.ts), which leaves the bucket on the
+ * request (`authorized`).
  */
 import { mayAccess } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
-import type { BucketRecord } from '../ports/meta.js';
+import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
+import { aclAllows, bucketGrants, type Acl, type AskedPermission, type Requester } from './acl.js';
+import { objectAclOf } from './acl-request.js';
 import { S3Errors } from './errors.js';
 import type { S3Request } from './types.js';
 
@@ -28,26 +33,52 @@ export function signedCaller(req: S3Request): string {
 }
 
 /**
- * The bucket of the request if the caller may act on it (signed), or read it (anonymous: public buckets only).
- * NoSuchBucket (404), AccessDenied (403).
+ * What an operation needs of a bucket: `OWNER` — to act on it (its account's key or the root key only; the
+ * default) — or an S3 ACL permission, which the bucket's ACL may also give other accounts and anonymous callers
+ * (READ: list it; WRITE: put objects; READ_ACP / WRITE_ACP: read / change its ACL).
  */
-export async function accessBucket(g: Granary, req: S3Request): Promise<BucketRecord> {
-  return checkBucketAccess(g, req, await g.meta.getBucket(bucketName(req)));
+export type BucketNeed = 'OWNER' | AskedPermission;
+
+/** The bucket of the request if the caller has `need` on it (see `BucketNeed`). NoSuchBucket (404), AccessDenied (403). */
+export async function accessBucket(g: Granary, req: S3Request, need: BucketNeed = 'OWNER'): Promise<BucketRecord> {
+  return checkBucketAccess(g, req, await g.meta.getBucket(bucketName(req)), need);
 }
 
 /**
- * `accessBucket` for a bucket record already read (`undefined`: it does not exist): the same answers — the record
- * when the caller may act on it (signed) or read it (anonymous, public buckets), else NoSuchBucket (404) or
- * AccessDenied (403).
+ * `accessBucket` for a bucket record already read (`undefined`: it does not exist): the record when the caller
+ * may act on it (its owner or root), or when `need` is an ACL permission the bucket's ACL gives the caller
+ * (s3api/acl.ts, signed or anonymous); else NoSuchBucket (404) or AccessDenied (403).
  */
-export function checkBucketAccess(g: Granary, req: S3Request, rec: BucketRecord | undefined): BucketRecord {
+export function checkBucketAccess(g: Granary, req: S3Request, rec: BucketRecord | undefined, need: BucketNeed = 'OWNER'): BucketRecord {
   if (!rec) throw S3Errors.NoSuchBucket(undefined);
-  if (req.caller.accessKey !== undefined) {
-    // Decided by the route table's IAM step (auth-step.ts); a bucket it did not authorise is refused (fail closed).
-    if (req.authorized?.name === rec.name) return rec;
-    if (!mayAccess(g, req.caller.accessKey, rec)) throw S3Errors.AccessDenied(`no permission on bucket ${rec.name}`);
-    return rec;
-  }
-  if (rec.private) throw S3Errors.AccessDenied();
-  return rec;
+  const ak = req.caller.accessKey;
+  if (ak !== undefined && (req.authorized?.name === rec.name || mayAccess(g, ak, rec))) return rec;
+  // Other accounts and anonymous callers: the bucket's ACL decides (acl.ts).
+  if (need !== 'OWNER' && aclAllows(bucketAclOf(rec), requesterOf(req), need)) return rec;
+  throw ak !== undefined ? S3Errors.AccessDenied(`no permission on bucket ${rec.name}`) : S3Errors.AccessDenied();
+}
+
+/**
+ * GetObject/HeadObject: the bucket when the caller may read `object` (undefined: no such entry) — its owner or
+ * root; else the object's own ACL when it has one (and the bucket's ownership is not BucketOwnerEnforced, which
+ * turns object ACLs off), else the bucket's Kodo public flag (a public bucket's objects are anyone's to read, as on
+ * the Kodo door). NoSuchBucket (404), AccessDenied (403).
+ */
+export function checkObjectRead(g: Granary, req: S3Request, rec: BucketRecord | undefined, object: ObjectRecord | undefined): BucketRecord {
+  if (!rec) throw S3Errors.NoSuchBucket(undefined);
+  const ak = req.caller.accessKey;
+  if (ak !== undefined && (req.authorized?.name === rec.name || mayAccess(g, ak, rec))) return rec;
+  const own = object && rec.settings.ownership !== 'BucketOwnerEnforced' ? objectAclOf(object.meta) : undefined;
+  if (own ? aclAllows(own, requesterOf(req), 'READ') : !rec.private) return rec;
+  throw ak !== undefined ? S3Errors.AccessDenied(`no permission on bucket ${rec.name}`) : S3Errors.AccessDenied();
+}
+
+/** The requester of an S3 request, for ACL decisions (a signed caller's canonical id is its AccessKey). */
+export function requesterOf(req: S3Request): Requester {
+  return req.caller.accessKey === undefined ? { kind: 'anonymous' } : { kind: 'user', id: req.caller.accessKey };
+}
+
+/** A bucket's ACL, in step with its Kodo private flag (acl.ts `bucketGrants`). */
+export function bucketAclOf(rec: BucketRecord): Acl {
+  return { owner: rec.owner, grants: bucketGrants(rec.settings.acl, rec.owner, rec.private) };
 }

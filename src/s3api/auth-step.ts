@@ -10,7 +10,8 @@
  *   recorded), 503 when IAM data cannot be read. The bucket record is left on the request (`authorized`), where
  *   the operation's `accessBucket` (access.ts) finds it.
  * Items an operation finds in its body (the keys of DeleteObjects) are checked per item by `authorizeItem`.
- * Anonymous requests are decided by the operations as before (public-read GetObject/HeadObject only).
+ * Anonymous requests, the root key and account keys are decided by the operations as before (their buckets, the S3
+ * ACLs: access.ts); the step evaluates IAM sub-users.
  */
 import { ACCOUNT, mayAccess, requireAccountKey, type Ask } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
@@ -32,7 +33,9 @@ export async function s3AuthStep(g: Granary, route: { operation: string; iam: st
     requireAccountKey(g, ak, route.operation, 's3', req.reqId);
     return;
   }
-  if (req.bucket === undefined) return;
+  // The root key and account keys: the operations decide as always (their own buckets, and the S3 ACLs for
+  // other accounts: access.ts); the step decides for IAM sub-users.
+  if (req.bucket === undefined || !g.keyIndex.isSubUser(ak)) return;
   const kodo = kodoActionOfS3(route.iam);
   if (kodo === undefined) throw S3Errors.InternalError(`route ${route.operation}: ${route.iam} has no Kodo action`);
   const rec = await g.meta.getBucket(req.bucket);
@@ -56,8 +59,9 @@ export async function s3AuthStep(g: Granary, route: { operation: string; iam: st
  */
 export function authorizeItem(g: Granary, req: S3Request, s3Action: string, key: string): boolean {
   const ak = req.caller.accessKey;
+  if (ak === undefined || !g.keyIndex.isSubUser(ak)) return true; // decided by the operation (access.ts)
   const rec = req.authorized;
   const kodo = kodoActionOfS3(s3Action);
-  if (ak === undefined || rec === undefined || kodo === undefined) return false;
+  if (rec === undefined || kodo === undefined) return false;
   return mayAccess(g, ak, rec, { action: kodo, key, door: 's3', requestId: req.reqId });
 }

@@ -34,12 +34,13 @@ import { listMultipartUploads } from './ops/list-multipart-uploads.js';
 import { listParts } from './ops/list-parts.js';
 import { uploadPart, uploadPartCopy } from './ops/upload-part.js';
 import { postObject } from './ops/post-object.js';
-import { getBucketAcl, getObjectAcl, putBucketAcl } from './ops/bucket-acl.js';
+import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './ops/bucket-acl.js';
+import { deleteBucketOwnershipControls, getBucketOwnershipControls, putBucketOwnershipControls } from './ops/bucket-ownership.js';
 import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/bucket-tagging.js';
 import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/bucket-policy.js';
 import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
 import { deleteBucketLifecycle, getBucketLifecycle, putBucketLifecycle } from './ops/bucket-lifecycle.js';
-import { getBucketVersioning } from './ops/get-bucket-versioning.js';
+import { getBucketVersioning, putBucketVersioning } from './ops/bucket-versioning.js';
 import { optionsObject } from './cors.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
 
@@ -47,12 +48,14 @@ import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/o
 export type PathShape = 'service' | 'bucket' | 'object';
 
 /**
- * Who may call an operation: a signed caller only, also anonymous callers on public buckets (reads), or anyone with
+ * Who may call an operation: a signed caller only, also anonymous callers on public buckets (reads: the bucket's
+ * or object's ACL decides in the operation, access.ts), also anonymous callers the bucket's ACL lets write (`acl`:
+ * PutObject on a public-read-write bucket), or anyone with
  * the operation checking a signature of its own (`form`: POST Object's signed policy), or nobody's: `none`, not
  * authenticated at all (CORS preflights: browsers send no credentials, and a presigned URL's query signs the actual
  * request, not its preflight).
  */
-export type RouteAuth = 'signed' | 'public-read' | 'form' | 'none';
+export type RouteAuth = 'signed' | 'public-read' | 'acl' | 'form' | 'none';
 
 /** One row of the table. */
 export interface S3Route {
@@ -93,11 +96,11 @@ export const ROUTES: S3Route[] = [
   { method: 'DELETE', shape: 'bucket', operation: 'DeleteBucket', auth: 'signed', iam: 's3:DeleteBucket', handler: deleteBucket },
   { method: 'HEAD', shape: 'bucket', operation: 'HeadBucket', auth: 'signed', iam: 's3:ListBucket', handler: headBucket },
   { method: 'GET', shape: 'bucket', query: 'location', operation: 'GetBucketLocation', auth: 'signed', iam: 's3:GetBucketLocation', handler: getBucketLocation },
-  { method: 'GET', shape: 'bucket', operation: 'ListObjects', auth: 'signed', iam: 's3:ListBucket', handler: listObjects },
-  { method: 'GET', shape: 'bucket', query: 'list-type=2', operation: 'ListObjectsV2', auth: 'signed', iam: 's3:ListBucket', handler: listObjectsV2 },
+  { method: 'GET', shape: 'bucket', operation: 'ListObjects', auth: 'public-read', iam: 's3:ListBucket', handler: listObjects },
+  { method: 'GET', shape: 'bucket', query: 'list-type=2', operation: 'ListObjectsV2', auth: 'public-read', iam: 's3:ListBucket', handler: listObjectsV2 },
   { method: 'GET', shape: 'bucket', query: 'versions', operation: 'ListObjectVersions', auth: 'signed', iam: 's3:ListBucketVersions', handler: listObjectVersions },
   { method: 'POST', shape: 'bucket', query: 'delete', operation: 'DeleteObjects', auth: 'signed', iam: 's3:DeleteObject', handler: deleteObjects },
-  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'signed', iam: 's3:PutObject', handler: putObject },
+  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'acl', iam: 's3:PutObject', handler: putObject },
   { method: 'PUT', shape: 'object', header: 'x-amz-copy-source', operation: 'CopyObject', auth: 'signed', iam: 's3:PutObject', handler: copyObject },
   { method: 'GET', shape: 'object', operation: 'GetObject', auth: 'public-read', iam: 's3:GetObject', handler: getObject },
   { method: 'HEAD', shape: 'object', operation: 'HeadObject', auth: 'public-read', iam: 's3:GetObject', handler: getObject },
@@ -112,10 +115,14 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'object', query: 'uploadId', operation: 'ListParts', auth: 'signed', iam: 's3:ListMultipartUploadParts', handler: listParts },
   { method: 'GET', shape: 'bucket', query: 'uploads', operation: 'ListMultipartUploads', auth: 'signed', iam: 's3:ListBucketMultipartUploads', handler: listMultipartUploads },
   { method: 'POST', shape: 'bucket', operation: 'PostObject', auth: 'form', iam: 's3:PutObject', handler: postObject },
-  // Sub-resources (ops/bucket-acl.ts, bucket-tagging.ts, object-tagging.ts, get-bucket-versioning.ts).
+  // Sub-resources (ops/bucket-acl.ts, bucket-tagging.ts, object-tagging.ts, bucket-versioning.ts).
   { method: 'GET', shape: 'bucket', query: 'acl', operation: 'GetBucketAcl', auth: 'signed', iam: 's3:GetBucketAcl', handler: getBucketAcl },
   { method: 'PUT', shape: 'bucket', query: 'acl', operation: 'PutBucketAcl', auth: 'signed', iam: 's3:PutBucketAcl', handler: putBucketAcl },
   { method: 'GET', shape: 'object', query: 'acl', operation: 'GetObjectAcl', auth: 'signed', iam: 's3:GetObjectAcl', handler: getObjectAcl },
+  { method: 'PUT', shape: 'object', query: 'acl', operation: 'PutObjectAcl', auth: 'signed', iam: 's3:PutObjectAcl', handler: putObjectAcl },
+  { method: 'GET', shape: 'bucket', query: 'ownershipControls', operation: 'GetBucketOwnershipControls', auth: 'signed', iam: 's3:GetBucketOwnershipControls', handler: getBucketOwnershipControls },
+  { method: 'PUT', shape: 'bucket', query: 'ownershipControls', operation: 'PutBucketOwnershipControls', auth: 'signed', iam: 's3:PutBucketOwnershipControls', handler: putBucketOwnershipControls },
+  { method: 'DELETE', shape: 'bucket', query: 'ownershipControls', operation: 'DeleteBucketOwnershipControls', auth: 'signed', iam: 's3:PutBucketOwnershipControls', handler: deleteBucketOwnershipControls },
   { method: 'GET', shape: 'bucket', query: 'tagging', operation: 'GetBucketTagging', auth: 'signed', iam: 's3:GetBucketTagging', handler: getBucketTagging },
   { method: 'PUT', shape: 'bucket', query: 'tagging', operation: 'PutBucketTagging', auth: 'signed', iam: 's3:PutBucketTagging', handler: putBucketTagging },
   { method: 'DELETE', shape: 'bucket', query: 'tagging', operation: 'DeleteBucketTagging', auth: 'signed', iam: 's3:PutBucketTagging', handler: deleteBucketTagging },
@@ -132,6 +139,7 @@ export const ROUTES: S3Route[] = [
   { method: 'PUT', shape: 'bucket', query: 'lifecycle', operation: 'PutBucketLifecycleConfiguration', auth: 'signed', iam: 's3:PutLifecycleConfiguration', handler: putBucketLifecycle },
   { method: 'DELETE', shape: 'bucket', query: 'lifecycle', operation: 'DeleteBucketLifecycle', auth: 'signed', iam: 's3:PutLifecycleConfiguration', handler: deleteBucketLifecycle },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', iam: 's3:GetBucketVersioning', handler: getBucketVersioning },
+  { method: 'PUT', shape: 'bucket', query: 'versioning', operation: 'PutBucketVersioning', auth: 'signed', iam: 's3:PutBucketVersioning', handler: putBucketVersioning },
   // CORS preflights (cors.ts).
   { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },
   { method: 'OPTIONS', shape: 'object', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },

@@ -26,6 +26,7 @@ import { addAccessLog, clientError, reqIdGenerator } from '../server.js';
 import { authenticate, unauthenticated } from './auth/authenticate.js';
 import { s3AuthStep } from './auth-step.js';
 import { corsAnswerHeaders } from './cors.js';
+import { checkExpectedOwner } from './expected-owner.js';
 import { S3Error, S3Errors, toS3Error } from './errors.js';
 import { matchRoute, type PathShape, type S3Route } from './routes.js';
 import type { S3Request, S3Response } from './types.js';
@@ -161,6 +162,7 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
   // The route table's IAM step (auth-step.ts): the one permission check of a signed caller.
   await s3AuthStep(g, route, req);
   request.log.debug({ operation: route.operation, bucket: req.bucket, key: req.key }, 's3 operation');
+  await checkExpectedOwner(g, req);
   const res = await route.handler(g, req);
   return send(reply, req.method, res, route.operation === 'GetObject' || route.operation === 'HeadObject');
 }

@@ -10,8 +10,8 @@
 import { S3Errors } from './errors.js';
 import { textOf, type XmlNode } from './xml.js';
 
-/** Reserved metadata name of an entry's tags. */
-export const TAGGING_META = '@s3-tagging';
+/** Reserved metadata name of an entry's tags, and reading them (the domain's: the lifecycle sweeper reads them too). */
+export { TAGGING_META, tagsOfMeta } from '../objects/entry-tags.js';
 
 /** Most tags on one object. */
 export const MAX_OBJECT_TAGS = 10;
@@ -42,11 +42,6 @@ export function encodeTags(tags: Tag[]): string {
   return new URLSearchParams(tags).toString();
 }
 
-/** The tags kept in an entry's metadata. */
-export function tagsOfMeta(meta: Record<string, string>): Tag[] {
-  const v = meta[TAGGING_META];
-  return v ? [...new URLSearchParams(v)] : [];
-}
 
 /** The tags of a parsed `<Tagging><TagSet><Tag><Key/><Value/></Tag>…</TagSet></Tagging>`; MalformedXML otherwise. */
 export function tagsOfXml(doc: Record<string, XmlNode>, max = MAX_OBJECT_TAGS): Tag[] {

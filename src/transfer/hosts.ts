@@ -55,6 +55,21 @@ export function ucHostOf(p: RemoteProfile): string {
   return DEFAULT_UC_HOST;
 }
 
+/** Qiniu's default api host (the Kodo IAM API's, go-sdk iam/apis: service `api`). */
+export const DEFAULT_API_HOST = 'api.qiniu.com';
+
+/**
+ * The api host of a remote without naming a bucket (the Kodo IAM API, `granary iam --remote`): the profile's api
+ * host, else its region's, else its uc host when one is given (a Granary server answers every role on one port),
+ * else Qiniu's default.
+ */
+export function apiHostOf(p: RemoteProfile): string {
+  if (p.apiHost) return p.apiHost;
+  if (p.region) return regionHosts(p.region).api || DEFAULT_API_HOST;
+  if (p.ucHost) return p.ucHost;
+  return DEFAULT_API_HOST;
+}
+
 interface V4Answer {
   hosts?: Array<Record<string, { domains?: string[] } | undefined>>;
 }

@@ -1,8 +1,11 @@
 /**
  * Crash safety: the server is SIGKILLed in the middle of 20 parallel uploads that overwrite existing
  * keys; after a restart every key holds exactly its old or its new content (the new one wherever the upload
- * was acknowledged) and no temporary file remains.
+ * was acknowledged) and no temporary file remains. The same on a versioned bucket (docs/reference/versioning.md):
+ * every key then has its old version and either no new one (old current) or a complete one (new current, old
+ * noncurrent and still readable).
  */
+import { GetObjectCommand, ListObjectVersionsCommand, PutBucketVersioningCommand } from '@aws-sdk/client-s3';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -10,6 +13,7 @@ import { join } from 'node:path';
 import qiniu from 'qiniu';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AK, SK } from '../helpers/server.js';
+import { s3Client } from '../helpers/s3.js';
 import { freePort, sdkAt, spawnServer } from '../helpers/subprocess.js';
 
 const KEYS = 20;
@@ -33,7 +37,7 @@ function multipart(token: string, key: string, file: Buffer): { head: Buffer; ta
   return { head: Buffer.concat([head, file]), tail: Buffer.from(`\r\n--${BOUNDARY}--\r\n`) };
 }
 
-describe('crash during parallel overwrites', () => {
+describe.each(['unversioned', 'versioned'] as const)('crash during parallel overwrites (%s bucket)', (mode) => {
   let dataDir = '';
   afterAll(async () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -41,11 +45,14 @@ describe('crash during parallel overwrites', () => {
 
   it('leaves every key with its old or new content and no temporary file', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'granary-crash-'));
-    const env = { GRANARY_DATA_DIR: dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK };
+    const s3Port = mode === 'versioned' ? await freePort() : 0;
+    const env = { GRANARY_DATA_DIR: dataDir, GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK, GRANARY_S3_PORT: String(s3Port) };
     const port = await freePort();
     const first = await spawnServer(env, port);
     const { mac, config, bm } = sdkAt(port);
     expect((await bm.createBucket('crash', { regionId: 'z0' })).resp.statusCode).toBe(200);
+    const s3 = mode === 'versioned' ? s3Client(`http://127.0.0.1:${s3Port}`, AK, SK) : undefined;
+    await s3?.send(new PutBucketVersioningCommand({ Bucket: 'crash', VersioningConfiguration: { Status: 'Enabled' } }));
     const token = new qiniu.rs.PutPolicy({ scope: 'crash' } as qiniu.rs.PutPolicyOptions).uploadToken(mac);
     const overwriteToken = (key: string): string =>
       new qiniu.rs.PutPolicy({ scope: `crash:${key}` } as qiniu.rs.PutPolicyOptions).uploadToken(mac);
@@ -106,7 +113,17 @@ describe('crash during parallel overwrites', () => {
         if (acknowledged.has(i)) expect(isNew, `k${i} was acknowledged but lost`).toBe(true);
         if (isNew) newCount++;
         if (i % 2 === 1) expect(isOld, `k${i} was never completed but changed`).toBe(true);
+        if (s3) {
+          // The old version is always there; a new one only when it is the current (complete) content.
+          const listed = await s3.send(new ListObjectVersionsCommand({ Bucket: 'crash', Prefix: `k${i}`, Delimiter: '/' }));
+          const own = (listed.Versions ?? []).filter((v) => v.Key === `k${i}`);
+          expect(own.length).toBe(isNew ? 2 : 1);
+          const oldest = own[own.length - 1]!;
+          const old = await s3.send(new GetObjectCommand({ Bucket: 'crash', Key: `k${i}`, VersionId: oldest.VersionId }));
+          expect(Buffer.from(await old.Body!.transformToByteArray()).equals(content('old', i))).toBe(true);
+        }
       }
+      s3?.destroy();
       expect(acknowledged.size).toBeGreaterThan(0);
       expect(newCount).toBeGreaterThanOrEqual(acknowledged.size);
     } finally {

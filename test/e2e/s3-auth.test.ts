@@ -178,7 +178,7 @@ describe('presigned URLs, SigV2 and anonymous access', () => {
     expect([bad.status, errorCode(bad)]).toEqual([403, 'SignatureDoesNotMatch']);
   });
 
-  it('anonymous reads only objects of public buckets', async () => {
+  it('anonymous callers read and list public buckets only, and write none of them', async () => {
     const denied = await rawRequest(base, 'GET', `/${bucket}/kept`, {});
     expect([denied.status, errorCode(denied)]).toEqual([403, 'AccessDenied']);
     await s3.send(new CreateBucketCommand({ Bucket: 's3-auth-public', ACL: 'public-read' }));
@@ -186,7 +186,9 @@ describe('presigned URLs, SigV2 and anonymous access', () => {
     const open = await rawRequest(base, 'GET', '/s3-auth-public/open.txt', {});
     expect([open.status, open.body]).toEqual([200, 'open']);
     const list = await rawRequest(base, 'GET', '/s3-auth-public', {});
-    expect([list.status, errorCode(list)]).toEqual([403, 'AccessDenied']);
+    expect([list.status, /<Key>open.txt<\/Key>/.test(list.body)]).toEqual([200, true]);
+    const closed = await rawRequest(base, 'GET', `/${bucket}?list-type=2`, {});
+    expect([closed.status, errorCode(closed)]).toEqual([403, 'AccessDenied']);
     const write = await rawRequest(base, 'PUT', '/s3-auth-public/x', { 'content-length': '1' }, 'x');
     expect([write.status, errorCode(write)]).toEqual([403, 'AccessDenied']);
   });

@@ -67,7 +67,9 @@ async function occupy(): Promise<{ port: number; close: () => Promise<void> }> {
   return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-describe('start refusals', () => {
+// Every case has its own data dir and ports (the busy one is shared on purpose): they run concurrently, as they
+// mostly wait on subprocesses starting and stopping.
+describe.concurrent('start refusals', () => {
   let root = '';
   let busy: { port: number; close: () => Promise<void> };
   beforeAll(async () => {

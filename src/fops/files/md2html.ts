@@ -10,11 +10,11 @@
  * The rendered HTML goes through `sanitize-html`: scripts, styles, iframes, forms, event handler attributes
  * (`onerror=` …) and `javascript:`/`data:` URLs are removed; the download route adds `Content-Security-Policy:
  * sandbox` to every HTML answer besides (roles/io/active-content.ts).
- * Rendering is synchronous (about 1.6 s per MiB on one core), hence its own small source limit.
+ * Rendering is synchronous (about 1.6 s per MiB on one core), hence its own small source limit. `marked` and
+ * `sanitize-html` (with postcss) are loaded at the first render, not at every start of the server and the CLI.
  * Errors: 400 for bad parameters and for a source larger than GRANARY_MD2HTML_MAX_SOURCE (bytes).
  */
-import { Marked } from 'marked';
-import sanitizeHtml from 'sanitize-html';
+import type sanitizeHtmlType from 'sanitize-html';
 import { urlsafeB64DecodeText } from '../../auth/base64.js';
 import { Errors } from '../../errors.js';
 import type { FopCommand } from '../types.js';
@@ -66,8 +66,8 @@ export function parseMd2html(args: string[]): Md2htmlParams {
 }
 
 /** What the sanitizer keeps: sanitize-html's defaults plus images, strike-through, table alignment and code classes. */
-const SANITIZE: sanitizeHtml.IOptions = {
-  allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'del', 'input'],
+const sanitizeOptions = (defaultTags: readonly string[]): sanitizeHtmlType.IOptions => ({
+  allowedTags: [...defaultTags, 'img', 'del', 'input'],
   allowedAttributes: {
     a: ['href', 'name', 'title'],
     img: ['src', 'alt', 'title', 'width', 'height'],
@@ -82,15 +82,24 @@ const SANITIZE: sanitizeHtml.IOptions = {
   allowProtocolRelative: true,
   // GFM task-list checkboxes only: any other input is dropped.
   exclusiveFilter: (frame) => frame.tag === 'input' && frame.attribs.type !== 'checkbox',
-};
+});
+
+/** The renderer (marked, then sanitize-html), loaded once, at the first render. */
+let renderer: Promise<(markdown: string) => string> | undefined;
+function loadRenderer(): Promise<(markdown: string) => string> {
+  renderer ??= Promise.all([import('marked'), import('sanitize-html')]).then(([{ Marked }, { default: sanitizeHtml }]) => {
+    const options = sanitizeOptions(sanitizeHtml.defaults.allowedTags);
+    return (markdown: string) => sanitizeHtml(new Marked({ gfm: true, async: false }).parse(markdown) as string, options);
+  });
+  return renderer;
+}
 
 const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Markdown text → sanitised HTML: the whole document (mode 0) or the body's content (mode 1). */
-export function renderMarkdown(markdown: string, params: Md2htmlParams, title: string): string {
-  const raw = new Marked({ gfm: true, async: false }).parse(markdown) as string;
-  const body = sanitizeHtml(raw, SANITIZE);
+export async function renderMarkdown(markdown: string, params: Md2htmlParams, title: string): Promise<string> {
+  const body = (await loadRenderer())(markdown);
   const link = params.css ? `<link rel="stylesheet" href="${escapeHtml(params.css)}">\n` : '';
   if (params.mode === 1) return link + body;
   return `<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n<title>${escapeHtml(title)}</title>\n${link}</head>\n<body>\n${body}</body>\n</html>\n`;
@@ -105,6 +114,6 @@ export const md2html: FopCommand<Md2htmlParams> = {
     }
     const markdown = new TextDecoder('utf-8', { ignoreBOM: false }).decode(await source.bytes());
     const title = ctx.key.split('/').pop() || ctx.key;
-    return { body: Buffer.from(renderMarkdown(markdown, params, title), 'utf8'), contentType: 'text/html; charset=utf-8' };
+    return { body: Buffer.from(await renderMarkdown(markdown, params, title), 'utf8'), contentType: 'text/html; charset=utf-8' };
   },
 };

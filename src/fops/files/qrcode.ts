@@ -10,7 +10,6 @@
  * The image: 4 pixels per module, a 4-module quiet zone, black on white (the `qrcode` package's defaults).
  * Errors: 400 for bad parameters and for content too long for a QR code at that level.
  */
-import QRCode from 'qrcode';
 import { Errors } from '../../errors.js';
 import type { FopCommand } from '../types.js';
 
@@ -67,6 +66,8 @@ export const qrcode: FopCommand<QrcodeParams> = {
     }
     if (data.length > QR_MAX_BYTES[level]) bad(`the URL (${data.length} bytes) does not fit a QR code at level ${level}`);
     if (data.length === 0) bad('the content is empty');
+    // Loaded at the first use, not at every start of the server and the CLI.
+    const { default: QRCode } = await import('qrcode');
     const png = await QRCode.toBuffer([{ data, mode: 'byte' }], { type: 'png', errorCorrectionLevel: level, margin: 4, scale: 4 });
     return { body: png, contentType: 'image/png' };
   },

@@ -29,8 +29,18 @@ function outcome(
   if (out.result === 'over-quota') throw quotaExceeded(to.bucket, out.refusal);
 }
 
-/** Copies `from` to `to` (new putTime, same bytes, metadata and MIME). */
-export async function copyEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean, actor?: EventActor): Promise<void> {
+/**
+ * Copies `from` to `to` (new putTime, same bytes, metadata and MIME). `from.versionId` copies that version (612 when
+ * there is no such version or it is a delete marker), even onto its own key: restoring an old version. In a
+ * versioned target bucket the replaced entry stays as a noncurrent version and the copy's `versionId` is answered.
+ */
+export async function copyEntry(
+  g: Granary,
+  from: EntryRef & { versionId?: string },
+  to: EntryRef,
+  force: boolean,
+  actor?: EventActor,
+): Promise<{ versionId?: string }> {
   checkTargetKey(to);
   const out = await g.meta.copyObject(from, to, {
     force,
@@ -40,14 +50,20 @@ export async function copyEntry(g: Granary, from: EntryRef, to: EntryRef, force:
   });
   await releaseBlobs(g, out.freedBlobs);
   outcome(out, to);
+  return out.versionId !== undefined ? { versionId: out.versionId } : {};
 }
 
-/** Moves (renames) `from` to `to`; the entry keeps its putTime and attributes. */
-export async function moveEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean, actor?: EventActor): Promise<void> {
+/**
+ * Moves (renames) `from` to `to`; the entry keeps its putTime and attributes. In a versioned source bucket the
+ * source stays as a noncurrent version under a delete marker; in a versioned target bucket the moved entry is a
+ * new version (the replaced one kept). Answers nothing (the shape of copyEntry's answer, for the batch tables).
+ */
+export async function moveEntry(g: Granary, from: EntryRef, to: EntryRef, force: boolean, actor?: EventActor): Promise<{ versionId?: string }> {
   checkTargetKey(to);
   const same = from.bucket === to.bucket && from.key === to.key;
   const events = await eventsFor(g, { event: 'move', at: from, dest: to, actor });
   const out = await g.meta.moveObject(from, to, { force, nowSec: nowSeconds(g.clock), events });
   await releaseBlobs(g, out.freedBlobs);
   outcome(same && out.result === 'moved' && !force ? { result: 'exists' } : out, to);
+  return {};
 }

@@ -95,7 +95,13 @@ function copyLike(fn: typeof copyEntry): OpParser {
     const from = decodeEntry(args[0]);
     const to = decodeEntry(args[1]);
     const force = forceFlag(args, 2);
-    return { entries: [from, to], run: (g, by) => fn(g, from, to, force, by) };
+    // The Kodo answer of copy and move is empty whatever the domain answers (a version id).
+    return {
+      entries: [from, to],
+      run: async (g, by) => {
+        await fn(g, from, to, force, by);
+      },
+    };
   };
 }
 
@@ -108,7 +114,12 @@ const OPS: Record<string, OpParser> = {
   delete: (args) => {
     const ref = decodeKeyedEntry(args[0]);
     const cond = condAfter(args, 1);
-    return { entries: [ref], run: (g, by) => deleteEntry(g, ref, by, cond) };
+    return {
+      entries: [ref],
+      run: async (g, by) => {
+        await deleteEntry(g, ref, by, cond);
+      },
+    };
   },
   copy: copyLike(copyEntry),
   move: copyLike(moveEntry),

@@ -8,7 +8,8 @@
  * - `POST /rules/delete`: `bucket, name` → 200 `{}`;
  * - `GET|POST /rules/get?bucket=` → `[{name, prefix, delete_after_days, to_line_after_days,
  *   to_archive_ir_after_days, to_archive_after_days, to_deep_archive_after_days, history_delete_after_days,
- *   history_to_line_after_days, ctime}]` (ctime an ISO 8601 string, as bucket listings), in the order added.
+ *   history_to_line_after_days, ctime}]` (ctime an ISO 8601 string, as bucket listings), in the order added;
+ *   then the S3-only lifecycle rules with an `s3` field (see getRules).
  * Errors: 400 bad or missing fields (named), taken name (`rule name exists`) or prefix, too many rules, update of an
  * unknown name (Kodo's 400s); 612 delete of an unknown name.
  */
@@ -22,6 +23,7 @@ import {
   updateRule,
   type RuleInput,
 } from '../../buckets/lifecycle-rule-admin.js';
+import { s3OnlyRulesForKodo } from '../../buckets/s3-lifecycle.js';
 import type { Caller } from '../../auth/management.js';
 import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../http/route-call.js';
@@ -85,8 +87,12 @@ export async function deleteRuleRoute(call: Call, request: FastifyRequest, reply
   return sendEmpty(reply);
 }
 
-/** `GET|POST /rules/get`. */
+/**
+ * `GET|POST /rules/get`: the Kodo rules, then the S3 rules Kodo's cannot express (buckets/s3-lifecycle.ts) in
+ * Kodo's shape as far as it goes, each with an `s3` field saying what else it does (they are managed through S3).
+ */
 export async function getRules(call: Call, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const { bucket } = bucketOf(call, request);
-  return sendJson(reply, 200, rulesOf(bucket).map(ruleJson));
+  const s3Only = s3OnlyRulesForKodo(bucket.settings, bucket.ctime).map((r) => ({ ...ruleJson(r), s3: r.s3 }));
+  return sendJson(reply, 200, [...rulesOf(bucket).map(ruleJson), ...s3Only]);
 }

@@ -1,36 +1,40 @@
 /**
  * GetBucketLifecycleConfiguration, PutBucketLifecycleConfiguration, DeleteBucketLifecycle
- * (`GET|PUT|DELETE /<bucket>?lifecycle`): the bucket's Kodo lifecycle rules (buckets/lifecycle-rule-admin.ts; the
- * same rules the uc `rules/*` routes manage), docs/development/kodo-protocol.md §18.11.
+ * (`GET|PUT|DELETE /<bucket>?lifecycle`), docs/development/kodo-protocol.md §18.11.
  *
- * `<Rule>` ↔ a Kodo rule:
- * - `ID` ↔ name (Kodo's 1–49 of `A-Z a-z 0-9 _`; a rule without ID is named `rule_<n>`, n its place from 1);
- * - `Filter/Prefix` (or the legacy `Prefix` child of Rule; an empty `Filter` = every key) ↔ prefix;
- * - `Expiration/Days` ↔ delete_after_days;
- * - `Transition` `Days` + `StorageClass` STANDARD_IA ↔ to_line_after_days, GLACIER_IR ↔ to_archive_ir_after_days,
- *   GLACIER ↔ to_archive_after_days, DEEP_ARCHIVE ↔ to_deep_archive_after_days (S3's day 0, "at creation", is
- *   Kodo's negative "at upload", stored as -1 and answered as 0);
+ * Put parses and checks the document (s3api/lifecycle-config.ts) and keeps every rule as sent
+ * (`BucketSettings.lifecycleS3`). An **enabled** rule Kodo's rules can express — filtered by prefix only (or
+ * nothing), expiring by Days (not Date), an ID that is a Kodo rule name (1–49 of `A-Z a-z 0-9 _`), a prefix no
+ * earlier such rule has, Kodo's day order — is kept as a Kodo rule too (buckets/lifecycle-rule-admin.ts, the rules
+ * the uc `rules/*` routes manage) and applied through it:
+ * - `ID` ↔ name; the filter's prefix ↔ prefix; `Expiration/Days` ↔ delete_after_days;
+ * - `Transition` `Days` + `StorageClass` STANDARD_IA ↔ to_line_after_days, INTELLIGENT_TIERING ↔
+ *   to_intelligent_tiering_after_days, GLACIER_IR ↔ to_archive_ir_after_days, GLACIER ↔ to_archive_after_days,
+ *   DEEP_ARCHIVE ↔ to_deep_archive_after_days (S3's day 0, "at creation", is Kodo's negative "at upload", stored as
+ *   -1 and answered as 0);
  * - `NoncurrentVersionExpiration/NoncurrentDays` ↔ history_delete_after_days, `NoncurrentVersionTransition`
  *   STANDARD_IA ↔ history_to_line_after_days.
- * `Status` must be `Enabled` (Kodo keeps no disabled rule). Anything else a rule says (Expiration by Date or
- * ExpiredObjectDeleteMarker, Transition by Date, tag or size filters, AbortIncompleteMultipartUpload,
- * NewerNoncurrentVersions, Status Disabled) cannot be kept → NotImplemented (501), never dropped. Bad values (a
- * non-positive Expiration day, an unknown storage class, two transitions to one class, a repeated ID, Kodo's
- * checks: order IA < Archive IR < Archive < Deep Archive < delete, one rule per prefix, ≤ 100 rules) →
- * InvalidArgument (400); a missing `Status`/`Rule` or a non-integer day → MalformedXML (400).
- * Put replaces the whole set in one transaction; Get with no rules → NoSuchLifecycleConfiguration (404); Delete
- * removes every rule (204).
+ * The other rules stay S3 rules only, applied by the expiry sweeper (objects/s3-lifecycle-sweep.ts; disabled ones
+ * are kept, not applied). A rule with transitions must be one Kodo can keep (transitions are Kodo's): with a tag or
+ * size filter or a Date expiration → NotImplemented (501); failing Kodo's checks (name, one rule per prefix, day
+ * order, ≤ 100 rules) → InvalidArgument (400).
+ *
+ * Get answers the S3 rules in the order set — a rule kept as a Kodo rule as sent while that rule is unchanged, in
+ * Kodo's terms once the Kodo API changed it, not at all once it deleted it — then the Kodo rules added through the
+ * Kodo API. No rule → NoSuchLifecycleConfiguration (404). Put replaces everything in one transaction; Delete
+ * removes every rule of both kinds (204).
  */
 import type { Granary } from '../../context.js';
 import { Errors, isKodoError } from '../../errors.js';
 import { checkRule, MAX_RULES, rulesOf, type RuleInput } from '../../buckets/lifecycle-rule-admin.js';
-import type { LifecycleRule } from '../../ports/meta.js';
+import { s3RulesOf } from '../../buckets/s3-lifecycle.js';
+import type { LifecycleRule, S3LifecycleRule } from '../../ports/meta.js';
 import { accessBucket, signedCaller } from '../access.js';
 import { S3Errors } from '../errors.js';
+import { rulesOfDocument, s3RuleXml } from '../lifecycle-config.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
-import { el, parseXml, readXmlBody, textOf, xmlDocument, type XmlNode } from '../xml.js';
+import { el, parseXml, readXmlBody, xmlDocument } from '../xml.js';
 
-type Obj = { [name: string]: XmlNode | XmlNode[] | undefined };
 type TransitionKey = 'toIAAfterDays' | 'toIntelligentTieringAfterDays' | 'toArchiveIRAfterDays' | 'toArchiveAfterDays' | 'toDeepArchiveAfterDays';
 
 /** S3 transition storage classes ↔ the Kodo rule field (the storage types of s3api/object-headers.ts). */
@@ -42,140 +46,79 @@ const TRANSITIONS: ReadonlyArray<readonly [string, TransitionKey]> = [
   ['DEEP_ARCHIVE', 'toDeepArchiveAfterDays'],
 ];
 
-/** Elements of a Rule that Kodo cannot keep (→ NotImplemented). */
-const UNSUPPORTED_RULE = ['AbortIncompleteMultipartUpload'];
-
-/** An element that must be a plain object (one occurrence), else MalformedXML. */
-function objOf(node: XmlNode | XmlNode[] | undefined): Obj | undefined {
-  if (node === undefined) return undefined;
-  if (node === '') return {};
-  if (typeof node === 'string' || Array.isArray(node)) throw S3Errors.MalformedXML();
-  return node;
-}
-
-/** The nodes of a repeatable element. */
-function list(node: XmlNode | XmlNode[] | undefined): XmlNode[] {
-  if (node === undefined) return [];
-  return Array.isArray(node) ? node : [node];
-}
-
-/** A day count (decimal integer, ≥ `min`), else MalformedXML / InvalidArgument. */
-function days(node: XmlNode | XmlNode[] | undefined, what: string, min: number): number {
-  const t = textOf(node)?.trim();
-  if (t === undefined || !/^-?\d{1,7}$/.test(t)) throw S3Errors.MalformedXML();
-  const n = Number(t);
-  if (n < min) throw S3Errors.InvalidArgument(`'Days' for ${what} must be ${min === 0 ? 'a non-negative' : 'a positive'} integer`);
-  return n;
-}
-
-/** Refuses (NotImplemented) any of `names` present in `o`. */
-function refuse(o: Obj, names: string[], where: string): void {
-  for (const n of names) {
-    if (o[n] !== undefined) throw S3Errors.NotImplemented(`${where} ${n} cannot be kept by this server's lifecycle rules`);
-  }
-}
-
-/** The rule's prefix from `Filter` (Prefix only) or the legacy `Prefix`. */
-function prefixOf(r: Obj): string {
-  const filter = objOf(r.Filter);
-  if (filter !== undefined && r.Prefix !== undefined) throw S3Errors.MalformedXML();
-  if (filter === undefined) return textOf(r.Prefix) ?? '';
-  refuse(filter, ['Tag', 'And', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan'], 'Filter');
-  const prefix = textOf(filter.Prefix);
-  if (filter.Prefix !== undefined && prefix === undefined) throw S3Errors.MalformedXML();
-  return prefix ?? '';
-}
-
-/** The Kodo rule input of one `<Rule>` (its place `i` names a rule without ID). */
-function ruleOf(node: XmlNode, i: number): RuleInput {
-  const r = objOf(node);
-  if (r === undefined) throw S3Errors.MalformedXML();
-  const status = textOf(r.Status);
-  if (status === undefined) throw S3Errors.MalformedXML();
-  if (status !== 'Enabled') {
-    if (status === 'Disabled') throw S3Errors.NotImplemented('a Disabled rule cannot be kept by this server; delete the rule instead');
-    throw S3Errors.MalformedXML();
-  }
-  refuse(r, UNSUPPORTED_RULE, 'Rule');
-  const id = textOf(r.ID);
+/** The Kodo rule an S3 rule is kept as, or the reason it cannot be one. */
+function kodoInputOf(r: S3LifecycleRule): RuleInput | string {
+  if (!r.enabled) return 'disabled';
+  if (r.filter.tags !== undefined || r.filter.sizeGreaterThan !== undefined || r.filter.sizeLessThan !== undefined) return 'a tag or size filter';
+  if (r.expiration && r.expiration.days === undefined) return 'an Expiration by Date or ExpiredObjectDeleteMarker';
+  if (r.noncurrentExpiration?.newerVersions !== undefined) return 'NewerNoncurrentVersions';
   const rule: RuleInput = {
-    name: id === undefined || id === '' ? `rule_${i + 1}` : id,
-    prefix: prefixOf(r),
-    deleteAfterDays: 0,
+    name: r.id,
+    prefix: r.filter.prefix ?? '',
+    deleteAfterDays: r.expiration?.days ?? 0,
     toIAAfterDays: 0,
     toIntelligentTieringAfterDays: 0,
     toArchiveIRAfterDays: 0,
     toArchiveAfterDays: 0,
     toDeepArchiveAfterDays: 0,
-    historyDeleteAfterDays: 0,
-    historyToIAAfterDays: 0,
+    historyDeleteAfterDays: r.noncurrentExpiration?.days ?? 0,
+    historyToIAAfterDays: r.noncurrentTransitions?.[0]?.days ?? 0,
   };
-  let actions = 0;
-  const exp = objOf(r.Expiration);
-  if (exp !== undefined) {
-    refuse(exp, ['Date', 'ExpiredObjectDeleteMarker'], 'Expiration');
-    rule.deleteAfterDays = days(exp.Days, 'Expiration action', 1);
-    actions++;
+  for (const t of r.transitions ?? []) {
+    const key = TRANSITIONS.find(([c]) => c === t.storageClass)?.[1];
+    if (key) rule[key] = t.days === 0 ? -1 : t.days;
   }
-  const seen = new Set<string>();
-  for (const t of list(r.Transition)) {
-    const tr = objOf(t) ?? {};
-    refuse(tr, ['Date'], 'Transition');
-    const cls = textOf(tr.StorageClass);
-    const entry = TRANSITIONS.find(([c]) => c === cls);
-    if (!entry) throw S3Errors.InvalidArgument(`Transition StorageClass ${JSON.stringify(cls ?? '')} is not one of ${TRANSITIONS.map(([c]) => c).join(', ')}`);
-    if (seen.has(entry[0])) throw S3Errors.InvalidArgument("'StorageClass' must be different for 'Transition' actions in same 'Rule'");
-    seen.add(entry[0]);
-    const n = days(tr.Days, 'Transition action', 0);
-    rule[entry[1]] = n === 0 ? -1 : n;
-    actions++;
-  }
-  const nexp = objOf(r.NoncurrentVersionExpiration);
-  if (nexp !== undefined) {
-    refuse(nexp, ['NewerNoncurrentVersions'], 'NoncurrentVersionExpiration');
-    rule.historyDeleteAfterDays = days(nexp.NoncurrentDays, 'NoncurrentVersionExpiration action', 1);
-    actions++;
-  }
-  const ntrans = list(r.NoncurrentVersionTransition);
-  if (ntrans.length > 1) throw S3Errors.NotImplemented('at most one NoncurrentVersionTransition (to STANDARD_IA) can be kept by this server');
-  for (const t of ntrans) {
-    const tr = objOf(t) ?? {};
-    refuse(tr, ['NewerNoncurrentVersions'], 'NoncurrentVersionTransition');
-    if (textOf(tr.StorageClass) !== 'STANDARD_IA') throw S3Errors.NotImplemented('a NoncurrentVersionTransition can only go to STANDARD_IA on this server');
-    rule.historyToIAAfterDays = days(tr.NoncurrentDays, 'NoncurrentVersionTransition action', 1);
-    actions++;
-  }
-  if (actions === 0) throw S3Errors.InvalidArgument('At least one action needs to be specified in a rule');
   return rule;
 }
 
-/** The Kodo rule inputs of a `<LifecycleConfiguration>` document, checked as a set (see the module comment). */
-function rulesOfDocument(doc: Record<string, XmlNode>): RuleInput[] {
-  const root = objOf(doc.LifecycleConfiguration);
-  if (root === undefined) throw S3Errors.MalformedXML();
-  const nodes = list(root.Rule);
-  if (nodes.length === 0) throw S3Errors.MalformedXML();
-  if (nodes.length > MAX_RULES) throw S3Errors.InvalidArgument(`a bucket has at most ${MAX_RULES} lifecycle rules`);
-  const rules = nodes.map(ruleOf);
-  const names = new Set<string>();
-  const prefixes = new Set<string>();
-  for (const r of rules) {
-    if (names.has(r.name)) throw S3Errors.InvalidArgument('Rule ID must be unique. Found same ID for more than one rule');
-    if (prefixes.has(r.prefix)) throw S3Errors.InvalidArgument(`two rules have the prefix ${JSON.stringify(r.prefix)}; this server keeps one rule per prefix`);
-    names.add(r.name);
-    prefixes.add(r.prefix);
-    try {
-      checkRule(r);
-    } catch (err) {
-      if (isKodoError(err)) throw S3Errors.InvalidArgument(`rule ${r.name}: ${err.message}`);
-      throw err;
-    }
-  }
-  return rules;
+/** Whether a stored Kodo rule is still what the S3 rule made of it. */
+function sameRule(k: LifecycleRule, input: RuleInput): boolean {
+  return (
+    k.prefix === input.prefix &&
+    k.deleteAfterDays === input.deleteAfterDays &&
+    TRANSITIONS.every(([, key]) => (k[key] ?? 0) === input[key]) &&
+    (k.historyDeleteAfterDays ?? 0) === input.historyDeleteAfterDays &&
+    (k.historyToIAAfterDays ?? 0) === input.historyToIAAfterDays
+  );
 }
 
-/** One stored rule as a `<Rule>` element. */
-function ruleXml(r: LifecycleRule): string {
+/**
+ * Splits the rules into those kept as Kodo rules too (their `kodo` set, the Kodo inputs returned) and S3-only
+ * ones; refuses a rule with transitions Kodo cannot keep (see the module comment).
+ */
+function planRules(rules: S3LifecycleRule[]): RuleInput[] {
+  const inputs: RuleInput[] = [];
+  const prefixes = new Set<string>();
+  for (const r of rules) {
+    const input = kodoInputOf(r);
+    const transitions = (r.transitions?.length ?? 0) > 0 || (r.noncurrentTransitions?.length ?? 0) > 0;
+    let refusal: string | undefined = typeof input === 'string' ? input : undefined;
+    if (typeof input !== 'string') {
+      if (prefixes.has(input.prefix)) refusal = `two rules have the prefix ${JSON.stringify(input.prefix)}; this server keeps one rule per prefix`;
+      else if (inputs.length >= MAX_RULES) refusal = `a bucket has at most ${MAX_RULES} lifecycle rules with transitions`;
+      else {
+        try {
+          checkRule(input);
+        } catch (err) {
+          if (!isKodoError(err)) throw err;
+          refusal = `rule ${r.id}: ${err.message}`;
+        }
+      }
+    }
+    if (refusal === undefined && typeof input !== 'string') {
+      r.kodo = input.name;
+      inputs.push(input);
+      prefixes.add(input.prefix);
+    } else if (transitions && r.enabled) {
+      if (typeof input === 'string') throw S3Errors.NotImplemented(`a rule with transitions cannot have ${input} on this server`);
+      throw S3Errors.InvalidArgument(refusal);
+    }
+  }
+  return inputs;
+}
+
+/** A Kodo rule as a `<Rule>` element (an S3 rule's abort kept with it). */
+function kodoRuleXml(r: LifecycleRule, abortDays?: number): string {
   const transitions = TRANSITIONS.filter(([, key]) => (r[key] ?? 0) !== 0)
     .map(([cls, key]) => `<Transition>${el('Days', Math.max(r[key] ?? 0, 0))}${el('StorageClass', cls)}</Transition>`)
     .join('');
@@ -188,25 +131,28 @@ function ruleXml(r: LifecycleRule): string {
     (r.deleteAfterDays > 0 ? `<Expiration>${el('Days', r.deleteAfterDays)}</Expiration>` : '') +
     (r.historyToIAAfterDays ? `<NoncurrentVersionTransition>${el('NoncurrentDays', r.historyToIAAfterDays)}${el('StorageClass', 'STANDARD_IA')}</NoncurrentVersionTransition>` : '') +
     (r.historyDeleteAfterDays ? `<NoncurrentVersionExpiration>${el('NoncurrentDays', r.historyDeleteAfterDays)}</NoncurrentVersionExpiration>` : '') +
+    (abortDays !== undefined ? `<AbortIncompleteMultipartUpload>${el('DaysAfterInitiation', abortDays)}</AbortIncompleteMultipartUpload>` : '') +
     '</Rule>'
   );
 }
 
-/** Replaces the bucket's whole rule set in one MetaStore transaction (ctime now; none = no rules). 404 when gone. */
-async function setRules(g: Granary, bucket: string, inputs: RuleInput[]): Promise<void> {
+/** Replaces both rule sets in one MetaStore transaction (Kodo rules' ctime now; none = no rules). 404 when gone. */
+async function setRules(g: Granary, bucket: string, rules: S3LifecycleRule[], inputs: RuleInput[]): Promise<void> {
   const ctime = Math.floor(g.clock.nowMs() / 1000);
   const updated = await g.meta.updateBucketSettings(bucket, (cur) => {
     const next = { ...cur };
-    if (inputs.length === 0) {
-      delete next.lifecycleRules;
-      return next;
+    delete next.lifecycleRules;
+    delete next.lifecycleS3;
+    if (rules.length > 0) next.lifecycleS3 = rules;
+    if (inputs.length > 0) {
+      next.lifecycleRules = inputs.map(({ historyDeleteAfterDays, historyToIAAfterDays, toIntelligentTieringAfterDays, ...rest }) => {
+        const rule: LifecycleRule = { ...rest, ctime };
+        if (toIntelligentTieringAfterDays) rule.toIntelligentTieringAfterDays = toIntelligentTieringAfterDays;
+        if (historyDeleteAfterDays) rule.historyDeleteAfterDays = historyDeleteAfterDays;
+        if (historyToIAAfterDays) rule.historyToIAAfterDays = historyToIAAfterDays;
+        return rule;
+      });
     }
-    next.lifecycleRules = inputs.map(({ historyDeleteAfterDays, historyToIAAfterDays, ...rest }) => {
-      const rule: LifecycleRule = { ...rest, ctime };
-      if (historyDeleteAfterDays) rule.historyDeleteAfterDays = historyDeleteAfterDays;
-      if (historyToIAAfterDays) rule.historyToIAAfterDays = historyToIAAfterDays;
-      return rule;
-    });
     return next;
   });
   if (!updated) throw Errors.noSuchBucket(bucket);
@@ -215,22 +161,36 @@ async function setRules(g: Granary, bucket: string, inputs: RuleInput[]): Promis
 export async function getBucketLifecycle(g: Granary, req: S3Request): Promise<S3Response> {
   signedCaller(req);
   const bucket = await accessBucket(g, req);
-  const rules = rulesOf(bucket);
-  if (rules.length === 0) throw S3Errors.NoSuchLifecycleConfiguration();
-  return xmlResponse(xmlDocument('LifecycleConfiguration', rules.map(ruleXml).join('')));
+  const kodo = rulesOf(bucket);
+  const parts: string[] = [];
+  const shown = new Set<string>();
+  for (const r of s3RulesOf(bucket.settings)) {
+    const k = r.kodo === undefined ? undefined : kodo.find((x) => x.name === r.kodo);
+    if (k === undefined) {
+      parts.push(s3RuleXml(r));
+      continue;
+    }
+    shown.add(k.name);
+    const input = kodoInputOf(r);
+    parts.push(typeof input !== 'string' && sameRule(k, input) ? s3RuleXml(r) : kodoRuleXml(k, r.abortIncompleteUploadDays));
+  }
+  for (const k of kodo) if (!shown.has(k.name)) parts.push(kodoRuleXml(k));
+  if (parts.length === 0) throw S3Errors.NoSuchLifecycleConfiguration();
+  return xmlResponse(xmlDocument('LifecycleConfiguration', parts.join('')));
 }
 
 export async function putBucketLifecycle(g: Granary, req: S3Request): Promise<S3Response> {
   signedCaller(req);
   const bucket = await accessBucket(g, req);
   const rules = rulesOfDocument(parseXml(await readXmlBody(req.body())));
-  await setRules(g, bucket.name, rules);
+  const inputs = planRules(rules);
+  await setRules(g, bucket.name, rules, inputs);
   return { status: 200 };
 }
 
 export async function deleteBucketLifecycle(g: Granary, req: S3Request): Promise<S3Response> {
   signedCaller(req);
   const bucket = await accessBucket(g, req);
-  await setRules(g, bucket.name, []);
+  await setRules(g, bucket.name, [], []);
   return { status: 204 };
 }

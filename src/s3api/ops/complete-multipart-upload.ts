@@ -49,6 +49,7 @@ import {
   type ObjectChecksum,
 } from '../object-checksum.js';
 import { etagOf } from '../object-headers.js';
+import { writtenVersionHeader } from '../versions.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, parseXml, readXmlBody, textOf, xmlEscape, xmlDocument, type XmlNode } from '../xml.js';
 import { checkEarly, writePrecondition } from '../write-conditions.js';
@@ -126,12 +127,12 @@ function checkRequestChecksum(req: S3Request, sum: ObjectChecksum | undefined): 
 }
 
 /** The answer of a completed upload. */
-function answer(req: S3Request, bucket: string, key: string, etag: string, sum: ObjectChecksum | undefined): S3Response {
+function answer(req: S3Request, bucket: string, key: string, etag: string, sum: ObjectChecksum | undefined, rec: { versionId?: string }): S3Response {
   const host = req.headers.host ?? 'localhost';
   const location = `http://${host}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`;
   let inner = el('Location', location) + el('Bucket', bucket) + el('Key', key) + `<ETag>${xmlEscape(etag)}</ETag>`;
   if (sum) inner += el(checksumElement(sum.algorithm), sum.value) + el('ChecksumType', sum.type);
-  return xmlResponse(xmlDocument('CompleteMultipartUploadResult', inner));
+  return xmlResponse(xmlDocument('CompleteMultipartUploadResult', inner), 200, writtenVersionHeader(rec));
 }
 
 /**
@@ -151,7 +152,7 @@ async function repeated(g: Granary, req: S3Request, bucket: string, key: string,
   }
   const etag = etagOf(rec);
   if (etag !== `"${multipartEtag(list.map((p) => p.etag))}"`) return undefined;
-  return answer(req, bucket, key, etag, checksumOfEntry(rec));
+  return answer(req, bucket, key, etag, checksumOfEntry(rec), rec);
 }
 
 export async function completeMultipartUpload(g: Granary, req: S3Request): Promise<S3Response> {
@@ -213,5 +214,5 @@ export async function completeMultipartUpload(g: Granary, req: S3Request): Promi
     },
   );
   g.metrics?.upload('s3', result.record.fsize);
-  return answer(req, bucket, key, `"${etag}"`, sum);
+  return answer(req, bucket, key, `"${etag}"`, sum, result.record);
 }

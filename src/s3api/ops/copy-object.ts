@@ -8,9 +8,14 @@
  *   this request (Content-Type, `x-amz-meta-*`, the stored headers) through Kodo's chgm after the copy.
  *   `x-amz-storage-class` sets the copy's file type (Kodo chtype). A copy onto itself must change something
  *   (REPLACE or a storage class): else InvalidRequest, as S3 answers.
+ * - ACLs are not copied: the copy gets the request's `x-amz-acl` / `x-amz-grant-*` ACL (bucket-acl.ts) or none of
+ *   its own (it follows its bucket).
  * - Answer: `<CopyObjectResult><ETag/><LastModified/></CopyObjectResult>`; the ETag is the source's (same bytes).
- * Errors: NoSuchKey (source), NoSuchBucket, AccessDenied (either bucket), InvalidArgument (a malformed source, a
- * version other than `null`).
+ * - `?versionId=` on the source copies that version (docs/reference/versioning.md: restoring an old version is
+ *   copying it onto its key); the answer names it in `x-amz-copy-source-version-id`, and the copy's version in
+ *   `x-amz-version-id` when the target bucket's versioning is Enabled.
+ * Errors: NoSuchKey (source), NoSuchVersion (source version), NoSuchBucket, AccessDenied (either bucket),
+ * InvalidArgument (a malformed source or version id), InvalidRequest (a source version that is a delete marker).
  */
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
@@ -19,24 +24,27 @@ import { copyEntry } from '../../objects/manage/copy.js';
 import { changeMeta, changeType } from '../../objects/manage/update.js';
 import { checkDownloadable } from '../../objects/read.js';
 import type { ObjectRecord } from '../../ports/meta.js';
+import { wireVersionId } from '../../ports/versions.js';
 import { accessBucket, objectKey, signedCaller } from '../access.js';
+import { ACL_META } from '../acl-request.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, metaFromHeaders, modifiedMs, typeOfStorageClass } from '../object-headers.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, isoTime, xmlDocument } from '../xml.js';
+import { checkedVersionId, writtenVersionHeader } from '../versions.js';
+import { uploadAclMeta } from './bucket-acl.js';
 import { conditionOutcome } from './get-object.js';
 
-/** The source `{bucket, key}` of an `x-amz-copy-source` value; InvalidArgument when malformed. */
-export function parseCopySource(value: string | undefined): { bucket: string; key: string } {
+/**
+ * The source `{bucket, key, versionId?}` of an `x-amz-copy-source` value; InvalidArgument when malformed (a
+ * malformed version id included).
+ */
+export function parseCopySource(value: string | undefined): { bucket: string; key: string; versionId?: string } {
   if (value === undefined || value === '') throw S3Errors.InvalidArgument('Copy Source must mention the source bucket and key: sourcebucket/sourcekey');
   const q = value.indexOf('?');
   const path = q < 0 ? value : value.slice(0, q);
-  if (q >= 0) {
-    const params = new URLSearchParams(value.slice(q + 1));
-    const version = params.get('versionId');
-    if (version !== null && version !== 'null') throw S3Errors.InvalidArgument('Invalid version id specified');
-  }
+  const versionId = q >= 0 ? checkedVersionId(new URLSearchParams(value.slice(q + 1)).get('versionId')) : undefined;
   let decoded: string;
   try {
     decoded = decodeURIComponent(path);
@@ -46,7 +54,7 @@ export function parseCopySource(value: string | undefined): { bucket: string; ke
   const trimmed = decoded.startsWith('/') ? decoded.slice(1) : decoded;
   const slash = trimmed.indexOf('/');
   if (slash <= 0 || slash === trimmed.length - 1) throw S3Errors.InvalidArgument('Copy Source must mention the source bucket and key: sourcebucket/sourcekey');
-  return { bucket: trimmed.slice(0, slash), key: trimmed.slice(slash + 1) };
+  return { bucket: trimmed.slice(0, slash), key: trimmed.slice(slash + 1), ...(versionId !== undefined ? { versionId } : {}) };
 }
 
 /** The metadata change that makes `rec`'s metadata exactly `next` (chgm: '' deletes a name). */
@@ -64,22 +72,21 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   const from = parseCopySource(headerOf(req, 'x-amz-copy-source'));
   // The source is a second bucket (the step authorised the target): a read of its key (s3:GetObject → kodo/Get).
   await authorizeBucket(g, accessKey, from.bucket, { action: 'kodo/Get', key: from.key, door: 's3', requestId: req.reqId });
-  let source: ObjectRecord;
-  try {
-    source = checkDownloadable(g, await g.meta.getObject(from.bucket, from.key));
-  } catch (err) {
-    throw isKodoError(err, 'notFound') ? S3Errors.NoSuchKey() : err;
-  }
+  const source = await sourceOf(g, from);
   if (conditionOutcome(req, source, 'x-amz-copy-source-') !== 'ok') throw S3Errors.PreconditionFailed();
   const directive = (headerOf(req, 'x-amz-metadata-directive') ?? 'COPY').toUpperCase();
   if (directive !== 'COPY' && directive !== 'REPLACE') throw S3Errors.InvalidArgument('Unknown metadata directive.');
   const classHeader = headerOf(req, 'x-amz-storage-class');
   const type = classHeader === undefined ? undefined : typeOfStorageClass(classHeader);
-  const same = from.bucket === to.bucket && from.key === to.key;
+  // A version copied onto its own key is a restore, not a copy onto itself.
+  const same = from.bucket === to.bucket && from.key === to.key && from.versionId === undefined;
   if (same && directive === 'COPY' && type === undefined) {
     throw S3Errors.InvalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.');
   }
-  if (!same) await copyEntry(g, from, to, true, { accessKey, reqId: req.reqId });
+  // The copy's ACL is the request's (x-amz-acl / x-amz-grant-*) or none of its own: an ACL is not copied (S3).
+  const acl = uploadAclMeta(g, req, target, accessKey) ?? '';
+  const made = same ? {} : await copyEntry(g, from, to, true, { accessKey, reqId: req.reqId });
+  if (acl !== '' || source.meta[ACL_META] !== undefined) await changeMeta(g, to, { meta: { [ACL_META]: acl } });
   if (directive === 'REPLACE') {
     const mimeType = headerOf(req, 'content-type');
     await changeMeta(g, to, { ...(mimeType ? { mimeType } : {}), meta: replacement(source, metaFromHeaders(req.headers)) });
@@ -87,5 +94,29 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   if (type !== undefined) await changeType(g, to, type);
   const copied = await g.meta.getObject(to.bucket, to.key);
   const rec = copied ?? source;
-  return xmlResponse(xmlDocument('CopyObjectResult', `${el('LastModified', isoTime(modifiedMs(rec)))}${el('ETag', etagOf(rec))}`));
+  const headers: Record<string, string> = { ...writtenVersionHeader(made) };
+  if (from.versionId !== undefined || source.versionId !== undefined) headers['x-amz-copy-source-version-id'] = wireVersionId(source);
+  return xmlResponse(xmlDocument('CopyObjectResult', `${el('LastModified', isoTime(modifiedMs(rec)))}${el('ETag', etagOf(rec))}`), 200, headers);
+}
+
+/**
+ * The source a copy reads: the current entry (NoSuchKey when none), or the version named by the copy source
+ * (NoSuchVersion when none; a delete marker is InvalidRequest, as S3 answers).
+ */
+async function sourceOf(g: Granary, from: { bucket: string; key: string; versionId?: string }): Promise<ObjectRecord> {
+  if (from.versionId === undefined) {
+    try {
+      return checkDownloadable(g, await g.meta.getObject(from.bucket, from.key));
+    } catch (err) {
+      throw isKodoError(err, 'notFound') ? S3Errors.NoSuchKey() : err;
+    }
+  }
+  const v = await g.meta.getVersion(from.bucket, from.key, from.versionId);
+  if (!v) throw S3Errors.NoSuchVersion();
+  if (v.deleteMarker) throw S3Errors.InvalidRequest('The source of a copy request may not specifically refer to a delete marker by version id.');
+  try {
+    return checkDownloadable(g, v.record);
+  } catch (err) {
+    throw isKodoError(err, 'notFound') ? S3Errors.NoSuchVersion() : err;
+  }
 }

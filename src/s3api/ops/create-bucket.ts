@@ -2,13 +2,20 @@
  * CreateBucket (`PUT /<bucket>`), through the Kodo bucket function (buckets/buckets.ts): the same name rules, owner
  * (the caller's AccessKey) and region. An optional `<CreateBucketConfiguration><LocationConstraint>` must name this
  * server's region (region.ts; InvalidLocationConstraint otherwise); an existing bucket → BucketAlreadyOwnedByYou (the
- * caller's) or BucketAlreadyExists (409); a bad name → InvalidBucketName (400). The bucket is private (S3's default:
- * objects need a signature; Kodo's private bucket) unless `x-amz-acl` is `public-read` or `public-read-write`
- * (Kodo's public bucket: anyone may read its objects).
+ * caller's) or BucketAlreadyExists (409); a bad name → InvalidBucketName (400). The bucket's ACL is `x-amz-acl` or
+ * the `x-amz-grant-*` headers (bucket-acl.ts; default private, S3's): it is a Kodo public bucket when they give
+ * AllUsers READ (public-read, public-read-write), private otherwise. `x-amz-object-ownership` sets its Object
+ * Ownership (bucket-ownership.ts; an unknown value → InvalidArgument); BucketOwnerEnforced with an ACL other than
+ * private / bucket-owner-full-control → InvalidBucketAclWithObjectOwnership (400). Checked before anything is made.
  */
 import { createBucket as createKodoBucket, setBucketPrivate } from '../../buckets/buckets.js';
 import type { Granary } from '../../context.js';
 import { bucketName, signedCaller } from '../access.js';
+import { cannedGrants, publicRead } from '../acl.js';
+import { headerGrants } from '../acl-request.js';
+import { headerOf } from '../headers.js';
+import { knownIdOf } from './bucket-acl.js';
+import { isOwnership } from './bucket-ownership.js';
 import { S3Errors } from '../errors.js';
 import { acceptsLocation, s3RegionOf } from '../region.js';
 import type { S3Request, S3Response } from '../types.js';
@@ -31,8 +38,17 @@ export async function createBucket(g: Granary, req: S3Request): Promise<S3Respon
   if (!acceptsLocation(g.config.region, location)) {
     throw S3Errors.InvalidLocationConstraint(`The specified location-constraint is not valid: this server's region is ${s3RegionOf(g.config.region)}`);
   }
+  const asked = headerGrants(req, ak, knownIdOf(g));
+  const ownership = headerOf(req, 'x-amz-object-ownership');
+  if (ownership !== undefined && !isOwnership(ownership)) throw S3Errors.InvalidArgument(`Invalid x-amz-object-ownership header: ${ownership}`);
+  const grants = asked?.grants ?? cannedGrants('private', ak);
+  if (ownership === 'BucketOwnerEnforced' && grants.some((gr) => !(gr.grantee.type === 'CanonicalUser' && gr.grantee.id === ak && gr.permission === 'FULL_CONTROL'))) {
+    throw S3Errors.InvalidBucketAclWithObjectOwnership();
+  }
   await createKodoBucket(g, name, ak);
-  const acl = req.headers['x-amz-acl'];
-  if (acl !== 'public-read' && acl !== 'public-read-write') await setBucketPrivate(g, name, true);
+  if (asked || ownership !== undefined) {
+    await g.meta.updateBucketSettings(name, (cur) => ({ ...cur, ...(asked ? { acl: grants } : {}), ...(ownership !== undefined ? { ownership } : {}) }));
+  }
+  if (!publicRead(grants)) await setBucketPrivate(g, name, true);
   return { status: 200, headers: { location: `/${name}` } };
 }

@@ -20,6 +20,8 @@ import { saveSettings, type UploadSettings } from '../multipart.js';
 import { algorithmName, algorithmOfName, type ChecksumType } from '../object-checksum.js';
 import { metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
 import { encodeTags, tagsOfHeader, TAGGING_META } from '../tagging.js';
+import { ACL_META } from '../acl-request.js';
+import { uploadAclMeta } from './bucket-acl.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, xmlDocument } from '../xml.js';
 import { s3PutPolicy } from './put-object.js';
@@ -51,6 +53,8 @@ export async function createMultipartUpload(g: Granary, req: S3Request): Promise
   const meta = metaFromHeaders(req.headers);
   const tagging = headerOf(req, 'x-amz-tagging');
   if (tagging !== undefined && tagging !== '') meta[TAGGING_META] = encodeTags(tagsOfHeader(tagging));
+  const acl = uploadAclMeta(g, req, bucket, accessKey);
+  if (acl !== undefined) meta[ACL_META] = acl;
   const mime = headerOf(req, 'content-type');
   const checksum = uploadChecksum(req);
   const policy = s3PutPolicy(g, bucket.name, key, { insertOnly: false, fileType, trustMime: !!mime });

@@ -23,14 +23,16 @@ import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
 import { checkDownloadable } from '../../objects/read.js';
 import { readObject, readObjectSmall, SMALL_OBJECT_BYTES } from '../../objects/verified-read.js';
 import type { ByteRange } from '../../ports/blob.js';
-import type { ObjectRecord } from '../../ports/meta.js';
+import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
+import { wireVersionId } from '../../ports/versions.js';
 import { parseRange } from '../../http/range.js';
-import { bucketName, checkBucketAccess, objectKey } from '../access.js';
+import { bucketName, checkObjectRead, objectKey } from '../access.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, modifiedMs, objectHeaders } from '../object-headers.js';
 import { checksumHeaders, checksumOfEntry, partChecksumsOfEntry, type ObjectChecksum } from '../object-checksum.js';
 import type { S3Request, S3Response } from '../types.js';
+import { versionHeader, versionIdOf } from '../versions.js';
 import { tagListMatches } from '../write-conditions.js';
 
 /** `response-*` query parameters → the header each overrides. */
@@ -105,22 +107,56 @@ function answeredChecksum(req: S3Request, rec: ObjectRecord, partNumber: string 
   return headerOf(req, 'x-amz-checksum-mode')?.trim().toUpperCase() === 'ENABLED' && !range ? checksumOfEntry(rec) : undefined;
 }
 
+/**
+ * The entry a read without a version id serves: the current one (a miss in a bucket with a mirror source is pulled
+ * from it first). NoSuchKey when there is none — with `x-amz-delete-marker: true` and the marker's
+ * `x-amz-version-id` when the key's current version is a delete marker (docs/reference/versioning.md).
+ */
+async function currentOf(g: Granary, bucket: BucketRecord, key: string, found: ObjectRecord | undefined): Promise<ObjectRecord> {
+  try {
+    // A miss in a bucket with a mirror source is pulled from it, as a Kodo download (§8.6).
+    return checkDownloadable(g, await mirrorIfMissing(g, bucket, key, found));
+  } catch (err) {
+    if (!isKodoError(err, 'notFound')) throw err;
+  }
+  const current = bucket.settings.versioning ? await g.meta.getVersion(bucket.name, key, undefined) : undefined;
+  if (current?.deleteMarker) throw S3Errors.NoSuchKey(undefined, markerHeaders(current.record));
+  throw S3Errors.NoSuchKey();
+}
+
+/** The headers naming a delete marker (answers about one). */
+export function markerHeaders(marker: ObjectRecord): Record<string, string> {
+  return { 'x-amz-delete-marker': 'true', 'x-amz-version-id': wireVersionId(marker) };
+}
+
+/**
+ * The version a read with `versionId` serves: NoSuchVersion (404) when the key has no such version; a delete marker
+ * is 405 MethodNotAllowed with `x-amz-delete-marker: true` and its Last-Modified, as S3 answers.
+ */
+async function versionOf(g: Granary, bucket: BucketRecord, key: string, versionId: string): Promise<ObjectRecord> {
+  const v = await g.meta.getVersion(bucket.name, key, versionId);
+  if (!v) throw S3Errors.NoSuchVersion();
+  if (v.deleteMarker) {
+    throw S3Errors.MethodNotAllowed(undefined, { ...markerHeaders(v.record), 'last-modified': new Date(modifiedMs(v.record)).toUTCString() });
+  }
+  try {
+    return checkDownloadable(g, v.record);
+  } catch (err) {
+    throw isKodoError(err, 'notFound') ? S3Errors.NoSuchVersion() : err;
+  }
+}
+
 /** GetObject / HeadObject (by the request's method). */
 export async function getObject(g: Granary, req: S3Request): Promise<S3Response> {
   const key = objectKey(req);
   // The download read: bucket and entry in one (cached) query, with an inline blob's bytes.
   const found = await g.meta.getBucketAndObject(bucketName(req), key);
-  const bucket = checkBucketAccess(g, req, found.bucket);
+  const bucket = checkObjectRead(g, req, found.bucket, found.object);
   checkOriginalAccess(bucket, { signed: req.caller.accessKey !== undefined, styleOnly: false });
-  let rec: ObjectRecord;
-  try {
-    // A miss in a bucket with a mirror source is pulled from it, as a Kodo download (§8.6).
-    rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, key, found.object));
-  } catch (err) {
-    throw isKodoError(err, 'notFound') ? S3Errors.NoSuchKey() : err;
-  }
+  const versionId = versionIdOf(req);
+  const rec = versionId === undefined ? await currentOf(g, bucket, key, found.object) : await versionOf(g, bucket, key, versionId);
   const nowSec = Math.floor(g.clock.nowMs() / 1000);
-  const headers = objectHeaders(rec, nowSec);
+  const headers = { ...objectHeaders(rec, nowSec), ...versionHeader(bucket, rec, versionId !== undefined) };
   const outcome = conditionOutcome(req, rec);
   if (outcome === 'failed') throw S3Errors.PreconditionFailed();
   if (outcome === 'not-modified') {

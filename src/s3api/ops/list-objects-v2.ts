@@ -27,7 +27,7 @@ export function decodeToken(token: string): string {
 }
 
 export async function listObjectsV2(g: Granary, req: S3Request): Promise<S3Response> {
-  const bucket = await accessBucket(g, req);
+  const bucket = await accessBucket(g, req, 'READ');
   const p = listParams(req);
   const token = req.query.get('continuation-token');
   const startAfter = req.query.get('start-after') ?? '';

@@ -11,7 +11,7 @@ import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, xmlDocument } from '../xml.js';
 
 export async function listObjects(g: Granary, req: S3Request): Promise<S3Response> {
-  const bucket = await accessBucket(g, req);
+  const bucket = await accessBucket(g, req, 'READ');
   const p = listParams(req);
   const marker = req.query.get('marker') ?? '';
   const page = await listPage(g, bucket, p, marker === '' ? undefined : positionAfter(marker, p));

@@ -12,8 +12,10 @@
  *   checksum is verified, not kept.
  * - A part is a field or the file by its name only (`file` is the file), whatever its headers: Python's
  *   `requests` sends every field with a `filename`.
- * - A form without policy or signature fields is anonymous: AccessDenied (Granary has no public-write bucket);
- *   a signed form missing a signing field or the policy → InvalidArgument (400).
+ * - A form without policy or signature fields is anonymous: allowed into a bucket whose ACL gives AllUsers WRITE
+ *   (public-read-write; the upload acts as the bucket's owner, no policy to meet), else AccessDenied; a signed form
+ *   missing a signing field or the policy → InvalidArgument (400).
+ * - `acl` (a canned ACL) → the object's own ACL (bucket-acl.ts; checked against the policy like any field).
  * - `content-length-range` bounds the file: over → EntityTooLarge, under → EntityTooSmall (nothing committed).
  * - Answer: `success_action_redirect` (or `redirect`) → 303 to it with `bucket`, `key`, `etag` added to its query;
  *   else `success_action_status` 200 or 204 (default) with no body, or 201 with
@@ -27,11 +29,15 @@ import { ACCOUNT, authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
 import { putObject as commitPut } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
-import { bucketName } from '../access.js';
+import { bucketName, checkBucketAccess } from '../access.js';
+import { cannedGrants, isCannedAcl } from '../acl.js';
+import { ACL_META, encodeObjectAcl } from '../acl-request.js';
+import { checkAclsEnabled } from './bucket-acl.js';
 import { CHECKSUM_ALGORITHMS, checkChecksumForm, ContentCheckStream } from '../checksum.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
+import { writtenVersionHeader } from '../versions.js';
 import { checkPolicy, isSignedForm, parsePolicy, verifyPolicySignature } from '../post-policy.js';
 import { encodeTags, tagsOfXml, TAGGING_META } from '../tagging.js';
 import type { S3Request, S3Response } from '../types.js';
@@ -152,26 +158,31 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
   const { fields, file, filename } = await readForm(req);
   try {
     fields.set('bucket', bucket);
-    if (!isSignedForm(fields)) {
-      // An anonymous form needs a bucket granting public write (S3's public-read-write ACL); Granary's buckets grant
-      // anonymous callers reads only (docs/reference/s3-compatibility.md).
-      if (!(await g.meta.getBucket(bucket))) throw S3Errors.NoSuchBucket(undefined);
-      throw S3Errors.AccessDenied('Anonymous POST uploads need a bucket that grants public write, which Granary does not have');
-    }
-    const accessKey = verifyPolicySignature(fields, g.secretOf, g.config.region);
+    const signed = isSignedForm(fields);
+    // Unsigned: an anonymous form, which the bucket's ACL must let write (AllUsers WRITE: public-read-write); the
+    // upload then acts as the bucket's owner and has no policy to meet.
+    const anonBucket = signed ? undefined : checkBucketAccess(g, req, await g.meta.getBucket(bucket), 'WRITE');
+    const accessKey = anonBucket ? anonBucket.owner : verifyPolicySignature(fields, g.secretOf, g.config.region);
     const rawKey = fields.get('key');
     if (rawKey === undefined || rawKey === '') throw S3Errors.InvalidArgument('Bucket POST must contain a field named \'key\'.  If it is specified, please check the order of the fields.');
     // `${filename}` is replaced before the conditions are checked: a `starts-with $key` condition sees the key stored.
     const key = rawKey.split('${filename}').join(filename);
     fields.set('key', key);
-    const { min, max } = checkPolicy(parsePolicy(fields.get('policy') ?? ''), fields, g.clock.nowMs());
+    const { min, max } = signed ? checkPolicy(parsePolicy(fields.get('policy') ?? ''), fields, g.clock.nowMs()) : { min: 0, max: Infinity };
     // A form is signed inside its body (no step before it): the account here, the key's s3:PutObject (kodo/Upload)
     // when the upload commits (objects/put-object.ts).
-    await authorizeBucket(g, accessKey, bucket, { action: ACCOUNT });
+    const bucketRec = anonBucket ?? (await authorizeBucket(g, accessKey, bucket, { action: ACCOUNT }));
     const headers = Object.fromEntries(fields);
     const meta = metaFromHeaders(headers);
     const tagging = fields.get('tagging');
     if (tagging !== undefined && tagging.trim() !== '') meta[TAGGING_META] = encodeTags(tagsOfXml(parseXml(tagging)));
+    const acl = fields.get('acl')?.trim();
+    if (acl !== undefined && acl !== '') {
+      if (!isCannedAcl(acl)) throw S3Errors.InvalidArgument(`unknown canned ACL ${JSON.stringify(acl)}`);
+      const grants = cannedGrants(acl, accessKey, bucketRec.owner);
+      checkAclsEnabled(bucketRec, grants, acl);
+      if (bucketRec.settings.ownership !== 'BucketOwnerEnforced') meta[ACL_META] = encodeObjectAcl({ owner: accessKey, grants });
+    }
     const mime = fields.get('content-type');
     const fileType = typeOfStorageClass(fields.get('x-amz-storage-class'));
     const maxBytes = Math.min(max, g.config.maxObjectBytes);
@@ -199,17 +210,18 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     });
     g.metrics?.upload('s3', result.record.fsize);
     const etag = etagOf(result.record);
+    const version = writtenVersionHeader(result.record);
     const host = req.headers.host ?? 'localhost';
     const location = `http://${host}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`;
     const redirect = fields.get('success_action_redirect') ?? fields.get('redirect');
     const to = redirect ? redirectTo(redirect, bucket, key, etag) : undefined;
-    if (to) return { status: 303, headers: { location: to, etag } };
+    if (to) return { status: 303, headers: { location: to, etag, ...version } };
     const status = fields.get('success_action_status');
     if (status === '201') {
       const inner = el('Location', location) + el('Bucket', bucket) + el('Key', key) + el('ETag', etag);
-      return { status: 201, headers: { 'content-type': 'application/xml', etag, location }, body: xmlDocument('PostResponse', inner) };
+      return { status: 201, headers: { 'content-type': 'application/xml', etag, location, ...version }, body: xmlDocument('PostResponse', inner) };
     }
-    return { status: status === '200' ? 200 : 204, headers: { etag, location } };
+    return { status: status === '200' ? 200 : 204, headers: { etag, location, ...version } };
   } finally {
     file.resume();
   }

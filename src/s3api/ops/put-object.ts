@@ -13,7 +13,10 @@
  *   commit transaction.
  * - Content-Type kept verbatim when sent (else guessed from the key and the content, as Kodo does);
  *   `x-amz-meta-*`, Cache-Control, Content-Disposition, Content-Encoding, Content-Language, Expires kept
- *   (object-headers.ts); `x-amz-storage-class` → the Kodo file type.
+ *   (object-headers.ts); `x-amz-tagging` → the object's tags (tagging.ts; InvalidTag); `x-amz-storage-class` →
+ *   the Kodo file type; `x-amz-acl` / `x-amz-grant-*` → the object's own ACL (bucket-acl.ts).
+ * - Anonymous callers may put into a bucket whose ACL gives AllUsers WRITE (public-read-write); the upload acts
+ *   as the bucket's owner.
  * - Answer: 200, ETag (object-headers.ts `etagOf`), the verified `x-amz-checksum-*` and `x-amz-checksum-type`.
  * Errors: EntityTooLarge (past GRANARY_MAX_OBJECT_SIZE), AccessDenied (quota, another account's bucket),
  * NoSuchBucket, InvalidStorageClass, KeyTooLongError.
@@ -22,12 +25,16 @@ import type { Granary } from '../../context.js';
 import { putObject as commitPut } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
 import type { PutPolicy } from '../../policy/put-policy.js';
-import { bucketName, objectKey, signedCaller } from '../access.js';
+import { accessBucket, bucketName, objectKey, signedCaller } from '../access.js';
+import { ACL_META } from '../acl-request.js';
+import { hasAclHeaders, uploadAclMeta } from './bucket-acl.js';
 import { S3Errors } from '../errors.js';
 import { contentMd5Of, headerOf } from '../headers.js';
 import type { VerifiedChecksum } from '../checksum.js';
 import { CHECKSUM_META, checksumHeaders, encodeChecksum } from '../object-checksum.js';
 import { etagOf, metaFromHeaders, typeOfStorageClass } from '../object-headers.js';
+import { encodeTags, tagsOfHeader, TAGGING_META } from '../tagging.js';
+import { writtenVersionHeader } from '../versions.js';
 import type { S3Request, S3Response } from '../types.js';
 import { checkEarly, writePrecondition } from '../write-conditions.js';
 
@@ -52,12 +59,19 @@ export function s3PutPolicy(g: Granary, bucket: string, key: string, opts: { ins
 }
 
 export async function putObject(g: Granary, req: S3Request): Promise<S3Response> {
-  const accessKey = signedCaller(req);
+  // Anonymous: the bucket's ACL must give WRITE (public-read-write); the object is then its owner's write.
+  const anonymous = req.caller.accessKey === undefined;
+  const bucketRec = anonymous || hasAclHeaders(req) ? await accessBucket(g, req, anonymous ? 'WRITE' : 'OWNER') : undefined;
+  const accessKey = anonymous && bucketRec ? bucketRec.owner : signedCaller(req);
   const bucket = bucketName(req);
   const key = objectKey(req);
   const md5 = contentMd5Of(req);
   const fileType = typeOfStorageClass(headerOf(req, 'x-amz-storage-class'));
   const meta = metaFromHeaders(req.headers);
+  const tagging = headerOf(req, 'x-amz-tagging');
+  if (tagging !== undefined && tagging !== '') meta[TAGGING_META] = encodeTags(tagsOfHeader(tagging));
+  const acl = bucketRec ? uploadAclMeta(g, req, bucketRec, accessKey) : undefined;
+  if (acl !== undefined) meta[ACL_META] = acl;
   if (req.contentLength !== undefined && req.contentLength > g.config.maxObjectBytes) {
     throw S3Errors.EntityTooLarge(`Your proposed upload exceeds the maximum allowed size (${g.config.maxObjectBytes} bytes)`);
   }
@@ -92,7 +106,7 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
     ...(precondition ? { precondition } : {}),
   });
   g.metrics?.upload('s3', result.record.fsize);
-  const headers: Record<string, string> = { etag: etagOf(result.record) };
+  const headers: Record<string, string> = { etag: etagOf(result.record), ...writtenVersionHeader(result.record) };
   if (sum) Object.assign(headers, checksumHeaders({ ...sum, type: 'FULL_OBJECT' }));
   return { status: 200, headers };
 }

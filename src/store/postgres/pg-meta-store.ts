@@ -18,6 +18,7 @@
  * transaction is retried (PgDb.tx): they are pure.
  * Units: ctime Unix seconds, put_time 100-ns units (bigint), sizes bytes.
  */
+import { legacySortId, NULL_VERSION_ID, type VersionPage, type VersionQuery, type VersionRecord } from '../../ports/versions.js';
 import { randomBytes } from 'node:crypto';
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
 import type { BlobState, BlobSums } from '../../ports/blob.js';
@@ -547,6 +548,51 @@ export class PgMetaStore implements MetaStore {
     scan: number,
   ): Promise<SweepStep> {
     return deleteUnderPrefix(this.db, bucket, sel, after, scan);
+  }
+
+  /**
+   * Versioning is not kept on PostgreSQL yet (docs/reference/versioning.md): PutBucketVersioning is refused, and
+   * the version reads below answer each entry as its only version, the null one.
+   */
+  get keepsVersions(): boolean {
+    return false;
+  }
+
+  async getVersion(bucket: string, key: string, versionId: string | undefined): Promise<VersionRecord | undefined> {
+    if (versionId !== undefined && versionId !== NULL_VERSION_ID) return undefined;
+    const record = await this.getObject(bucket, key);
+    return record && { record, deleteMarker: false, isLatest: true, sortId: legacySortId(record.putTime) };
+  }
+
+  async deleteVersion(
+    bucket: string,
+    key: string,
+    versionId: string,
+    events?: OutboxRows,
+  ): Promise<{ result: 'deleted' | 'no-version'; deleteMarker: boolean; freedBlobs: string[] }> {
+    if (versionId !== NULL_VERSION_ID) return { result: 'no-version', deleteMarker: false, freedBlobs: [] };
+    const out = await this.deleteObject(bucket, key, Math.floor(Date.now() / 1000), events);
+    return { result: out.result === 'deleted' ? 'deleted' : 'no-version', deleteMarker: false, freedBlobs: out.freedBlobs };
+  }
+
+  async listVersions(query: VersionQuery): Promise<VersionPage> {
+    const after = query.after && { key: query.after.key, isPrefix: query.after.isPrefix === true };
+    const page = await this.listObjects({
+      bucket: query.bucket,
+      prefix: query.prefix,
+      delimiter: query.delimiter,
+      ...(after ? { after } : {}),
+      limit: query.limit,
+      nowSec: Math.floor(Date.now() / 1000),
+    });
+    return {
+      more: page.more,
+      entries: page.entries.map((e) =>
+        e.kind === 'prefix'
+          ? e
+          : { kind: 'version' as const, version: { record: e.item, deleteMarker: false, isLatest: true, sortId: legacySortId(e.item.putTime) } },
+      ),
+    };
   }
 
   async listObjects(query: ListQuery): Promise<ListPage> {

@@ -19,7 +19,6 @@
 import type Database from 'better-sqlite3';
 import type { BucketQuota, BucketUsage, QuotaRefusal } from '../../ports/meta.js';
 import { quotaRefusal } from '../quota.js';
-import type { BlobRefs } from './blob-refs.js';
 
 /** The table, its triggers and the counters of buckets without a row (see the module comment). */
 const USAGE_DDL = `
@@ -81,16 +80,18 @@ export class QuotaGuard {
   private readonly usage_;
   private readonly quota_;
   private readonly expired;
-  private readonly deleteEntry;
 
+  /**
+   * `remove` takes an expired entry away inside the transaction (the store's expiry: in a versioned bucket it
+   * becomes a noncurrent version under a delete marker, versions.ts), releasing what it frees into `freed`.
+   */
   constructor(
     db: Database.Database,
-    private readonly refs: BlobRefs,
+    private readonly remove: (bucket: string, key: string, blobId: string, nowSec: number, freed: string[]) => void,
   ) {
     this.usage_ = db.prepare('SELECT bytes, count FROM bucket_usage WHERE bucket = ?');
     this.quota_ = db.prepare("SELECT json_extract(settings, '$.quota') AS quota FROM buckets WHERE name = ?");
     this.expired = db.prepare(EXPIRED_IN_BUCKET);
-    this.deleteEntry = db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?');
   }
 
   /** The counters of `bucket` (zeros when it has none; the bucket's existence is the caller's to check). */
@@ -108,8 +109,7 @@ export class QuotaGuard {
     const quota = this.quotaOf(bucket);
     if (!quota) return apply();
     for (const row of this.expired.all(nowSec, bucket) as { key: string; blob_id: string }[]) {
-      this.deleteEntry.run(bucket, row.key);
-      this.refs.release(row.blob_id, freed);
+      this.remove(bucket, row.key, row.blob_id, nowSec, freed);
     }
     const before = this.usage(bucket);
     const out = apply();

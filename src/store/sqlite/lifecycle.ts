@@ -9,7 +9,6 @@
  */
 import type Database from 'better-sqlite3';
 import type { BucketSettings, LifecycleRule } from '../../ports/meta.js';
-import type { BlobRefs } from './blob-refs.js';
 import { compareCodePoints, successor } from './list-query.js';
 
 /** Parsed rules by settings text (the same few documents are read over and over). */
@@ -65,7 +64,6 @@ interface Reads {
   gt: Database.Statement;
   geBelow: Database.Statement;
   gtBelow: Database.Statement;
-  delete: Database.Statement;
 }
 
 const cache = new WeakMap<Database.Database, Reads>();
@@ -84,7 +82,6 @@ function reads(db: Database.Database): Reads {
       gt: q('>', false),
       geBelow: q('>=', true),
       gtBelow: q('>', true),
-      delete: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
     };
     cache.set(db, r);
   }
@@ -101,15 +98,16 @@ export interface SweepStep {
 /**
  * One step of the deletion walk: examines at most `scan` keys of `bucket` starting with `sel.prefix` (none of
  * `sel.exclude`) after the key `after` (undefined = from the start), and deletes those whose put_time (100-ns units)
- * is below `sel.putTimeBefore`, releasing their blobs — all in one transaction.
+ * is below `sel.putTimeBefore` through `remove` (the store's expiry: the row goes and its blob is released, or in a
+ * versioned bucket it becomes a noncurrent version under a delete marker) — all in one transaction.
  */
 export function deleteUnderPrefix(
   db: Database.Database,
-  refs: BlobRefs,
   bucket: string,
   sel: { prefix: string; exclude: readonly string[]; putTimeBefore: bigint },
   after: string | undefined,
   scan: number,
+  remove: (key: string, blobId: string, freed: string[]) => void,
 ): SweepStep {
   const r = reads(db);
   return db.transaction((): SweepStep => {
@@ -130,8 +128,7 @@ export function deleteUnderPrefix(
         // Without an upper bound (a prefix made of U+10FFFF) the range may run past the prefix: the end.
         if (!row.key.startsWith(sel.prefix)) return { deleted, freedBlobs: freed };
         if (row.put_time < sel.putTimeBefore) {
-          r.delete.run(bucket, row.key);
-          refs.release(row.blob_id, freed);
+          remove(row.key, row.blob_id, freed);
           deleted++;
         }
       }

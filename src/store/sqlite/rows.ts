@@ -23,6 +23,9 @@ export interface ObjectRow {
   restore_status: bigint | number | null;
   restore_until: bigint | null;
   parts: string | null;
+  /** The version (store/sqlite/versions.ts): id (NULL = null version) and ordering id; absent in PostgreSQL rows. */
+  version_id?: string | null;
+  version_sort?: string | null;
   /** Joined from `blobs` by single-entry reads only. */
   bl_block_bytes?: bigint | number | null;
   bl_sums?: Buffer | null;
@@ -58,6 +61,8 @@ export function toRecord(row: ObjectRow): ObjectRecord {
   if (row.bl_sums && row.bl_block_bytes) rec.sums = { blockBytes: Number(row.bl_block_bytes), crc32: row.bl_sums };
   if (row.bl_corrupt) rec.corrupt = true;
   if (row.ib_data) rec.inline = row.ib_data;
+  if (row.version_id) rec.versionId = row.version_id;
+  if (row.version_sort) rec.versionSort = row.version_sort;
   return rec;
 }
 
@@ -82,6 +87,8 @@ export function rowParams(rec: ObjectRecord): Record<string, unknown> {
     restoreStatus: rec.restoreStatus ?? null,
     restoreUntil: rec.restoreUntil ?? null,
     parts: rec.parts ? JSON.stringify(rec.parts) : null,
+    versionId: rec.versionId ?? null,
+    versionSort: rec.versionSort ?? null,
   };
 }
 

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { migrateBucketUsage } from './bucket-usage.js';
 import { migrateManifests } from './manifests.js';
 import { migrateTasks } from './tasks-migration.js';
+import { OBJECT_VERSION_COLUMNS, VERSIONS_DDL } from './versions.js';
 
 /**
  * The SQLite schema of the embedded MetaStore. Idempotent (`IF NOT EXISTS`), applied at every open.
@@ -57,6 +58,8 @@ CREATE TABLE IF NOT EXISTS objects (
   restore_status INTEGER,
   restore_until INTEGER,
   parts     TEXT,
+  version_id TEXT,
+  version_sort TEXT,
   PRIMARY KEY (bucket, key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS objects_expire ON objects (expire_at) WHERE expire_at IS NOT NULL;
@@ -350,6 +353,8 @@ const ADDED_COLUMNS: Array<[string, string, string]> = [
   ['parts', 'checksum', 'TEXT'],
   // Worker processes (workers/): the process that claimed a running row (NULL = none: rows of earlier versions).
   ['event_outbox', 'owner', 'TEXT'],
+  // Bucket versioning (versions.ts): the current version's id and ordering id (NULL: the null version, unversioned).
+  ...OBJECT_VERSION_COLUMNS,
 ];
 
 /** Statements run after the columns exist (indexes on added columns, back-filled values). Idempotent. */
@@ -371,4 +376,6 @@ export function migrate(db: Database.Database): void {
   migrateBucketUsage(db);
   // Objects assembled from resumable pieces (manifests.ts).
   migrateManifests(db);
+  // Noncurrent versions and delete markers (versions.ts).
+  db.exec(VERSIONS_DDL);
 }

@@ -65,6 +65,24 @@ import { ReadCache } from './read-cache.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteSqlDb } from './sql-db.js';
+import { SqliteVersions, versioningFromSettings } from './versions.js';
+import type { VersioningState, VersionPage, VersionQuery, VersionRecord } from '../../ports/versions.js';
+
+/** What a bucket's settings make of its entries: lifecycle rules and versioning. */
+interface BucketConf {
+  rules: LifecycleRule[] | undefined;
+  versioning: VersioningState | undefined;
+}
+
+/** The conf of a bucket's settings column (NULL = none). */
+function confFromSettings(settings: string | null | undefined): BucketConf {
+  return { rules: rulesFromSettings(settings), versioning: versioningFromSettings(settings) };
+}
+
+/** Unix seconds → 100-ns units (the time of a version made by a deletion, a move or an expiry). */
+function unitsOf(nowSec: number): bigint {
+  return BigInt(nowSec) * 10_000_000n;
+}
 
 /**
  * Adds the mirror source columns (NULL = none), the styles (JSON, NULL = never set) and the settings (JSON, NULL =
@@ -105,6 +123,7 @@ export class SqliteMetaStore implements MetaStore {
   private readonly refs: BlobRefs;
   private readonly quota: QuotaGuard;
   private readonly manifests: ManifestReads;
+  private readonly versions: SqliteVersions;
   readonly sessions: SqliteSessions;
   /** The async-fetch task queue (ports/fetch-tasks.ts). */
   readonly fetchTasks: SqlFetchTasks;
@@ -156,7 +175,8 @@ export class SqliteMetaStore implements MetaStore {
     migrate(this.db);
     const db = this.db;
     this.refs = new BlobRefs(db);
-    this.quota = new QuotaGuard(db, this.refs);
+    this.quota = new QuotaGuard(db, (bucket, key, blobId, nowSec, freed) => this.expireKey(bucket, key, blobId, nowSec, freed));
+    this.versions = new SqliteVersions(db, this.refs);
     const totalChanges = db.prepare('SELECT total_changes()').pluck();
     const changes = (): number => Number(totalChanges.get());
     this.dataVersionSt = db.prepare('PRAGMA data_version').pluck();
@@ -225,14 +245,15 @@ export class SqliteMetaStore implements MetaStore {
         .safeIntegers(true),
       upsertObject: db.prepare(
         `INSERT INTO objects (bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta,
-           expire_at, transitions, restore_status, restore_until, parts)
+           expire_at, transitions, restore_status, restore_until, parts, version_id, version_sort)
          VALUES (@bucket, @key, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status, @endUser, @meta,
-           @expireAt, @transitions, @restoreStatus, @restoreUntil, @parts)
+           @expireAt, @transitions, @restoreStatus, @restoreUntil, @parts, @versionId, @versionSort)
          ON CONFLICT (bucket, key) DO UPDATE SET blob_id = excluded.blob_id, fsize = excluded.fsize,
            hash = excluded.hash, md5 = excluded.md5, mime = excluded.mime, put_time = excluded.put_time,
            type = excluded.type, status = excluded.status, end_user = excluded.end_user, meta = excluded.meta,
            expire_at = excluded.expire_at, transitions = excluded.transitions,
-           restore_status = excluded.restore_status, restore_until = excluded.restore_until, parts = excluded.parts`,
+           restore_status = excluded.restore_status, restore_until = excluded.restore_until, parts = excluded.parts,
+           version_id = excluded.version_id, version_sort = excluded.version_sort`,
       ),
       deleteObject: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
       blobExists: db.prepare('SELECT 1 FROM blobs WHERE id = ?'),
@@ -348,7 +369,7 @@ export class SqliteMetaStore implements MetaStore {
   async dropBucket(name: string): Promise<'dropped' | 'missing' | 'not-empty'> {
     return this.db.transaction((): 'dropped' | 'missing' | 'not-empty' => {
       if (!this.st.getBucket.get(name)) return 'missing';
-      if (this.st.anyObject.get(name)) return 'not-empty';
+      if (this.st.anyObject.get(name) || this.versions.anyIn(name)) return 'not-empty';
       this.st.deleteBucketDomains.run(name);
       this.st.deleteBucket.run(name);
       return 'dropped';
@@ -480,7 +501,8 @@ export class SqliteMetaStore implements MetaStore {
       const manifest = opts.manifest;
       const lost = manifest && this.sessions.claimLost(manifest.claim);
       if (lost) return { result: 'session-lost', freedBlobs: freed, reason: lost };
-      const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
+      const conf = confFromSettings(bucket.settings);
+      const existing = this.liveRow(rec.bucket, rec.key, opts.nowSec, freed, conf);
       const refusal = opts.precondition?.(existing);
       if (refusal) return { result: 'refused', freedBlobs: freed, error: refusal };
       // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
@@ -493,15 +515,18 @@ export class SqliteMetaStore implements MetaStore {
       this.quota.run(rec.bucket, opts.nowSec, freed, () => {
         if (manifest) this.refs.addManifest(manifest.id, rec.fsize, manifest.pieces);
         else this.refs.add(rec.blobId, rec.fsize, opts.sums, opts.inline);
+        // A versioned bucket keeps the replaced entry as a noncurrent version (versions.ts).
+        if (existing) this.versions.retire(existing, conf.versioning, freed);
+        this.versions.assign(rec, conf.versioning, rec.putTime, freed);
         this.st.upsertObject.run(rowParams(rec));
-        if (existing) this.refs.release(existing.blobId, freed);
         // The pieces now hold the manifest's references: the session's go with it.
         if (manifest) this.sessions.dropClaimed(manifest.claim, freed);
       });
       this.events.write(opts.events, rec);
+      const version = rec.versionId !== undefined ? { versionId: rec.versionId } : {};
       return existing
-        ? { result: 'replaced', freedBlobs: freed, previous: existing }
-        : { result: 'created', freedBlobs: freed };
+        ? { result: 'replaced', freedBlobs: freed, previous: existing, ...version }
+        : { result: 'created', freedBlobs: freed, ...version };
     });
   }
 
@@ -510,21 +535,50 @@ export class SqliteMetaStore implements MetaStore {
     return rulesFromSettings((this.st.bucketSettings.get(bucket) as { settings: string | null } | undefined)?.settings);
   }
 
+  /** The lifecycle rules and versioning state of a bucket (none when no such bucket). */
+  private confOf(bucket: string): BucketConf {
+    return confFromSettings((this.st.bucketSettings.get(bucket) as { settings: string | null } | undefined)?.settings);
+  }
+
   /**
    * The live entry at (bucket, key) inside a transaction, as stored (its own lifecycle); an expired one — past its
-   * own expireAt or deleted by the bucket's lifecycle `rules` — is deleted and its blob released. `rules` is
-   * required (undefined = none): a default parameter read the settings again for every bucket without rules.
+   * own expireAt or deleted by the bucket's lifecycle `rules` — is removed (`expire`). `conf` is required: a default
+   * parameter read the settings again for every bucket without rules.
    */
-  private liveRow(bucket: string, key: string, nowSec: number, freed: string[], rules: LifecycleRule[] | undefined): ObjectRecord | undefined {
+  private liveRow(bucket: string, key: string, nowSec: number, freed: string[], conf: BucketConf): ObjectRecord | undefined {
     const row = this.st.getObject.get(bucket, key) as ObjectRow | undefined;
     if (!row) return undefined;
     const rec = toRecord(row);
-    if ((rec.expireAt !== undefined && rec.expireAt <= nowSec) || expiredByRules(rules, key, rec.putTime, nowSec)) {
-      this.st.deleteObject.run(bucket, key);
-      this.refs.release(rec.blobId, freed);
+    if ((rec.expireAt !== undefined && rec.expireAt <= nowSec) || expiredByRules(conf.rules, key, rec.putTime, nowSec)) {
+      this.expire(rec, conf.versioning, nowSec, freed);
       return undefined;
     }
     return rec;
+  }
+
+  /**
+   * Removes the current entry `rec` (a deletion or an expiry) inside a transaction: unversioned, its row goes and its
+   * blob is released; versioned, it becomes a noncurrent version and a delete marker becomes current (its wire id
+   * answered).
+   */
+  private expire(rec: ObjectRecord, versioning: VersioningState | undefined, nowSec: number, freed: string[]): string | undefined {
+    this.st.deleteObject.run(rec.bucket, rec.key);
+    this.versions.retire(rec, versioning, freed);
+    return versioning ? this.versions.addMarker(rec.bucket, rec.key, versioning, unitsOf(nowSec), freed) : undefined;
+  }
+
+  /**
+   * Removes the current entry at (bucket, key) found expired by a sweep (`blobId` its blob), as `expire` does. `conf`:
+   * the bucket's, when the caller read it already in this transaction.
+   */
+  private expireKey(bucket: string, key: string, blobId: string, nowSec: number, freed: string[], conf = this.confOf(bucket)): void {
+    if (!conf.versioning) {
+      this.st.deleteObject.run(bucket, key);
+      this.refs.release(blobId, freed);
+      return;
+    }
+    const row = this.st.getObject.get(bucket, key) as ObjectRow | undefined;
+    if (row) this.expire(toRecord(row), conf.versioning, nowSec, freed);
   }
 
   async deleteObject(
@@ -533,42 +587,56 @@ export class SqliteMetaStore implements MetaStore {
     nowSec: number,
     events?: OutboxRows,
     check?: (rec: ObjectRecord) => void,
-  ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
+    opts: { markMissing?: boolean } = {},
+  ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[]; marker?: string }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
-      const rec = this.liveRow(bucket, key, nowSec, freed, this.rulesOf(bucket));
-      if (!rec) return { result: 'missing' as const, freedBlobs: freed };
+      const conf = this.confOf(bucket);
+      const rec = this.liveRow(bucket, key, nowSec, freed, conf);
+      if (!rec) {
+        if (!conf.versioning || !opts.markMissing) return { result: 'missing' as const, freedBlobs: freed };
+        const marker = this.versions.addMarker(bucket, key, conf.versioning, unitsOf(nowSec), freed);
+        return { result: 'deleted' as const, freedBlobs: freed, marker };
+      }
       check?.(rec);
-      this.st.deleteObject.run(bucket, key);
-      this.refs.release(rec.blobId, freed);
+      const marker = this.expire(rec, conf.versioning, nowSec, freed);
       this.events.write(events, rec);
-      return { result: 'deleted' as const, freedBlobs: freed };
+      return { result: 'deleted' as const, freedBlobs: freed, ...(marker !== undefined ? { marker } : {}) };
     }).immediate();
   }
 
   async copyObject(
-    from: { bucket: string; key: string },
+    from: { bucket: string; key: string; versionId?: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
-  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
+  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal; versionId?: string }> {
     return this.commit(() => {
       const freed: string[] = [];
-      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed, this.rulesOf(from.bucket));
+      let src: ObjectRecord | undefined;
+      if (from.versionId !== undefined) {
+        const v = this.versions.get(from.bucket, from.key, from.versionId);
+        src = v && !v.deleteMarker ? v.record : undefined;
+      } else src = this.liveRow(from.bucket, from.key, opts.nowSec, freed, this.confOf(from.bucket));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
       if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
-      if (from.bucket === to.bucket && from.key === to.key) {
+      if (from.bucket === to.bucket && from.key === to.key && from.versionId === undefined) {
         return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
       }
-      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed, this.rulesOf(to.bucket));
+      const conf = this.confOf(to.bucket);
+      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed, conf);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      const copy = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
+      const copy: ObjectRecord = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
+      delete copy.sums;
+      delete copy.corrupt;
+      delete copy.pieces;
       this.quota.run(to.bucket, opts.nowSec, freed, () => {
         this.refs.add(src.blobId);
+        if (dst) this.versions.retire(dst, conf.versioning, freed);
+        this.versions.assign(copy, conf.versioning, opts.putTime, freed);
         this.st.upsertObject.run(rowParams(copy));
-        if (dst) this.refs.release(dst.blobId, freed);
       });
       this.events.write(opts.events, copy);
-      return { result: 'copied' as const, freedBlobs: freed };
+      return { result: 'copied' as const, freedBlobs: freed, ...(copy.versionId !== undefined ? { versionId: copy.versionId } : {}) };
     });
   }
 
@@ -581,12 +649,16 @@ export class SqliteMetaStore implements MetaStore {
   ): Promise<{ result: 'updated' | 'missing'; record?: ObjectRecord; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
-      const rules = this.rulesOf(bucket);
-      const rec = this.liveRow(bucket, key, nowSec, freed, rules);
+      const conf = this.confOf(bucket);
+      const rec = this.liveRow(bucket, key, nowSec, freed, conf);
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
-      const next = mutate(rec, applyRules(rec, rules));
-      this.st.upsertObject.run(rowParams({ ...next, bucket, key, blobId: rec.blobId }));
-      this.events.write(events, { ...next, bucket, key, blobId: rec.blobId });
+      const next = mutate(rec, applyRules(rec, conf.rules));
+      // Attributes change in place: the version (id, ordering) stays the entry's.
+      const stored = { ...next, bucket, key, blobId: rec.blobId };
+      if (rec.versionId !== undefined) stored.versionId = rec.versionId;
+      if (rec.versionSort !== undefined) stored.versionSort = rec.versionSort;
+      this.st.upsertObject.run(rowParams(stored));
+      this.events.write(events, stored);
       return { result: 'updated' as const, record: next, freedBlobs: freed };
     }).immediate();
   }
@@ -598,20 +670,28 @@ export class SqliteMetaStore implements MetaStore {
   ): Promise<{ result: 'moved' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
     return this.commit(() => {
       const freed: string[] = [];
-      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed, this.rulesOf(from.bucket));
+      const fromConf = this.confOf(from.bucket);
+      const src = this.liveRow(from.bucket, from.key, opts.nowSec, freed, fromConf);
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
       if (!this.st.getBucket.get(to.bucket)) return { result: 'no-bucket' as const, freedBlobs: freed };
       if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
-      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed, this.rulesOf(to.bucket));
+      const conf = from.bucket === to.bucket ? fromConf : this.confOf(to.bucket);
+      const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed, conf);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      const moved = { ...src, bucket: to.bucket, key: to.key };
+      const moved: ObjectRecord = { ...src, bucket: to.bucket, key: to.key };
       // Within one bucket a move never grows it; into another, the target bucket's quota applies.
       this.quota.run(to.bucket, opts.nowSec, freed, () => {
         if (dst) {
           this.st.deleteObject.run(to.bucket, to.key);
-          this.refs.release(dst.blobId, freed);
+          this.versions.retire(dst, conf.versioning, freed);
         }
-        this.st.deleteObject.run(from.bucket, from.key);
+        // A versioned source keeps its entry as a noncurrent version (its own reference) under a delete marker:
+        // the moved entry takes one more reference on the same blob.
+        if (fromConf.versioning) {
+          this.refs.add(src.blobId);
+          this.expire(src, fromConf.versioning, opts.nowSec, freed);
+        } else this.st.deleteObject.run(from.bucket, from.key);
+        this.versions.assign(moved, conf.versioning, unitsOf(opts.nowSec), freed);
         this.st.upsertObject.run(rowParams(moved));
       });
       this.events.write(opts.events, moved);
@@ -623,10 +703,7 @@ export class SqliteMetaStore implements MetaStore {
     return this.db.transaction(() => {
       const freed: string[] = [];
       const rows = this.st.expired.all(nowSec, limit) as ObjectRow[];
-      for (const row of rows) {
-        this.st.deleteObject.run(row.bucket, row.key);
-        this.refs.release(row.blob_id, freed);
-      }
+      for (const row of rows) this.expireKey(row.bucket, row.key, row.blob_id, nowSec, freed);
       return { deleted: rows.length, freedBlobs: freed };
     }).immediate();
   }
@@ -637,7 +714,43 @@ export class SqliteMetaStore implements MetaStore {
     after: string | undefined,
     scan: number,
   ): Promise<SweepStep> {
-    return deleteUnderPrefix(this.db, this.refs, bucket, sel, after, scan);
+    const nowSec = Math.floor(Date.now() / 1000);
+    // The bucket's settings are read once per step, inside its transaction (at its first expired key).
+    let conf: BucketConf | undefined;
+    return deleteUnderPrefix(this.db, bucket, sel, after, scan, (key, blobId, freed) => {
+      conf ??= this.confOf(bucket);
+      this.expireKey(bucket, key, blobId, nowSec, freed, conf);
+    });
+  }
+
+  get keepsVersions(): boolean {
+    return true;
+  }
+
+  async getVersion(bucket: string, key: string, versionId: string | undefined): Promise<VersionRecord | undefined> {
+    const v = this.versions.get(bucket, key, versionId);
+    if (v && !v.deleteMarker) v.record = this.withPieces(v.isLatest ? applyRules(v.record, this.rulesOf(bucket)) : v.record);
+    return v;
+  }
+
+  async deleteVersion(
+    bucket: string,
+    key: string,
+    versionId: string,
+    events?: OutboxRows,
+  ): Promise<{ result: 'deleted' | 'no-version'; deleteMarker: boolean; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      const found = this.versions.get(bucket, key, versionId);
+      const out = this.versions.deleteVersion(bucket, key, versionId, freed, (rec) => this.st.upsertObject.run(rowParams(rec)));
+      if (!out || !found) return { result: 'no-version' as const, deleteMarker: false, freedBlobs: freed };
+      this.events.write(events, found.record);
+      return { result: 'deleted' as const, deleteMarker: out.deleteMarker, freedBlobs: freed };
+    }).immediate();
+  }
+
+  async listVersions(query: VersionQuery): Promise<VersionPage> {
+    return this.versions.listPage(query);
   }
 
   async listObjects(query: ListQuery): Promise<ListPage> {

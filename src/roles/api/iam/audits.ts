@@ -24,7 +24,8 @@ function timeParam(q: URLSearchParams, name: string): number | undefined {
   return ms;
 }
 
-function auditJson(a: IamAuditRecord): Record<string, unknown> {
+/** An audit record as the API answers it (go-sdk GetAudits: `AuditLogInfo`, plus `resource`, `request_id`, `access_key`). */
+export function auditJson(a: IamAuditRecord): Record<string, unknown> {
   return {
     id: String(a.seq),
     root_uid: accountUid(a.owner),

@@ -24,7 +24,8 @@ import { type Call, pageOf, pathParam, queryOf, sendData } from './wire.js';
 /** When the catalogue was taken from Qiniu's page (its "last updated"): the actions' created_at/updated_at. */
 const CATALOGUE_TIME = '2023-06-29T12:31:57Z';
 
-const ACTION_ROWS = KODO_ACTIONS.map((a) => ({
+/** The action catalogue as `GET /iam/v1/actions` lists it (also `granary iam actions` offline). */
+export const ACTION_ROWS = KODO_ACTIONS.map((a) => ({
   id: createHash('sha256').update(`${a.service}/${a.name}`).digest('hex').slice(0, 24),
   name: a.description,
   alias: a.name,

@@ -1,0 +1,23 @@
+/**
+ * A bucket's versioning state (ports/versions.ts, docs/reference/versioning.md), set by S3 PutBucketVersioning: once
+ * Enabled or Suspended, a bucket never returns to unversioned (AWS: "Once you version-enable a bucket, it can never
+ * return to an unversioned state. But you can suspend versioning on that bucket.").
+ */
+import type { Granary } from '../context.js';
+import type { BucketRecord } from '../ports/meta.js';
+import type { VersioningState } from '../ports/versions.js';
+
+/**
+ * Sets `bucket`'s versioning to `state`. 'unsupported' when the metadata store keeps no versions (PostgreSQL
+ * today), 'no-bucket' when the bucket is gone; nothing changes then.
+ */
+export async function setBucketVersioning(g: Granary, bucket: string, state: VersioningState): Promise<'set' | 'unsupported' | 'no-bucket'> {
+  if (!g.meta.keepsVersions) return 'unsupported';
+  const out = await g.meta.updateBucketSettings(bucket, (current) => ({ ...current, versioning: state }));
+  return out ? 'set' : 'no-bucket';
+}
+
+/** The bucket's versioning state, undefined when it was never versioned. */
+export function versioningOf(bucket: BucketRecord): VersioningState | undefined {
+  return bucket.settings.versioning;
+}

@@ -1,0 +1,359 @@
+/**
+ * Bucket versioning in the SQLite MetaStore (ports/versions.ts, docs/reference/versioning.md).
+ *
+ * The `objects` table keeps exactly what it kept before: a key's current version when that is an entry. Every read
+ * path (stat, download, listings, fops) reads it as before, so an unversioned bucket costs nothing more: its
+ * queries are the same. `objects.version_id` is the current version's id (NULL = the null version) and
+ * `objects.version_sort` its ordering id (NULL = an entry written before the bucket was versioned: ordered by its
+ * put_time, ports/versions.ts `legacySortId`).
+ *
+ * `object_versions` keeps everything else: noncurrent versions and delete markers (`marker` = 1, no blob), keyed by
+ * (bucket, key, sort_id) — sort_id is the version id itself for versions written while Enabled, and the ordering id
+ * of a null version (`version_id` = 'null'). Invariant: when a key has an `objects` row, it sorts after every one of
+ * the key's `object_versions` rows; when it has none, the key's newest `object_versions` row (a delete marker, or
+ * none at all) is its current version.
+ *
+ * Blob references: each version row holds one reference, like an entry. Retiring the current entry to
+ * `object_versions` moves its reference (nothing is released); permanently deleting a version releases it, so the
+ * garbage collector (blobs.ts `findOrphanBlobs`, `blobReferenced`) keeps a blob while any version refers to it.
+ * Every change here runs inside the caller's transaction: a crash leaves the old version and either no new one or a
+ * complete one.
+ *
+ * Not counted: noncurrent versions and markers are outside the bucket usage counters and quotas (bucket-usage.ts
+ * counts `objects`).
+ */
+import type Database from 'better-sqlite3';
+import type { BucketSettings } from '../../ports/meta.js';
+import type { ObjectRecord } from '../../ports/object-record.js';
+import {
+  legacySortId,
+  NULL_VERSION_ID,
+  newVersionId,
+  type VersionPage,
+  type VersioningState,
+  type VersionQuery,
+  type VersionRecord,
+} from '../../ports/versions.js';
+import type { BlobRefs } from './blob-refs.js';
+import { compareCodePoints, successor } from './list-query.js';
+import { rowParams, toRecord, type ObjectRow } from './rows.js';
+
+/** The table (idempotent; applied at every open, after `objects` exists). */
+export const VERSIONS_DDL = `
+CREATE TABLE IF NOT EXISTS object_versions (
+  bucket    TEXT NOT NULL REFERENCES buckets (name),
+  key       TEXT NOT NULL,
+  sort_id   TEXT NOT NULL,
+  version_id TEXT NOT NULL,
+  marker    INTEGER NOT NULL DEFAULT 0,
+  blob_id   TEXT NOT NULL,
+  fsize     INTEGER NOT NULL,
+  hash      TEXT NOT NULL,
+  md5       TEXT NOT NULL,
+  mime      TEXT NOT NULL,
+  put_time  INTEGER NOT NULL,
+  type      INTEGER NOT NULL DEFAULT 0,
+  status    INTEGER NOT NULL DEFAULT 0,
+  end_user  TEXT,
+  meta      TEXT,
+  expire_at INTEGER,
+  transitions TEXT,
+  restore_status INTEGER,
+  restore_until INTEGER,
+  parts     TEXT,
+  PRIMARY KEY (bucket, key, sort_id)
+) WITHOUT ROWID;
+`;
+
+/** Columns added to `objects` (schema.ts ADDED_COLUMNS). */
+export const OBJECT_VERSION_COLUMNS: Array<[string, string, string]> = [
+  ['objects', 'version_id', 'TEXT'],
+  ['objects', 'version_sort', 'TEXT'],
+];
+
+/** Parsed versioning states by settings text. */
+const parsed = new Map<string, VersioningState | undefined>();
+
+/** A bucket's versioning state from its settings column (NULL = unversioned). */
+export function versioningFromSettings(settings: string | null | undefined): VersioningState | undefined {
+  if (!settings) return undefined;
+  if (parsed.has(settings)) return parsed.get(settings);
+  const state = (JSON.parse(settings) as BucketSettings).versioning;
+  if (parsed.size >= 256) parsed.clear();
+  parsed.set(settings, state);
+  return state;
+}
+
+/** The ordering id of a current entry. */
+export function sortOf(rec: ObjectRecord): string {
+  return rec.versionSort ?? rec.versionId ?? legacySortId(rec.putTime);
+}
+
+type VersionRow = ObjectRow & { sort_id: string; version_id: string; marker: bigint | number };
+
+/** A delete marker's record (no blob). */
+function markerRecord(bucket: string, key: string, putTime: bigint, versionId: string | undefined): ObjectRecord {
+  const rec: ObjectRecord = { bucket, key, blobId: '', fsize: 0, hash: '', md5: '', mimeType: '', putTime, type: 0, status: 0, meta: {} };
+  if (versionId !== undefined) rec.versionId = versionId;
+  return rec;
+}
+
+/** An `object_versions` row → its version (a noncurrent one keeps no expiry: it is not the key's entry any more). */
+function fromRow(row: VersionRow, isLatest: boolean): VersionRecord {
+  const versionId = row.version_id === NULL_VERSION_ID ? undefined : row.version_id;
+  const deleteMarker = Number(row.marker) === 1;
+  if (deleteMarker) return { record: markerRecord(row.bucket, row.key, row.put_time, versionId), deleteMarker, isLatest, sortId: row.sort_id };
+  const record = toRecord(row);
+  delete record.expireAt;
+  if (versionId !== undefined) record.versionId = versionId;
+  record.versionSort = row.sort_id;
+  return { record, deleteMarker, isLatest, sortId: row.sort_id };
+}
+
+export class SqliteVersions {
+  private readonly st;
+
+  constructor(
+    db: Database.Database,
+    private readonly refs: BlobRefs,
+  ) {
+    this.st = {
+      newest: db.prepare('SELECT sort_id FROM object_versions WHERE bucket = ? AND key = ? ORDER BY sort_id DESC LIMIT 1').pluck(),
+      newestRow: db
+        .prepare(
+          `SELECT v.*, bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt FROM object_versions v
+           LEFT JOIN blobs bl ON bl.id = v.blob_id WHERE v.bucket = ? AND v.key = ? ORDER BY v.sort_id DESC LIMIT 1`,
+        )
+        .safeIntegers(true),
+      bySort: db
+        .prepare(
+          `SELECT v.*, bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt FROM object_versions v
+           LEFT JOIN blobs bl ON bl.id = v.blob_id WHERE v.bucket = ? AND v.key = ? AND v.sort_id = ?`,
+        )
+        .safeIntegers(true),
+      nullRow: db
+        .prepare(
+          `SELECT v.*, bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt FROM object_versions v
+           LEFT JOIN blobs bl ON bl.id = v.blob_id WHERE v.bucket = ? AND v.key = ? AND v.version_id = 'null'`,
+        )
+        .safeIntegers(true),
+      current: db
+        .prepare(
+          `SELECT o.*, bl.block_bytes AS bl_block_bytes, bl.sums AS bl_sums, bl.corrupt AS bl_corrupt
+           FROM objects o LEFT JOIN blobs bl ON bl.id = o.blob_id WHERE o.bucket = ? AND o.key = ?`,
+        )
+        .safeIntegers(true),
+      insert: db.prepare(
+        `INSERT INTO object_versions (bucket, key, sort_id, version_id, marker, blob_id, fsize, hash, md5, mime, put_time,
+           type, status, end_user, meta, expire_at, transitions, restore_status, restore_until, parts)
+         VALUES (@bucket, @key, @sortId, @wireId, @marker, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status,
+           @endUser, @meta, @expireAt, @transitions, @restoreStatus, @restoreUntil, @parts)`,
+      ),
+      deleteRow: db.prepare('DELETE FROM object_versions WHERE bucket = ? AND key = ? AND sort_id = ?'),
+      deleteCurrent: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
+      anyInBucket: db.prepare('SELECT 1 FROM object_versions WHERE bucket = ? LIMIT 1'),
+      // Listing reads, on the primary keys: current entries from a key, history rows from a key or within one key.
+      currentFrom: db.prepare('SELECT * FROM objects WHERE bucket = ? AND key >= ? ORDER BY key LIMIT 1').safeIntegers(true),
+      historyKeyFrom: db.prepare('SELECT key FROM object_versions WHERE bucket = ? AND key >= ? ORDER BY key LIMIT 1').pluck(),
+      historyWithin: db
+        .prepare('SELECT * FROM object_versions WHERE bucket = ? AND key = ? AND sort_id < ? ORDER BY sort_id DESC LIMIT ?')
+        .safeIntegers(true),
+    };
+  }
+
+  /** Whether the bucket keeps any noncurrent version or delete marker (a bucket holding some is not empty). */
+  anyIn(bucket: string): boolean {
+    return this.st.anyInBucket.get(bucket) !== undefined;
+  }
+
+  /** The newest ordering id of the key: its current entry's, else its newest version row's. */
+  private newest(bucket: string, key: string, current: ObjectRecord | undefined): string | undefined {
+    if (current) return sortOf(current);
+    return this.st.newest.get(bucket, key) as string | undefined;
+  }
+
+  /**
+   * Inside a transaction, before `rec` becomes the current entry of its key (the old current entry, if any, already
+   * retired): gives it its version — a new id under Enabled, the null version under Suspended (removing a noncurrent
+   * null version: there is one null version per key), none in an unversioned bucket. `nowUnits` 100-ns units.
+   */
+  assign(rec: ObjectRecord, state: VersioningState | undefined, nowUnits: bigint, freed: string[]): void {
+    delete rec.versionId;
+    delete rec.versionSort;
+    if (!state) return;
+    const sort = newVersionId(nowUnits, this.newest(rec.bucket, rec.key, undefined));
+    if (state === 'Enabled') rec.versionId = sort;
+    else this.dropNull(rec.bucket, rec.key, freed);
+    rec.versionSort = sort;
+  }
+
+  /**
+   * Inside a transaction: the current entry `cur` stops being current (it is about to be overwritten or deleted from
+   * `objects` by the caller). Unversioned: its blob reference is released. Versioned: it becomes a noncurrent
+   * version keeping its reference — except a null version under Suspended, which the new null version replaces
+   * (released), as S3 does.
+   */
+  retire(cur: ObjectRecord, state: VersioningState | undefined, freed: string[]): void {
+    if (!state || (state === 'Suspended' && cur.versionId === undefined)) {
+      this.refs.release(cur.blobId, freed);
+      return;
+    }
+    this.st.insert.run({ ...rowParams(cur), sortId: sortOf(cur), wireId: cur.versionId ?? NULL_VERSION_ID, marker: 0 });
+  }
+
+  /**
+   * Inside a transaction: a delete marker becomes the key's current version (the caller removed the current entry,
+   * retired). Its wire id is answered (`null` under Suspended, where it replaces a noncurrent null version).
+   */
+  addMarker(bucket: string, key: string, state: VersioningState, nowUnits: bigint, freed: string[]): string {
+    const sort = newVersionId(nowUnits, this.newest(bucket, key, undefined));
+    if (state === 'Suspended') this.dropNull(bucket, key, freed);
+    const wireId = state === 'Enabled' ? sort : NULL_VERSION_ID;
+    this.st.insert.run({ ...rowParams(markerRecord(bucket, key, nowUnits, undefined)), sortId: sort, wireId, marker: 1 });
+    return wireId;
+  }
+
+  /** Removes the key's noncurrent null version (or null delete marker), releasing its blob. */
+  private dropNull(bucket: string, key: string, freed: string[]): void {
+    const row = this.st.nullRow.get(bucket, key) as VersionRow | undefined;
+    if (!row) return;
+    this.st.deleteRow.run(bucket, key, row.sort_id);
+    if (Number(row.marker) !== 1) this.refs.release(row.blob_id, freed);
+  }
+
+  /**
+   * A version of the key by wire id (`null` included), or its current version (undefined id: the entry, or the
+   * delete marker that is current); undefined when there is none. Records carry their blob's integrity facts.
+   */
+  get(bucket: string, key: string, versionId: string | undefined): VersionRecord | undefined {
+    const cur = this.st.current.get(bucket, key) as ObjectRow | undefined;
+    if (cur) {
+      const rec = toRecord(cur);
+      if (versionId === undefined || (rec.versionId ?? NULL_VERSION_ID) === versionId) {
+        return { record: rec, deleteMarker: false, isLatest: true, sortId: sortOf(rec) };
+      }
+    }
+    if (versionId === undefined) {
+      const newest = this.st.newestRow.get(bucket, key) as VersionRow | undefined;
+      return newest && Number(newest.marker) === 1 ? fromRow(newest, true) : undefined;
+    }
+    const row = (versionId === NULL_VERSION_ID ? this.st.nullRow.get(bucket, key) : this.st.bySort.get(bucket, key, versionId)) as
+      | VersionRow
+      | undefined;
+    if (!row) return undefined;
+    const latest = !cur && (this.st.newest.get(bucket, key) as string) === row.sort_id;
+    return fromRow(row, latest);
+  }
+
+  /**
+   * Inside a transaction: permanently deletes one version of the key (wire id). The current entry's deletion makes
+   * the newest noncurrent version current again (back into `objects`, unless it is a delete marker). Answers
+   * undefined when there is no such version, else whether it was a delete marker.
+   */
+  deleteVersion(
+    bucket: string,
+    key: string,
+    versionId: string,
+    freed: string[],
+    upsert: (rec: ObjectRecord) => void,
+  ): { deleteMarker: boolean } | undefined {
+    const found = this.get(bucket, key, versionId);
+    if (!found) return undefined;
+    const cur = this.st.current.get(bucket, key) as ObjectRow | undefined;
+    if (!found.deleteMarker && cur && sortOf(toRecord(cur)) === found.sortId) {
+      this.st.deleteCurrent.run(bucket, key);
+      this.refs.release(found.record.blobId, freed);
+    } else {
+      this.st.deleteRow.run(bucket, key, found.sortId);
+      if (!found.deleteMarker) this.refs.release(found.record.blobId, freed);
+    }
+    // Without a current entry, the newest version left is current: back into `objects` unless it is a marker.
+    if (!cur || !found.deleteMarker) {
+      const stillCurrent = this.st.current.get(bucket, key) !== undefined;
+      const next = stillCurrent ? undefined : (this.st.newestRow.get(bucket, key) as VersionRow | undefined);
+      if (next && Number(next.marker) !== 1) {
+        // The reference moves back with the row.
+        this.st.deleteRow.run(bucket, key, next.sort_id);
+        const rec = toRecord(next);
+        if (next.version_id !== NULL_VERSION_ID) rec.versionId = next.version_id;
+        rec.versionSort = next.sort_id;
+        upsert(rec);
+      }
+    }
+    return { deleteMarker: found.deleteMarker };
+  }
+
+  /**
+   * One page of ListObjectVersions: the current entries and the version rows of the bucket in (key, newest first)
+   * order, read key by key on both primary keys and each key's versions in chunks (never the whole bucket), common
+   * prefixes rolled up at the delimiter (each skipped with one seek).
+   */
+  listPage(q: VersionQuery): VersionPage {
+    const entries: VersionPage['entries'] = [];
+    for (const e of this.walk(q)) {
+      if (entries.length === q.limit) return { entries, more: true };
+      entries.push(e);
+    }
+    return { entries, more: false };
+  }
+
+  /** The listing from the query's position on, lazily. */
+  private *walk(q: VersionQuery): Generator<VersionPage['entries'][number]> {
+    let from = q.prefix;
+    if (q.after) {
+      const next = q.after.isPrefix ? successor(q.after.key) : `${q.after.key}\u0000`;
+      if (next === undefined) return;
+      if (compareCodePoints(next, from) > 0) from = next;
+      if (q.after.versionId !== undefined && !q.after.isPrefix) {
+        const v = this.get(q.bucket, q.after.key, q.after.versionId);
+        if (v) for (const row of this.olderThan(q.bucket, q.after.key, v.sortId)) yield { kind: 'version', version: fromRow(row, false) };
+      }
+    }
+    for (;;) {
+      const cur = this.st.currentFrom.get(q.bucket, from) as ObjectRow | undefined;
+      const histKey = this.st.historyKeyFrom.get(q.bucket, from) as string | undefined;
+      const key = cur === undefined ? histKey : histKey === undefined || compareCodePoints(cur.key, histKey) <= 0 ? cur.key : histKey;
+      if (key === undefined || !key.startsWith(q.prefix)) return;
+      if (q.delimiter !== '') {
+        const at = key.indexOf(q.delimiter, q.prefix.length);
+        if (at >= 0) {
+          const prefix = key.slice(0, at + q.delimiter.length);
+          yield { kind: 'prefix', prefix };
+          const next = successor(prefix);
+          if (next === undefined) return;
+          from = next;
+          continue;
+        }
+      }
+      let latest = true;
+      let olderThan = 'g'; // sorts after every hex id
+      if (cur !== undefined && cur.key === key) {
+        const rec = toRecord(cur);
+        olderThan = sortOf(rec);
+        yield { kind: 'version', version: { record: rec, deleteMarker: false, isLatest: true, sortId: olderThan } };
+        latest = false;
+      }
+      if (histKey === key) {
+        for (const row of this.olderThan(q.bucket, key, olderThan)) {
+          yield { kind: 'version', version: fromRow(row, latest) };
+          latest = false;
+        }
+      }
+      from = `${key}\u0000`;
+    }
+  }
+
+  /** The key's version rows older than `sortId`, newest first, read in chunks. */
+  private *olderThan(bucket: string, key: string, sortId: string): Generator<VersionRow> {
+    let below = sortId;
+    for (;;) {
+      const rows = this.st.historyWithin.all(bucket, key, below, VERSION_CHUNK) as VersionRow[];
+      yield* rows;
+      if (rows.length < VERSION_CHUNK) return;
+      below = rows[rows.length - 1]!.sort_id;
+    }
+  }
+}
+
+/** Versions of one key read per statement by the listing. */
+const VERSION_CHUNK = 256;
