@@ -73,7 +73,8 @@ async function entryOf(g: Granary, req: S3Request): Promise<{ bucket: BucketReco
 /** AccessDenied unless the caller is the bucket's owner (or root) or the ACL gives it `need`. */
 function checkAcl(g: Granary, req: S3Request, bucket: BucketRecord, acl: Acl, need: 'READ_ACP' | 'WRITE_ACP'): void {
   const ak = req.caller.accessKey;
-  if (ak !== undefined && (g.keyIndex.isRoot(ak) || ak === bucket.owner)) return;
+  // The root key, the owner, or a sub-user the route table's IAM step authorised (auth-step.ts).
+  if (ak !== undefined && (g.keyIndex.isRoot(ak) || ak === bucket.owner || req.authorized?.name === bucket.name)) return;
   if (!aclAllows(acl, requesterOf(req), need)) throw S3Errors.AccessDenied();
 }
 
