@@ -1,8 +1,8 @@
 /**
  * IAM changes across worker processes (GRANARY_WORKERS=2; auth/key-index.ts, the `iam` change counter): a sub-user
  * key pair created through one worker is accepted by the other at once (the index looks at the counter once for a
- * key it does not know), and a key pair disabled through one worker is refused by the other within a second
- * (docs/reference/iam.md: "refused on every door, every worker, every cluster node within a second"). Which worker answers is told by
+ * key it does not know), and a key pair disabled through one worker is refused by the other at its next look at the counter
+ * (every 250 ms: docs/reference/iam.md, "refused on every door, every worker, every cluster node within a second"). Which worker answers is told by
  * `/health/live` on a kept-alive connection (as test/e2e/workers-metrics.test.ts does).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -120,27 +120,17 @@ describe('IAM across worker processes (GRANARY_WORKERS=2)', () => {
     await ok(list(two));
     expect((await call(server.url, two, sub, 'POST', `/drop/${B}`)).status).toBe(403);
 
-    // Disabled through worker one: refused there at once, and by worker two within a second.
+    // Disabled through worker one: refused there at once, and by worker two at its next look at the change counter
+    // (every 250 ms; the bound itself is the unit test's, test/unit/key-index-iam.test.ts, on a fake clock: no
+    // timing assertion on a shared machine here).
     await ok(call(server.url, one, root, 'POST', `/iam/v1/users/w-user/keypairs/${key.access_key}/disable`));
-    const disabledAt = Date.now();
     expect((await list(one)).status).toBe(401);
-    let refusedAfter = -1;
-    while (refusedAfter < 0) {
-      if ((await list(two)).status === 401) refusedAfter = Date.now() - disabledAt;
-      else if (Date.now() - disabledAt > 5000) throw new Error('worker two still accepts the disabled key after 5 s');
-    }
-    expect(refusedAfter).toBeLessThan(1000);
+    await waitUntil(async () => (await list(two)).status === 401, 'worker two refuses the disabled key', 30_000);
 
     // The policy removed through worker one: worker two refuses the (enabled again) key within a second too.
     await ok(call(server.url, one, root, 'POST', `/iam/v1/users/w-user/keypairs/${key.access_key}/enable`));
     await ok(list(two));
     await ok(call(server.url, one, root, 'DELETE', '/iam/v1/users/w-user/policies', { policy_aliases: ['lister'] }));
-    const removedAt = Date.now();
-    let deniedAfter = -1;
-    while (deniedAfter < 0) {
-      if ((await list(two)).status === 403) deniedAfter = Date.now() - removedAt;
-      else if (Date.now() - removedAt > 5000) throw new Error('worker two still allows after 5 s');
-    }
-    expect(deniedAfter).toBeLessThan(1000);
+    await waitUntil(async () => (await list(two)).status === 403, 'worker two refuses the key without its policy', 30_000);
   }, 60_000);
 });
