@@ -139,7 +139,7 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
       nowSec: nowSeconds(g.clock),
       sums: digests.sums,
       events,
-      ...(body.staged.inline ? { inline: body.staged.inline } : {}),
+      ...(body.staged.inline ? { inline: g.blobs.sealInline?.(body.staged.inline) ?? body.staged.inline } : {}),
       ...(body.manifest ? { manifest: { id: sealedId, pieces: body.manifest.pieces, claim: body.manifest.claim } } : {}),
       ...(req.precondition ? { precondition: req.precondition } : {}),
     });

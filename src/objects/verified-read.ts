@@ -49,8 +49,10 @@ export async function markCorrupt(g: Pick<Granary, 'meta' | 'log'>, target: Corr
  */
 export function readFailure(g: Pick<Granary, 'meta' | 'log'>, target: CorruptTarget, err: unknown): Error {
   if (isKodoError(err)) return err;
-  if (err instanceof ChecksumMismatch || (err as { code?: string } | null)?.code === 'ENOENT') {
-    const detail = err instanceof ChecksumMismatch ? err.message : 'the blob file is missing';
+  const code = (err as { code?: string } | null)?.code;
+  // EINTEGRITY: encrypted bytes that do not authenticate (store/crypto/envelope.ts CiphertextMismatch).
+  if (err instanceof ChecksumMismatch || code === 'ENOENT' || code === 'EINTEGRITY') {
+    const detail = err instanceof ChecksumMismatch || code === 'EINTEGRITY' ? (err as Error).message : 'the blob file is missing';
     void markCorrupt(g, target, detail);
     return Errors.objectCorrupt(detail);
   }
@@ -97,9 +99,22 @@ export function readObject(g: Granary, rec: ObjectRecord, range?: ByteRange): Re
  * The bytes of blob `blobId` (or of `range`): `inline`, the bytes of an inline blob the entry read carried
  * (ObjectRecord.inline), when given, else a read of the BlobStore.
  */
-function blobRead(g: Granary, blobId: string, range: ByteRange | undefined, inline: Buffer | undefined): Readable {
-  if (!inline) return g.blobs.read(blobId, range);
+function blobRead(g: Granary, blobId: string, range: ByteRange | undefined, stored: Buffer | undefined): Readable {
+  if (!stored) return g.blobs.read(blobId, range);
+  let inline: Buffer;
+  try {
+    inline = openInline(g, stored);
+  } catch (err) {
+    const failed = new Readable({ read: () => undefined });
+    process.nextTick(() => failed.destroy(err as Error));
+    return failed;
+  }
   return Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline], { objectMode: false });
+}
+
+/** The plaintext of inline bytes as stored (decrypted under encryption at rest; throws an EINTEGRITY error). */
+function openInline(g: Pick<Granary, 'blobs'>, stored: Buffer): Buffer {
+  return g.blobs.openInline ? g.blobs.openInline(stored) : stored;
 }
 
 /**
@@ -171,7 +186,7 @@ export async function readObjectSmall(g: Granary, rec: ObjectRecord): Promise<Bu
   checkNotCorrupt(rec);
   let bytes: Buffer;
   try {
-    bytes = rec.inline ?? (await g.blobs.readSmall(rec.blobId, rec.fsize));
+    bytes = rec.inline ? openInline(g, rec.inline) : await g.blobs.readSmall(rec.blobId, rec.fsize);
   } catch (err) {
     throw readFailure(g, targetOf(rec), err);
   }
