@@ -12,6 +12,7 @@
  * An assembled body (v1 mkfile, v2 complete) commits a manifest of its pieces instead of a blob, in the same
  * transaction, consuming its resumable session there (objects/resumable/assemble.ts): nothing is copied.
  */
+import { withDefaultEncryption } from '../buckets/encryption.js';
 import { authorizeBucket } from '../auth/authorize.js';
 import { quotaExceeded } from '../buckets/quota.js';
 import type { Granary } from '../context.js';
@@ -121,7 +122,7 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
       putTime: BigInt(nowMs) * 10000n,
       type: policy.fileType,
       status: 0,
-      meta: req.meta,
+      meta: withDefaultEncryption(bucket.settings, req.meta),
     };
     if (policy.endUser !== undefined) record.endUser = policy.endUser;
     if (req.parts !== undefined) record.parts = req.parts;

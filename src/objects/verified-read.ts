@@ -12,6 +12,7 @@
  *   recorded (upgrade in place). Range reads of legacy blobs are served unverified until the scrubber or a whole
  *   read upgraded them.
  */
+import { bindCustomerKey } from '../ports/customer-key.js';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { Readable, Transform, Writable, type TransformCallback } from 'node:stream';
@@ -50,6 +51,8 @@ export async function markCorrupt(g: Pick<Granary, 'meta' | 'log'>, target: Corr
 export function readFailure(g: Pick<Granary, 'meta' | 'log'>, target: CorruptTarget, err: unknown): Error {
   if (isKodoError(err)) return err;
   const code = (err as { code?: string } | null)?.code;
+  // ESSECKEY: an SSE-C blob read without its customer key (store/crypto/envelope.ts): refused, not corrupt.
+  if (code === 'ESSECKEY') return Errors.objectCustomerKey();
   // EINTEGRITY: encrypted bytes that do not authenticate (store/crypto/envelope.ts CiphertextMismatch).
   if (err instanceof ChecksumMismatch || code === 'ENOENT' || code === 'EINTEGRITY') {
     const detail = err instanceof ChecksumMismatch || code === 'EINTEGRITY' ? (err as Error).message : 'the blob file is missing';
@@ -327,6 +330,8 @@ export function piecesInRange(sizes: readonly number[], range?: ByteRange): Piec
 /** The pieces' bytes (or those of `range` of the whole), in order, each verified; `entry` names the reports. */
 function readPieceSlices(g: Granary, pieces: readonly StoredPiece[], range: ByteRange | undefined, entry: { bucket?: string; key?: string }): Readable {
   const slices = piecesInRange(pieces.map((p) => p.size), range);
+  // Pieces are opened as the answer drains, outside this call's async context: with this call's SSE-C key.
+  const inScope = bindCustomerKey();
   async function* bytes(): AsyncGenerator<Buffer> {
     for (const slice of slices) {
       const piece = pieces[slice.index] as StoredPiece;
@@ -334,7 +339,7 @@ function readPieceSlices(g: Granary, pieces: readonly StoredPiece[], range: Byte
       const whole = slice.start === 0 && slice.end === piece.size - 1;
       const sliceRange = whole ? undefined : { start: slice.start, end: slice.end };
       // verifiedStream fails with the catalogue error itself; a raw read of a legacy piece is mapped here.
-      const stream = piece.sums ? verifiedStream(g, target, piece.size, piece.sums, sliceRange) : g.blobs.read(piece.blobId, sliceRange);
+      const stream = inScope(() => (piece.sums ? verifiedStream(g, target, piece.size, piece.sums, sliceRange) : g.blobs.read(piece.blobId, sliceRange)));
       try {
         for await (const chunk of stream) yield chunk as Buffer;
       } catch (err) {

@@ -77,6 +77,12 @@ export interface BlobStore {
    * they do not authenticate. Absent: stored bytes are the plaintext.
    */
   openInline?(stored: Buffer): Buffer;
+  /**
+   * Overwrites the first `head.length` bytes of a stored blob in place and makes them durable (the master-key
+   * rotation re-wrapping an encrypted blob's fixed-size header; store/crypto/rotate.ts). Absent where stored bytes
+   * cannot be changed in place (an S3 bucket). Fails with ENOENT when the blob is missing.
+   */
+  rewriteHead?(blobId: string, head: Buffer): Promise<void>;
   /** Deletes a blob; a missing blob is not an error. */
   remove(blobId: string): Promise<void>;
   /** Lists every blob id with its modification time in ms (the orphan report and `granary gc`). */

@@ -11,6 +11,7 @@
  * clear answer; a method no row of the shape serves is MethodNotAllowed (405). `OPTIONS` (CORS preflights, cors.ts)
  * ignores sub-resources: a preflight carries the query of the request it asks about.
  */
+import { deleteBucketEncryption, getBucketEncryption, putBucketEncryption } from './ops/bucket-encryption.js';
 import { S3Errors } from './errors.js';
 import type { S3Operation } from './types.js';
 import { copyObject } from './ops/copy-object.js';
@@ -124,6 +125,9 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'bucket', query: 'lifecycle', operation: 'GetBucketLifecycleConfiguration', auth: 'signed', handler: getBucketLifecycle },
   { method: 'PUT', shape: 'bucket', query: 'lifecycle', operation: 'PutBucketLifecycleConfiguration', auth: 'signed', handler: putBucketLifecycle },
   { method: 'DELETE', shape: 'bucket', query: 'lifecycle', operation: 'DeleteBucketLifecycle', auth: 'signed', handler: deleteBucketLifecycle },
+  { method: 'GET', shape: 'bucket', query: 'encryption', operation: 'GetBucketEncryption', auth: 'signed', handler: getBucketEncryption },
+  { method: 'PUT', shape: 'bucket', query: 'encryption', operation: 'PutBucketEncryption', auth: 'signed', handler: putBucketEncryption },
+  { method: 'DELETE', shape: 'bucket', query: 'encryption', operation: 'DeleteBucketEncryption', auth: 'signed', handler: deleteBucketEncryption },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', handler: getBucketVersioning },
   // CORS preflights (cors.ts).
   { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', handler: optionsObject },

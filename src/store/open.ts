@@ -43,9 +43,10 @@ export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPoo
  * reached or migrated (PostgreSQL: the pg error; SQLite: an Error naming meta.db and SQLite's reason, e.g. `file is
  * not a database`). With GRANARY_MASTER_KEY_FILE the blobs go through store/crypto/encrypting-blob-store.ts; a key
  * file that cannot be read, or a missing or different key while the deployment's objects are encrypted, throws
- * MasterKeyError naming the file (store/crypto/master-key.ts), before anything is served.
+ * MasterKeyError naming the file (store/crypto/master-key.ts), before anything is served (`keyCheck: false`: the
+ * master-key rotation, which checks the keys itself).
  */
-export async function openStores(config: StoreConfig, identity?: ProcessIdentity): Promise<Stores> {
+export async function openStores(config: StoreConfig, identity?: ProcessIdentity, opts: { keyCheck?: boolean } = {}): Promise<Stores> {
   const { dataDir } = config;
   await mkdir(dataDir, { recursive: true });
   const meta = await openMeta(config, identity);
@@ -66,7 +67,7 @@ export async function openStores(config: StoreConfig, identity?: ProcessIdentity
   let master: MasterKey | undefined;
   try {
     master = config.masterKeyFile === undefined ? undefined : await readMasterKeyFile(config.masterKeyFile);
-    await checkMasterKey(meta, master, config.masterKeyFile);
+    if (opts.keyCheck !== false) await checkMasterKey(meta, master, config.masterKeyFile);
   } catch (err) {
     await meta.close();
     throw err;

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flipStoredByte } from '../helpers/bitrot.js';
+import { runCli } from '../helpers/cli.js';
 import { put } from '../helpers/rs.js';
 import { s3Client } from '../helpers/s3.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
@@ -139,6 +140,33 @@ describe('encryption at rest', () => {
     expect((await Promise.all(files.map((f) => readFile(f)))).some((b) => b.includes(OLD))).toBe(true);
     await start();
     expect((await get('kodo-tiny')).body.equals(content(SIZES.tiny))).toBe(true);
+  });
+
+  it('rotates the master key: headers re-wrapped, every object still readable, the old key refused after', async () => {
+    await stop();
+    const newKey = `${keyFile}.new`;
+    await writeFile(newKey, randomBytes(32).toString('hex'));
+    const blobBytes = async (): Promise<Buffer[]> =>
+      Promise.all((await filesUnder(join(dir, 'blobs'))).filter((f) => /[0-9a-f]{32}$/.test(f)).sort().map((f) => readFile(f)));
+    const before = await blobBytes();
+    const r = runCli(['keys', 'rotate-master', '--data-dir', dir, '--old-key-file', keyFile, '--new-key-file', newKey], { GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/re-wrapped [1-9]\d* blob files and [1-9]\d* inline blobs/);
+    // Only headers changed: every blob keeps its size and its bytes past the header.
+    const after = await blobBytes();
+    expect(after.map((b) => b.length)).toEqual(before.map((b) => b.length));
+    expect(after.every((b, i) => b.subarray(120).equals(before[i]!.subarray(120)))).toBe(true);
+    await expect(start()).rejects.toThrow(/is not the key this deployment's objects are encrypted with/);
+    await rm(keyFile);
+    await writeFile(keyFile, await readFile(newKey));
+    await rm(newKey);
+    await start();
+    for (const [name, size] of Object.entries(SIZES)) {
+      expect((await get(`s3-${name}`)).body.equals(content(size)), name).toBe(true);
+      expect((await get(`kodo-${name}`)).body.equals(content(size)), name).toBe(true);
+    }
+    expect((await s3Get('multi', 'bytes=5242000-5243000')).equals(content(11 * MiB + 3).subarray(5242000, 5243001))).toBe(true);
+    expect((await get('old-file')).body.equals(content(100 * KiB, OLD))).toBe(true);
   });
 
   it('answers 599 for a flipped ciphertext bit, never the bytes, and marks the object corrupt', async () => {

@@ -26,6 +26,12 @@ import { etagOf, metaFromHeaders, modifiedMs, typeOfStorageClass } from '../obje
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, isoTime, xmlDocument } from '../xml.js';
 import { conditionOutcome } from './get-object.js';
+import { s3PutPolicy } from './put-object.js';
+import { putObject as commitPut } from '../../objects/put-object.js';
+import { receiveBody } from '../../objects/receive.js';
+import { readObject } from '../../objects/verified-read.js';
+import { withCustomerKey } from '../../ports/customer-key.js';
+import { checkReadKey, keyMd5Of, readKey, SSE_META, sseHeaders, sseMetaValue, type SseRequest, writeSse } from '../sse.js';
 
 /** The source `{bucket, key}` of an `x-amz-copy-source` value; InvalidArgument when malformed. */
 export function parseCopySource(value: string | undefined): { bucket: string; key: string } {
@@ -75,7 +81,18 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   const classHeader = headerOf(req, 'x-amz-storage-class');
   const type = classHeader === undefined ? undefined : typeOfStorageClass(classHeader);
   const same = from.bucket === to.bucket && from.key === to.key;
-  if (same && directive === 'COPY' && type === undefined) {
+  // Encryption (s3api/sse.ts): the source's SSE-C key, the destination's request or the bucket's default.
+  const sourceKey = checkReadKey(source.meta[SSE_META], readKey(req, true));
+  const sse = writeSse(g, req);
+  const destSse = sseMetaValue(sse) ?? target.settings.encryption;
+  if (sourceKey || sse.kind === 'C' || (destSse !== undefined && source.meta[SSE_META] !== 'AES256')) {
+    // A customer key on either side: the bytes are read with the source's key and sealed anew with the
+    // destination's (re-encrypted, never shared). An encrypted copy of a source not known to be encrypted (stored
+    // before encryption was turned on, perhaps) is written anew too: nothing is recorded as encrypted that is not.
+    const rec = await rewriteCopy(g, req, { source, sourceKey, to, directive, type, sse, destSse, accessKey });
+    return copyAnswer(rec, sse);
+  }
+  if (same && directive === 'COPY' && type === undefined && sse.kind === 'none') {
     throw S3Errors.InvalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.');
   }
   if (!same) await copyEntry(g, from, to, true, { accessKey, reqId: req.reqId });
@@ -84,7 +101,62 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
     await changeMeta(g, to, { ...(mimeType ? { mimeType } : {}), meta: replacement(source, metaFromHeaders(req.headers)) });
   }
   if (type !== undefined) await changeType(g, to, type);
-  const copied = await g.meta.getObject(to.bucket, to.key);
-  const rec = copied ?? source;
-  return xmlResponse(xmlDocument('CopyObjectResult', `${el('LastModified', isoTime(modifiedMs(rec)))}${el('ETag', etagOf(rec))}`));
+  let copied = await g.meta.getObject(to.bucket, to.key);
+  if (copied && (copied.meta[SSE_META] ?? '') !== (destSse ?? '')) {
+    // The bytes are sealed with the master key either way: only what the copy is recorded as changes.
+    await changeMeta(g, to, { meta: { [SSE_META]: destSse ?? '' } });
+    copied = await g.meta.getObject(to.bucket, to.key);
+  }
+  return copyAnswer(copied ?? source, sse);
+}
+
+/** CopyObject's answer: the result XML and the destination's encryption headers. */
+function copyAnswer(rec: ObjectRecord, sse: SseRequest): S3Response {
+  return xmlResponse(
+    xmlDocument('CopyObjectResult', `${el('LastModified', isoTime(modifiedMs(rec)))}${el('ETag', etagOf(rec))}`),
+    200,
+    sseHeaders(rec.meta[SSE_META], keyMd5Of(sse)),
+  );
+}
+
+/** Reserved metadata that describes stored bytes, not the object: dropped when the bytes are written anew. */
+const BYTES_META = ['@s3-etag', '@s3-upload', '@s3-checksum', '@s3-part-checksums', SSE_META];
+
+/**
+ * A copy whose bytes are re-encrypted (SSE-C source or destination): the source read with its key, written as a
+ * new upload sealed with the destination's (objects/receive.ts, objects/put-object.ts: quotas, events and
+ * checksums as for any upload). Metadata: the source's (COPY) or the request's (REPLACE), its reserved names kept.
+ */
+async function rewriteCopy(
+  g: Granary,
+  req: S3Request,
+  c: {
+    source: ObjectRecord;
+    sourceKey: Buffer | undefined;
+    to: { bucket: string; key: string };
+    directive: string;
+    type: number | undefined;
+    sse: SseRequest;
+    destSse: string | undefined;
+    accessKey: string;
+  },
+): Promise<ObjectRecord> {
+  const { source, to } = c;
+  const meta: Record<string, string> = {};
+  for (const [name, value] of Object.entries(source.meta)) {
+    if (c.directive === 'COPY' ? !BYTES_META.includes(name) : name.startsWith('@') && !BYTES_META.includes(name)) meta[name] = value;
+  }
+  if (c.directive === 'REPLACE') Object.assign(meta, metaFromHeaders(req.headers));
+  if (c.destSse) meta[SSE_META] = c.destSse;
+  const mime = c.directive === 'REPLACE' ? headerOf(req, 'content-type') : undefined;
+  const destKey = c.sse.kind === 'C' ? c.sse.key : undefined;
+  const data = await withCustomerKey(c.sourceKey, async () => readObject(g, source));
+  const body = await withCustomerKey(destKey, () =>
+    receiveBody(g, data, { maxBytes: Number.MAX_SAFE_INTEGER, inlineMax: g.config.inlineMaxBytes, expectedBytes: source.fsize }),
+  );
+  const policy = s3PutPolicy(g, to.bucket, to.key, { insertOnly: false, fileType: c.type ?? source.type, trustMime: true });
+  const result = await withCustomerKey(destKey, () =>
+    commitPut(g, body, { policy, accessKey: c.accessKey, clientKey: to.key, clientMime: mime || source.mimeType, custom: {}, meta, reqId: req.reqId }),
+  );
+  return result.record;
 }

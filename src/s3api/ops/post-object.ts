@@ -21,6 +21,8 @@
  * Errors: MalformedPOSTRequest (not a form, no file), InvalidArgument (no key), AccessDenied (policy), the
  * signature errors, NoSuchBucket.
  */
+import { withCustomerKey } from '../../ports/customer-key.js';
+import { keyMd5Of, SSE_META, sseHeaders, sseMetaValue, writeSse } from '../sse.js';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { authorizeBucket } from '../../auth/authorize.js';
@@ -168,6 +170,11 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     await authorizeBucket(g, accessKey, bucket);
     const headers = Object.fromEntries(fields);
     const meta = metaFromHeaders(headers);
+    // Form fields `x-amz-server-side-encryption` and `x-amz-server-side-encryption-customer-*` (s3api/sse.ts).
+    const sse = writeSse(g, req, headers);
+    const sseValue = sseMetaValue(sse);
+    if (sseValue) meta[SSE_META] = sseValue;
+    const customerKey = sse.kind === 'C' ? sse.key : undefined;
     const tagging = fields.get('tagging');
     if (tagging !== undefined && tagging.trim() !== '') meta[TAGGING_META] = encodeTags(tagsOfXml(parseXml(tagging)));
     const mime = fields.get('content-type');
@@ -175,7 +182,7 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     const maxBytes = Math.min(max, g.config.maxObjectBytes);
     let body;
     try {
-      body = await receiveBody(g, checkedFile(file, fields), { maxBytes, inlineMax: g.config.inlineMaxBytes });
+      body = await withCustomerKey(customerKey, () => receiveBody(g, checkedFile(file, fields), { maxBytes, inlineMax: g.config.inlineMaxBytes }));
     } catch (err) {
       if ((err as { kind?: string }).kind === 'objectTooLarge') throw S3Errors.EntityTooLarge();
       throw err;
@@ -184,7 +191,7 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
       await body.staged.discard();
       throw S3Errors.EntityTooSmall();
     }
-    const result = await commitPut(g, body, {
+    const result = await withCustomerKey(customerKey, () => commitPut(g, body, {
       policy: s3PutPolicy(g, bucket, key, { insertOnly: false, fileType, trustMime: !!mime }),
       accessKey,
       clientKey: key,
@@ -193,20 +200,21 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
       custom: {},
       meta,
       reqId: req.reqId,
-    });
+    }));
     g.metrics?.upload('s3', result.record.fsize);
     const etag = etagOf(result.record);
+    const encryption = sseHeaders(result.record.meta[SSE_META], keyMd5Of(sse));
     const host = req.headers.host ?? 'localhost';
     const location = `http://${host}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`;
     const redirect = fields.get('success_action_redirect') ?? fields.get('redirect');
     const to = redirect ? redirectTo(redirect, bucket, key, etag) : undefined;
-    if (to) return { status: 303, headers: { location: to, etag } };
+    if (to) return { status: 303, headers: { location: to, etag, ...encryption } };
     const status = fields.get('success_action_status');
     if (status === '201') {
       const inner = el('Location', location) + el('Bucket', bucket) + el('Key', key) + el('ETag', etag);
-      return { status: 201, headers: { 'content-type': 'application/xml', etag, location }, body: xmlDocument('PostResponse', inner) };
+      return { status: 201, headers: { 'content-type': 'application/xml', etag, location, ...encryption }, body: xmlDocument('PostResponse', inner) };
     }
-    return { status: status === '200' ? 200 : 204, headers: { etag, location } };
+    return { status: status === '200' ? 200 : 204, headers: { etag, location, ...encryption } };
   } finally {
     file.resume();
   }

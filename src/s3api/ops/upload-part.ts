@@ -14,6 +14,8 @@
  *   `<CopyPartResult><ETag/><LastModified/>[<ChecksumCRC32/>…]</CopyPartResult>`.
  * Errors: NoSuchUpload (404), InvalidArgument (part number), EntityTooLarge (a part over 1 GiB), NoSuchKey (source).
  */
+import { withCustomerKey } from '../../ports/customer-key.js';
+import { checkReadKey, readKey, SSE_META } from '../sse.js';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
@@ -60,7 +62,8 @@ async function store(
   const uploadId = uploadIdOf(req.query);
   const n = partNumberOf(req.query.get('partNumber'));
   await s3Upload(g, accessKey, bucket, key, uploadId);
-  const want = (await loadSettings(g, uploadId)).checksum?.algorithm;
+  const settings = await loadSettings(g, uploadId);
+  const want = settings.checksum?.algorithm;
   let recorded: StoredPart['checksum'];
   const verify = async (digests: Digests): Promise<string | undefined> => {
     const got = await sum(digests.crc32);
@@ -73,8 +76,10 @@ async function store(
     }
     return recorded && encodePartChecksum(recorded.algorithm, recorded.value);
   };
+  // SSE-C uploads: every part gives the upload's key (400 none, 403 another) and is sealed with it too.
+  const customerKey = checkReadKey(settings.meta[SSE_META], readKey(req));
   try {
-    const out = await storePart(g, accessKey, { bucket, key }, uploadId, n, md5, body, declared, verify);
+    const out = await withCustomerKey(customerKey, () => storePart(g, accessKey, { bucket, key }, uploadId, n, md5, body, declared, verify));
     return { md5: out.md5, ...(recorded ? { checksum: recorded } : {}) };
   } catch (err) {
     if (isKodoError(err) && err.kind === 'md5Mismatch') throw S3Errors.BadDigest();
@@ -125,7 +130,9 @@ export async function uploadPartCopy(g: Granary, req: S3Request): Promise<S3Resp
   // The part's checksum of the upload's algorithm: CRC-32 from the upload path's, any other computed as it streams.
   const want = (await loadSettings(g, uploadIdOf(req.query))).checksum?.algorithm;
   const digest = want && want !== 'crc32' ? new Digest(want) : undefined;
-  let data: Readable = readObject(g, source, range);
+  // An SSE-C source opens with the key of `x-amz-copy-source-server-side-encryption-customer-*` (s3api/sse.ts).
+  const sourceKey = checkReadKey(source.meta[SSE_META], readKey(req, true));
+  let data: Readable = await withCustomerKey(sourceKey, async () => readObject(g, source, range));
   if (digest) {
     const tap = new Transform({
       transform(chunk: Buffer, _enc, done) {

@@ -7,7 +7,7 @@
  * Where the wrapped data key and the format version live: in a fixed-size header at the start of the blob, not in
  * the object's metadata record. So a blob is self-describing wherever it is stored (file, inline row, S3 object,
  * staged part or resumable piece), every caller above (downloads, Range, copy/move, fops, the scrubber) is
- * unchanged, no metadata schema changes, and a rotation rewrites 88 bytes per blob. Blobs written before
+ * unchanged, no metadata schema changes, and a rotation rewrites the 120-byte header of each blob. Blobs written before
  * encryption was turned on have no header (they do not start with the magic) and are read as they are, so
  * existing data stays readable; an unencrypted install never constructs this class.
  *
@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { PassThrough, pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline as pipelineAsync } from 'node:stream/promises';
 import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob.js';
+import { currentCustomerKey } from '../../ports/customer-key.js';
 import {
   ChunkOpener,
   CiphertextMismatch,
@@ -38,7 +39,7 @@ import {
   sealBuffer,
 } from './envelope.js';
 
-/** Collects a stream into one buffer (headers: 88 bytes; tiny blobs). */
+/** Collects a stream into one buffer (headers: HEADER_BYTES; tiny blobs). */
 async function collect(stream: Readable): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const c of stream) parts.push(c as Buffer);
@@ -55,7 +56,10 @@ class OpenStream extends Transform {
   private mode: 'sniff' | 'plain' | 'cipher' = 'sniff';
   private opener: ChunkOpener | undefined;
 
-  constructor(private readonly masters: readonly MasterKey[]) {
+  constructor(
+    private readonly masters: readonly MasterKey[],
+    private readonly customerKey: Buffer | undefined,
+  ) {
     super();
   }
 
@@ -72,7 +76,7 @@ class OpenStream extends Transform {
         this.mode = 'plain';
         return cb(null, all);
       }
-      const { dataKey, nonce } = openHeader(all, this.masters);
+      const { dataKey, nonce } = openHeader(all, this.masters, this.customerKey);
       this.mode = 'cipher';
       this.opener = new ChunkOpener(dataKey, nonce, { firstChunk: 0, skip: 0, limit: Number.MAX_SAFE_INTEGER, toEnd: true });
       cb(null, concatOrNull(this.opener.update(all.subarray(HEADER_BYTES))));
@@ -123,8 +127,9 @@ export class EncryptingBlobStore implements BlobStore {
   }
 
   async stage(): Promise<StagedBlob> {
+    const customerKey = currentCustomerKey();
     const staged = await this.inner.stage();
-    const enc = new EncryptStream(this.master);
+    const enc = new EncryptStream(this.master, customerKey);
     enc.pipe(staged.sink);
     staged.sink.once('error', (err) => enc.destroy(err));
     enc.once('error', (err) => staged.sink.destroy(err));
@@ -141,32 +146,32 @@ export class EncryptingBlobStore implements BlobStore {
 
   /** Inline content, encrypted as a blob is (committed by MetaStore.commitPut `inline`). */
   sealInline(plain: Buffer): Buffer {
-    return sealBuffer(this.master, plain);
+    return sealBuffer(this.master, plain, currentCustomerKey());
   }
 
   /** Inline bytes as stored → plaintext (bytes without the magic are from before encryption). */
   openInline(stored: Buffer): Buffer {
-    return hasMagic(stored) ? openBuffer(this.masters, stored) : stored;
+    return hasMagic(stored) ? openBuffer(this.masters, stored, currentCustomerKey()) : stored;
   }
 
   read(blobId: string, range?: ByteRange): Readable {
     if (!range) {
-      const out = new OpenStream(this.masters);
+      const out = new OpenStream(this.masters, currentCustomerKey());
       return pipeline(this.inner.read(blobId), out, () => undefined);
     }
     const out = new PassThrough();
-    void this.readRange(blobId, range, out).catch((err: unknown) => out.destroy(err as Error));
+    void this.readRange(blobId, range, out, currentCustomerKey()).catch((err: unknown) => out.destroy(err as Error));
     return out;
   }
 
-  private async readRange(blobId: string, range: ByteRange, out: PassThrough): Promise<void> {
+  private async readRange(blobId: string, range: ByteRange, out: PassThrough, customerKey: Buffer | undefined): Promise<void> {
     const head = await collect(this.inner.read(blobId, { start: 0, end: HEADER_BYTES - 1 }));
     if (out.destroyed) return;
     if (!hasMagic(head)) {
       pipeline(this.inner.read(blobId, range), out, () => undefined);
       return;
     }
-    const { dataKey, nonce } = openHeader(head, this.masters);
+    const { dataKey, nonce } = openHeader(head, this.masters, customerKey);
     const span = chunkSpan(range.start, range.end);
     const decrypt = new DecryptStream(dataKey, nonce, {
       firstChunk: span.firstChunk,

@@ -11,10 +11,15 @@
  * | 0      | 8     | magic `GRNYENC` + format version `0x01`                                             |
  * | 8      | 8     | master key id (the first 8 bytes of SHA-256("granary master key id" ‖ key))          |
  * | 16     | 12    | base nonce (random per blob)                                                        |
- * | 28     | 12    | wrap nonce (random, fresh at every wrap: upload and each master-key rotation)       |
- * | 40     | 32    | data key, AES-256-GCM-encrypted by the master key (AAD: bytes 0–27)                 |
- * | 72     | 16    | its GCM tag                                                                         |
- * | 88     | …     | chunks: ciphertext of ≤ 64 KiB of plaintext followed by its 16-byte GCM tag          |
+ * | 28     | 1     | mode: 0 = the master key alone, 1 = also a customer key (SSE-C)                     |
+ * | 29     | 3     | zero                                                                                |
+ * | 32     | 12    | wrap nonce (random, fresh at every wrap: upload and each master-key rotation)       |
+ * | 44     | 12    | customer wrap nonce (mode 1; zero in mode 0)                                        |
+ * | 56     | 48    | AES-256-GCM under the master key (AAD: bytes 0–31) of the key payload: mode 0 the   |
+ * |        |       | data key ‖ 16 zero bytes; mode 1 the data key AES-256-GCM-encrypted (AAD: bytes     |
+ * |        |       | 16–31) under HMAC-SHA256(customer key, "granary sse-c") ‖ its tag                   |
+ * | 104    | 16    | its GCM tag                                                                         |
+ * | 120    | …     | chunks: ciphertext of ≤ 64 KiB of plaintext followed by its 16-byte GCM tag          |
  *
  * Every chunk but the last holds exactly CHUNK_BYTES of plaintext; the last holds 0…CHUNK_BYTES (empty content is
  * one empty final chunk: the header plus a tag). Chunk `i`'s nonce: the base nonce with its last 4 bytes XORed
@@ -24,7 +29,7 @@
  * The header is fixed-size so a master-key rotation rewrites it in place (new key id, wrap nonce, wrapped key)
  * without touching a byte of the data (`granary keys rotate-master`).
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 
 /** Plaintext bytes per chunk (64 KiB, as DARE's packages). */
@@ -34,15 +39,27 @@ export const TAG_BYTES = 16;
 /** Stored bytes of a full chunk. */
 export const SEALED_CHUNK_BYTES = CHUNK_BYTES + TAG_BYTES;
 /** Header bytes before the first chunk. */
-export const HEADER_BYTES = 88;
+export const HEADER_BYTES = 120;
 /** Magic + format version 1. */
 export const MAGIC = Buffer.from('GRNYENC\x01', 'latin1');
 
 const KEY_ID_AT = 8;
 const NONCE_AT = 16;
-const WRAP_NONCE_AT = 28;
-const WRAPPED_AT = 40;
-const WRAP_TAG_AT = 72;
+const MODE_AT = 28;
+const WRAP_NONCE_AT = 32;
+const CUSTOMER_NONCE_AT = 44;
+const WRAPPED_AT = 56;
+const WRAPPED_BYTES = 48;
+const WRAP_TAG_AT = 104;
+
+/** An SSE-C blob read without its customer key, or with another one (`code` 'ESSECKEY'): never corruption. */
+export class CustomerKeyMismatch extends Error {
+  readonly code = 'ESSECKEY';
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'CustomerKeyMismatch';
+  }
+}
 
 /**
  * Stored bytes fail their authentication (a flipped bit, a cut-off or reordered blob, a header that does not
@@ -75,26 +92,39 @@ export function hasMagic(bytes: Buffer): boolean {
   return bytes.length >= MAGIC.length && bytes.subarray(0, MAGIC.length).equals(MAGIC);
 }
 
-/** A fresh header for a new blob and its data key. */
-export function newHeader(master: MasterKey): { header: Buffer; dataKey: Buffer; nonce: Buffer } {
+/** The key wrapping an SSE-C blob's data key: HMAC-SHA256(customer key, "granary sse-c"). */
+function customerKek(customerKey: Buffer): Buffer {
+  return createHmac('sha256', customerKey).update('granary sse-c').digest();
+}
+
+/** A fresh header for a new blob and its data key; `customerKey` (32 bytes, SSE-C) makes it a mode-1 blob. */
+export function newHeader(master: MasterKey, customerKey?: Buffer): { header: Buffer; dataKey: Buffer; nonce: Buffer } {
   const dataKey = randomBytes(32);
   const nonce = randomBytes(12);
   const header = Buffer.alloc(HEADER_BYTES);
   MAGIC.copy(header, 0);
-  master.id.copy(header, KEY_ID_AT);
   nonce.copy(header, NONCE_AT);
-  wrapInto(header, master, dataKey);
+  let payload = Buffer.concat([dataKey, Buffer.alloc(16)]);
+  if (customerKey) {
+    header[MODE_AT] = 1;
+    const cn = randomBytes(12);
+    cn.copy(header, CUSTOMER_NONCE_AT);
+    const c = createCipheriv('aes-256-gcm', customerKek(customerKey), cn);
+    c.setAAD(header.subarray(NONCE_AT, WRAP_NONCE_AT));
+    payload = Buffer.concat([c.update(dataKey), c.final(), c.getAuthTag()]);
+  }
+  wrapInto(header, master, payload);
   return { header, dataKey, nonce };
 }
 
-/** Writes the wrap nonce, wrapped data key and tag of `header` for `master` (key id included). */
-function wrapInto(header: Buffer, master: MasterKey, dataKey: Buffer): void {
+/** Writes the key id, wrap nonce, wrapped payload (48 bytes) and tag of `header` for `master`. */
+function wrapInto(header: Buffer, master: MasterKey, payload: Buffer): void {
   master.id.copy(header, KEY_ID_AT);
   const wrapNonce = randomBytes(12);
   wrapNonce.copy(header, WRAP_NONCE_AT);
   const c = createCipheriv('aes-256-gcm', master.key, wrapNonce);
   c.setAAD(header.subarray(0, WRAP_NONCE_AT));
-  const wrapped = Buffer.concat([c.update(dataKey), c.final()]);
+  const wrapped = Buffer.concat([c.update(payload), c.final()]);
   wrapped.copy(header, WRAPPED_AT);
   c.getAuthTag().copy(header, WRAP_TAG_AT);
 }
@@ -104,13 +134,16 @@ export function headerKeyId(header: Buffer): Buffer {
   return header.subarray(KEY_ID_AT, KEY_ID_AT + 8);
 }
 
-/**
- * Opens a header: its data key and base nonce. `masters`: the keys that may have wrapped it (the current one; the
- * old one during a rotation). Throws CiphertextMismatch when no key of `masters` has its id or the wrap does not
- * authenticate.
- */
-export function openHeader(header: Buffer, masters: readonly MasterKey[]): { dataKey: Buffer; nonce: Buffer; master: MasterKey } {
+/** Whether a header is of an SSE-C blob (mode 1). */
+export function needsCustomerKey(header: Buffer): boolean {
+  return header[MODE_AT] === 1;
+}
+
+/** The key payload under the master key (48 bytes); throws CiphertextMismatch. */
+function unwrapPayload(header: Buffer, masters: readonly MasterKey[]): { payload: Buffer; master: MasterKey } {
   if (header.length < HEADER_BYTES || !hasMagic(header)) throw new CiphertextMismatch('the encrypted blob header is cut off or unknown');
+  const mode = header[MODE_AT];
+  if (mode !== 0 && mode !== 1) throw new CiphertextMismatch(`unknown encryption mode ${mode}`);
   const id = headerKeyId(header);
   const master = masters.find((m) => m.id.equals(id));
   if (!master) throw new CiphertextMismatch(`the blob is encrypted with master key ${id.toString('hex')}, which is not configured`);
@@ -118,21 +151,41 @@ export function openHeader(header: Buffer, masters: readonly MasterKey[]): { dat
   d.setAAD(header.subarray(0, WRAP_NONCE_AT));
   d.setAuthTag(header.subarray(WRAP_TAG_AT, WRAP_TAG_AT + TAG_BYTES));
   try {
-    const dataKey = Buffer.concat([d.update(header.subarray(WRAPPED_AT, WRAPPED_AT + 32)), d.final()]);
-    return { dataKey, nonce: Buffer.from(header.subarray(NONCE_AT, NONCE_AT + 12)), master };
+    return { payload: Buffer.concat([d.update(header.subarray(WRAPPED_AT, WRAPPED_AT + WRAPPED_BYTES)), d.final()]), master };
   } catch {
     throw new CiphertextMismatch('the data key of the encrypted blob does not authenticate');
   }
 }
 
 /**
- * The header re-wrapped for `to` (same data key and base nonce: the data is untouched). `from`: keys that may open
- * it now. Throws CiphertextMismatch as openHeader.
+ * Opens a header: its data key and base nonce. `masters`: the keys that may have wrapped it (the current one; the
+ * old one during a rotation); `customerKey`: the SSE-C key of a mode-1 blob. Throws CiphertextMismatch when no
+ * key of `masters` has its id or the wrap does not authenticate, CustomerKeyMismatch when a mode-1 blob is opened
+ * without its customer key or with another.
+ */
+export function openHeader(header: Buffer, masters: readonly MasterKey[], customerKey?: Buffer): { dataKey: Buffer; nonce: Buffer; master: MasterKey } {
+  const { payload, master } = unwrapPayload(header, masters);
+  const nonce = Buffer.from(header.subarray(NONCE_AT, NONCE_AT + 12));
+  if (!needsCustomerKey(header)) return { dataKey: payload.subarray(0, 32), nonce, master };
+  if (!customerKey) throw new CustomerKeyMismatch('the object is encrypted with a customer-provided key (SSE-C), which this request does not give');
+  const d = createDecipheriv('aes-256-gcm', customerKek(customerKey), header.subarray(CUSTOMER_NONCE_AT, CUSTOMER_NONCE_AT + 12));
+  d.setAAD(header.subarray(NONCE_AT, WRAP_NONCE_AT));
+  d.setAuthTag(payload.subarray(32, 48));
+  try {
+    return { dataKey: Buffer.concat([d.update(payload.subarray(0, 32)), d.final()]), nonce, master };
+  } catch {
+    throw new CustomerKeyMismatch('the customer-provided key (SSE-C) is not the one the object was stored with');
+  }
+}
+
+/**
+ * The header re-wrapped for `to`: the same key payload (data key, or its SSE-C wrap: no customer key needed) and
+ * base nonce; the data is untouched. `from`: keys that may open it now. Throws CiphertextMismatch as openHeader.
  */
 export function rewrapHeader(header: Buffer, from: readonly MasterKey[], to: MasterKey): Buffer {
-  const { dataKey } = openHeader(header, from);
+  const { payload } = unwrapPayload(header, from);
   const out = Buffer.from(header.subarray(0, HEADER_BYTES));
-  wrapInto(out, to, dataKey);
+  wrapInto(out, to, payload);
   return out;
 }
 
@@ -173,8 +226,8 @@ export function sealedSize(plainBytes: number): number {
 }
 
 /** Encrypts a whole small buffer (inline blobs). */
-export function sealBuffer(master: MasterKey, plain: Buffer): Buffer {
-  const { header, dataKey, nonce } = newHeader(master);
+export function sealBuffer(master: MasterKey, plain: Buffer, customerKey?: Buffer): Buffer {
+  const { header, dataKey, nonce } = newHeader(master, customerKey);
   const parts: Buffer[] = [header];
   const chunks = Math.max(1, Math.ceil(plain.length / CHUNK_BYTES));
   for (let i = 0; i < chunks; i++) {
@@ -184,8 +237,8 @@ export function sealBuffer(master: MasterKey, plain: Buffer): Buffer {
 }
 
 /** Decrypts a whole buffer written by sealBuffer or EncryptStream; throws CiphertextMismatch. */
-export function openBuffer(masters: readonly MasterKey[], stored: Buffer): Buffer {
-  const { dataKey, nonce } = openHeader(stored, masters);
+export function openBuffer(masters: readonly MasterKey[], stored: Buffer, customerKey?: Buffer): Buffer {
+  const { dataKey, nonce } = openHeader(stored, masters, customerKey);
   const out: Buffer[] = [];
   let at = HEADER_BYTES;
   for (let i = 0; ; i++) {
@@ -207,9 +260,9 @@ export class EncryptStream extends Transform {
   private readonly dataKey: Buffer;
   private readonly nonce: Buffer;
 
-  constructor(master: MasterKey) {
+  constructor(master: MasterKey, customerKey?: Buffer) {
     super();
-    const { header, dataKey, nonce } = newHeader(master);
+    const { header, dataKey, nonce } = newHeader(master, customerKey);
     this.dataKey = dataKey;
     this.nonce = nonce;
     this.push(header);

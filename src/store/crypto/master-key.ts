@@ -12,6 +12,12 @@ import { type MasterKey, masterKeyId } from './envelope.js';
 /** The metadata setting holding the id (16 hex) of the master key the deployment's blobs are encrypted with. */
 export const MASTER_KEY_SETTING = 'master_key_id';
 
+/**
+ * The metadata setting `<old id>><new id>` while a master-key rotation is under way (store/crypto/rotate.ts; '' or
+ * absent otherwise): a start is refused until it is finished.
+ */
+export const ROTATION_SETTING = 'master_key_rotation';
+
 /** A start refused over the master key (exit 1, the message names the file). */
 export class MasterKeyError extends Error {
   constructor(message: string) {
@@ -51,6 +57,13 @@ export async function readMasterKeyFile(path: string): Promise<MasterKey> {
  */
 export async function checkMasterKey(meta: Pick<MetaStore, 'getSetting' | 'claimSetting'>, master: MasterKey | undefined, file: string | undefined): Promise<void> {
   const recorded = await meta.getSetting(MASTER_KEY_SETTING);
+  const rotation = (await meta.getSetting(ROTATION_SETTING)) ?? '';
+  if (rotation !== '') {
+    throw new MasterKeyError(
+      `a master key rotation (${rotation.replace('>', ' → ')}) is unfinished: run \`granary keys rotate-master\` again with the same ` +
+        'old and new key files before starting; nothing was served',
+    );
+  }
   if (!master) {
     if (recorded !== undefined) {
       throw new MasterKeyError(
