@@ -269,26 +269,51 @@ export class EncryptStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    const out: Buffer[] = [];
+    this.absorb(chunk, out);
+    if (out.length > 0) this.push(out.length === 1 ? out[0] : Buffer.concat(out));
+    cb();
+  }
+
+  /** A batch of writes (objects/spill-stage.ts writes 256 KiB at a time) goes out as one buffer: one file write. */
+  override _writev(chunks: { chunk: Buffer }[], cb: (err?: Error | null) => void): void {
+    const out: Buffer[] = [];
+    for (const { chunk } of chunks) this.absorb(chunk, out);
+    if (out.length > 0) this.push(out.length === 1 ? out[0] : Buffer.concat(out));
+    cb();
+  }
+
+  override _flush(cb: TransformCallback): void {
+    const out: Buffer[] = [];
+    this.seal(true, this.acc.subarray(0, this.fill), out);
+    this.push(Buffer.concat(out));
+    cb();
+  }
+
+  /** Seals the complete chunks `chunk` adds into `out` (sealed parts, in order); the rest waits in `acc`. */
+  private absorb(chunk: Buffer, out: Buffer[]): void {
     let at = 0;
     while (at < chunk.length) {
       // A full chunk goes out only once more bytes follow: the last one is sealed as final in _flush.
-      if (this.fill === CHUNK_BYTES) this.emit_(false);
+      if (this.fill === CHUNK_BYTES) {
+        this.seal(false, this.acc, out);
+        this.fill = 0;
+      }
+      // Whole chunks straight from the input (more bytes after them), without a copy into `acc`.
+      if (this.fill === 0 && chunk.length - at > CHUNK_BYTES) {
+        this.seal(false, chunk.subarray(at, at + CHUNK_BYTES), out);
+        at += CHUNK_BYTES;
+        continue;
+      }
       const n = Math.min(CHUNK_BYTES - this.fill, chunk.length - at);
       chunk.copy(this.acc, this.fill, at, at + n);
       this.fill += n;
       at += n;
     }
-    cb();
   }
 
-  override _flush(cb: TransformCallback): void {
-    this.emit_(true);
-    cb();
-  }
-
-  private emit_(final: boolean): void {
-    this.push(Buffer.concat(sealChunk(this.dataKey, this.nonce, this.index++, final, this.acc.subarray(0, this.fill))));
-    this.fill = 0;
+  private seal(final: boolean, plain: Buffer, out: Buffer[]): void {
+    out.push(...sealChunk(this.dataKey, this.nonce, this.index++, final, plain));
   }
 }
 
