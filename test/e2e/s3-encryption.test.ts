@@ -89,6 +89,7 @@ describe('SSE-S3', () => {
     expect(created.ServerSideEncryption).toBe('AES256');
     const p1 = await s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: 's3-multi', UploadId: created.UploadId, PartNumber: 1, Body: body.subarray(0, 5 * MiB) }));
     const p2 = await s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: 's3-multi', UploadId: created.UploadId, PartNumber: 2, Body: body.subarray(5 * MiB) }));
+    expect(p1.ServerSideEncryption).toBe('AES256');
     const done = await s3.send(new CompleteMultipartUploadCommand({
       Bucket: BUCKET, Key: 's3-multi', UploadId: created.UploadId,
       MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag! }, { PartNumber: 2, ETag: p2.ETag! }] },
@@ -142,6 +143,7 @@ describe('SSE-C', () => {
     const body = content(5 * MiB + 4 * KiB);
     const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'c-multi', ...ssec(KEY_A) }));
     const p1 = await s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'c-multi', UploadId: created.UploadId, PartNumber: 1, Body: body.subarray(0, 5 * MiB), ...ssec(KEY_A) }));
+    expect(p1.SSECustomerKeyMD5).toBe(md5b64(KEY_A));
     expect(await codeOf(s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'c-multi', UploadId: created.UploadId, PartNumber: 2, Body: body.subarray(5 * MiB) })))).toBe('InvalidRequest');
     const p2 = await s3.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'c-multi', UploadId: created.UploadId, PartNumber: 2, Body: body.subarray(5 * MiB), ...ssec(KEY_A) }));
     await s3.send(new CompleteMultipartUploadCommand({

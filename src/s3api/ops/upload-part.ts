@@ -15,7 +15,8 @@
  * Errors: NoSuchUpload (404), InvalidArgument (part number), EntityTooLarge (a part over 1 GiB), NoSuchKey (source).
  */
 import { withCustomerKey } from '../../ports/customer-key.js';
-import { checkReadKey, readKey, SSE_META } from '../sse.js';
+import { checkReadKey, readKey, SSE_META, sseHeaders } from '../sse.js';
+import { createHash } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
@@ -36,9 +37,10 @@ import { el, isoTime, xmlDocument } from '../xml.js';
 import { parseCopySource } from './copy-object.js';
 import { conditionOutcome } from './get-object.js';
 
-/** What a stored part answers: its hex MD5 and its recorded checksum, if any. */
+/** What a stored part answers: its hex MD5, its recorded checksum, if any, and the upload's encryption headers. */
 interface StoredPart {
   md5: string;
+  encryption: Record<string, string>;
   checksum?: { algorithm: ChecksumAlgorithm; value: string };
 }
 
@@ -80,7 +82,8 @@ async function store(
   const customerKey = checkReadKey(settings.meta[SSE_META], readKey(req));
   try {
     const out = await withCustomerKey(customerKey, () => storePart(g, accessKey, { bucket, key }, uploadId, n, md5, body, declared, verify));
-    return { md5: out.md5, ...(recorded ? { checksum: recorded } : {}) };
+    const encryption = sseHeaders(settings.meta[SSE_META], customerKey ? createHash('md5').update(customerKey).digest('base64') : undefined);
+    return { md5: out.md5, encryption, ...(recorded ? { checksum: recorded } : {}) };
   } catch (err) {
     if (isKodoError(err) && err.kind === 'md5Mismatch') throw S3Errors.BadDigest();
     throw err;
@@ -91,7 +94,7 @@ export async function uploadPart(g: Granary, req: S3Request): Promise<S3Response
   const md5 = contentMd5Of(req);
   // The upload path computes the part's CRC-32 (bitrot checksums): a CRC-32 checksum is checked against it.
   const part = await store(g, req, req.body({ deferCrc32: true }), md5, req.contentLength, (crc32) => req.checksum(crc32));
-  const headers: Record<string, string> = { etag: `"${part.md5}"` };
+  const headers: Record<string, string> = { etag: `"${part.md5}"`, ...part.encryption };
   if (part.checksum) headers[`x-amz-checksum-${part.checksum.algorithm}`] = part.checksum.value;
   return { status: 200, headers };
 }
@@ -145,5 +148,5 @@ export async function uploadPartCopy(g: Granary, req: S3Request): Promise<S3Resp
   const part = await store(g, req, data, undefined, bytes, async () => (digest && want ? { algorithm: want, value: await digest.base64() } : undefined));
   let inner = el('ETag', `"${part.md5}"`) + el('LastModified', isoTime(g.clock.nowMs()));
   if (part.checksum) inner += el(checksumElement(part.checksum.algorithm), part.checksum.value);
-  return xmlResponse(xmlDocument('CopyPartResult', inner));
+  return xmlResponse(xmlDocument('CopyPartResult', inner), 200, part.encryption);
 }
