@@ -264,6 +264,11 @@ export interface Config {
    * are believed (default none: false; true = every peer; or a list of addresses/CIDR blocks). src/trust-proxy.ts.
    */
   trustProxy: TrustProxy;
+  /**
+   * GRANARY_MASTER_KEY_FILE: path of the master key of encryption at rest (store/crypto/master-key.ts); unset:
+   * blobs are stored unencrypted.
+   */
+  masterKeyFile?: string;
   /** GRANARY_METRICS_TOKEN: when set, `GET /metrics` requires `Authorization: Bearer <token>` (else 401). */
   metricsToken?: string;
   /** GRANARY_LOG_FORMAT: `pretty` (pino-pretty, one line per event), `json`, or `auto` (default: pretty when stdout is a TTY, else json). */

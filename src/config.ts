@@ -118,6 +118,12 @@ function textVar(env: Env, name: string): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
 
+/** `{ [field]: value }` when the text setting is set, else `{}` (optional Config fields). */
+function optionalText<F extends string>(env: Env, name: string, field: F): Partial<Record<F, string>> {
+  const v = textVar(env, name);
+  return v === undefined ? {} : ({ [field]: v } as Record<F, string>);
+}
+
 /** A string setting with the table's default when unset. */
 function textOrDefault(env: Env, name: string): string {
   const fallback = textSetting(name).default;
@@ -198,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     consoleHost: textVar(env, 'GRANARY_CONSOLE_HOST') ?? '127.0.0.1',
     s3Host: textVar(env, 'GRANARY_S3_HOST') ?? textOrDefault(env, 'GRANARY_HOST'),
     trustProxy: parseTrustProxy(env.GRANARY_TRUST_PROXY),
+    ...optionalText(env, 'GRANARY_MASTER_KEY_FILE', 'masterKeyFile'),
     logFormat: logFormatVar(env),
   };
   const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT');

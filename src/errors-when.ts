@@ -124,6 +124,7 @@ export const ERROR_WHEN: Readonly<Record<ErrorKind, string>> = {
   consoleCookieConflict: 'A web console request carries more than one session cookie.',
   consoleSignInThrottled: 'Too many failed web console sign-ins for one AccessKey from one address.',
   objectArchived: 'A download of an object in archive storage that has not been restored (`restoreAr`).',
+  objectCustomerKey: 'A download or processing command (fop) of an object stored through S3 with a customer-provided key (SSE-C): only an S3 request giving that key reads it (docs/reference/encryption.md).',
   objectCorrupt: 'An object\'s stored bytes no longer match their checksums, or its blob is missing (found while reading, or earlier by the scrubber).',
   storageFull: 'The data disk (or the S3 store) is full, or its free space is under `GRANARY_MIN_FREE_BYTES`; uploads are refused.',
   storageReadOnly: 'The data directory\'s file system (or the SQLite database) is read-only.',

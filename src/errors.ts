@@ -162,6 +162,7 @@ const CATALOGUE = {
   consoleSignInThrottled: [573, 'too many failed sign-ins for this AccessKey: wait a minute and try again'],
   // Storage failures (the 599 family): the message names the problem, never a server path (the log has it).
   objectArchived: [403, 'the object is in archive storage: restore it with restoreAr before reading it'],
+  objectCustomerKey: [403, 'the object is encrypted with a customer-provided key (S3 SSE-C): only an S3 request giving that key reads it; processing commands cannot'],
   objectCorrupt: [599, 'the stored bytes of this object are corrupt (checksum mismatch); re-upload it'],
   storageFull: [599, 'storage full: no space left on the data disk'],
   storageReadOnly: [599, 'storage is read-only'],

@@ -1,6 +1,9 @@
-/** `keys show|create|list|delete`: the root key pair and account key pairs. */
+/** `keys show|create|list|delete|rotate-master`: the root key pair, account key pairs, the master key of encryption at rest. */
 import type { Command } from 'commander';
-import { offline, withDataDir, type Opts } from './context.js';
+import { configFrom, offline, requireDataDir, withDataDir, type Opts } from './context.js';
+import { readMasterKeyFile } from '../store/crypto/master-key.js';
+import { rotateMasterKey } from '../store/crypto/rotate.js';
+import { openStores } from '../store/open.js';
 
 /** Adds `keys …`. */
 export function addKeyCommands(program: Command): void {
@@ -27,6 +30,30 @@ export function addKeyCommands(program: Command): void {
         process.stdout.write(`deleted key ${ak}\n`);
       }),
   );
+  withDataDir(
+    keys
+      .command('rotate-master')
+      .description('re-wrap every encrypted blob\'s data key with a new master key (no data rewritten; resumable; server stopped): docs/reference/encryption.md')
+      .requiredOption('--old-key-file <path>', 'the master key the objects are encrypted with now')
+      .requiredOption('--new-key-file <path>', 'the new master key (32 random bytes, hex or base64)'),
+  ).action(async (opts: Opts) => {
+    const config = configFrom(opts);
+    await requireDataDir(config);
+    const from = await readMasterKeyFile(opts.oldKeyFile!);
+    const to = await readMasterKeyFile(opts.newKeyFile!);
+    // Opened without the key check (the rotation checks both keys itself) and without the encrypting wrapper.
+    const { meta, blobs } = await openStores({ ...config, masterKeyFile: undefined }, undefined, { keyCheck: false });
+    try {
+      const r = await rotateMasterKey(meta, blobs, from, to);
+      process.stdout.write(
+        `re-wrapped ${r.files} blob files and ${r.inline} inline blobs (${r.alreadyNew} already under the new key, ${r.unencrypted} not encrypted)\n` +
+          `now set GRANARY_MASTER_KEY_FILE=${to.source} and keep the old key file until backups made with it have expired\n`,
+      );
+    } finally {
+      await meta.close();
+      await blobs.close?.();
+    }
+  });
   withDataDir(keys.command('show').description('print the root AccessKey and SecretKey')).action(
     (opts: Opts) =>
       offline(opts, async (g) => {

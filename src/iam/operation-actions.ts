@@ -64,6 +64,8 @@ export const S3_ACTIONS: Readonly<Record<string, string>> = {
   's3:PutBucketVersioning': 'kodo/BucketSettings',
   's3:GetBucketOwnershipControls': 'kodo/BucketSettings',
   's3:PutBucketOwnershipControls': 'kodo/BucketSettings',
+  's3:GetEncryptionConfiguration': 'kodo/BucketSettings',
+  's3:PutEncryptionConfiguration': 'kodo/BucketSettings',
   's3:PutObjectAcl': 'kodo/Chgm',
 };
 

@@ -13,6 +13,7 @@
  * transaction, consuming its resumable session there (objects/resumable/assemble.ts): nothing is copied.
  */
 import { ACCOUNT, authorizeBucket } from '../auth/authorize.js';
+import { withDefaultEncryption } from '../buckets/encryption.js';
 import { quotaExceeded } from '../buckets/quota.js';
 import type { Granary } from '../context.js';
 import { Errors } from '../errors.js';
@@ -127,7 +128,7 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
       putTime: BigInt(nowMs) * 10000n,
       type: policy.fileType,
       status: 0,
-      meta: req.meta,
+      meta: withDefaultEncryption(bucket.settings, req.meta),
     };
     if (policy.endUser !== undefined) record.endUser = policy.endUser;
     if (req.parts !== undefined) record.parts = req.parts;
@@ -145,7 +146,7 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
       nowSec: nowSeconds(g.clock),
       sums: digests.sums,
       events,
-      ...(body.staged.inline ? { inline: body.staged.inline } : {}),
+      ...(body.staged.inline ? { inline: g.blobs.sealInline?.(body.staged.inline) ?? body.staged.inline } : {}),
       ...(body.manifest ? { manifest: { id: sealedId, pieces: body.manifest.pieces, claim: body.manifest.claim } } : {}),
       ...(req.precondition ? { precondition: req.precondition } : {}),
     });

@@ -3,6 +3,7 @@
  * The result is handed to `putObject`, the one commit path of every upload kind (form, chunks and parts, fetch,
  * saveas and job outputs all come through here).
  */
+import { bindCustomerKey } from '../ports/customer-key.js';
 import type { Readable } from 'node:stream';
 import { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
@@ -65,7 +66,10 @@ export interface ReceiveLimits {
  */
 export async function receiveBody(g: Pick<Granary, 'blobs' | 'space'>, source: Readable, limits: ReceiveLimits): Promise<ReceivedBody> {
   // Always through the spilling stage: it writes in 256 KiB batches (spill-stage.ts), inline or not.
-  const staged = new SpillingStage(() => g.blobs.stage(), limits.inlineMax ?? 0);
+  // The file is opened once the content outgrows the inline size, from a stream callback: with this call's SSE-C key
+  // (ports/customer-key.ts), not whatever context the source's events carry.
+  const inScope = bindCustomerKey();
+  const staged = new SpillingStage(() => inScope(() => g.blobs.stage()), limits.inlineMax ?? 0);
   // The reserve is checked as the pipeline starts, so a refusal fails the pipeline like any other error: the
   // source is destroyed the way pipeline() does it (a server request keeps its socket for the answer).
   const digesting = new DigestingStream(limits.maxBytes, () => g.space.require(limits.expectedBytes ?? 0), limits.digests);

@@ -12,6 +12,7 @@
  *   recorded (upgrade in place). Range reads of legacy blobs are served unverified until the scrubber or a whole
  *   read upgraded them.
  */
+import { bindCustomerKey } from '../ports/customer-key.js';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { Readable, Transform, Writable, type TransformCallback } from 'node:stream';
@@ -49,8 +50,12 @@ export async function markCorrupt(g: Pick<Granary, 'meta' | 'log'>, target: Corr
  */
 export function readFailure(g: Pick<Granary, 'meta' | 'log'>, target: CorruptTarget, err: unknown): Error {
   if (isKodoError(err)) return err;
-  if (err instanceof ChecksumMismatch || (err as { code?: string } | null)?.code === 'ENOENT') {
-    const detail = err instanceof ChecksumMismatch ? err.message : 'the blob file is missing';
+  const code = (err as { code?: string } | null)?.code;
+  // ESSECKEY: an SSE-C blob read without its customer key (store/crypto/envelope.ts): refused, not corrupt.
+  if (code === 'ESSECKEY') return Errors.objectCustomerKey();
+  // EINTEGRITY: encrypted bytes that do not authenticate (store/crypto/envelope.ts CiphertextMismatch).
+  if (err instanceof ChecksumMismatch || code === 'ENOENT' || code === 'EINTEGRITY') {
+    const detail = err instanceof ChecksumMismatch || code === 'EINTEGRITY' ? (err as Error).message : 'the blob file is missing';
     void markCorrupt(g, target, detail);
     return Errors.objectCorrupt(detail);
   }
@@ -97,9 +102,22 @@ export function readObject(g: Granary, rec: ObjectRecord, range?: ByteRange): Re
  * The bytes of blob `blobId` (or of `range`): `inline`, the bytes of an inline blob the entry read carried
  * (ObjectRecord.inline), when given, else a read of the BlobStore.
  */
-function blobRead(g: Granary, blobId: string, range: ByteRange | undefined, inline: Buffer | undefined): Readable {
-  if (!inline) return g.blobs.read(blobId, range);
+function blobRead(g: Granary, blobId: string, range: ByteRange | undefined, stored: Buffer | undefined): Readable {
+  if (!stored) return g.blobs.read(blobId, range);
+  let inline: Buffer;
+  try {
+    inline = openInline(g, stored);
+  } catch (err) {
+    const failed = new Readable({ read: () => undefined });
+    process.nextTick(() => failed.destroy(err as Error));
+    return failed;
+  }
   return Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline], { objectMode: false });
+}
+
+/** The plaintext of inline bytes as stored (decrypted under encryption at rest; throws an EINTEGRITY error). */
+function openInline(g: Pick<Granary, 'blobs'>, stored: Buffer): Buffer {
+  return g.blobs.openInline ? g.blobs.openInline(stored) : stored;
 }
 
 /**
@@ -171,7 +189,7 @@ export async function readObjectSmall(g: Granary, rec: ObjectRecord): Promise<Bu
   checkNotCorrupt(rec);
   let bytes: Buffer;
   try {
-    bytes = rec.inline ?? (await g.blobs.readSmall(rec.blobId, rec.fsize));
+    bytes = rec.inline ? openInline(g, rec.inline) : await g.blobs.readSmall(rec.blobId, rec.fsize);
   } catch (err) {
     throw readFailure(g, targetOf(rec), err);
   }
@@ -312,6 +330,8 @@ export function piecesInRange(sizes: readonly number[], range?: ByteRange): Piec
 /** The pieces' bytes (or those of `range` of the whole), in order, each verified; `entry` names the reports. */
 function readPieceSlices(g: Granary, pieces: readonly StoredPiece[], range: ByteRange | undefined, entry: { bucket?: string; key?: string }): Readable {
   const slices = piecesInRange(pieces.map((p) => p.size), range);
+  // Pieces are opened as the answer drains, outside this call's async context: with this call's SSE-C key.
+  const inScope = bindCustomerKey();
   async function* bytes(): AsyncGenerator<Buffer> {
     for (const slice of slices) {
       const piece = pieces[slice.index] as StoredPiece;
@@ -319,7 +339,7 @@ function readPieceSlices(g: Granary, pieces: readonly StoredPiece[], range: Byte
       const whole = slice.start === 0 && slice.end === piece.size - 1;
       const sliceRange = whole ? undefined : { start: slice.start, end: slice.end };
       // verifiedStream fails with the catalogue error itself; a raw read of a legacy piece is mapped here.
-      const stream = piece.sums ? verifiedStream(g, target, piece.size, piece.sums, sliceRange) : g.blobs.read(piece.blobId, sliceRange);
+      const stream = inScope(() => (piece.sums ? verifiedStream(g, target, piece.size, piece.sums, sliceRange) : g.blobs.read(piece.blobId, sliceRange)));
       try {
         for await (const chunk of stream) yield chunk as Buffer;
       } catch (err) {

@@ -67,6 +67,22 @@ export interface BlobStore {
    * Read-only. Fails with ENOENT when the blob is missing.
    */
   localFile(blobId: string): Promise<{ path: string; release(): Promise<void> }>;
+  /**
+   * Encryption at rest (store/crypto/encrypting-blob-store.ts): the bytes to store for inline content `plain`
+   * (MetaStore.commitPut `inline`). Absent: inline content is stored as it is.
+   */
+  sealInline?(plain: Buffer): Buffer;
+  /**
+   * The plaintext of inline bytes as stored (ObjectRecord.inline); throws an error with `code` 'EINTEGRITY' when
+   * they do not authenticate. Absent: stored bytes are the plaintext.
+   */
+  openInline?(stored: Buffer): Buffer;
+  /**
+   * Overwrites the first `head.length` bytes of a stored blob in place and makes them durable (the master-key
+   * rotation re-wrapping an encrypted blob's fixed-size header; store/crypto/rotate.ts). Absent where stored bytes
+   * cannot be changed in place (an S3 bucket). Fails with ENOENT when the blob is missing.
+   */
+  rewriteHead?(blobId: string, head: Buffer): Promise<void>;
   /** Deletes a blob; a missing blob is not an error. */
   remove(blobId: string): Promise<void>;
   /** Lists every blob id with its modification time in ms (the orphan report and `granary gc`). */

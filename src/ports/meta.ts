@@ -100,6 +100,11 @@ export interface BucketSettings {
   noIndexPage?: boolean;
   /** `PUT /buckets/<bucket>?remark`: the bucket's remark (bucketInfo `remark`; absent = ''; buckets/bucket-notes.ts). */
   remark?: string;
+  /**
+   * S3 PutBucketEncryption: the default encryption of new objects, 'AES256' (SSE-S3; absent = none;
+   * buckets/encryption.ts). Applies to uploads through the Kodo API too.
+   */
+  encryption?: 'AES256';
   /** `bucketTagging`: the bucket's tags in the order set (absent = none; buckets/tagging.ts). */
   tags?: BucketTag[];
   /**
@@ -606,6 +611,16 @@ export interface MetaStore {
   // ---- blobs ----
   /** The bytes of an inline blob (store/inline-blob-store.ts), undefined when there is no such blob. */
   inlineBlob(blobId: string): Promise<Buffer | undefined>;
+  /**
+   * Ids of inline blobs after `after` ('' from the start), in id order, at most `limit` (the master-key rotation,
+   * cli/rotate-master.ts).
+   */
+  listInlineBlobIds(after: string, limit: number): Promise<string[]>;
+  /**
+   * Replaces the stored bytes of an inline blob (the master-key rotation re-wrapping an encrypted blob's header: the
+   * plaintext is unchanged, so its checksums stay true). A missing blob is not an error.
+   */
+  replaceInlineBlob(blobId: string, data: Buffer): Promise<void>;
   /** Whether any entry references the blob (the orphan report and `granary gc`). */
   blobReferenced(blobId: string): Promise<boolean>;
   /**

@@ -11,6 +11,7 @@
  * clear answer; a method no row of the shape serves is MethodNotAllowed (405). `OPTIONS` (CORS preflights, cors.ts)
  * ignores sub-resources: a preflight carries the query of the request it asks about.
  */
+import { deleteBucketEncryption, getBucketEncryption, putBucketEncryption } from './ops/bucket-encryption.js';
 import { S3Errors } from './errors.js';
 import type { S3Operation } from './types.js';
 import { copyObject } from './ops/copy-object.js';
@@ -138,6 +139,9 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'bucket', query: 'lifecycle', operation: 'GetBucketLifecycleConfiguration', auth: 'signed', iam: 's3:GetLifecycleConfiguration', handler: getBucketLifecycle },
   { method: 'PUT', shape: 'bucket', query: 'lifecycle', operation: 'PutBucketLifecycleConfiguration', auth: 'signed', iam: 's3:PutLifecycleConfiguration', handler: putBucketLifecycle },
   { method: 'DELETE', shape: 'bucket', query: 'lifecycle', operation: 'DeleteBucketLifecycle', auth: 'signed', iam: 's3:PutLifecycleConfiguration', handler: deleteBucketLifecycle },
+  { method: 'GET', shape: 'bucket', query: 'encryption', operation: 'GetBucketEncryption', auth: 'signed', iam: 's3:GetEncryptionConfiguration', handler: getBucketEncryption },
+  { method: 'PUT', shape: 'bucket', query: 'encryption', operation: 'PutBucketEncryption', auth: 'signed', iam: 's3:PutEncryptionConfiguration', handler: putBucketEncryption },
+  { method: 'DELETE', shape: 'bucket', query: 'encryption', operation: 'DeleteBucketEncryption', auth: 'signed', iam: 's3:PutEncryptionConfiguration', handler: deleteBucketEncryption },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', iam: 's3:GetBucketVersioning', handler: getBucketVersioning },
   { method: 'PUT', shape: 'bucket', query: 'versioning', operation: 'PutBucketVersioning', auth: 'signed', iam: 's3:PutBucketVersioning', handler: putBucketVersioning },
   // CORS preflights (cors.ts).

@@ -68,6 +68,12 @@ export class InlineAwareBlobStore implements BlobStore {
     return { path, release: () => rm(dir, { recursive: true, force: true }) };
   }
 
+  /** File blobs only: inline bytes are rewritten through MetaStore.replaceInlineBlob. */
+  get rewriteHead(): ((blobId: string, head: Buffer) => Promise<void>) | undefined {
+    const files = this.files;
+    return files.rewriteHead ? (blobId, head) => files.rewriteHead!(blobId, head) : undefined;
+  }
+
   /** Inline rows are deleted by the transaction that drops their last reference: nothing to do here. */
   async remove(blobId: string): Promise<void> {
     if (!isInlineBlobId(blobId)) await this.files.remove(blobId);

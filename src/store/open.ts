@@ -20,6 +20,9 @@ import type { BlobStore } from '../ports/blob.js';
 import type { MetaStore } from '../ports/meta.js';
 import { parseOwner, type ProcessIdentity } from '../workers/identity.js';
 import { FsBlobStore } from './fs/fs-blob-store.js';
+import { EncryptingBlobStore } from './crypto/encrypting-blob-store.js';
+import type { MasterKey } from './crypto/envelope.js';
+import { checkMasterKey, readMasterKeyFile } from './crypto/master-key.js';
 import { InlineAwareBlobStore } from './inline-blob-store.js';
 import { SqliteMetaStore } from './sqlite/sqlite-meta-store.js';
 
@@ -30,7 +33,7 @@ export interface Stores {
 }
 
 /** What the factory reads from the configuration. */
-export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'> & Partial<Pick<Config, 'readCacheBytes'>>;
+export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'> & Partial<Pick<Config, 'readCacheBytes' | 'masterKeyFile'>>;
 
 /**
  * Opens the configured stores. `identity` is the serving process's (workers/identity.ts): its owner is recorded on
@@ -38,9 +41,12 @@ export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPoo
  * checkpoints in a worker thread). Without it (offline commands, the worker primary) the owner is random and never
  * claims work, and nothing runs in the background. Creates the data dir. Throws when the database cannot be
  * reached or migrated (PostgreSQL: the pg error; SQLite: an Error naming meta.db and SQLite's reason, e.g. `file is
- * not a database`).
+ * not a database`). With GRANARY_MASTER_KEY_FILE the blobs go through store/crypto/encrypting-blob-store.ts; a key
+ * file that cannot be read, or a missing or different key while the deployment's objects are encrypted, throws
+ * MasterKeyError naming the file (store/crypto/master-key.ts), before anything is served (`keyCheck: false`: the
+ * master-key rotation, which checks the keys itself).
  */
-export async function openStores(config: StoreConfig, identity?: ProcessIdentity): Promise<Stores> {
+export async function openStores(config: StoreConfig, identity?: ProcessIdentity, opts: { keyCheck?: boolean } = {}): Promise<Stores> {
   const { dataDir } = config;
   await mkdir(dataDir, { recursive: true });
   const meta = await openMeta(config, identity);
@@ -58,7 +64,16 @@ export async function openStores(config: StoreConfig, identity?: ProcessIdentity
     const options = { cacheDir: join(dataDir, 'blob-cache', slotDir), cacheBytes, partBytes, staleUploadMs: staleUploadHours * 3_600_000, timeouts };
     return new S3BlobStore(location, options);
   };
-  return { meta, blobs: new InlineAwareBlobStore(await files(), meta) };
+  let master: MasterKey | undefined;
+  try {
+    master = config.masterKeyFile === undefined ? undefined : await readMasterKeyFile(config.masterKeyFile);
+    if (opts.keyCheck !== false) await checkMasterKey(meta, master, config.masterKeyFile);
+  } catch (err) {
+    await meta.close();
+    throw err;
+  }
+  const stored = new InlineAwareBlobStore(await files(), meta);
+  return { meta, blobs: master ? new EncryptingBlobStore(stored, master) : stored };
 }
 
 async function openMeta(config: StoreConfig, identity: ProcessIdentity | undefined): Promise<MetaStore> {

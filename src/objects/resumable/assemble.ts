@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { urlsafeB64Encode } from '../../auth/base64.js';
 import type { Granary } from '../../context.js';
+import { isKodoError } from '../../errors.js';
 import { newManifestId, type StoredPiece } from '../../ports/manifest.js';
 import type { SessionClaim } from '../../ports/meta.js';
 import { HEAD_BYTES } from '../etag.js';
@@ -64,7 +65,12 @@ export async function assembledBody(
   a: { pieces: StoredPiece[]; etag: string; claim: SessionClaim; lost: (reason: 'gone' | 'replaced') => Error },
 ): Promise<PutBody> {
   const size = a.pieces.reduce((n, p) => n + p.size, 0);
-  const head = await readPiecesHead(g, a.pieces, Math.min(size, HEAD_BYTES));
+  // Pieces sealed with an SSE-C key the request does not give cannot be sniffed: no head (the type is the client's
+  // or application/octet-stream).
+  const head = await readPiecesHead(g, a.pieces, Math.min(size, HEAD_BYTES)).catch((err: unknown) => {
+    if (isKodoError(err, 'objectCustomerKey')) return Buffer.alloc(0);
+    throw err;
+  });
   let id: string | undefined;
   return {
     staged: { seal: async () => (id ??= newManifestId()), discard: async () => undefined },

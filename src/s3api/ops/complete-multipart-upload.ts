@@ -50,6 +50,8 @@ import {
 } from '../object-checksum.js';
 import { etagOf } from '../object-headers.js';
 import { writtenVersionHeader } from '../versions.js';
+import { checkReadKey, readKey, SSE_META, sseHeaders } from '../sse.js';
+import { withCustomerKey } from '../../ports/customer-key.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, parseXml, readXmlBody, textOf, xmlEscape, xmlDocument, type XmlNode } from '../xml.js';
 import { checkEarly, writePrecondition } from '../write-conditions.js';
@@ -127,12 +129,12 @@ function checkRequestChecksum(req: S3Request, sum: ObjectChecksum | undefined): 
 }
 
 /** The answer of a completed upload. */
-function answer(req: S3Request, bucket: string, key: string, etag: string, sum: ObjectChecksum | undefined, rec: { versionId?: string }): S3Response {
+function answer(req: S3Request, bucket: string, key: string, etag: string, sum: ObjectChecksum | undefined, rec: { versionId?: string }, sse: string | undefined): S3Response {
   const host = req.headers.host ?? 'localhost';
   const location = `http://${host}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`;
   let inner = el('Location', location) + el('Bucket', bucket) + el('Key', key) + `<ETag>${xmlEscape(etag)}</ETag>`;
   if (sum) inner += el(checksumElement(sum.algorithm), sum.value) + el('ChecksumType', sum.type);
-  return xmlResponse(xmlDocument('CompleteMultipartUploadResult', inner), 200, writtenVersionHeader(rec));
+  return xmlResponse(xmlDocument('CompleteMultipartUploadResult', inner), 200, { ...writtenVersionHeader(rec), ...sseHeaders(sse) });
 }
 
 /**
@@ -152,7 +154,7 @@ async function repeated(g: Granary, req: S3Request, bucket: string, key: string,
   }
   const etag = etagOf(rec);
   if (etag !== `"${multipartEtag(list.map((p) => p.etag))}"`) return undefined;
-  return answer(req, bucket, key, etag, checksumOfEntry(rec), rec);
+  return answer(req, bucket, key, etag, checksumOfEntry(rec), rec, rec.meta[SSE_META]);
 }
 
 export async function completeMultipartUpload(g: Granary, req: S3Request): Promise<S3Response> {
@@ -196,8 +198,14 @@ export async function completeMultipartUpload(g: Granary, req: S3Request): Promi
   if (sum && chosen.length <= MAX_PART_CHECKSUMS) {
     meta[PART_CHECKSUMS_META] = chosen.map((p) => partChecksum(p, sum.algorithm)).join(',');
   }
-  const policy = s3PutPolicy(g, bucket, key, { insertOnly: false, fileType: settings.fileType, trustMime: !!settings.mime });
-  const result = await completeUpload(
+  // SSE-C: the parts open only with the key (given on Complete, as AWS allows, it is checked and used to sniff the
+  // MIME type; not given, the type is application/octet-stream unless CreateMultipartUpload set one).
+  const sseC = settings.meta[SSE_META]?.startsWith('C:') === true;
+  const given = readKey(req);
+  const customerKey = sseC && given.kind === 'C' ? checkReadKey(settings.meta[SSE_META], given) : undefined;
+  const mime = settings.mime ?? (sseC && !customerKey ? 'application/octet-stream' : undefined);
+  const policy = s3PutPolicy(g, bucket, key, { insertOnly: false, fileType: settings.fileType, trustMime: !!mime });
+  const result = await withCustomerKey(customerKey, () => completeUpload(
     g,
     { bucket, key },
     uploadId,
@@ -206,13 +214,13 @@ export async function completeMultipartUpload(g: Granary, req: S3Request): Promi
       policy,
       accessKey,
       clientKey: key,
-      ...(settings.mime ? { clientMime: settings.mime } : {}),
+      ...(mime ? { clientMime: mime } : {}),
       custom: {},
       meta,
       reqId: req.reqId,
       ...(precondition ? { precondition } : {}),
     },
-  );
+  ));
   g.metrics?.upload('s3', result.record.fsize);
-  return answer(req, bucket, key, `"${etag}"`, sum, result.record);
+  return answer(req, bucket, key, `"${etag}"`, sum, result.record, result.record.meta[SSE_META]);
 }

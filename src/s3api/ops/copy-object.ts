@@ -35,6 +35,12 @@ import { el, isoTime, xmlDocument } from '../xml.js';
 import { checkedVersionId, writtenVersionHeader } from '../versions.js';
 import { uploadAclMeta } from './bucket-acl.js';
 import { conditionOutcome } from './get-object.js';
+import { s3PutPolicy } from './put-object.js';
+import { putObject as commitPut } from '../../objects/put-object.js';
+import { receiveBody } from '../../objects/receive.js';
+import { readObject } from '../../objects/verified-read.js';
+import { withCustomerKey } from '../../ports/customer-key.js';
+import { checkReadKey, keyMd5Of, readKey, SSE_META, sseHeaders, sseMetaValue, type SseRequest, writeSse } from '../sse.js';
 
 /**
  * The source `{bucket, key, versionId?}` of an `x-amz-copy-source` value; InvalidArgument when malformed (a
@@ -80,11 +86,22 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   const type = classHeader === undefined ? undefined : typeOfStorageClass(classHeader);
   // A version copied onto its own key is a restore, not a copy onto itself.
   const same = from.bucket === to.bucket && from.key === to.key && from.versionId === undefined;
-  if (same && directive === 'COPY' && type === undefined) {
-    throw S3Errors.InvalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.');
-  }
+  // Encryption (s3api/sse.ts): the source's SSE-C key, the destination's request or the bucket's default.
+  const sourceKey = checkReadKey(source.meta[SSE_META], readKey(req, true));
+  const sse = writeSse(g, req);
+  const destSse = sseMetaValue(sse) ?? target.settings.encryption;
   // The copy's ACL is the request's (x-amz-acl / x-amz-grant-*) or none of its own: an ACL is not copied (S3).
   const acl = uploadAclMeta(g, req, target, accessKey) ?? '';
+  if (sourceKey || sse.kind === 'C' || (destSse !== undefined && source.meta[SSE_META] !== 'AES256')) {
+    // A customer key on either side: the bytes are read with the source's key and sealed anew with the
+    // destination's (re-encrypted, never shared). An encrypted copy of a source not known to be encrypted (stored
+    // before encryption was turned on, perhaps) is written anew too: nothing is recorded as encrypted that is not.
+    const rec = await rewriteCopy(g, req, { source, sourceKey, to, directive, type, sse, destSse, accessKey, acl });
+    return copyAnswer(rec, sse, copyVersionHeaders(from, source, rec));
+  }
+  if (same && directive === 'COPY' && type === undefined && sse.kind === 'none') {
+    throw S3Errors.InvalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.');
+  }
   const made = same ? {} : await copyEntry(g, from, to, true, { accessKey, reqId: req.reqId });
   if (acl !== '' || source.meta[ACL_META] !== undefined) await changeMeta(g, to, { meta: { [ACL_META]: acl } });
   if (directive === 'REPLACE') {
@@ -92,11 +109,20 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
     await changeMeta(g, to, { ...(mimeType ? { mimeType } : {}), meta: replacement(source, metaFromHeaders(req.headers)) });
   }
   if (type !== undefined) await changeType(g, to, type);
-  const copied = await g.meta.getObject(to.bucket, to.key);
-  const rec = copied ?? source;
+  let copied = await g.meta.getObject(to.bucket, to.key);
+  if (copied && (copied.meta[SSE_META] ?? '') !== (destSse ?? '')) {
+    // The bytes are sealed with the master key either way: only what the copy is recorded as changes.
+    await changeMeta(g, to, { meta: { [SSE_META]: destSse ?? '' } });
+    copied = await g.meta.getObject(to.bucket, to.key);
+  }
+  return copyAnswer(copied ?? source, sse, copyVersionHeaders(from, source, made));
+}
+
+/** `x-amz-version-id` of the copy (a versioned target) and `x-amz-copy-source-version-id` of a versioned source. */
+function copyVersionHeaders(from: { versionId?: string }, source: ObjectRecord, made: { versionId?: string }): Record<string, string> {
   const headers: Record<string, string> = { ...writtenVersionHeader(made) };
   if (from.versionId !== undefined || source.versionId !== undefined) headers['x-amz-copy-source-version-id'] = wireVersionId(source);
-  return xmlResponse(xmlDocument('CopyObjectResult', `${el('LastModified', isoTime(modifiedMs(rec)))}${el('ETag', etagOf(rec))}`), 200, headers);
+  return headers;
 }
 
 /**
@@ -119,4 +145,59 @@ async function sourceOf(g: Granary, from: { bucket: string; key: string; version
   } catch (err) {
     throw isKodoError(err, 'notFound') ? S3Errors.NoSuchVersion() : err;
   }
+}
+
+/** CopyObject's answer: the result XML, the version headers and the destination's encryption headers. */
+function copyAnswer(rec: ObjectRecord, sse: SseRequest, versionHeaders: Record<string, string>): S3Response {
+  return xmlResponse(
+    xmlDocument('CopyObjectResult', `${el('LastModified', isoTime(modifiedMs(rec)))}${el('ETag', etagOf(rec))}`),
+    200,
+    { ...versionHeaders, ...sseHeaders(rec.meta[SSE_META], keyMd5Of(sse)) },
+  );
+}
+
+/** Reserved metadata that describes stored bytes, not the object: dropped when the bytes are written anew. */
+const BYTES_META = ['@s3-etag', '@s3-upload', '@s3-checksum', '@s3-part-checksums', SSE_META];
+
+/**
+ * A copy whose bytes are re-encrypted (SSE-C source or destination): the source read with its key, written as a
+ * new upload sealed with the destination's (objects/receive.ts, objects/put-object.ts: quotas, events and
+ * checksums as for any upload). Metadata: the source's (COPY) or the request's (REPLACE), its reserved names kept.
+ */
+async function rewriteCopy(
+  g: Granary,
+  req: S3Request,
+  c: {
+    source: ObjectRecord;
+    sourceKey: Buffer | undefined;
+    to: { bucket: string; key: string };
+    directive: string;
+    type: number | undefined;
+    sse: SseRequest;
+    destSse: string | undefined;
+    accessKey: string;
+    /** The copy's own ACL (`ACL_META` value), '' for none: the source's is not copied. */
+    acl: string;
+  },
+): Promise<ObjectRecord> {
+  const { source, to } = c;
+  const meta: Record<string, string> = {};
+  for (const [name, value] of Object.entries(source.meta)) {
+    if (name === ACL_META) continue;
+    if (c.directive === 'COPY' ? !BYTES_META.includes(name) : name.startsWith('@') && !BYTES_META.includes(name)) meta[name] = value;
+  }
+  if (c.acl !== '') meta[ACL_META] = c.acl;
+  if (c.directive === 'REPLACE') Object.assign(meta, metaFromHeaders(req.headers));
+  if (c.destSse) meta[SSE_META] = c.destSse;
+  const mime = c.directive === 'REPLACE' ? headerOf(req, 'content-type') : undefined;
+  const destKey = c.sse.kind === 'C' ? c.sse.key : undefined;
+  const data = await withCustomerKey(c.sourceKey, async () => readObject(g, source));
+  const body = await withCustomerKey(destKey, () =>
+    receiveBody(g, data, { maxBytes: Number.MAX_SAFE_INTEGER, inlineMax: g.config.inlineMaxBytes, expectedBytes: source.fsize }),
+  );
+  const policy = s3PutPolicy(g, to.bucket, to.key, { insertOnly: false, fileType: c.type ?? source.type, trustMime: true });
+  const result = await withCustomerKey(destKey, () =>
+    commitPut(g, body, { policy, accessKey: c.accessKey, clientKey: to.key, clientMime: mime || source.mimeType, custom: {}, meta, reqId: req.reqId }),
+  );
+  return result.record;
 }

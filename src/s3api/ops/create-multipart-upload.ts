@@ -25,6 +25,7 @@ import { uploadAclMeta } from './bucket-acl.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { el, xmlDocument } from '../xml.js';
 import { s3PutPolicy } from './put-object.js';
+import { keyMd5Of, SSE_META, sseHeaders, sseMetaValue, writeSse } from '../sse.js';
 
 /** The checksum an upload's object gets, from the create request's headers (see the module comment). */
 export function uploadChecksum(req: S3Request): UploadSettings['checksum'] {
@@ -55,12 +56,15 @@ export async function createMultipartUpload(g: Granary, req: S3Request): Promise
   if (tagging !== undefined && tagging !== '') meta[TAGGING_META] = encodeTags(tagsOfHeader(tagging));
   const acl = uploadAclMeta(g, req, bucket, accessKey);
   if (acl !== undefined) meta[ACL_META] = acl;
+  const sse = writeSse(g, req);
+  const sseValue = sseMetaValue(sse);
+  if (sseValue) meta[SSE_META] = sseValue;
   const mime = headerOf(req, 'content-type');
   const checksum = uploadChecksum(req);
   const policy = s3PutPolicy(g, bucket.name, key, { insertOnly: false, fileType, trustMime: !!mime });
   const { uploadId } = await initiateUpload(g, accessKey, policy, { bucket: bucket.name, key });
   await saveSettings(g, uploadId, { ...(mime ? { mime } : {}), meta, fileType, ...(checksum ? { checksum } : {}) });
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = sseHeaders(sseValue ?? (bucket.settings.encryption ? 'AES256' : undefined), keyMd5Of(sse));
   if (checksum) {
     headers['x-amz-checksum-algorithm'] = algorithmName(checksum.algorithm);
     headers['x-amz-checksum-type'] = checksum.type;

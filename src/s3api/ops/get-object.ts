@@ -34,6 +34,8 @@ import { checksumHeaders, checksumOfEntry, partChecksumsOfEntry, type ObjectChec
 import type { S3Request, S3Response } from '../types.js';
 import { versionHeader, versionIdOf } from '../versions.js';
 import { tagListMatches } from '../write-conditions.js';
+import { withCustomerKey } from '../../ports/customer-key.js';
+import { checkReadKey, keyMd5Of, readKey, SSE_META, sseHeaders } from '../sse.js';
 
 /** `response-*` query parameters → the header each overrides. */
 const RESPONSE_OVERRIDES: Record<string, string> = {
@@ -155,8 +157,11 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   checkOriginalAccess(bucket, { signed: req.caller.accessKey !== undefined, styleOnly: false });
   const versionId = versionIdOf(req);
   const rec = versionId === undefined ? await currentOf(g, bucket, key, found.object) : await versionOf(g, bucket, key, versionId);
+  // SSE-C: the key given must be the object's (400 none, 403 another) before anything about it is answered.
+  const given = readKey(req);
+  const customerKey = checkReadKey(rec.meta[SSE_META], given);
   const nowSec = Math.floor(g.clock.nowMs() / 1000);
-  const headers = { ...objectHeaders(rec, nowSec), ...versionHeader(bucket, rec, versionId !== undefined) };
+  const headers = { ...objectHeaders(rec, nowSec), ...versionHeader(bucket, rec, versionId !== undefined), ...sseHeaders(rec.meta[SSE_META], keyMd5Of(given)) };
   const outcome = conditionOutcome(req, rec);
   if (outcome === 'failed') throw S3Errors.PreconditionFailed();
   if (outcome === 'not-modified') {
@@ -195,6 +200,6 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   }
   if (req.method === 'HEAD') return { status, headers };
   // Small whole objects are verified before the headers go out and sent as one buffer, as Kodo downloads are.
-  if (!range && rec.fsize <= SMALL_OBJECT_BYTES) return { status, headers, body: await readObjectSmall(g, rec) };
-  return { status, headers, body: readObject(g, rec, range) };
+  if (!range && rec.fsize <= SMALL_OBJECT_BYTES) return { status, headers, body: await withCustomerKey(customerKey, () => readObjectSmall(g, rec)) };
+  return { status, headers, body: await withCustomerKey(customerKey, async () => readObject(g, rec, range)) };
 }

@@ -23,6 +23,8 @@
  * Errors: MalformedPOSTRequest (not a form, no file), InvalidArgument (no key), AccessDenied (policy), the
  * signature errors, NoSuchBucket.
  */
+import { withCustomerKey } from '../../ports/customer-key.js';
+import { keyMd5Of, SSE_META, sseHeaders, sseMetaValue, writeSse } from '../sse.js';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { ACCOUNT, authorizeBucket } from '../../auth/authorize.js';
@@ -174,6 +176,11 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     const bucketRec = anonBucket ?? (await authorizeBucket(g, accessKey, bucket, { action: ACCOUNT }));
     const headers = Object.fromEntries(fields);
     const meta = metaFromHeaders(headers);
+    // Form fields `x-amz-server-side-encryption` and `x-amz-server-side-encryption-customer-*` (s3api/sse.ts).
+    const sse = writeSse(g, req, headers);
+    const sseValue = sseMetaValue(sse);
+    if (sseValue) meta[SSE_META] = sseValue;
+    const customerKey = sse.kind === 'C' ? sse.key : undefined;
     const tagging = fields.get('tagging');
     if (tagging !== undefined && tagging.trim() !== '') meta[TAGGING_META] = encodeTags(tagsOfXml(parseXml(tagging)));
     const acl = fields.get('acl')?.trim();
@@ -188,7 +195,7 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
     const maxBytes = Math.min(max, g.config.maxObjectBytes);
     let body;
     try {
-      body = await receiveBody(g, checkedFile(file, fields), { maxBytes, inlineMax: g.config.inlineMaxBytes });
+      body = await withCustomerKey(customerKey, () => receiveBody(g, checkedFile(file, fields), { maxBytes, inlineMax: g.config.inlineMaxBytes }));
     } catch (err) {
       if ((err as { kind?: string }).kind === 'objectTooLarge') throw S3Errors.EntityTooLarge();
       throw err;
@@ -197,7 +204,7 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
       await body.staged.discard();
       throw S3Errors.EntityTooSmall();
     }
-    const result = await commitPut(g, body, {
+    const result = await withCustomerKey(customerKey, () => commitPut(g, body, {
       policy: s3PutPolicy(g, bucket, key, { insertOnly: false, fileType, trustMime: !!mime }),
       accessKey,
       door: 's3',
@@ -207,21 +214,22 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
       custom: {},
       meta,
       reqId: req.reqId,
-    });
+    }));
     g.metrics?.upload('s3', result.record.fsize);
     const etag = etagOf(result.record);
     const version = writtenVersionHeader(result.record);
+    const encryption = sseHeaders(result.record.meta[SSE_META], keyMd5Of(sse));
     const host = req.headers.host ?? 'localhost';
     const location = `http://${host}/${encodeURIComponent(bucket)}/${key.split('/').map(encodeURIComponent).join('/')}`;
     const redirect = fields.get('success_action_redirect') ?? fields.get('redirect');
     const to = redirect ? redirectTo(redirect, bucket, key, etag) : undefined;
-    if (to) return { status: 303, headers: { location: to, etag, ...version } };
+    if (to) return { status: 303, headers: { location: to, etag, ...version, ...encryption } };
     const status = fields.get('success_action_status');
     if (status === '201') {
       const inner = el('Location', location) + el('Bucket', bucket) + el('Key', key) + el('ETag', etag);
-      return { status: 201, headers: { 'content-type': 'application/xml', etag, location, ...version }, body: xmlDocument('PostResponse', inner) };
+      return { status: 201, headers: { 'content-type': 'application/xml', etag, location, ...version, ...encryption }, body: xmlDocument('PostResponse', inner) };
     }
-    return { status: status === '200' ? 200 : 204, headers: { etag, location, ...version } };
+    return { status: status === '200' ? 200 : 204, headers: { etag, location, ...version, ...encryption } };
   } finally {
     file.resume();
   }

@@ -37,6 +37,8 @@ import { encodeTags, tagsOfHeader, TAGGING_META } from '../tagging.js';
 import { writtenVersionHeader } from '../versions.js';
 import type { S3Request, S3Response } from '../types.js';
 import { checkEarly, writePrecondition } from '../write-conditions.js';
+import { withCustomerKey } from '../../ports/customer-key.js';
+import { keyMd5Of, SSE_META, sseHeaders, sseMetaValue, writeSse } from '../sse.js';
 
 /** Lifetime of the internal put policy, seconds (only its deadline check reads it). */
 const POLICY_SECONDS = 24 * 3600;
@@ -72,6 +74,9 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
   if (tagging !== undefined && tagging !== '') meta[TAGGING_META] = encodeTags(tagsOfHeader(tagging));
   const acl = bucketRec ? uploadAclMeta(g, req, bucketRec, accessKey) : undefined;
   if (acl !== undefined) meta[ACL_META] = acl;
+  const sse = writeSse(g, req);
+  const sseValue = sseMetaValue(sse);
+  if (sseValue) meta[SSE_META] = sseValue;
   if (req.contentLength !== undefined && req.contentLength > g.config.maxObjectBytes) {
     throw S3Errors.EntityTooLarge(`Your proposed upload exceeds the maximum allowed size (${g.config.maxObjectBytes} bytes)`);
   }
@@ -80,11 +85,15 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
   const clientMime = headerOf(req, 'content-type');
   const policy = s3PutPolicy(g, bucket, key, { insertOnly: false, fileType, trustMime: clientMime !== undefined && clientMime !== '' });
   // The upload path computes the content's CRC-32 (bitrot checksums): a CRC-32 checksum is checked against it.
-  const body = await receiveBody(g, req.body({ deferCrc32: true }), {
-    maxBytes: g.config.maxObjectBytes,
-    inlineMax: g.config.inlineMaxBytes,
-    ...(req.contentLength !== undefined ? { expectedBytes: req.contentLength } : {}),
-  });
+  // SSE-C: the blob (and inline bytes) are sealed with the customer key too (ports/customer-key.ts).
+  const customerKey = sse.kind === 'C' ? sse.key : undefined;
+  const body = await withCustomerKey(customerKey, () =>
+    receiveBody(g, req.body({ deferCrc32: true }), {
+      maxBytes: g.config.maxObjectBytes,
+      inlineMax: g.config.inlineMaxBytes,
+      ...(req.contentLength !== undefined ? { expectedBytes: req.contentLength } : {}),
+    }),
+  );
   let sum: VerifiedChecksum | undefined;
   try {
     if (md5 !== undefined && body.digests.md5 !== md5) throw S3Errors.BadDigest('The Content-MD5 you specified did not match what we received.');
@@ -94,7 +103,7 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
     throw err;
   }
   if (sum) meta[CHECKSUM_META] = encodeChecksum({ ...sum, type: 'FULL_OBJECT' });
-  const result = await commitPut(g, body, {
+  const result = await withCustomerKey(customerKey, () => commitPut(g, body, {
     policy,
     accessKey,
     door: 's3',
@@ -104,9 +113,9 @@ export async function putObject(g: Granary, req: S3Request): Promise<S3Response>
     meta,
     reqId: req.reqId,
     ...(precondition ? { precondition } : {}),
-  });
+  }));
   g.metrics?.upload('s3', result.record.fsize);
-  const headers: Record<string, string> = { etag: etagOf(result.record), ...writtenVersionHeader(result.record) };
+  const headers: Record<string, string> = { etag: etagOf(result.record), ...writtenVersionHeader(result.record), ...sseHeaders(result.record.meta[SSE_META], keyMd5Of(sse)) };
   if (sum) Object.assign(headers, checksumHeaders({ ...sum, type: 'FULL_OBJECT' }));
   return { status: 200, headers };
 }

@@ -14,6 +14,9 @@
  *   `<CopyPartResult><ETag/><LastModified/>[<ChecksumCRC32/>…]</CopyPartResult>`.
  * Errors: NoSuchUpload (404), InvalidArgument (part number), EntityTooLarge (a part over 1 GiB), NoSuchKey (source).
  */
+import { withCustomerKey } from '../../ports/customer-key.js';
+import { checkReadKey, readKey, SSE_META, sseHeaders } from '../sse.js';
+import { createHash } from 'node:crypto';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
@@ -34,9 +37,10 @@ import { el, isoTime, xmlDocument } from '../xml.js';
 import { parseCopySource } from './copy-object.js';
 import { conditionOutcome } from './get-object.js';
 
-/** What a stored part answers: its hex MD5 and its recorded checksum, if any. */
+/** What a stored part answers: its hex MD5, its recorded checksum, if any, and the upload's encryption headers. */
 interface StoredPart {
   md5: string;
+  encryption: Record<string, string>;
   checksum?: { algorithm: ChecksumAlgorithm; value: string };
 }
 
@@ -60,7 +64,8 @@ async function store(
   const uploadId = uploadIdOf(req.query);
   const n = partNumberOf(req.query.get('partNumber'));
   await s3Upload(g, accessKey, bucket, key, uploadId);
-  const want = (await loadSettings(g, uploadId)).checksum?.algorithm;
+  const settings = await loadSettings(g, uploadId);
+  const want = settings.checksum?.algorithm;
   let recorded: StoredPart['checksum'];
   const verify = async (digests: Digests): Promise<string | undefined> => {
     const got = await sum(digests.crc32);
@@ -73,9 +78,12 @@ async function store(
     }
     return recorded && encodePartChecksum(recorded.algorithm, recorded.value);
   };
+  // SSE-C uploads: every part gives the upload's key (400 none, 403 another) and is sealed with it too.
+  const customerKey = checkReadKey(settings.meta[SSE_META], readKey(req));
   try {
-    const out = await storePart(g, accessKey, { bucket, key }, uploadId, n, md5, body, declared, verify);
-    return { md5: out.md5, ...(recorded ? { checksum: recorded } : {}) };
+    const out = await withCustomerKey(customerKey, () => storePart(g, accessKey, { bucket, key }, uploadId, n, md5, body, declared, verify));
+    const encryption = sseHeaders(settings.meta[SSE_META], customerKey ? createHash('md5').update(customerKey).digest('base64') : undefined);
+    return { md5: out.md5, encryption, ...(recorded ? { checksum: recorded } : {}) };
   } catch (err) {
     if (isKodoError(err) && err.kind === 'md5Mismatch') throw S3Errors.BadDigest();
     throw err;
@@ -86,7 +94,7 @@ export async function uploadPart(g: Granary, req: S3Request): Promise<S3Response
   const md5 = contentMd5Of(req);
   // The upload path computes the part's CRC-32 (bitrot checksums): a CRC-32 checksum is checked against it.
   const part = await store(g, req, req.body({ deferCrc32: true }), md5, req.contentLength, (crc32) => req.checksum(crc32));
-  const headers: Record<string, string> = { etag: `"${part.md5}"` };
+  const headers: Record<string, string> = { etag: `"${part.md5}"`, ...part.encryption };
   if (part.checksum) headers[`x-amz-checksum-${part.checksum.algorithm}`] = part.checksum.value;
   return { status: 200, headers };
 }
@@ -126,7 +134,9 @@ export async function uploadPartCopy(g: Granary, req: S3Request): Promise<S3Resp
   // The part's checksum of the upload's algorithm: CRC-32 from the upload path's, any other computed as it streams.
   const want = (await loadSettings(g, uploadIdOf(req.query))).checksum?.algorithm;
   const digest = want && want !== 'crc32' ? new Digest(want) : undefined;
-  let data: Readable = readObject(g, source, range);
+  // An SSE-C source opens with the key of `x-amz-copy-source-server-side-encryption-customer-*` (s3api/sse.ts).
+  const sourceKey = checkReadKey(source.meta[SSE_META], readKey(req, true));
+  let data: Readable = await withCustomerKey(sourceKey, async () => readObject(g, source, range));
   if (digest) {
     const tap = new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -139,5 +149,5 @@ export async function uploadPartCopy(g: Granary, req: S3Request): Promise<S3Resp
   const part = await store(g, req, data, undefined, bytes, async () => (digest && want ? { algorithm: want, value: await digest.base64() } : undefined));
   let inner = el('ETag', `"${part.md5}"`) + el('LastModified', isoTime(g.clock.nowMs()));
   if (part.checksum) inner += el(checksumElement(part.checksum.algorithm), part.checksum.value);
-  return xmlResponse(xmlDocument('CopyPartResult', inner));
+  return xmlResponse(xmlDocument('CopyPartResult', inner), 200, part.encryption);
 }

@@ -168,6 +168,17 @@ export class FsBlobStore implements BlobStore {
     return { path, release: async () => undefined };
   }
 
+  /** pwrite at offset 0, then fsync (a header of ≤ 512 bytes: one sector). */
+  async rewriteHead(blobId: string, head: Buffer): Promise<void> {
+    const fh = await open(this.pathOf(blobId), 'r+');
+    try {
+      await fh.write(head, 0, head.length, 0);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+
   async remove(blobId: string): Promise<void> {
     await unlink(this.pathOf(blobId)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;

@@ -619,6 +619,15 @@ export class PgMetaStore implements MetaStore {
     return rows[0]?.data;
   }
 
+  async listInlineBlobIds(after: string, limit: number): Promise<string[]> {
+    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM inline_blobs WHERE id > $1 ORDER BY id LIMIT $2', [after, limit]);
+    return rows.map((r) => r.id);
+  }
+
+  async replaceInlineBlob(blobId: string, data: Buffer): Promise<void> {
+    await this.db.query('UPDATE inline_blobs SET data = $2 WHERE id = $1', [blobId, data]);
+  }
+
   async blobReferenced(blobId: string): Promise<boolean> {
     return (await this.db.query('SELECT 1 FROM blobs WHERE id = $1', [blobId])).rows.length > 0;
   }

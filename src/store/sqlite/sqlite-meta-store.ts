@@ -769,6 +769,15 @@ export class SqliteMetaStore implements MetaStore {
     return (this.st.inlineBlob.get(blobId) as { data: Buffer } | undefined)?.data;
   }
 
+  async listInlineBlobIds(after: string, limit: number): Promise<string[]> {
+    return (this.db.prepare('SELECT id FROM inline_blobs WHERE id > ? ORDER BY id LIMIT ?').all(after, limit) as { id: string }[]).map((r) => r.id);
+  }
+
+  /** Offline use (the rotation runs with the server stopped): written directly, no read cache to update. */
+  async replaceInlineBlob(blobId: string, data: Buffer): Promise<void> {
+    this.db.prepare('UPDATE inline_blobs SET data = ? WHERE id = ?').run(data, blobId);
+  }
+
   async blobReferenced(blobId: string): Promise<boolean> {
     return this.st.blobExists.get(blobId) !== undefined;
   }
