@@ -16,6 +16,10 @@
 import { ACCOUNT, mayAccess, requireAccountKey, type Ask } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import { kodoActionOfS3 } from '../iam/operation-actions.js';
+import { recordRefusal } from '../iam/refusals.js';
+import type { BucketRecord } from '../ports/meta.js';
+import { parseBucketPolicy, type ParsedPolicy } from './bucket-policy-doc.js';
+import { evaluateBucketPolicy, type PolicyRequester, type PolicyVerdict } from './bucket-policy-eval.js';
 import { S3Errors } from './errors.js';
 import type { S3Request } from './types.js';
 
@@ -28,29 +32,114 @@ const LISTINGS: ReadonlySet<string> = new Set(['ListObjects', 'ListObjectsV2', '
 /** Runs the step for `req` on its route's `operation` and `iam` column (routes.ts; see the module comment). */
 export async function s3AuthStep(g: Granary, route: { operation: string; iam: string }, req: S3Request): Promise<void> {
   const ak = req.caller.accessKey;
-  if (ak === undefined || route.iam === 'none') return;
+  if (route.iam === 'none') return;
   if (route.iam === 'owner-only') {
-    requireAccountKey(g, ak, route.operation, 's3', req.reqId);
+    if (ak !== undefined) requireAccountKey(g, ak, route.operation, 's3', req.reqId);
     return;
   }
-  // The root key and account keys: the operations decide as always (their own buckets, and the S3 ACLs for
-  // other accounts: access.ts); the step decides for IAM sub-users.
-  if (req.bucket === undefined || !g.keyIndex.isSubUser(ak)) return;
+  if (req.bucket === undefined || (ak !== undefined && g.keyIndex.isRoot(ak))) return;
+  const subUser = ak !== undefined && g.keyIndex.isSubUser(ak);
+  const rec = await g.meta.getBucket(req.bucket);
+  if (!rec) {
+    if (subUser) throw S3Errors.NoSuchBucket(undefined);
+    return; // the operation answers NoSuchBucket (or creates it)
+  }
+  const verdict = policyVerdict(g, req, rec, route.iam, req.key);
+  if (verdict?.effect === 'Deny' && !(POLICY_OPS.has(route.operation) && ak !== undefined && g.keyIndex.accountOf(ak) === rec.owner && !subUser)) {
+    const resource = req.key !== undefined ? `${rec.name}/${req.key}` : rec.name;
+    if (ak !== undefined) recordRefusal(g, { accessKey: ak, action: route.iam, resource, reason: `denied by statement ${verdict.statement}${verdict.sid !== undefined ? ` (${verdict.sid})` : ''} of the bucket policy`, door: 's3', requestId: req.reqId });
+    throw S3Errors.AccessDenied(`${route.iam} on ${resource} is denied by the bucket policy`);
+  }
+  const allowed = verdict?.effect === 'Allow';
+  // Anonymous callers and other accounts: an Allow of the bucket policy grants; else the operation decides (ACLs).
+  if (!subUser) {
+    if (allowed && !PER_ITEM.has(route.operation)) req.authorized = rec;
+    // The owner's DeleteObjects: its items are checked against the policy's Denies (authorizeItem).
+    else if (PER_ITEM.has(route.operation) && ak !== undefined && mayAccess(g, ak, rec)) req.authorized = rec;
+    return;
+  }
   const kodo = kodoActionOfS3(route.iam);
   if (kodo === undefined) throw S3Errors.InternalError(`route ${route.operation}: ${route.iam} has no Kodo action`);
-  const rec = await g.meta.getBucket(req.bucket);
-  if (!rec) throw S3Errors.NoSuchBucket(undefined);
   const ask: Ask = PER_ITEM.has(route.operation)
     ? { action: ACCOUNT }
     : {
         action: kodo,
         door: 's3',
         requestId: req.reqId,
+        bucketPolicyAllows: allowed,
         ...(req.key !== undefined ? { key: req.key } : {}),
         ...(LISTINGS.has(route.operation) ? { prefix: req.query.get('prefix') ?? '' } : {}),
       };
   if (!mayAccess(g, ak, rec, ask)) throw S3Errors.AccessDenied(`${route.iam} on ${rec.name}${req.key !== undefined ? `/${req.key}` : ''} is not allowed`);
   req.authorized = rec;
+}
+
+/** The operations on the policy itself, which the bucket owner's account keys may do whatever the policy denies (AWS). */
+const POLICY_OPS: ReadonlySet<string> = new Set(['GetBucketPolicy', 'PutBucketPolicy', 'DeleteBucketPolicy']);
+
+/** Parsed policies by bucket and text (the bucket record is cached by the store; its policy is parsed once here). */
+const PARSED = new Map<string, ParsedPolicy>();
+const PARSED_MAX = 1024;
+
+function parsedPolicyOf(rec: BucketRecord): ParsedPolicy | undefined {
+  const text = rec.settings.policy;
+  if (text === undefined) return undefined;
+  const id = `${rec.name}\n${text}`;
+  let p = PARSED.get(id);
+  if (!p) {
+    p = parseBucketPolicy(text, rec.name);
+    if (PARSED.size >= PARSED_MAX) PARSED.clear();
+    PARSED.set(id, p);
+  }
+  return p;
+}
+
+/** Who the caller is to a bucket policy. */
+function requesterOf(g: Granary, ak: string | undefined): PolicyRequester {
+  if (ak === undefined) return { kind: 'anonymous' };
+  const account = g.keyIndex.accountOf(ak) ?? ak;
+  const p = g.keyIndex.principalOf(ak);
+  return p?.kind === 'user' ? { kind: 'user', account, alias: p.alias } : { kind: 'account', account };
+}
+
+/** The condition keys of a request (docs/reference/bucket-policies.md, "Condition keys"). */
+function contextOf(g: Granary, req: S3Request, who: PolicyRequester): Record<string, string[]> {
+  const ctx: Record<string, string[]> = {
+    'aws:securetransport': [String(req.secure === true)],
+    'aws:currenttime': [new Date(g.clock.nowMs()).toISOString()],
+    'aws:epochtime': [String(Math.floor(g.clock.nowMs() / 1000))],
+  };
+  const put = (k: string, v: string | string[] | undefined): void => {
+    if (typeof v === 'string') ctx[k] = [v];
+  };
+  put('aws:sourceip', req.sourceIp);
+  put('aws:useragent', req.headers['user-agent']);
+  put('aws:referer', req.headers.referer);
+  if (who.kind === 'user') {
+    ctx['aws:username'] = [who.alias];
+    ctx['aws:userid'] = [req.caller.accessKey ?? ''];
+  } else if (who.kind === 'account') ctx['aws:userid'] = [who.account];
+  if (who.kind !== 'anonymous') ctx['aws:principalaccount'] = [who.account];
+  for (const q of ['prefix', 'delimiter', 'max-keys']) {
+    const v = req.query.get(q);
+    if (v !== null) ctx[`s3:${q}`] = [v];
+  }
+  put('s3:x-amz-acl', req.headers['x-amz-acl']);
+  put('s3:x-amz-server-side-encryption', req.headers['x-amz-server-side-encryption']);
+  const auth = req.caller.auth;
+  if (auth !== 'anonymous') {
+    ctx['s3:authtype'] = [auth.endsWith('query') ? 'REST-QUERY-STRING' : 'REST-HEADER'];
+    ctx['s3:signatureversion'] = [auth.startsWith('v4') ? 'AWS4-HMAC-SHA256' : 'AWS'];
+  }
+  return ctx;
+}
+
+/** What the bucket's policy says of `s3Action` on `key` (undefined: no policy, or it is silent). */
+function policyVerdict(g: Granary, req: S3Request, rec: BucketRecord, s3Action: string, key: string | undefined): PolicyVerdict | undefined {
+  const policy = parsedPolicyOf(rec);
+  if (!policy) return undefined;
+  const who = requesterOf(g, req.caller.accessKey);
+  return evaluateBucketPolicy(policy, { action: s3Action, bucket: rec.name, ...(key !== undefined ? { key } : {}), who, context: contextOf(g, req, who) });
 }
 
 /**
@@ -59,9 +148,16 @@ export async function s3AuthStep(g: Granary, route: { operation: string; iam: st
  */
 export function authorizeItem(g: Granary, req: S3Request, s3Action: string, key: string): boolean {
   const ak = req.caller.accessKey;
+  const bucket = req.authorized;
+  const verdict = bucket ? policyVerdict(g, req, bucket, s3Action, key) : undefined;
+  if (ak !== undefined && g.keyIndex.isRoot(ak)) return true;
+  if (verdict?.effect === 'Deny') {
+    if (ak !== undefined) recordRefusal(g, { accessKey: ak, action: s3Action, resource: `${bucket?.name}/${key}`, reason: 'denied by the bucket policy', door: 's3', requestId: req.reqId });
+    return false;
+  }
   if (ak === undefined || !g.keyIndex.isSubUser(ak)) return true; // decided by the operation (access.ts)
   const rec = req.authorized;
   const kodo = kodoActionOfS3(s3Action);
   if (rec === undefined || kodo === undefined) return false;
-  return mayAccess(g, ak, rec, { action: kodo, key, door: 's3', requestId: req.reqId });
+  return mayAccess(g, ak, rec, { action: kodo, key, door: 's3', requestId: req.reqId, bucketPolicyAllows: verdict?.effect === 'Allow' });
 }

@@ -33,7 +33,11 @@ export interface S3Request {
   /** Request id (answered as `x-amz-request-id`). */
   reqId: string;
   caller: S3Caller;
-  /** The bucket the route table's IAM step (auth-step.ts) authorised for the signed caller; undefined otherwise. */
+  /** The client's address as the server sees it (GRANARY_TRUST_PROXY honoured: fastify's `request.ip`). */
+  sourceIp?: string;
+  /** Whether the request came over TLS (`https`, or a trusted proxy's `X-Forwarded-Proto`). */
+  secure?: boolean;
+  /** The bucket the route table's step (auth-step.ts) authorised for the caller (IAM or the bucket policy); undefined otherwise. */
   authorized?: BucketRecord;
   /**
    * The request body as content bytes: aws-chunked framing removed, chunk signatures, `x-amz-content-sha256` and
