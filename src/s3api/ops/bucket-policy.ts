@@ -5,9 +5,9 @@
  * bucket-policy-eval.ts).
  *
  * The anonymous-read policy — one statement `{"Effect":"Allow","Principal":"*","Action":"s3:GetObject",
- * "Resource":"arn:aws:s3:::<bucket>/*"}` — also opens the bucket's Kodo private flag (docs/development/
- * kodo-protocol.md §18.10), so the Kodo door serves the bucket publicly too; replacing or deleting it closes the
- * flag again. Other policies leave the flag as it is: they apply on the S3 door only. A public bucket without a
+ * "Resource":"arn:aws:s3:::<bucket>/*"}` — also opens the bucket's Kodo private flag
+ * (docs/development/kodo-protocol.md §18.10), so the Kodo door serves the bucket publicly too; replacing or
+ * deleting it closes the flag again. Other policies leave the flag as it is: they apply on the S3 door only. A public bucket without a
  * stored policy (opened through the Kodo API) answers GetBucketPolicy with the anonymous-read policy, as before.
  *
  * Errors: MalformedPolicy (400, bucket-policy-doc.ts), NoSuchBucketPolicy (404), NoSuchBucket, AccessDenied.
