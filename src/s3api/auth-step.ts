@@ -17,6 +17,7 @@ import { ACCOUNT, mayAccess, requireAccountKey, type Ask } from '../auth/authori
 import type { Granary } from '../context.js';
 import { kodoActionOfS3 } from '../iam/operation-actions.js';
 import { recordRefusal } from '../iam/refusals.js';
+import { tagsOfMeta } from '../objects/entry-tags.js';
 import type { BucketRecord } from '../ports/meta.js';
 import { parseBucketPolicy, type ParsedPolicy } from './bucket-policy-doc.js';
 import { evaluateBucketPolicy, type PolicyRequester, type PolicyVerdict } from './bucket-policy-eval.js';
@@ -44,7 +45,7 @@ export async function s3AuthStep(g: Granary, route: { operation: string; iam: st
     if (subUser) throw S3Errors.NoSuchBucket(undefined);
     return; // the operation answers NoSuchBucket (or creates it)
   }
-  const verdict = policyVerdict(g, req, rec, route.iam, req.key);
+  const verdict = policyVerdict(g, req, rec, route.iam, req.key, await existingTags(g, rec, req.key));
   if (verdict?.effect === 'Deny' && !(POLICY_OPS.has(route.operation) && ak !== undefined && g.keyIndex.accountOf(ak) === rec.owner && !subUser)) {
     const resource = req.key !== undefined ? `${rec.name}/${req.key}` : rec.name;
     if (ak !== undefined) recordRefusal(g, { accessKey: ak, action: route.iam, resource, reason: `denied by statement ${verdict.statement}${verdict.sid !== undefined ? ` (${verdict.sid})` : ''} of the bucket policy`, door: 's3', requestId: req.reqId });
@@ -103,7 +104,7 @@ function requesterOf(g: Granary, ak: string | undefined): PolicyRequester {
 }
 
 /** The condition keys of a request (docs/reference/bucket-policies.md, "Condition keys"). */
-function contextOf(g: Granary, req: S3Request, who: PolicyRequester): Record<string, string[]> {
+function contextOf(g: Granary, req: S3Request, who: PolicyRequester, existing: ReadonlyArray<[string, string]> | undefined): Record<string, string[]> {
   const ctx: Record<string, string[]> = {
     'aws:securetransport': [String(req.secure === true)],
     'aws:currenttime': [new Date(g.clock.nowMs()).toISOString()],
@@ -125,6 +126,13 @@ function contextOf(g: Granary, req: S3Request, who: PolicyRequester): Record<str
     if (v !== null) ctx[`s3:${q}`] = [v];
   }
   put('s3:x-amz-acl', req.headers['x-amz-acl']);
+  const tagging = req.headers['x-amz-tagging'];
+  if (typeof tagging === 'string') {
+    const tags = [...new URLSearchParams(tagging)];
+    for (const [k, v] of tags) ctx[`s3:requestobjecttag/${k.toLowerCase()}`] = [v];
+    ctx['s3:requestobjecttagkeys'] = tags.map(([k]) => k);
+  }
+  for (const [k, v] of existing ?? []) ctx[`s3:existingobjecttag/${k.toLowerCase()}`] = [v];
   put('s3:x-amz-server-side-encryption', req.headers['x-amz-server-side-encryption']);
   const auth = req.caller.auth;
   if (auth !== 'anonymous') {
@@ -134,12 +142,33 @@ function contextOf(g: Granary, req: S3Request, who: PolicyRequester): Record<str
   return ctx;
 }
 
-/** What the bucket's policy says of `s3Action` on `key` (undefined: no policy, or it is silent). */
-function policyVerdict(g: Granary, req: S3Request, rec: BucketRecord, s3Action: string, key: string | undefined): PolicyVerdict | undefined {
+/**
+ * The tags of the object `key` names, read only when the bucket's policy has a condition on
+ * `s3:ExistingObjectTag/<key>` (one metadata read); undefined otherwise or when there is no such object.
+ */
+async function existingTags(g: Granary, rec: BucketRecord, key: string | undefined): Promise<Array<[string, string]> | undefined> {
+  const policy = parsedPolicyOf(rec);
+  if (key === undefined || !policy?.statements.some((s) => s.conditions.some((c) => c.key.startsWith('s3:existingobjecttag/')))) return undefined;
+  const object = await g.meta.getObject(rec.name, key);
+  return object ? tagsOfMeta(object.meta) : undefined;
+}
+
+/**
+ * What the bucket's policy says of `s3Action` on `key` (undefined: no policy, or it is silent); `existing`: the
+ * object's tags when `existingTags` read them.
+ */
+function policyVerdict(
+  g: Granary,
+  req: S3Request,
+  rec: BucketRecord,
+  s3Action: string,
+  key: string | undefined,
+  existing?: ReadonlyArray<[string, string]>,
+): PolicyVerdict | undefined {
   const policy = parsedPolicyOf(rec);
   if (!policy) return undefined;
   const who = requesterOf(g, req.caller.accessKey);
-  return evaluateBucketPolicy(policy, { action: s3Action, bucket: rec.name, ...(key !== undefined ? { key } : {}), who, context: contextOf(g, req, who) });
+  return evaluateBucketPolicy(policy, { action: s3Action, bucket: rec.name, ...(key !== undefined ? { key } : {}), who, context: contextOf(g, req, who, existing) });
 }
 
 /**

@@ -145,6 +145,16 @@ describe('evaluation', () => {
     expect(await codeOf(other.send(new GetObjectCommand({ Bucket: 'bp-list', Key: 'other/b' })))).toBe('AccessDenied');
   });
 
+  it('applies s3:ExistingObjectTag to object reads', async () => {
+    await owner.send(new CreateBucketCommand({ Bucket: 'bp-tags' }));
+    await owner.send(new PutObjectCommand({ Bucket: 'bp-tags', Key: 'shared', Body: 'x', Tagging: 'share=yes' }));
+    await owner.send(new PutObjectCommand({ Bucket: 'bp-tags', Key: 'kept', Body: 'y', Tagging: 'share=no' }));
+    await put('bp-tags', policy('bp-tags', { Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: 'arn:aws:s3:::bp-tags/*', Condition: { StringEquals: { 's3:ExistingObjectTag/share': 'yes' } } }));
+    expect(await anonGet('bp-tags', 'shared')).toBe(200);
+    expect(await anonGet('bp-tags', 'kept')).toBe(403);
+    expect(await anonGet('bp-tags', 'missing')).toBe(403);
+  });
+
   it('grants a sub-user of the account through the bucket policy alone', async () => {
     await bucketWith('bp-sub', ['doc']);
     expect(await codeOf(sub.send(new GetObjectCommand({ Bucket: 'bp-sub', Key: 'doc' })))).toBe('AccessDenied');
