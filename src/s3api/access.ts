@@ -41,7 +41,9 @@ export type BucketNeed = 'OWNER' | AskedPermission;
 
 /** The bucket of the request if the caller has `need` on it (see `BucketNeed`). NoSuchBucket (404), AccessDenied (403). */
 export async function accessBucket(g: Granary, req: S3Request, need: BucketNeed = 'OWNER'): Promise<BucketRecord> {
-  return checkBucketAccess(g, req, await g.meta.getBucket(bucketName(req)), need);
+  const name = bucketName(req);
+  const rec = 'prefetched' in req && (req.prefetched === undefined || req.prefetched.name === name) ? req.prefetched : await g.meta.getBucket(name);
+  return checkBucketAccess(g, req, rec, need);
 }
 
 /**

@@ -40,12 +40,18 @@ export async function s3AuthStep(g: Granary, route: { operation: string; iam: st
   }
   if (req.bucket === undefined || (ak !== undefined && g.keyIndex.isRoot(ak))) return;
   const subUser = ak !== undefined && g.keyIndex.isSubUser(ak);
-  const rec = await g.meta.getBucket(req.bucket);
+  // Object reads: the store's per-process read cache answers the bucket with the object (GetObject reads both again
+  // from it); other requests read the bucket, which the operation's `accessBucket` reuses (`prefetched`).
+  const read = req.key !== undefined && (req.method === 'GET' || req.method === 'HEAD');
+  const found = read ? await g.meta.getBucketAndObject(req.bucket, req.key!) : { bucket: await g.meta.getBucket(req.bucket) };
+  const rec = found.bucket;
+  if (!read) req.prefetched = rec;
   if (!rec) {
     if (subUser) throw S3Errors.NoSuchBucket(undefined);
     return; // the operation answers NoSuchBucket (or creates it)
   }
-  const verdict = policyVerdict(g, req, rec, route.iam, req.key, await existingTags(g, rec, req.key));
+  const tags = read ? (needsObjectTags(rec) && found.object ? tagsOfMeta(found.object.meta) : undefined) : await existingTags(g, rec, req.key);
+  const verdict = policyVerdict(g, req, rec, route.iam, req.key, tags);
   if (verdict?.effect === 'Deny' && !(POLICY_OPS.has(route.operation) && ak !== undefined && g.keyIndex.accountOf(ak) === rec.owner && !subUser)) {
     const resource = req.key !== undefined ? `${rec.name}/${req.key}` : rec.name;
     if (ak !== undefined) recordRefusal(g, { accessKey: ak, action: route.iam, resource, reason: `denied by statement ${verdict.statement}${verdict.sid !== undefined ? ` (${verdict.sid})` : ''} of the bucket policy`, door: 's3', requestId: req.reqId });
@@ -142,13 +148,17 @@ function contextOf(g: Granary, req: S3Request, who: PolicyRequester, existing: R
   return ctx;
 }
 
+/** Whether the bucket's policy has a condition on `s3:ExistingObjectTag/<key>`. */
+function needsObjectTags(rec: BucketRecord): boolean {
+  return parsedPolicyOf(rec)?.statements.some((s) => s.conditions.some((c) => c.key.startsWith('s3:existingobjecttag/'))) ?? false;
+}
+
 /**
  * The tags of the object `key` names, read only when the bucket's policy has a condition on
  * `s3:ExistingObjectTag/<key>` (one metadata read); undefined otherwise or when there is no such object.
  */
 async function existingTags(g: Granary, rec: BucketRecord, key: string | undefined): Promise<Array<[string, string]> | undefined> {
-  const policy = parsedPolicyOf(rec);
-  if (key === undefined || !policy?.statements.some((s) => s.conditions.some((c) => c.key.startsWith('s3:existingobjecttag/')))) return undefined;
+  if (key === undefined || !needsObjectTags(rec)) return undefined;
   const object = await g.meta.getObject(rec.name, key);
   return object ? tagsOfMeta(object.meta) : undefined;
 }

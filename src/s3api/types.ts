@@ -40,6 +40,11 @@ export interface S3Request {
   /** The bucket the route table's step (auth-step.ts) authorised for the caller (IAM or the bucket policy); undefined otherwise. */
   authorized?: BucketRecord;
   /**
+   * The bucket record the route table's step read for this request (undefined: none such, or not read), which
+   * `accessBucket` (access.ts) uses instead of reading it again. Grants nothing by itself.
+   */
+  prefetched?: BucketRecord | undefined;
+  /**
    * The request body as content bytes: aws-chunked framing removed, chunk signatures, `x-amz-content-sha256` and
    * `x-amz-checksum-*` (header or trailer) verified as it is read; the stream fails with the S3 error
    * (SignatureDoesNotMatch, XAmzContentSHA256Mismatch, BadDigest, IncompleteBody) before it ends when one fails.

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseBucketPolicy, policyIsPublic } from '../../src/s3api/bucket-policy-doc.js';
 import { conditionHolds, evaluateBucketPolicy, wildcardMatch, type PolicyRequest } from '../../src/s3api/bucket-policy-eval.js';
 import { S3Error } from '../../src/s3api/errors.js';
+import { strongestMatch } from '../../src/iam/evaluate.js';
 
 const B = 'photos';
 const doc = (...statements: object[]) => parseBucketPolicy(JSON.stringify({ Version: '2012-10-17', Statement: statements }), B);
@@ -56,6 +57,12 @@ describe('wildcards', () => {
 });
 
 describe('principals and precedence', () => {
+  it('decides by the IAM evaluator\'s precedence: the first Deny, else the first Allow', () => {
+    expect(strongestMatch([{ effect: 'Allow' as const, n: 1 }, { effect: 'Deny' as const, n: 2 }, { effect: 'Deny' as const, n: 3 }])?.n).toBe(2);
+    expect(strongestMatch([{ effect: 'Allow' as const, n: 1 }, { effect: 'Allow' as const, n: 2 }])?.n).toBe(1);
+    expect(strongestMatch([])).toBeUndefined();
+  });
+
   it('covers accounts, sub-users and anyone; Deny wins', () => {
     const p = doc(
       { Effect: 'Allow', Principal: { AWS: ['AK1', 'arn:aws:iam::AK2:root', 'arn:aws:iam::AK1:user/bob'] }, Action: 's3:*', Resource: `arn:aws:s3:::${B}/*` },
