@@ -18,6 +18,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import { boto3 } from '../helpers/boto3.js';
 import { iamCall } from '../helpers/iam.js';
 import { codeOf, s3Client } from '../helpers/s3.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
@@ -161,5 +162,25 @@ describe('evaluation', () => {
     await put('bp-sub', policy('bp-sub', { Effect: 'Allow', Principal: { AWS: `arn:aws:iam::${ownerPair.accessKey}:user/alice` }, Action: 's3:GetObject', Resource: 'arn:aws:s3:::bp-sub/*' }));
     expect(await (await sub.send(new GetObjectCommand({ Bucket: 'bp-sub', Key: 'doc' }))).Body?.transformToString()).toBe('body of doc');
     expect(await codeOf(sub.send(new DeleteObjectCommand({ Bucket: 'bp-sub', Key: 'doc' })))).toBe('AccessDenied');
+    // An explicit Deny of the sub-user's IAM policies wins over the bucket policy's Allow.
+    const statement = [{ action: ['kodo/Get'], resource: ['qrn:kodo:::bp-sub/*'], effect: 'Deny' }];
+    expect((await iamCall(s, ownerPair, 'POST', '/iam/v1/policies', { alias: 'nogets', description: 'no gets', edit_type: 1, statement })).status).toBe(200);
+    expect((await iamCall(s, ownerPair, 'POST', '/iam/v1/users/alice/policies', { policy_aliases: ['nogets'] })).status).toBe(200);
+    expect(await codeOf(sub.send(new GetObjectCommand({ Bucket: 'bp-sub', Key: 'doc' })))).toBe('AccessDenied');
+  });
+
+  it('works from boto3: put, get, status, and the MalformedPolicy answer', async () => {
+    await bucketWith('bp-boto', ['pub/a']);
+    await boto3(s.s3Url!, { ak: ownerPair.accessKey, sk: ownerPair.secretKey }, 'bp-boto', `
+import json
+doc = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": ["s3:GetObject"], "Resource": "arn:aws:s3:::bp-boto/pub/*"}]})
+c.put_bucket_policy(Bucket=BUCKET, Policy=doc)
+assert c.get_bucket_policy(Bucket=BUCKET)["Policy"] == doc
+assert c.get_bucket_policy_status(Bucket=BUCKET)["PolicyStatus"]["IsPublic"] is True
+expect_error(400, "MalformedPolicy", c.put_bucket_policy, Bucket=BUCKET, Policy='{"Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::bp-boto/*", "Condition": {"StringLooksLike": {"aws:UserAgent": "x"}}}]}')
+c.delete_bucket_policy(Bucket=BUCKET)
+expect_error(404, "NoSuchBucketPolicy", c.get_bucket_policy, Bucket=BUCKET)
+`);
+    expect(await anonGet('bp-boto', 'pub/a')).toBe(403);
   });
 });
