@@ -10,8 +10,13 @@
  *   recorded), 503 when IAM data cannot be read. The bucket record is left on the request (`authorized`), where
  *   the operation's `accessBucket` (access.ts) finds it.
  * Items an operation finds in its body (the keys of DeleteObjects) are checked per item by `authorizeItem`.
- * Anonymous requests, the root key and account keys are decided by the operations as before (their buckets, the S3
- * ACLs: access.ts); the step evaluates IAM sub-users.
+ *
+ * The bucket's S3 policy (docs/reference/bucket-policies.md; bucket-policy-doc.ts, bucket-policy-eval.ts) is
+ * evaluated here too, for everyone but the root key: an explicit Deny refuses (AccessDenied; the owner's account
+ * keys may still Get/Put/Delete the policy itself), an Allow grants anonymous callers and other accounts (the bucket
+ * left on the request as `authorized`) and stands in for an IAM Allow of a sub-user (auth/authorize.ts
+ * `bucketPolicyAllows`; an IAM Deny still wins). Otherwise anonymous requests, the root key and account keys are
+ * decided by the operations as before (their buckets, the S3 ACLs: access.ts); the step evaluates IAM sub-users.
  */
 import { ACCOUNT, mayAccess, requireAccountKey, type Ask } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
@@ -50,7 +55,7 @@ export async function s3AuthStep(g: Granary, route: { operation: string; iam: st
     if (subUser) throw S3Errors.NoSuchBucket(undefined);
     return; // the operation answers NoSuchBucket (or creates it)
   }
-  const tags = read ? (needsObjectTags(rec) && found.object ? tagsOfMeta(found.object.meta) : undefined) : await existingTags(g, rec, req.key);
+  const tags = read ? (needsObjectTags(g, rec) && found.object ? tagsOfMeta(found.object.meta) : undefined) : await existingTags(g, rec, req.key);
   const verdict = policyVerdict(g, req, rec, route.iam, req.key, tags);
   if (verdict?.effect === 'Deny' && !(POLICY_OPS.has(route.operation) && ak !== undefined && g.keyIndex.accountOf(ak) === rec.owner && !subUser)) {
     const resource = req.key !== undefined ? `${rec.name}/${req.key}` : rec.name;
@@ -88,13 +93,20 @@ const POLICY_OPS: ReadonlySet<string> = new Set(['GetBucketPolicy', 'PutBucketPo
 const PARSED = new Map<string, ParsedPolicy>();
 const PARSED_MAX = 1024;
 
-function parsedPolicyOf(rec: BucketRecord): ParsedPolicy | undefined {
+function parsedPolicyOf(g: Granary, rec: BucketRecord): ParsedPolicy | undefined {
   const text = rec.settings.policy;
   if (text === undefined) return undefined;
   const id = `${rec.name}\n${text}`;
   let p = PARSED.get(id);
   if (!p) {
-    p = parseBucketPolicy(text, rec.name);
+    try {
+      p = parseBucketPolicy(text, rec.name);
+    } catch (err) {
+      // A stored policy this version no longer accepts: fail closed — deny everything (the owner may still replace
+      // or delete the policy, the root key is never subject to it).
+      g.log.warn({ err, bucket: rec.name }, 's3: the stored bucket policy cannot be parsed; denying every request');
+      p = { statements: [{ sid: undefined, effect: 'Deny', principals: [{ kind: 'any' }], actions: ['*'], notAction: false, resources: ['*'], notResource: false, conditions: [] }] };
+    }
     if (PARSED.size >= PARSED_MAX) PARSED.clear();
     PARSED.set(id, p);
   }
@@ -149,8 +161,8 @@ function contextOf(g: Granary, req: S3Request, who: PolicyRequester, existing: R
 }
 
 /** Whether the bucket's policy has a condition on `s3:ExistingObjectTag/<key>`. */
-function needsObjectTags(rec: BucketRecord): boolean {
-  return parsedPolicyOf(rec)?.statements.some((s) => s.conditions.some((c) => c.key.startsWith('s3:existingobjecttag/'))) ?? false;
+function needsObjectTags(g: Granary, rec: BucketRecord): boolean {
+  return parsedPolicyOf(g, rec)?.statements.some((s) => s.conditions.some((c) => c.key.startsWith('s3:existingobjecttag/'))) ?? false;
 }
 
 /**
@@ -158,7 +170,7 @@ function needsObjectTags(rec: BucketRecord): boolean {
  * `s3:ExistingObjectTag/<key>` (one metadata read); undefined otherwise or when there is no such object.
  */
 async function existingTags(g: Granary, rec: BucketRecord, key: string | undefined): Promise<Array<[string, string]> | undefined> {
-  if (key === undefined || !needsObjectTags(rec)) return undefined;
+  if (key === undefined || !needsObjectTags(g, rec)) return undefined;
   const object = await g.meta.getObject(rec.name, key);
   return object ? tagsOfMeta(object.meta) : undefined;
 }
@@ -175,7 +187,7 @@ function policyVerdict(
   key: string | undefined,
   existing?: ReadonlyArray<[string, string]>,
 ): PolicyVerdict | undefined {
-  const policy = parsedPolicyOf(rec);
+  const policy = parsedPolicyOf(g, rec);
   if (!policy) return undefined;
   const who = requesterOf(g, req.caller.accessKey);
   return evaluateBucketPolicy(policy, { action: s3Action, bucket: rec.name, ...(key !== undefined ? { key } : {}), who, context: contextOf(g, req, who, existing) });

@@ -104,6 +104,17 @@ describe('evaluation', () => {
     expect((await s.running.g.meta.getBucket('bp-anon'))?.private).toBe(true);
   });
 
+  it('lets anyone list a private bucket the policy opens to listing, on the prefix it names', async () => {
+    await bucketWith('bp-anonlist', ['pub/a', 'priv/b']);
+    const list = (prefix: string) => fetch(`${s.s3Url}/bp-anonlist?list-type=2&prefix=${prefix}`);
+    expect((await list('pub/')).status).toBe(403);
+    await put('bp-anonlist', policy('bp-anonlist', { Effect: 'Allow', Principal: '*', Action: 's3:ListBucket', Resource: 'arn:aws:s3:::bp-anonlist', Condition: { StringEquals: { 's3:prefix': 'pub/' } } }));
+    const ok = await list('pub/');
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('<Key>pub/a</Key>');
+    expect((await list('priv/')).status).toBe(403);
+  });
+
   it('keeps the anonymous-read policy opening the Kodo flag', async () => {
     await bucketWith('bp-kodo', ['x']);
     await put('bp-kodo', policy('bp-kodo', { Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: 'arn:aws:s3:::bp-kodo/*' }));
