@@ -50,7 +50,8 @@ export async function s3AuthStep(g: Granary, route: { operation: string; iam: st
   const read = req.key !== undefined && (req.method === 'GET' || req.method === 'HEAD');
   const found = read ? await g.meta.getBucketAndObject(req.bucket, req.key!) : { bucket: await g.meta.getBucket(req.bucket) };
   const rec = found.bucket;
-  if (!read) req.prefetched = rec;
+  if (read) req.prefetchedRead = found;
+  else req.prefetched = rec;
   if (!rec) {
     if (subUser) throw S3Errors.NoSuchBucket(undefined);
     return; // the operation answers NoSuchBucket (or creates it)

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
-import type { BucketRecord } from '../ports/meta.js';
+import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
 import type { VerifiedChecksum } from './checksum.js';
 
 /** The authenticated caller: an AccessKey of the Kodo key pairs, or none (anonymous, only on public buckets). */
@@ -44,6 +44,8 @@ export interface S3Request {
    * `accessBucket` (access.ts) uses instead of reading it again. Grants nothing by itself.
    */
   prefetched?: BucketRecord | undefined;
+  /** For an object read (GET/HEAD of a key): the step's `getBucketAndObject` answer, which GetObject reuses. */
+  prefetchedRead?: { bucket?: BucketRecord; object?: ObjectRecord };
   /**
    * The request body as content bytes: aws-chunked framing removed, chunk signatures, `x-amz-content-sha256` and
    * `x-amz-checksum-*` (header or trailer) verified as it is read; the stream fails with the S3 error
