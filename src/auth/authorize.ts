@@ -26,6 +26,12 @@ export interface Ask {
   prefix?: string;
   door?: 'kodo' | 's3' | 'console';
   requestId?: string;
+  /**
+   * The bucket's S3 policy allows the request to this sub-user (s3api/auth-step.ts): an Allow of either its IAM
+   * policies or the bucket policy grants, an explicit Deny of its IAM policies still refuses (AWS's evaluation
+   * within one account).
+   */
+  bucketPolicyAllows?: boolean;
 }
 
 /** `Ask.action` of a question about the account only. */
@@ -48,6 +54,7 @@ function decide(g: Granary, accessKey: string, bucket: BucketRecord, ask: Ask | 
   if (ask.action === VISIBLE) return touchesBucket(p, bucket.name) ? undefined : `no permission on bucket ${bucket.name}`;
   const req: IamRequest = { action: ask.action, bucket: bucket.name, ...(ask.key !== undefined ? { key: ask.key } : {}), ...(ask.prefix !== undefined ? { prefix: ask.prefix } : {}) };
   const d = evaluate(p, req);
+  if (!d.allowed && ask.bucketPolicyAllows && d.matched?.effect !== 'Deny') return undefined;
   return d.allowed ? undefined : refuse(g, accessKey, bucket, ask, d.reason);
 }
 

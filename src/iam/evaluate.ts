@@ -118,6 +118,20 @@ function statementMatches(s: Statement, req: IamRequest, ownerUid: number): bool
   return s.resource.some((r) => resourceMatches(r, req, ownerUid));
 }
 
+/**
+ * AWS's precedence of the statements that match a request — the one decision rule of both policy evaluators (IAM
+ * policies here, S3 bucket policies in s3api/bucket-policy-eval.ts): the first explicit `Deny` wins (the rest are
+ * not looked at), else the first `Allow`, else undefined (implicit deny).
+ */
+export function strongestMatch<M extends { effect: 'Allow' | 'Deny' }>(matches: Iterable<M>): M | undefined {
+  let allow: M | undefined;
+  for (const m of matches) {
+    if (m.effect === 'Deny') return m;
+    allow ??= m;
+  }
+  return allow;
+}
+
 const describe = (m: Matched): string =>
   `statement ${m.statement} of policy "${m.policy}"${m.via === 'user' ? '' : ` (via group "${m.via.group}")`}`;
 
@@ -126,16 +140,17 @@ export function evaluate(principal: Principal, req: IamRequest): Decision {
   if (principal.kind === 'root') return { allowed: true, reason: 'the root key may do everything' };
   if (principal.kind === 'owner') return { allowed: true, reason: 'the account owner may do everything in its account' };
   if (!principal.enabled) return { allowed: false, reason: `sub-user "${principal.alias}" is disabled` };
-  let allow: Matched | undefined;
-  for (const p of principal.policies) {
-    for (const [i, s] of p.statements.entries()) {
-      if (!statementMatches(s, req, principal.ownerUid)) continue;
-      const m: Matched = { policy: p.alias, via: p.via, statement: i, effect: s.effect };
-      if (s.effect === 'Deny') return { allowed: false, reason: `denied by ${describe(m)}`, matched: m };
-      allow ??= m;
-    }
-  }
-  if (allow) return { allowed: true, reason: `allowed by ${describe(allow)}`, matched: allow };
+  const decided = strongestMatch(
+    (function* () {
+      for (const p of principal.policies) {
+        for (const [i, s] of p.statements.entries()) {
+          if (statementMatches(s, req, principal.ownerUid)) yield { policy: p.alias, via: p.via, statement: i, effect: s.effect } satisfies Matched;
+        }
+      }
+    })(),
+  );
+  if (decided?.effect === 'Deny') return { allowed: false, reason: `denied by ${describe(decided)}`, matched: decided };
+  if (decided) return { allowed: true, reason: `allowed by ${describe(decided)}`, matched: decided };
   return { allowed: false, reason: `no policy of sub-user "${principal.alias}" allows ${req.action} here` };
 }
 

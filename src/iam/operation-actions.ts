@@ -56,6 +56,7 @@ export const S3_ACTIONS: Readonly<Record<string, string>> = {
   's3:GetBucketPolicy': 'kodo/BucketSettings',
   's3:PutBucketPolicy': 'kodo/BucketSettings',
   's3:DeleteBucketPolicy': 'kodo/BucketSettings',
+  's3:GetBucketPolicyStatus': 'kodo/BucketSettings',
   's3:GetBucketCORS': 'kodo/BucketSettings',
   's3:PutBucketCORS': 'kodo/BucketSettings',
   's3:GetLifecycleConfiguration': 'kodo/BucketSettings',

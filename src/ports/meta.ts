@@ -105,6 +105,11 @@ export interface BucketSettings {
    * buckets/encryption.ts). Applies to uploads through the Kodo API too.
    */
   encryption?: 'AES256';
+  /**
+   * The S3 bucket policy as PutBucketPolicy received it (GetBucketPolicy answers it byte for byte; parsed and
+   * applied by s3api/bucket-policy-doc.ts and bucket-policy-eval.ts). Absent = none.
+   */
+  policy?: string;
   /** `bucketTagging`: the bucket's tags in the order set (absent = none; buckets/tagging.ts). */
   tags?: BucketTag[];
   /**

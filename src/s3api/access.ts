@@ -3,8 +3,8 @@
  * the Kodo API (auth/authorize.ts: the root key on every bucket, an account key on its own; another account's →
  * AccessDenied, a missing bucket → NoSuchBucket); beyond that, the S3 ACLs decide (acl.ts: other accounts and
  * anonymous callers get what the bucket's or object's grants give them; a public bucket's objects are anyone's).
- * An IAM sub-user's access was decided by the route table's IAM step (auth-step.ts), which leaves the bucket on the
- * request (`authorized`).
+ * An IAM sub-user's access, and any access the bucket policy grants (anonymous callers, other accounts), was decided
+ * by the route table's step (auth-step.ts), which leaves the bucket on the request (`authorized`).
  */
 import { mayAccess } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
@@ -41,7 +41,9 @@ export type BucketNeed = 'OWNER' | AskedPermission;
 
 /** The bucket of the request if the caller has `need` on it (see `BucketNeed`). NoSuchBucket (404), AccessDenied (403). */
 export async function accessBucket(g: Granary, req: S3Request, need: BucketNeed = 'OWNER'): Promise<BucketRecord> {
-  return checkBucketAccess(g, req, await g.meta.getBucket(bucketName(req)), need);
+  const name = bucketName(req);
+  const rec = 'prefetched' in req && (req.prefetched === undefined || req.prefetched.name === name) ? req.prefetched : await g.meta.getBucket(name);
+  return checkBucketAccess(g, req, rec, need);
 }
 
 /**
@@ -52,7 +54,7 @@ export async function accessBucket(g: Granary, req: S3Request, need: BucketNeed 
 export function checkBucketAccess(g: Granary, req: S3Request, rec: BucketRecord | undefined, need: BucketNeed = 'OWNER'): BucketRecord {
   if (!rec) throw S3Errors.NoSuchBucket(undefined);
   const ak = req.caller.accessKey;
-  if (ak !== undefined && (req.authorized?.name === rec.name || mayAccess(g, ak, rec))) return rec;
+  if (req.authorized?.name === rec.name || (ak !== undefined && mayAccess(g, ak, rec))) return rec;
   // Other accounts and anonymous callers: the bucket's ACL decides (acl.ts).
   if (need !== 'OWNER' && aclAllows(bucketAclOf(rec), requesterOf(req), need)) return rec;
   throw ak !== undefined ? S3Errors.AccessDenied(`no permission on bucket ${rec.name}`) : S3Errors.AccessDenied();
@@ -67,7 +69,7 @@ export function checkBucketAccess(g: Granary, req: S3Request, rec: BucketRecord 
 export function checkObjectRead(g: Granary, req: S3Request, rec: BucketRecord | undefined, object: ObjectRecord | undefined): BucketRecord {
   if (!rec) throw S3Errors.NoSuchBucket(undefined);
   const ak = req.caller.accessKey;
-  if (ak !== undefined && (req.authorized?.name === rec.name || mayAccess(g, ak, rec))) return rec;
+  if (req.authorized?.name === rec.name || (ak !== undefined && mayAccess(g, ak, rec))) return rec;
   const own = object && rec.settings.ownership !== 'BucketOwnerEnforced' ? objectAclOf(object.meta) : undefined;
   if (own ? aclAllows(own, requesterOf(req), 'READ') : !rec.private) return rec;
   throw ak !== undefined ? S3Errors.AccessDenied(`no permission on bucket ${rec.name}`) : S3Errors.AccessDenied();

@@ -38,7 +38,7 @@ import { postObject } from './ops/post-object.js';
 import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './ops/bucket-acl.js';
 import { deleteBucketOwnershipControls, getBucketOwnershipControls, putBucketOwnershipControls } from './ops/bucket-ownership.js';
 import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './ops/bucket-tagging.js';
-import { deleteBucketPolicy, getBucketPolicy, putBucketPolicy } from './ops/bucket-policy.js';
+import { deleteBucketPolicy, getBucketPolicy, getBucketPolicyStatus, putBucketPolicy } from './ops/bucket-policy.js';
 import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
 import { deleteBucketLifecycle, getBucketLifecycle, putBucketLifecycle } from './ops/bucket-lifecycle.js';
 import { getBucketVersioning, putBucketVersioning } from './ops/bucket-versioning.js';
@@ -133,6 +133,7 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'bucket', query: 'policy', operation: 'GetBucketPolicy', auth: 'signed', iam: 's3:GetBucketPolicy', handler: getBucketPolicy },
   { method: 'PUT', shape: 'bucket', query: 'policy', operation: 'PutBucketPolicy', auth: 'signed', iam: 's3:PutBucketPolicy', handler: putBucketPolicy },
   { method: 'DELETE', shape: 'bucket', query: 'policy', operation: 'DeleteBucketPolicy', auth: 'signed', iam: 's3:DeleteBucketPolicy', handler: deleteBucketPolicy },
+  { method: 'GET', shape: 'bucket', query: 'policyStatus', operation: 'GetBucketPolicyStatus', auth: 'signed', iam: 's3:GetBucketPolicyStatus', handler: getBucketPolicyStatus },
   { method: 'GET', shape: 'bucket', query: 'cors', operation: 'GetBucketCors', auth: 'signed', iam: 's3:GetBucketCORS', handler: getBucketCors },
   { method: 'PUT', shape: 'bucket', query: 'cors', operation: 'PutBucketCors', auth: 'signed', iam: 's3:PutBucketCORS', handler: putBucketCors },
   { method: 'DELETE', shape: 'bucket', query: 'cors', operation: 'DeleteBucketCors', auth: 'signed', iam: 's3:PutBucketCORS', handler: deleteBucketCors },

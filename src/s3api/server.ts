@@ -155,6 +155,8 @@ async function dispatch(g: Granary, request: FastifyRequest, reply: FastifyReply
     key: address.key,
     reqId: request.id,
     caller: auth.caller,
+    sourceIp: request.ip,
+    secure: request.protocol === 'https',
     body: continueOnRead(raw, reply.raw, auth.body),
     contentLength: auth.contentLength,
     checksum: auth.checksum,

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
-import type { BucketRecord } from '../ports/meta.js';
+import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
 import type { VerifiedChecksum } from './checksum.js';
 
 /** The authenticated caller: an AccessKey of the Kodo key pairs, or none (anonymous, only on public buckets). */
@@ -33,8 +33,19 @@ export interface S3Request {
   /** Request id (answered as `x-amz-request-id`). */
   reqId: string;
   caller: S3Caller;
-  /** The bucket the route table's IAM step (auth-step.ts) authorised for the signed caller; undefined otherwise. */
+  /** The client's address as the server sees it (GRANARY_TRUST_PROXY honoured: fastify's `request.ip`). */
+  sourceIp?: string;
+  /** Whether the request came over TLS (`https`, or a trusted proxy's `X-Forwarded-Proto`). */
+  secure?: boolean;
+  /** The bucket the route table's step (auth-step.ts) authorised for the caller (IAM or the bucket policy); undefined otherwise. */
   authorized?: BucketRecord;
+  /**
+   * The bucket record the route table's step read for this request (undefined: none such, or not read), which
+   * `accessBucket` (access.ts) uses instead of reading it again. Grants nothing by itself.
+   */
+  prefetched?: BucketRecord | undefined;
+  /** For an object read (GET/HEAD of a key): the step's `getBucketAndObject` answer, which GetObject reuses. */
+  prefetchedRead?: { bucket?: BucketRecord; object?: ObjectRecord };
   /**
    * The request body as content bytes: aws-chunked framing removed, chunk signatures, `x-amz-content-sha256` and
    * `x-amz-checksum-*` (header or trailer) verified as it is read; the stream fails with the S3 error

@@ -152,7 +152,7 @@ async function versionOf(g: Granary, bucket: BucketRecord, key: string, versionI
 export async function getObject(g: Granary, req: S3Request): Promise<S3Response> {
   const key = objectKey(req);
   // The download read: bucket and entry in one (cached) query, with an inline blob's bytes.
-  const found = await g.meta.getBucketAndObject(bucketName(req), key);
+  const found = req.prefetchedRead ?? (await g.meta.getBucketAndObject(bucketName(req), key));
   const bucket = checkObjectRead(g, req, found.bucket, found.object);
   checkOriginalAccess(bucket, { signed: req.caller.accessKey !== undefined, styleOnly: false });
   const versionId = versionIdOf(req);
