@@ -71,6 +71,14 @@ function refuse(g: Granary, accessKey: string, bucket: BucketRecord, ask: Ask, r
 export async function authorizeBucket(g: Granary, accessKey: string, bucket: string, ask?: Ask): Promise<BucketRecord> {
   const rec = await g.meta.getBucket(bucket);
   if (!rec) throw Errors.noSuchBucket(bucket);
+  return authorizeRecord(g, accessKey, rec, ask);
+}
+
+/**
+ * `authorizeBucket` for a bucket record already read (a second question about the same bucket in one request: the
+ * upload's key once known): the record, or 403 as `authorizeBucket` answers.
+ */
+export function authorizeRecord(g: Granary, accessKey: string, rec: BucketRecord, ask?: Ask): BucketRecord {
   const why = decide(g, accessKey, rec, ask);
   if (why !== undefined) throw Errors.forbidden(why);
   return rec;

@@ -12,7 +12,7 @@
  * An assembled body (v1 mkfile, v2 complete) commits a manifest of its pieces instead of a blob, in the same
  * transaction, consuming its resumable session there (objects/resumable/assemble.ts): nothing is copied.
  */
-import { ACCOUNT, authorizeBucket } from '../auth/authorize.js';
+import { ACCOUNT, authorizeBucket, authorizeRecord } from '../auth/authorize.js';
 import { withDefaultEncryption } from '../buckets/encryption.js';
 import { quotaExceeded } from '../buckets/quota.js';
 import type { Granary } from '../context.js';
@@ -110,8 +110,9 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
     const key = resolved ?? digests.etag;
     checkKeyAllowed(policy, key);
     // A sub-user's upload (its key signed the token): its policies must allow the action on the key (an
-    // overwrite included: Kodo's `kodo/Upload` covers both). Checked before any byte is committed.
-    await authorizeBucket(g, req.accessKey, policy.bucket, { action: req.event === 'mkfile' ? 'kodo/Mkfile' : 'kodo/Upload', key, ...(req.reqId !== undefined ? { requestId: req.reqId } : {}), door: req.door ?? 'kodo' });
+    // overwrite included: Kodo's `kodo/Upload` covers both). Checked before any byte is committed, on the bucket
+    // record read above (no second read).
+    authorizeRecord(g, req.accessKey, bucket, { action: req.event === 'mkfile' ? 'kodo/Mkfile' : 'kodo/Upload', key, ...(req.reqId !== undefined ? { requestId: req.reqId } : {}), door: req.door ?? 'kodo' });
     // persistentOps or a workflow template are checked before the commit: bad commands, an unknown template or
     // pipeline → 400, nothing stored.
     const job = await uploadJob(g, req.accessKey, policy);
