@@ -17,25 +17,14 @@ import { transpileForBench } from './lib/build.js';
 import { startServer } from './lib/child.js';
 import { benchServerEnv, runIfMain } from './lib/standalone.js';
 import { fmt, table } from './lib/table.js';
+import { median, timedPool } from './lib/stats.js';
 
 const AK = 'bench-ak';
 const SK = 'bench-sk';
 const BUCKET = 'iam-bench';
 const SIZE = 4096;
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
-/** Runs `op(i)` for i in 0..count-1, `concurrency` at a time; answers seconds. */
-async function timedPool(count: number, concurrency: number, op: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) await op(next++);
-    }),
-  );
-  return (performance.now() - t0) / 1000;
-}
 
 /** A management call signed by `mac` (Qiniu token); the parsed JSON answer. 200 expected. */
 async function manage(base: string, mac: qiniu.auth.digest.Mac, method: string, path: string, json?: unknown): Promise<unknown> {

@@ -26,6 +26,7 @@ import { transpileForBench } from './lib/build.js';
 import { startServer } from './lib/child.js';
 import { benchServerEnv, runIfMain } from './lib/standalone.js';
 import { fmt, KiB, MiB, table } from './lib/table.js';
+import { median, timedPool } from './lib/stats.js';
 
 const AK = 'bench-ak';
 const SK = 'bench-sk';
@@ -94,17 +95,6 @@ function kodoTarget(port: number): Target {
   };
 }
 
-/** Runs `op(i)` for i in 0..count-1, `concurrency` at a time; answers seconds. */
-async function timedPool(count: number, concurrency: number, op: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) await op(next++);
-    }),
-  );
-  return (performance.now() - t0) / 1000;
-}
 
 interface Case {
   name: string;
@@ -116,7 +106,6 @@ interface Case {
   unit: 'ops/s' | 'MB/s';
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 export async function run(opts: { quick: boolean; log: (line: string) => void }): Promise<Record<string, unknown>> {
   const { log } = opts;

@@ -20,11 +20,11 @@ import { transpileForBench } from './lib/build.js';
 import { startServer, type ServerChild } from './lib/child.js';
 import { benchServerEnv, runIfMain } from './lib/standalone.js';
 import { fmt, KiB } from './lib/table.js';
+import { median, timedPool } from './lib/stats.js';
 
 const AK = 'bench-ak';
 const SK = 'bench-sk';
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 /** A free port for the S3 listener: the OS picks one (listen on 0, close). */
 async function freePort(): Promise<number> {
@@ -39,15 +39,6 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Runs `op(i)` for i in 0..count-1, `concurrency` at a time; answers seconds. */
-async function timedPool(count: number, concurrency: number, op: (i: number) => Promise<void>): Promise<number> {
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) await op(next++);
-  }));
-  return (performance.now() - t0) / 1000;
-}
 
 interface Target {
   name: string;

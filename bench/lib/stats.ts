@@ -29,3 +29,18 @@ export function summarize(latenciesMs: number[]): LatencySummary {
 export function msSince(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
+
+/** The median of `xs` (the upper one of an even count); 0 for none. */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+/** Runs `op(i)` for i in 0..count-1, `concurrency` at a time; answers the seconds it took. */
+export async function timedPool(count: number, concurrency: number, op: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await op(next++);
+    }),
+  );
+  return (performance.now() - t0) / 1000;
+}
