@@ -4,7 +4,7 @@ import { del, get, iamPath, patch, post, put } from '../api';
 import { useI18n } from '../i18n';
 import { useLoad } from '../useLoad';
 import type { IamGroupRow, IamPolicyRow, IamScope, IamUserRow, Paged } from './Iam';
-import { PAGE_SIZE, Pager, Picker, Status, useAction } from './IamUsers';
+import { AttachCard, PAGE_SIZE, Pager, Status, useAction } from './IamUsers';
 
 export function IamGroups({ scope }: { scope: IamScope }) {
   const { t, date } = useI18n();
@@ -91,6 +91,9 @@ export function IamGroup({ scope, alias }: { scope: IamScope; alias: string }) {
   const { t } = useI18n();
   const base = `/groups/${encodeURIComponent(alias)}`;
   const { data, error, reload } = useLoad(() => get<GroupDetail>(iamPath(base, scope.account)), [scope.account, alias]);
+  /** Saves the aliases attached under `what` (`users`, `groups`, `policies`), then reloads the screen. */
+  const attach = (what: 'users' | 'groups' | 'policies') => (aliases: string[]) =>
+    run(() => put(iamPath(`${base}/${what}`, scope.account), { [what]: aliases }), t('Saved.')).then(reload);
   const users = useLoad(() => get<Paged<IamUserRow>>(iamPath('/users', scope.account, { page_size: '1000' })), [scope.account]);
   const policies = useLoad(() => get<Paged<IamPolicyRow>>(iamPath('/policies', scope.account, { page_size: '1000' })), [scope.account]);
   const [description, setDescription] = useState<string>();
@@ -132,27 +135,25 @@ export function IamGroup({ scope, alias }: { scope: IamScope; alias: string }) {
         <button type="submit">{t('Save')}</button>
       </form>
       <div className="settings-grid">
-        <div className="card" data-card="members">
-          <h3>{t('Members')}</h3>
-          <Picker
-            name="member"
-            all={(users.data?.list ?? []).map((u) => u.alias)}
-            chosen={data.users.map((u) => u.alias)}
-            empty={t('No sub-users yet.')}
-            onSave={(aliases) => run(() => put(iamPath(`${base}/users`, scope.account), { users: aliases }), t('Saved.')).then(reload)}
-          />
-        </div>
-        <div className="card" data-card="policies">
-          <h3>{t('Policies')}</h3>
-          <Picker
-            name="policy"
-            all={(policies.data?.list ?? []).map((p) => p.alias)}
-            chosen={data.policies.map((p) => p.alias)}
-            empty={t('No policies yet.')}
-            onSave={(aliases) => run(() => put(iamPath(`${base}/policies`, scope.account), { policies: aliases }), t('Saved.')).then(reload)}
-          />
-          <p className="muted small">{t('Every member gets these policies.')}</p>
-        </div>
+        <AttachCard
+          card="members"
+          title={t('Members')}
+          name="member"
+          all={(users.data?.list ?? []).map((u) => u.alias)}
+          chosen={data.users.map((u) => u.alias)}
+          empty={t('No sub-users yet.')}
+          onSave={attach('users')}
+        />
+        <AttachCard
+          card="policies"
+          title={t('Policies')}
+          name="policy"
+          all={(policies.data?.list ?? []).map((p) => p.alias)}
+          chosen={data.policies.map((p) => p.alias)}
+          empty={t('No policies yet.')}
+          onSave={attach('policies')}
+          note={t('Every member gets these policies.')}
+        />
       </div>
     </div>
   );

@@ -152,6 +152,17 @@ interface UserDetail {
   policies: IamPolicyRow[];
 }
 
+/** A card of a detail screen attaching aliases (members, groups, policies) with a Picker, and an optional note. */
+export function AttachCard({ card, title, note, ...picker }: { card: string; title: string; note?: string } & Parameters<typeof Picker>[0]) {
+  return (
+    <div className="card" data-card={card}>
+      <h3>{title}</h3>
+      <Picker {...picker} />
+      {note && <p className="muted small">{note}</p>}
+    </div>
+  );
+}
+
 /** Checkboxes choosing a subset of `all` (aliases), saved by `onSave`. */
 export function Picker({ name, all, chosen, onSave, empty }: { name: string; all: string[]; chosen: string[]; onSave: (aliases: string[]) => Promise<unknown>; empty: string }) {
   const { t } = useI18n();
@@ -186,6 +197,9 @@ export function IamUser({ scope, alias }: { scope: IamScope; alias: string }) {
   const { t, date } = useI18n();
   const base = `/users/${encodeURIComponent(alias)}`;
   const { data, error, reload } = useLoad(() => get<UserDetail>(iamPath(base, scope.account)), [scope.account, alias]);
+  /** Saves the aliases attached under `what` (`users`, `groups`, `policies`), then reloads the screen. */
+  const attach = (what: 'users' | 'groups' | 'policies') => (aliases: string[]) =>
+    run(() => put(iamPath(`${base}/${what}`, scope.account), { [what]: aliases }), t('Saved.')).then(reload);
   const groups = useLoad(() => get<Paged<IamGroupRow>>(iamPath('/groups', scope.account, { page_size: '1000' })), [scope.account]);
   const policies = useLoad(() => get<Paged<IamPolicyRow>>(iamPath('/policies', scope.account, { page_size: '1000' })), [scope.account]);
   const [created, setCreated] = useState<{ access_key: string; secret_key: string }>();
@@ -278,27 +292,25 @@ export function IamUser({ scope, alias }: { scope: IamScope; alias: string }) {
             </tbody>
           </table>
         </div>
-        <div className="card" data-card="groups">
-          <h3>{t('Groups')}</h3>
-          <Picker
-            name="group"
-            all={(groups.data?.list ?? []).map((g) => g.alias)}
-            chosen={data.groups.map((g) => g.alias)}
-            empty={t('No groups yet.')}
-            onSave={(aliases) => run(() => put(iamPath(`${base}/groups`, scope.account), { groups: aliases }), t('Saved.')).then(reload)}
-          />
-        </div>
-        <div className="card" data-card="policies">
-          <h3>{t('Policies')}</h3>
-          <Picker
-            name="policy"
-            all={(policies.data?.list ?? []).map((p) => p.alias)}
-            chosen={data.policies.map((p) => p.alias)}
-            empty={t('No policies yet.')}
-            onSave={(aliases) => run(() => put(iamPath(`${base}/policies`, scope.account), { policies: aliases }), t('Saved.')).then(reload)}
-          />
-          <p className="muted small">{t('Policies of its groups apply too.')}</p>
-        </div>
+        <AttachCard
+          card="groups"
+          title={t('Groups')}
+          name="group"
+          all={(groups.data?.list ?? []).map((g) => g.alias)}
+          chosen={data.groups.map((g) => g.alias)}
+          empty={t('No groups yet.')}
+          onSave={attach('groups')}
+        />
+        <AttachCard
+          card="policies"
+          title={t('Policies')}
+          name="policy"
+          all={(policies.data?.list ?? []).map((p) => p.alias)}
+          chosen={data.policies.map((p) => p.alias)}
+          empty={t('No policies yet.')}
+          onSave={attach('policies')}
+          note={t('Policies of its groups apply too.')}
+        />
         <div className="card" data-card="password">
           <h3>{t('Password')}</h3>
           <form
