@@ -142,8 +142,11 @@ export interface CompleteRequest {
   metaData?: Record<string, string>;
 }
 
-/** Every stored part of an upload, ascending. */
-async function allParts(g: Granary, uploadId: string): Promise<Map<number, PartRecord>> {
+/**
+ * Every stored part of an upload (part numbers 1…10000), by number, read in pages of 1,000 — the one part listing of
+ * Kodo's resumable v2 complete and S3's CompleteMultipartUpload.
+ */
+export async function allParts(g: Pick<Granary, 'meta'>, uploadId: string): Promise<Map<number, PartRecord>> {
   const out = new Map<number, PartRecord>();
   for (let after = 0; ; ) {
     const page = await g.meta.sessions.listParts(uploadId, after, 1000);

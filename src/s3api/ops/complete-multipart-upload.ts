@@ -20,7 +20,7 @@
  */
 import type { Granary } from '../../context.js';
 import { findLiveObject } from '../../objects/read.js';
-import { completeUpload } from '../../objects/resumable/multipart.js';
+import { allParts, completeUpload } from '../../objects/resumable/multipart.js';
 import type { PartRecord } from '../../ports/meta.js';
 import { accessBucket, bucketName, objectKey, signedCaller } from '../access.js';
 import { CHECKSUM_ALGORITHMS, digestOf, type ChecksumAlgorithm } from '../checksum.js';
@@ -85,17 +85,6 @@ function partList(doc: Record<string, XmlNode>): ListedPart[] {
   }
   if (out.length === 0) throw S3Errors.MalformedXML();
   return out;
-}
-
-/** The stored parts of an upload (1..10000), by number. */
-async function storedParts(g: Granary, uploadId: string): Promise<Map<number, PartRecord>> {
-  const out = new Map<number, PartRecord>();
-  for (let after = 0; ; ) {
-    const page = await g.meta.sessions.listParts(uploadId, after, 1000);
-    for (const p of page) out.set(p.partNumber, p);
-    if (page.length < 1000) return out;
-    after = page[page.length - 1]?.partNumber ?? after;
-  }
 }
 
 /** The object's checksum from its parts' (see the module comment); InvalidPart when a part has none. */
@@ -173,7 +162,7 @@ export async function completeMultipartUpload(g: Granary, req: S3Request): Promi
   }
   const list = partList(parseXml(await readXmlBody(req.body())));
   for (let i = 1; i < list.length; i++) if (list[i]!.partNumber <= list[i - 1]!.partNumber) throw S3Errors.InvalidPartOrder();
-  const stored = await storedParts(g, uploadId);
+  const stored = await allParts(g, uploadId);
   const chosen: PartRecord[] = list.map((item) => {
     const p = stored.get(item.partNumber);
     if (!p || p.md5 !== item.etag) throw S3Errors.InvalidPart();
