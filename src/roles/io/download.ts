@@ -22,9 +22,8 @@ import { verifyPrivateDownload } from '../../auth/download-token.js';
 import type { Granary } from '../../context.js';
 import type { RouteCall } from '../../http/route-call.js';
 import { Errors } from '../../errors.js';
-import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
+import { answerBody, lengthHeaders, servedEntry } from '../../objects/download.js';
 import { checkDownloadable, isLive, lookupForDownload, metaHeaders } from '../../objects/read.js';
-import { readObject, readObjectSmall, SMALL_OBJECT_BYTES } from '../../objects/verified-read.js';
 import { isReservedBucketName } from '../../buckets/names.js';
 import { checkOriginalAccess, isStyleOnly } from '../../buckets/protection.js';
 import { expandStyleStage, findStyled, withStyle } from '../../buckets/styles.js';
@@ -160,7 +159,7 @@ export async function download(call: RouteCall<Granary, unknown>, request: Fasti
   }
   checkOriginalAccess(bucket, { signed: mayBypass, styleOnly: isStyleOnly(fop) });
   // A miss in a bucket with a mirror source is pulled from it (single-flight per key), then served (§8.6).
-  const rec = checkDownloadable(g, await mirrorIfMissing(g, bucket, t.key, object));
+  const rec = await servedEntry(g, bucket, t.key, object);
   if (fop !== undefined) return serve(rec, expandStyleStage(bucket, fop));
   const mtimeMs = Number(rec.putTime / 10000n);
   reply.headers(objectHeaders(rec, downloadCacheControl(g, bucket, request), params.get('attname')));
@@ -170,15 +169,8 @@ export async function download(call: RouteCall<Granary, unknown>, request: Fasti
   const ifRange = typeof request.headers['if-range'] === 'string' ? request.headers['if-range'] : undefined;
   const range = ifRangeMatches(ifRange, rec.hash, mtimeMs) ? parseRange(rangeHeader, rec.fsize) : undefined;
   if (range === 'unsatisfiable') throw Errors.rangeNotSatisfiable().withHeaders({ 'content-range': `bytes */${rec.fsize}` });
-  const isHead = request.method === 'HEAD';
-  if (range) {
-    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${rec.fsize}`);
-    reply.header('content-length', String(range.end - range.start + 1));
-    return isHead ? reply.send() : reply.send(readObject(g, rec, range));
-  }
-  reply.code(200).header('content-length', String(rec.fsize));
-  if (isHead) return reply.send();
-  // Verified before the headers go out (small), or block by block as it streams (objects/verified-read.ts).
-  if (rec.fsize <= SMALL_OBJECT_BYTES) return reply.send(await readObjectSmall(g, rec));
-  return reply.send(readObject(g, rec));
+  if (range) reply.code(206);
+  reply.headers(lengthHeaders(rec.fsize, range));
+  // Verified before the headers go out (small, whole), or block by block as it streams (objects/verified-read.ts).
+  return request.method === 'HEAD' ? reply.send() : reply.send(await answerBody(g, rec, range));
 }

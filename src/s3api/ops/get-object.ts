@@ -19,9 +19,8 @@
 import { checkOriginalAccess } from '../../buckets/protection.js';
 import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
-import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
+import { answerBody, lengthHeaders, servedEntry } from '../../objects/download.js';
 import { checkDownloadable } from '../../objects/read.js';
-import { readObject, readObjectSmall, SMALL_OBJECT_BYTES } from '../../objects/verified-read.js';
 import type { ByteRange } from '../../ports/blob.js';
 import type { BucketRecord, ObjectRecord } from '../../ports/meta.js';
 import { wireVersionId } from '../../ports/versions.js';
@@ -117,7 +116,7 @@ function answeredChecksum(req: S3Request, rec: ObjectRecord, partNumber: string 
 async function currentOf(g: Granary, bucket: BucketRecord, key: string, found: ObjectRecord | undefined): Promise<ObjectRecord> {
   try {
     // A miss in a bucket with a mirror source is pulled from it, as a Kodo download (§8.6).
-    return checkDownloadable(g, await mirrorIfMissing(g, bucket, key, found));
+    return await servedEntry(g, bucket, key, found);
   } catch (err) {
     if (!isKodoError(err, 'notFound')) throw err;
   }
@@ -192,14 +191,7 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   }
   const sum = answeredChecksum(req, rec, partNumber, range);
   if (sum) Object.assign(headers, checksumHeaders(sum));
-  if (range) {
-    headers['content-range'] = `bytes ${range.start}-${range.end}/${rec.fsize}`;
-    headers['content-length'] = String(range.end - range.start + 1);
-  } else {
-    headers['content-length'] = String(rec.fsize);
-  }
+  Object.assign(headers, lengthHeaders(rec.fsize, range));
   if (req.method === 'HEAD') return { status, headers };
-  // Small whole objects are verified before the headers go out and sent as one buffer, as Kodo downloads are.
-  if (!range && rec.fsize <= SMALL_OBJECT_BYTES) return { status, headers, body: await withCustomerKey(customerKey, () => readObjectSmall(g, rec)) };
-  return { status, headers, body: await withCustomerKey(customerKey, async () => readObject(g, rec, range)) };
+  return { status, headers, body: await withCustomerKey(customerKey, () => answerBody(g, rec, range)) };
 }
