@@ -21,7 +21,7 @@ import { addIamCommands } from './cli/iam.js';
 import { addKeyCommands } from './cli/keys.js';
 import { addLifecycleRuleCommands } from './cli/lifecycle-rules.js';
 import { addPipelineCommands } from './cli/pipelines.js';
-import { addQuotaCommand } from './cli/quota.js';
+import { addQuotaCommand } from './cli/bucket-quota.js';
 import { addScrubCommand } from './cli/scrub.js';
 import { addServeCommand } from './cli/serve.js';
 import { addTransferCommands } from './cli/transfer.js';

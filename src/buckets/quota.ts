@@ -4,7 +4,7 @@
  * - `size` is in bytes, `count` in entries. On the wire (`/setbucketquota/<bucket>/size/<n>/count/<n>`) a value of
  *   0 leaves that limit as it is, -1 removes it, a positive integer sets it; a new bucket has no limits. The answer
  *   of `getbucketquota` is `{"size": n, "count": n}`, -1 for no limit.
- * - Enforcement is the store's (store/quota.ts, inside the commit transaction of every upload path, copy and
+ * - Enforcement is the store's (store/quota-rule.ts, inside the commit transaction of every upload path, copy and
  *   move): a change that would grow a bucket past a limit is refused with `quotaExceeded` (403), built here.
  * - Usage counts every entry's `fsize` (copies sharing one blob each count in full, as Kodo bills per entry).
  */

@@ -8,7 +8,7 @@ import type { Caller } from '../auth/management.js';
 import type { Granary } from '../context.js';
 import { bput, mkblk, mkfile } from '../roles/up/blocks.js';
 import { formUpload } from '../roles/up/form.js';
-import { abortMultipart, completeMultipart, initiateMultipart, listParts, uploadPartRoute } from '../roles/up/multipart.js';
+import { abortMultipart, completeMultipart, initiateMultipart, listParts, uploadPartRoute } from '../roles/up/parts.js';
 import { putb64 } from '../roles/up/putb64.js';
 import type { RouteEntry, RouteIam } from './types.js';
 

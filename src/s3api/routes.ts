@@ -27,7 +27,7 @@ import { listBuckets } from './ops/list-buckets.js';
 import { listObjectVersions } from './ops/list-object-versions.js';
 import { listObjects } from './ops/list-objects.js';
 import { listObjectsV2 } from './ops/list-objects-v2.js';
-import { putObject } from './ops/put-object.js';
+import { s3PutObject } from './ops/put-object.js';
 import { abortMultipartUpload } from './ops/abort-multipart-upload.js';
 import { completeMultipartUpload } from './ops/complete-multipart-upload.js';
 import { createMultipartUpload } from './ops/create-multipart-upload.js';
@@ -101,7 +101,7 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'bucket', query: 'list-type=2', operation: 'ListObjectsV2', auth: 'public-read', iam: 's3:ListBucket', handler: listObjectsV2 },
   { method: 'GET', shape: 'bucket', query: 'versions', operation: 'ListObjectVersions', auth: 'signed', iam: 's3:ListBucketVersions', handler: listObjectVersions },
   { method: 'POST', shape: 'bucket', query: 'delete', operation: 'DeleteObjects', auth: 'signed', iam: 's3:DeleteObject', handler: deleteObjects },
-  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'acl', iam: 's3:PutObject', handler: putObject },
+  { method: 'PUT', shape: 'object', operation: 'PutObject', auth: 'acl', iam: 's3:PutObject', handler: s3PutObject },
   { method: 'PUT', shape: 'object', header: 'x-amz-copy-source', operation: 'CopyObject', auth: 'signed', iam: 's3:PutObject', handler: copyObject },
   { method: 'GET', shape: 'object', operation: 'GetObject', auth: 'public-read', iam: 's3:GetObject', handler: getObject },
   { method: 'HEAD', shape: 'object', operation: 'HeadObject', auth: 'public-read', iam: 's3:GetObject', handler: getObject },

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import type { KodoClient, KodoEntry } from './client.js';
 import { openObject } from './download.js';
 import type { RateLimiter } from './throttle.js';
-import { putObject } from './upload.js';
+import { uploadObject } from './upload.js';
 import type { PutResult } from './upload-types.js';
 
 /** Attributes of `entry` to keep: its stat when it lacks metadata (listings may omit it). */
@@ -42,7 +42,7 @@ export async function streamCopy(
       return out;
     },
   };
-  return putObject(
+  return uploadObject(
     dst,
     dstBucket,
     dstKey,

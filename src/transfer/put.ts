@@ -12,13 +12,13 @@ import { TransferError } from './errors.js';
 import { dirPrefix, type RemoteLocation } from './location.js';
 import { forEachLimit } from './pool.js';
 import { errorText, type Session } from './session.js';
-import { putObject } from './upload.js';
+import { uploadObject } from './upload.js';
 import type { ByteSource } from './upload-types.js';
 import { localKind, walk, type LocalFile } from './walker.js';
 
 /**
  * A local file as a ByteSource (resumable: identity = size and mtime; with the remote, bucket and key it names
- * the resume record, multipart.ts).
+ * the resume record, resumable-v2.ts).
  */
 export function fileSource(f: LocalFile): ByteSource {
   return {
@@ -32,7 +32,7 @@ export function fileSource(f: LocalFile): ByteSource {
 /** Uploads one local file to `bucket:key` and reports it (as `label`, default the key). */
 export async function putFile(s: Session, client: KodoClient, bucket: string, key: string, f: LocalFile, label = key): Promise<void> {
   try {
-    const r = await putObject(client, bucket, key, fileSource(f), {}, {
+    const r = await uploadObject(client, bucket, key, fileSource(f), {}, {
       ...(s.opts.limiter ? { limiter: s.opts.limiter } : {}),
       onBytes: (n) => s.reporter.bytes(n),
       onSkipped: (n) => s.reporter.passed(n),

@@ -1,5 +1,5 @@
 /**
- * Resume records of multipart uploads (multipart.ts): after each part, the record (uploadId, expireAt, part etags)
+ * Resume records of multipart uploads (resumable-v2.ts): after each part, the record (uploadId, expireAt, part etags)
  * is written under the configuration directory (records/<sha1 of remote, bucket, key, file size and mtime>.json),
  * removed once the object is committed; records past their expireAt are swept on the first use in a run.
  */

@@ -1,5 +1,5 @@
 /**
- * The shapes of one upload by the transfer client (upload.ts: form or multipart; multipart.ts: resumable v2): what
+ * The shapes of one upload by the transfer client (upload.ts: form or multipart; resumable-v2.ts: resumable v2): what
  * to store, where the bytes come from, the shared options and the answer, and the etag check both paths end with.
  */
 import type { Readable } from 'node:stream';

@@ -1,7 +1,7 @@
 /**
  * Putting one object on a remote (docs/development/kodo-protocol.md §4, §6): under 4 MiB a form upload through the official SDK
  * (`qiniu.form_up.FormUploader.putStream`, static Zone of the bucket's hosts); from 4 MiB on a resumable v2
- * (multipart, multipart.ts) upload. The etag of the bytes read is computed on the way and compared with the
+ * (multipart, resumable-v2.ts) upload. The etag of the bytes read is computed on the way and compared with the
  * `hash` the server answers: a mismatch throws (the object is reported failed).
  */
 import http from 'node:http';
@@ -13,7 +13,7 @@ import { BLOCK_SIZE } from '../objects/etag.js';
 import type { KodoClient } from './client.js';
 import { describeStatus, TransferError } from './errors.js';
 import { EtagHasher } from './local-etag.js';
-import { multipartUpload } from './multipart.js';
+import { multipartUpload } from './resumable-v2.js';
 import { checkHash, type ByteSource, type PutAttributes, type PutResult, type UploadOptions } from './upload-types.js';
 import { throttled } from './throttle.js';
 
@@ -90,7 +90,7 @@ async function formUpload(client: KodoClient, bucket: string, key: string, src: 
 }
 
 /** Uploads `src` to `bucket:key` (form under 4 MiB, multipart from 4 MiB), verified by etag. */
-export async function putObject(client: KodoClient, bucket: string, key: string, src: ByteSource, attrs: PutAttributes, opts: UploadOptions = {}): Promise<PutResult> {
+export async function uploadObject(client: KodoClient, bucket: string, key: string, src: ByteSource, attrs: PutAttributes, opts: UploadOptions = {}): Promise<PutResult> {
   if (src.size < BLOCK_SIZE) return formUpload(client, bucket, key, src, attrs, opts);
   return multipartUpload(client, bucket, key, src, attrs, opts);
 }

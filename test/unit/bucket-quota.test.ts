@@ -1,5 +1,5 @@
 /**
- * Bucket quotas below the wire: the pure rule (store/quota.ts), the wire parsing and merging (buckets/quota.ts),
+ * Bucket quotas below the wire: the pure rule (store/quota-rule.ts), the wire parsing and merging (buckets/quota.ts),
  * and the usage counters of both stores (store/sqlite/bucket-usage.ts on a real store file, store/postgres/
  * bucket-usage.ts on a throw-away PostgreSQL) — kept by every kind of change, refusing a change with nothing of it
  * left behind, and looking up expired entries on the expiry index (never a scan of the bucket); and, SQLite only,
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeQuota, parseQuotaPath, parseQuotaValue, quotaExceeded } from '../../src/buckets/quota.js';
 import type { BucketUsage, MetaStore, ObjectRecord } from '../../src/ports/meta.js';
-import { quotaRefusal } from '../../src/store/quota.js';
+import { quotaRefusal } from '../../src/store/quota-rule.js';
 import { EXPIRED_IN_BUCKET } from '../../src/store/sqlite/bucket-usage.js';
 import { SqliteMetaStore } from '../../src/store/sqlite/sqlite-meta-store.js';
 import { EXPIRED_IN_BUCKET as PG_EXPIRED_IN_BUCKET } from '../../src/store/postgres/bucket-usage.js';

@@ -1,10 +1,10 @@
 /**
  * AbortMultipartUpload (`DELETE /<bucket>/<key>?uploadId=<id>`): drops the upload and frees its parts (Kodo's v2
- * abort, objects/resumable/multipart.ts), docs/development/kodo-protocol.md §18.8. Answer 204; NoSuchUpload (404)
+ * abort, objects/resumable/parts.ts), docs/development/kodo-protocol.md §18.8. Answer 204; NoSuchUpload (404)
  * when the upload is unknown, expired, completed or not this key's.
  */
 import type { Granary } from '../../context.js';
-import { abortUpload } from '../../objects/resumable/multipart.js';
+import { abortUpload } from '../../objects/resumable/parts.js';
 import { bucketName, objectKey, signedCaller } from '../access.js';
 import { s3Upload, uploadIdOf } from '../multipart.js';
 import type { S3Request, S3Response } from '../types.js';

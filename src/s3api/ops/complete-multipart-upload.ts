@@ -1,7 +1,7 @@
 /**
  * CompleteMultipartUpload (`POST /<bucket>/<key>?uploadId=<id>`, body
  * `<CompleteMultipartUpload><Part><PartNumber/><ETag/>[<ChecksumCRC32/>…]</Part>…</CompleteMultipartUpload>`):
- * checks the list, then commits through Kodo's v2 complete (objects/resumable/multipart.ts `completeUpload`: a
+ * checks the list, then commits through Kodo's v2 complete (objects/resumable/parts.ts `completeUpload`: a
  * manifest of the parts, nothing copied, the upload consumed in the same commit) with the settings of
  * CreateMultipartUpload, so the object is an ordinary entry (docs/development/kodo-protocol.md §18.8).
  *
@@ -20,7 +20,7 @@
  */
 import type { Granary } from '../../context.js';
 import { findLiveObject } from '../../objects/read.js';
-import { allParts, completeUpload } from '../../objects/resumable/multipart.js';
+import { allParts, completeUpload } from '../../objects/resumable/parts.js';
 import type { PartRecord } from '../../ports/meta.js';
 import { accessBucket, bucketName, objectKey, signedCaller } from '../access.js';
 import { CHECKSUM_ALGORITHMS, digestOf, type ChecksumAlgorithm } from '../checksum.js';

@@ -1,6 +1,6 @@
 /**
  * CreateMultipartUpload (`POST /<bucket>/<key>?uploads`): starts a Kodo v2 multipart session for `<bucket>/<key>`
- * (objects/resumable/multipart.ts `initiateUpload`, 7 days) and keeps what this request sets for the object —
+ * (objects/resumable/parts.ts `initiateUpload`, 7 days) and keeps what this request sets for the object —
  * Content-Type, `x-amz-meta-*`, the stored headers, `x-amz-storage-class`, `x-amz-tagging` — as the upload's
  * settings (multipart.ts), applied at complete (docs/development/kodo-protocol.md §18.8).
  * The object's checksum (AWS API_CreateMultipartUpload `x-amz-checksum-algorithm`, `x-amz-checksum-type`; S3 User
@@ -12,7 +12,7 @@
  * AccessDenied, InvalidStorageClass, InvalidArgument (metadata over 2 KiB), InvalidTag, InvalidRequest.
  */
 import type { Granary } from '../../context.js';
-import { initiateUpload } from '../../objects/resumable/multipart.js';
+import { initiateUpload } from '../../objects/resumable/parts.js';
 import { accessBucket, objectKey, signedCaller } from '../access.js';
 import { headerOf } from '../headers.js';
 import { S3Errors } from '../errors.js';

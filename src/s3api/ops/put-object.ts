@@ -60,7 +60,7 @@ export function s3PutPolicy(g: Granary, bucket: string, key: string, opts: { ins
   };
 }
 
-export async function putObject(g: Granary, req: S3Request): Promise<S3Response> {
+export async function s3PutObject(g: Granary, req: S3Request): Promise<S3Response> {
   // Anonymous: the bucket's ACL must give WRITE (public-read-write); the object is then its owner's write.
   const anonymous = req.caller.accessKey === undefined;
   const bucketRec = anonymous || hasAclHeaders(req) ? await accessBucket(g, req, anonymous ? 'WRITE' : 'OWNER') : undefined;

@@ -1,7 +1,7 @@
 /**
  * UploadPart (`PUT /<bucket>/<key>?partNumber=<n>&uploadId=<id>`) and UploadPartCopy (the same with
  * `x-amz-copy-source`, optional `x-amz-copy-source-range: bytes=<first>-<last>`): part `n` (1..10000) of the
- * upload is stored as a sealed blob through Kodo's v2 part upload (objects/resumable/multipart.ts `uploadPart`;
+ * upload is stored as a sealed blob through Kodo's v2 part upload (objects/resumable/parts.ts `uploadPart`;
  * a re-upload replaces it), docs/development/kodo-protocol.md §18.8.
  *
  * - UploadPart: the verified body (signatures, `x-amz-content-sha256`, `x-amz-checksum-*` checked as it streams);
@@ -21,7 +21,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
-import { uploadPart as storePart } from '../../objects/resumable/multipart.js';
+import { uploadPart as storePart } from '../../objects/resumable/parts.js';
 import { checkDownloadable } from '../../objects/read.js';
 import { readObject } from '../../objects/verified-read.js';
 import type { ObjectRecord } from '../../ports/meta.js';

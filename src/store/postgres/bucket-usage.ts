@@ -9,11 +9,11 @@
  * advisory lock held EXCLUSIVE (entry-locks.ts), so no other change of its entries runs meanwhile (every one holds
  * it at least shared); `QuotaGuard.run` then removes the bucket's expired entries (they are gone for Kodo, so they
  * must not hold room), measures the usage, applies the change, measures again, and throws `OverQuota` when
- * store/quota.ts refuses it; the transaction then rolls back, so nothing of the change is ever visible. The expiry
+ * store/quota-rule.ts refuses it; the transaction then rolls back, so nothing of the change is ever visible. The expiry
  * sweeps do not take bucket locks (they only delete): their rows are taken with `FOR UPDATE SKIP LOCKED` here too.
  */
 import type { BucketQuota, BucketUsage, QuotaRefusal } from '../../ports/meta.js';
-import { quotaRefusal } from '../quota.js';
+import { quotaRefusal } from '../quota-rule.js';
 import { releaseRefs } from './blob-refs.js';
 import type { Queryable } from './db.js';
 

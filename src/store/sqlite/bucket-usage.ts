@@ -13,12 +13,12 @@
  *
  * `QuotaGuard.run` enforces `settings.quota` (docs/development/kodo-protocol.md §8.6) inside a commit transaction: it removes the
  * bucket's expired entries first (they are gone for Kodo, so they must not hold room), measures the counters,
- * applies the change, measures again, and throws `OverQuota` when store/quota.ts refuses the change; the caller's
+ * applies the change, measures again, and throws `OverQuota` when store/quota-rule.ts refuses the change; the caller's
  * transaction then rolls back, so nothing of the change is ever visible.
  */
 import type Database from 'better-sqlite3';
 import type { BucketQuota, BucketUsage, QuotaRefusal } from '../../ports/meta.js';
-import { quotaRefusal } from '../quota.js';
+import { quotaRefusal } from '../quota-rule.js';
 
 /** The table, its triggers and the counters of buckets without a row (see the module comment). */
 const USAGE_DDL = `

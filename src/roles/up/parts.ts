@@ -18,7 +18,7 @@ import {
   uploadPart,
   type CompleteRequest,
   type UploadTarget,
-} from '../../objects/resumable/multipart.js';
+} from '../../objects/resumable/parts.js';
 import { answerUpload } from '../../objects/upload-response.js';
 import { decodeParam } from '../../objects/manage/encoded-entry.js';
 import { bodyBuffer, declaredLength, sendEmpty, sendJson } from '../../http/wire.js';
