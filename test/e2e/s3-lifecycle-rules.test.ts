@@ -27,6 +27,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { sweepExpired } from '../../src/objects/expiry.js';
 import { boto3 } from '../helpers/boto3.js';
+import { scrape, total } from '../helpers/metrics.js';
 import { codeOf, s3Client } from '../helpers/s3.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket } from '../helpers/upload.js';
@@ -211,6 +212,11 @@ describe('noncurrent-version lifecycle on a versioned bucket (AWS SDK v3)', () =
     const r = await s3.send(new ListObjectVersionsCommand({ Bucket: B }));
     return [...(r.Versions ?? []).map((v) => `${v.Key}:${v.VersionId}`), ...(r.DeleteMarkers ?? []).map((m) => `${m.Key}:${m.VersionId}!`)].sort();
   }
+  /** The bucket's /metrics version gauges: noncurrent versions, delete markers, noncurrent bytes. */
+  async function versionGauges(): Promise<number[]> {
+    const m = await scrape(s);
+    return ['noncurrent_versions', 'delete_markers', 'noncurrent_bytes'].map((n) => total(m, `granary_bucket_${n}`, { bucket: B }));
+  }
   const putv = async (Key: string, client = s3): Promise<string> =>
     (await client.send(new PutObjectCommand({ Bucket: B, Key, Body: Key }))).VersionId ?? '';
 
@@ -247,6 +253,7 @@ describe('noncurrent-version lifecycle on a versioned bucket (AWS SDK v3)', () =
     const km = (await s3.send(new DeleteObjectCommand({ Bucket: B, Key: 'dm/kept' }))).VersionId;
     const all = [`old/k:${k1}`, `old/k:${k2}`, `nc/a:${a1}`, `nc/a:${a2}`, `nc/a:${a3}`, `dm/kept:${kv}`, `dm/kept:${km}!`];
     expect(await versions()).toEqual([...all, `dm/gone:${gm}!`].sort());
+    expect(await versionGauges()).toEqual([4, 2, 5 + 4 + 4 + 7]);
 
     // A day on: only the sole marker is gone (nothing has been noncurrent for two days).
     await sweepAt(1);
@@ -254,6 +261,7 @@ describe('noncurrent-version lifecycle on a versioned bucket (AWS SDK v3)', () =
     // Three days on: nc/a keeps its newest noncurrent version, old/k loses its first one.
     await sweepAt(3);
     expect(await versions()).toEqual([`old/k:${k2}`, `nc/a:${a2}`, `nc/a:${a3}`, `dm/kept:${kv}`, `dm/kept:${km}!`].sort());
+    expect(await versionGauges()).toEqual([2, 1, 4 + 7]);
   });
 });
 
