@@ -124,6 +124,7 @@ describe('S3 lifecycle rules kept as S3 rules (AWS SDK v3)', () => {
     const refused: Array<[string, LifecycleRule[], string]> = [
       ['date not at midnight', [{ ID: 'd', Filter: {}, Status: 'Enabled', Expiration: { Date: new Date('2031-01-01T10:00:00Z') } }], 'InvalidArgument'],
       ['zero days', [{ ID: 'z', Filter: {}, Status: 'Enabled', Expiration: { Days: 0 } }], 'InvalidArgument'],
+      ['over 100 newer noncurrent versions', [{ ID: 'n', Filter: {}, Status: 'Enabled', NoncurrentVersionExpiration: { NoncurrentDays: 1, NewerNoncurrentVersions: 101 } }], 'InvalidArgument'],
       ['no action', [{ ID: 'n', Filter: { Prefix: 'x/' }, Status: 'Enabled' }], 'InvalidRequest'],
       [
         'abort with tags',
