@@ -575,6 +575,24 @@ export class PgMetaStore implements MetaStore {
     return { result: out.result === 'deleted' ? 'deleted' : 'no-version', deleteMarker: false, freedBlobs: out.freedBlobs };
   }
 
+  /**
+   * NotImplemented on PostgreSQL until its store keeps versions (pg-versioning): there are no noncurrent versions or
+   * delete markers here, so the lifecycle sweep (which only walks versioned buckets) never calls these.
+   */
+  async expireNoncurrentVersion(): Promise<{ deleted: boolean; freedBlobs: string[] }> {
+    throw new Error('NotImplemented: noncurrent versions are not kept on PostgreSQL yet');
+  }
+
+  /** NotImplemented on PostgreSQL (see expireNoncurrentVersion). */
+  async removeExpiredDeleteMarker(): Promise<boolean> {
+    throw new Error('NotImplemented: delete markers are not kept on PostgreSQL yet');
+  }
+
+  /** No version counters on PostgreSQL yet (NotImplemented: the version gauges are left out of /metrics). */
+  async versionStats(): Promise<undefined> {
+    return undefined;
+  }
+
   async listVersions(query: VersionQuery): Promise<VersionPage> {
     const after = query.after && { key: query.after.key, isPrefix: query.after.isPrefix === true };
     const page = await this.listObjects({
