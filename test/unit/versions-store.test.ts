@@ -71,12 +71,12 @@ describe('blob references follow versions', () => {
     // A copy of an old version shares its blob.
     const copy = await store.copyObject({ bucket: 'refs', key: 'k', versionId: ids[0] }, { bucket: 'refs', key: 'c' }, { force: true, nowSec: NOW, putTime: 1n });
     expect(copy.result).toBe('copied');
-    expect((await store.deleteVersion('refs', 'k', ids[0]!)).freedBlobs).toEqual([]);
+    expect((await store.deleteVersion('refs', 'k', ids[0]!, undefined, () => undefined)).freedBlobs).toEqual([]);
     expect(await store.blobReferenced(a.blobId)).toBe(true);
-    const lastOfB = await store.deleteVersion('refs', 'k', ids[1]!);
+    const lastOfB = await store.deleteVersion('refs', 'k', ids[1]!, undefined, () => undefined);
     expect(lastOfB.freedBlobs).toEqual([b.blobId]);
     expect(await store.blobReferenced(b.blobId)).toBe(false);
-    expect((await store.deleteVersion('refs', 'k', ids[1]!)).result).toBe('no-version');
+    expect((await store.deleteVersion('refs', 'k', ids[1]!, undefined, () => undefined)).result).toBe('no-version');
     // Only the marker is left: the bucket is not empty until it goes.
     expect(await store.dropBucket('refs')).toBe('not-empty');
   });
@@ -95,7 +95,7 @@ describe('blob references follow versions', () => {
     expect(from.deleteMarker).toBe(true);
     // Deleting the current entry for good leaves the noncurrent copy's reference.
     const to = (await store.getVersion('mv', 'to', undefined))!;
-    expect((await store.deleteVersion('mv', 'to', to.record.versionId!)).freedBlobs).toEqual([]);
+    expect((await store.deleteVersion('mv', 'to', to.record.versionId!, undefined, () => undefined)).freedBlobs).toEqual([]);
     expect(await store.blobReferenced(a.blobId)).toBe(true);
   });
 

@@ -3,6 +3,7 @@ import { migrateBucketUsage } from './bucket-usage.js';
 import { migrateManifests } from './manifests.js';
 import { migrateTasks } from './tasks-migration.js';
 import { OBJECT_VERSION_COLUMNS, VERSIONS_DDL } from './versions.js';
+import { migrateObjectLock } from './object-lock.js';
 
 /**
  * The SQLite schema of the embedded MetaStore. Idempotent (`IF NOT EXISTS`), applied at every open.
@@ -378,4 +379,6 @@ export function migrate(db: Database.Database): void {
   migrateManifests(db);
   // Noncurrent versions and delete markers (versions.ts).
   db.exec(VERSIONS_DDL);
+  // Object lock (object-lock.ts): each version's retention and legal hold.
+  migrateObjectLock(db);
 }
