@@ -70,8 +70,11 @@ function periodOf(text: string): number {
 export function parseLockConfiguration(text: string): DefaultRetention | undefined {
   const doc = rootOf(text, 'ObjectLockConfiguration');
   if (childText(doc, 'ObjectLockEnabled') !== 'Enabled') throw S3Errors.MalformedXML();
-  const ruleNode = doc.Rule;
-  if (ruleNode === undefined) return undefined;
+  // The parser reads `Rule` as a list (lifecycle documents repeat it): one is allowed here.
+  const rules = doc.Rule;
+  if (rules === undefined) return undefined;
+  if (Array.isArray(rules) && rules.length !== 1) throw S3Errors.MalformedXML();
+  const ruleNode = Array.isArray(rules) ? rules[0] : rules;
   if (Array.isArray(ruleNode) || typeof ruleNode === 'string') throw S3Errors.MalformedXML();
   const ret = (ruleNode as Doc).DefaultRetention;
   if (ret === undefined || Array.isArray(ret) || typeof ret === 'string') throw S3Errors.MalformedXML();
