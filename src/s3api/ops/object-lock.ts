@@ -20,8 +20,8 @@
  *
  * Object operations on a bucket without object lock → InvalidRequest ("Bucket is missing Object Lock
  * Configuration"); a version id the key lacks → NoSuchVersion (NoSuchKey without one); a delete marker →
- * MethodNotAllowed (405). On a metadata store that keeps no versions (PostgreSQL today) a bucket never has object
- * lock, so these answer as for a bucket without it.
+ * MethodNotAllowed (405). On a metadata store that keeps no versions (PostgreSQL today) every one of them is
+ * NotImplemented (501).
  */
 import { objectLockOf, setDefaultRetention } from '../../buckets/object-lock.js';
 import type { Granary } from '../../context.js';
@@ -87,8 +87,14 @@ export function parseLockConfiguration(text: string): DefaultRetention | undefin
   return days !== undefined ? { mode, days: periodOf(days) } : { mode, years: periodOf(years!) };
 }
 
+/** NotImplemented on a metadata store that keeps no versions (PostgreSQL today): no object lock there yet. */
+function needsVersions(g: Granary): void {
+  if (!g.meta.keepsVersions) throw S3Errors.NotImplemented('Object Lock needs the embedded (SQLite) metadata store.');
+}
+
 export async function getObjectLockConfiguration(g: Granary, req: S3Request): Promise<S3Response> {
   signedCaller(req);
+  needsVersions(g);
   const conf = objectLockOf(await accessBucket(g, req));
   if (!conf) throw S3Errors.ObjectLockConfigurationNotFoundError();
   const rule = conf.rule;
@@ -98,6 +104,7 @@ export async function getObjectLockConfiguration(g: Granary, req: S3Request): Pr
 
 export async function putObjectLockConfiguration(g: Granary, req: S3Request): Promise<S3Response> {
   signedCaller(req);
+  needsVersions(g);
   const bucket = await accessBucket(g, req);
   const rule = parseLockConfiguration(await readXmlBody(req.body()));
   const out = await setDefaultRetention(g, bucket.name, rule);
@@ -109,6 +116,7 @@ export async function putObjectLockConfiguration(g: Granary, req: S3Request): Pr
 /** The bucket (with object lock: InvalidRequest otherwise) and the version the request names. */
 async function lockedVersion(g: Granary, req: S3Request): Promise<{ bucket: BucketRecord; rec: ObjectRecord; versionId: string | undefined }> {
   signedCaller(req);
+  needsVersions(g);
   const bucket = await accessBucket(g, req);
   if (!objectLockOf(bucket)) throw S3Errors.InvalidRequest('Bucket is missing Object Lock Configuration');
   const versionId = versionIdOf(req);
