@@ -86,14 +86,15 @@ export function lockRefusal(lock: ObjectLock | undefined, nowMs: number, bypassG
 }
 
 /**
- * Whether replacing a version's retention `cur` by `next` at `nowMs` lessens it (a shorter date, a removal, or
- * COMPLIANCE → GOVERNANCE while it is in force): refused like a destruction (`lockRefusal`'s rule on the current
- * retention, the legal hold aside). Extending or keeping it is always allowed; GOVERNANCE → COMPLIANCE too.
+ * Whether replacing a version's retention `cur` by `next` at `nowMs` changes it other than by extending it (a
+ * shorter date, a removal, or another mode while it is in force): refused like a destruction (`lockRefusal`'s rule
+ * on the current retention, the legal hold aside) — COMPLIANCE always, GOVERNANCE without the bypass (GOVERNANCE →
+ * COMPLIANCE included, as radosgw and Ceph's s3-tests `test_object_lock_changing_mode_from_governance_*` have it).
+ * Extending it in the same mode is always allowed.
  */
 export function retentionChangeRefusal(cur: ObjectLock | undefined, next: ObjectLock, nowMs: number, bypassGovernance: boolean): LockRefusal | undefined {
   if (!cur?.mode || cur.retainUntil === undefined || cur.retainUntil <= nowMs) return undefined;
-  const lessened =
-    next.mode === undefined || next.retainUntil === undefined || next.retainUntil < cur.retainUntil || (cur.mode === 'COMPLIANCE' && next.mode === 'GOVERNANCE');
+  const lessened = next.mode === undefined || next.retainUntil === undefined || next.retainUntil < cur.retainUntil || next.mode !== cur.mode;
   if (!lessened) return undefined;
   return lockRefusal({ mode: cur.mode, retainUntil: cur.retainUntil }, nowMs, bypassGovernance);
 }

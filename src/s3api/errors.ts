@@ -40,6 +40,7 @@ const CATALOGUE = {
   InvalidPolicyDocument: [400, 'The content of the form does not meet the conditions specified in the policy document.'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
+  InvalidRetentionPeriod: [400, 'The retention period is invalid.'],
   InvalidStorageClass: [400, 'The storage class you specified is not valid.'],
   InvalidTag: [400, 'The tag provided was not a valid tag.'],
   InvalidURI: [400, 'Couldn\'t parse the specified URI.'],

@@ -30,10 +30,12 @@ describe('retentionChangeRefusal', () => {
       expect(retentionChangeRefusal(compliance, next, NOW, true)).toMatchObject({ reason: 'retention' });
     }
   });
-  it('GOVERNANCE: lessened only with the bypass; raised to COMPLIANCE freely; an expired retention changes freely', () => {
+  it('GOVERNANCE: changed (mode included) only with the bypass, extended freely; an expired retention changes freely', () => {
     expect(retentionChangeRefusal(governance, {}, NOW, false)).toMatchObject({ mode: 'GOVERNANCE' });
     expect(retentionChangeRefusal(governance, {}, NOW, true)).toBeUndefined();
-    expect(retentionChangeRefusal(governance, { mode: 'COMPLIANCE', retainUntil: NOW + 10 * DAY }, NOW, false)).toBeUndefined();
+    expect(retentionChangeRefusal(governance, { mode: 'GOVERNANCE', retainUntil: NOW + 11 * DAY }, NOW, false)).toBeUndefined();
+    expect(retentionChangeRefusal(governance, { mode: 'COMPLIANCE', retainUntil: NOW + 10 * DAY }, NOW, false)).toMatchObject({ mode: 'GOVERNANCE' });
+    expect(retentionChangeRefusal(governance, { mode: 'COMPLIANCE', retainUntil: NOW + 10 * DAY }, NOW, true)).toBeUndefined();
     expect(retentionChangeRefusal({ mode: 'COMPLIANCE', retainUntil: NOW - 1 }, {}, NOW, false)).toBeUndefined();
   });
 });
@@ -59,10 +61,10 @@ describe('parseLockConfiguration', () => {
     expect(parseLockConfiguration(doc(rule('<Mode>GOVERNANCE</Mode><Days>30</Days>')))).toEqual({ mode: 'GOVERNANCE', days: 30 });
     expect(parseLockConfiguration(doc(rule('<Mode>COMPLIANCE</Mode><Years>7</Years>')))).toEqual({ mode: 'COMPLIANCE', years: 7 });
   });
-  it('MalformedXML for Days and Years both or neither, an unknown mode, another ObjectLockEnabled; InvalidArgument for a period ≤ 0', () => {
+  it('MalformedXML for Days and Years both or neither, an unknown mode, another ObjectLockEnabled; InvalidRetentionPeriod for a period ≤ 0', () => {
     for (const bad of [doc(rule('<Mode>GOVERNANCE</Mode><Days>1</Days><Years>1</Years>')), doc(rule('<Mode>GOVERNANCE</Mode>')), doc(rule('<Mode>LOCKED</Mode><Days>1</Days>')), doc('', 'Disabled'), '<Other/>']) {
       expect(() => parseLockConfiguration(bad), bad).toThrow(expect.objectContaining({ code: 'MalformedXML' }));
     }
-    expect(() => parseLockConfiguration(doc(rule('<Mode>GOVERNANCE</Mode><Days>0</Days>')))).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
+    expect(() => parseLockConfiguration(doc(rule('<Mode>GOVERNANCE</Mode><Days>0</Days>')))).toThrow(expect.objectContaining({ code: 'InvalidRetentionPeriod' }));
   });
 });

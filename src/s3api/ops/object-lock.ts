@@ -7,11 +7,11 @@
  *   [<Rule><DefaultRetention><Mode>GOVERNANCE|COMPLIANCE</Mode><Days>n</Days>|<Years>n</Years></DefaultRetention>
  *   </Rule>]</ObjectLockConfiguration>`. Put on a bucket created without object lock → InvalidBucketState (409);
  *   a document that is not such a configuration (ObjectLockEnabled other than Enabled, Days and Years both or
- *   neither, an unknown mode) → MalformedXML; a period ≤ 0 → InvalidArgument. Get on a bucket without →
+ *   neither, an unknown mode) → MalformedXML; a period ≤ 0 → InvalidRetentionPeriod. Get on a bucket without →
  *   ObjectLockConfigurationNotFoundError (404).
  * - `GET|PUT /<bucket>/<key>?retention[&versionId=]`: `<Retention><Mode/><RetainUntilDate/></Retention>` of a
- *   version (the current one without versionId). A date not in the future → InvalidArgument; lessening retention
- *   in force (a shorter date, a removal, COMPLIANCE → GOVERNANCE) → AccessDenied naming the date, unless GOVERNANCE
+ *   version (the current one without versionId). A date not in the future → InvalidArgument; changing retention
+ *   in force other than by extending it (a shorter date, a removal, another mode) → AccessDenied naming the date, unless GOVERNANCE
  *   and `x-amz-bypass-governance-retention: true` from a caller allowed `s3:BypassGovernanceRetention`
  *   (objects/retention.ts). Get of a version without retention → NoSuchObjectLockConfiguration (404).
  * - `GET|PUT /<bucket>/<key>?legal-hold[&versionId=]`: `<LegalHold><Status>ON|OFF</Status></LegalHold>`; anyone
@@ -58,11 +58,14 @@ function childText(doc: Doc, name: string): string | undefined {
   return text.trim();
 }
 
-/** A period of the default retention: a whole number ≥ 1 (InvalidArgument ≤ 0; MalformedXML when not a number). */
+/**
+ * A period of the default retention: a whole number ≥ 1 (InvalidRetentionPeriod ≤ 0, as radosgw answers and Ceph's
+ * s3-tests expect; MalformedXML when not a number).
+ */
 function periodOf(text: string): number {
   if (!/^-?\d+$/.test(text)) throw S3Errors.MalformedXML();
   const n = Number(text);
-  if (n <= 0) throw S3Errors.InvalidArgument('Default retention period must be a positive integer value.');
+  if (n <= 0) throw S3Errors.InvalidRetentionPeriod('Default retention period must be a positive integer value.');
   return n;
 }
 
