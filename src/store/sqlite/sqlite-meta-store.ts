@@ -679,6 +679,9 @@ export class SqliteMetaStore implements MetaStore {
       const stored = { ...next, bucket, key, blobId: rec.blobId };
       if (rec.versionId !== undefined) stored.versionId = rec.versionId;
       if (rec.versionSort !== undefined) stored.versionSort = rec.versionSort;
+      // The version's object lock changes only through setVersionLock: an attribute change never touches it.
+      if (rec.lock) stored.lock = rec.lock;
+      else delete stored.lock;
       this.st.upsertObject.run(rowParams(stored));
       this.events.write(events, stored);
       return { result: 'updated' as const, record: next, freedBlobs: freed };
