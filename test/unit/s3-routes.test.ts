@@ -36,7 +36,7 @@ describe('route table', () => {
     ['HEAD', 'object', '', [], 'HeadObject'],
     ['GET', 'bucket', 'website', [], 'NotImplemented'],
     ['PUT', 'object', 'retention', [], 'PutObjectRetention'],
-    ['PUT', 'bucket', 'replication', [], 'NotImplemented'],
+    ['GET', 'object', 'torrent', [], 'NotImplemented'],
     ['POST', 'object', 'restore', [], 'NotImplemented'],
     ['GET', 'bucket', 'list-type=3', [], 'NotImplemented'],
     ['PATCH', 'object', '', [], 'MethodNotAllowed'],
