@@ -33,6 +33,7 @@ export const ERROR_WHEN: Readonly<Record<ErrorKind, string>> = {
   keyNotAllowed: 'An upload\'s key is not in its put policy\'s `keylimit`.',
   forbidden: 'The key pair may not do this: a sub-account without the right on the bucket, or an operation only the root key may do.',
   objectDisabled: 'A download of an object whose status is disabled (`chstatus`).',
+  objectLocked: 'A destruction of an object version under object lock (retention in force or a legal hold: objects/retention.ts), or a lessening of its retention.',
   quotaExceeded: 'A write would take the bucket past the size or count limit set by `setbucketquota`; nothing is stored.',
   notFound: 'A download (or a fop\'s source, or a console lookup) names an object that does not exist.',
   noSuchRoute: 'No route matches the method and path.',

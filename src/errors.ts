@@ -43,6 +43,9 @@ const CATALOGUE = {
   keyNotAllowed: [403, 'key is not in keylimit'],
   forbidden: [403, 'forbidden'],
   objectDisabled: [403, 'the object is disabled'],
+  // Object lock (ports/object-lock.ts, objects/retention.ts): a version under retention or a legal hold cannot be
+  // destroyed (nor its retention lessened); the detail names the mode and the retain-until date. S3: AccessDenied.
+  objectLocked: [403, 'object locked'],
   // A commit that would take a bucket past its setbucketquota limits (buckets/quota.ts): refused, nothing stored.
   quotaExceeded: [403, 'bucket quota exceeded'],
   // 404, 406, 413, 414, 416

@@ -9,12 +9,21 @@ import type { VersioningState } from '../ports/versions.js';
 
 /**
  * Sets `bucket`'s versioning to `state`. 'unsupported' when the metadata store keeps no versions (PostgreSQL
- * today), 'no-bucket' when the bucket is gone; nothing changes then.
+ * today), 'no-bucket' when the bucket is gone, 'object-lock' for Suspended on a bucket with object lock (its
+ * versioning stays Enabled: ports/object-lock.ts); nothing changes then.
  */
-export async function setBucketVersioning(g: Granary, bucket: string, state: VersioningState): Promise<'set' | 'unsupported' | 'no-bucket'> {
+export async function setBucketVersioning(g: Granary, bucket: string, state: VersioningState): Promise<'set' | 'unsupported' | 'no-bucket' | 'object-lock'> {
   if (!g.meta.keepsVersions) return 'unsupported';
-  const out = await g.meta.updateBucketSettings(bucket, (current) => ({ ...current, versioning: state }));
-  return out ? 'set' : 'no-bucket';
+  let locked = false;
+  const out = await g.meta.updateBucketSettings(bucket, (current) => {
+    if (current.objectLock && state !== 'Enabled') {
+      locked = true;
+      return current;
+    }
+    return { ...current, versioning: state };
+  });
+  if (!out) return 'no-bucket';
+  return locked ? 'object-lock' : 'set';
 }
 
 /** The bucket's versioning state, undefined when it was never versioned. */

@@ -55,6 +55,8 @@ export const KODO_ACTIONS: readonly IamAction[] = [
   K('Prefetch', 'resource', 'refresh a file from the bucket mirror source', 'granary'),
   K('Pfop', 'resource', 'run persistent processing on a file', 'granary'),
   K('BucketSettings', 'resource', "read or change a bucket's settings (domains, CORS, lifecycle, events, quota, tags)", 'granary'),
+  K('ObjectLock', 'resource', "set an object version's retention and legal hold (S3 Object Lock)", 'granary'),
+  K('BypassGovernanceRetention', 'resource', 'shorten, remove or delete through GOVERNANCE retention (S3 x-amz-bypass-governance-retention)', 'granary'),
 ];
 
 /** The services an action may name: Kodo's is enforced by Granary; others are stored and listed, never evaluated to a grant. */

@@ -68,6 +68,14 @@ export const S3_ACTIONS: Readonly<Record<string, string>> = {
   's3:GetEncryptionConfiguration': 'kodo/BucketSettings',
   's3:PutEncryptionConfiguration': 'kodo/BucketSettings',
   's3:PutObjectAcl': 'kodo/Chgm',
+  // Object lock (s3api/ops/object-lock.ts; docs/reference/versioning.md).
+  's3:GetBucketObjectLockConfiguration': 'kodo/BucketSettings',
+  's3:PutBucketObjectLockConfiguration': 'kodo/BucketSettings',
+  's3:GetObjectRetention': 'kodo/Stat',
+  's3:GetObjectLegalHold': 'kodo/Stat',
+  's3:PutObjectRetention': 'kodo/ObjectLock',
+  's3:PutObjectLegalHold': 'kodo/ObjectLock',
+  's3:BypassGovernanceRetention': 'kodo/BypassGovernanceRetention',
 };
 
 /** The Kodo action of an S3 action; undefined for one not in the table. */

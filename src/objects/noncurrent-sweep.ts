@@ -16,7 +16,9 @@ import { dueAfterDays, filterMatches, versionRulePlans, type VersionRulePlan } f
 import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
 import { sortIdSeconds, wireVersionId, type VersionRecord } from '../ports/versions.js';
+import { isKodoError } from '../errors.js';
 import { releaseBlobs } from './blobs.js';
+import { versionGuard } from './retention.js';
 import { tagsOfMeta } from './entry-tags.js';
 
 /** Versions per listing page. */
@@ -37,7 +39,14 @@ function noncurrentDue(plan: VersionRulePlan, v: VersionRecord, sinceSec: number
 
 /** Permanently deletes one noncurrent version (still noncurrent, checked in its transaction); true when deleted. */
 async function expireNoncurrent(g: Granary, bucket: string, v: VersionRecord): Promise<boolean> {
-  const out = await g.meta.expireNoncurrentVersion(bucket, v.record.key, v.sortId);
+  let out: { deleted: boolean; freedBlobs: string[] };
+  try {
+    out = await g.meta.expireNoncurrentVersion(bucket, v.record.key, v.sortId, versionGuard(g));
+  } catch (err) {
+    // Under retention or a legal hold (objects/retention.ts): kept, as AWS's lifecycle keeps locked versions.
+    if (isKodoError(err, 'objectLocked')) return false;
+    throw err;
+  }
   await releaseBlobs(g, out.freedBlobs);
   return out.deleted;
 }

@@ -27,6 +27,7 @@ import { nowSeconds } from '../ports/clock.js';
 import type { ObjectRecord, PutPrecondition } from '../ports/meta.js';
 import type { PutBody } from './receive.js';
 import { releaseBlobs } from './blobs.js';
+import type { ObjectLock } from '../ports/object-lock.js';
 
 /** What the client sent besides the bytes. Custom variables keep their `x:` prefix; meta names have none. */
 export interface PutRequest {
@@ -54,6 +55,11 @@ export interface PutRequest {
    * transaction (MetaStore `commitPut`): the error it answers is thrown, nothing stored.
    */
   precondition?: PutPrecondition;
+  /**
+   * The object lock asked for the new version (S3 lock headers and form fields; ports/object-lock.ts), checked by
+   * the caller; the store applies it, or the bucket's default retention when absent, in buckets with object lock.
+   */
+  lock?: ObjectLock;
   /** The door the upload came through (its refusal's record): `kodo` unless the S3 listener's. */
   door?: 'kodo' | 's3' | 'console';
 }
@@ -133,6 +139,7 @@ export async function putObject(g: Granary, body: PutBody, req: PutRequest): Pro
     };
     if (policy.endUser !== undefined) record.endUser = policy.endUser;
     if (req.parts !== undefined) record.parts = req.parts;
+    if (req.lock !== undefined) record.lock = req.lock;
     if (policy.deleteAfterDays !== undefined && policy.deleteAfterDays > 0) {
       record.expireAt = expiryFromDays(nowMs, policy.deleteAfterDays);
     }

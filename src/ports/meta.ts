@@ -17,6 +17,7 @@ import type { ManifestPiece } from './manifest.js';
 import type { FetchTaskStore } from './fetch-tasks.js';
 import type { ObjectRecord } from './object-record.js';
 import type { VersioningState, VersionMaintenance, VersionPage, VersionQuery, VersionRecord } from './versions.js';
+import type { ObjectLock, ObjectLockConfig } from './object-lock.js';
 
 export type { ObjectRecord, Transitions } from './object-record.js';
 
@@ -117,6 +118,12 @@ export interface BucketSettings {
    * is never removed (a bucket never returns to unversioned).
    */
   versioning?: VersioningState;
+  /**
+   * S3 Object Lock (ports/object-lock.ts): set when the bucket was created with `x-amz-bucket-object-lock-enabled`
+   * (never removed; its versioning is Enabled and cannot be Suspended); the default retention by
+   * PutObjectLockConfiguration. Absent = no object lock.
+   */
+  objectLock?: ObjectLockConfig;
 }
 
 /** One bucket tag (`bucketTagging`, Kodo's wire names `Key`/`Value`). */
@@ -536,7 +543,8 @@ export interface MetaStore extends VersionMaintenance {
   copyObject(
     from: { bucket: string; key: string; versionId?: string },
     to: { bucket: string; key: string },
-    opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
+    /** `lock`: the object lock asked for the copy (S3 CopyObject's lock headers); the source's is never carried. */
+    opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows; lock?: ObjectLock },
   ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal; versionId?: string }>;
   /**
    * Changes a live entry in one transaction: `mutate` gets the current record as stored (its own lifecycle) and the
@@ -595,14 +603,31 @@ export interface MetaStore extends VersionMaintenance {
   /**
    * Permanently deletes one version (S3 DeleteObject with versionId): its blob reference is released; deleting the
    * current entry makes the newest noncurrent version current (unless that is a delete marker). 'no-version' when
-   * there is none; `deleteMarker` when the deleted version was a marker.
+   * there is none; `deleteMarker` when the deleted version was a marker. `mutable` is the retention check
+   * (objects/retention.ts `versionGuard`): called inside the deleting transaction with the version (not a marker)
+   * before anything changes; what it throws (a 403 for a locked version) aborts the deletion. Required: no path may
+   * destroy a version without it.
    */
   deleteVersion(
     bucket: string,
     key: string,
     versionId: string,
-    events?: OutboxRows,
+    events: OutboxRows | undefined,
+    mutable: (rec: ObjectRecord) => void,
   ): Promise<{ result: 'deleted' | 'no-version'; deleteMarker: boolean; freedBlobs: string[] }>;
+  /**
+   * Changes one version's object lock in place (PutObjectRetention, PutObjectLegalHold; ports/object-lock.ts):
+   * `change` gets the version's record (versionId undefined: the current version) inside a transaction and answers
+   * its new lock (undefined = none), or throws to refuse (a lessened COMPLIANCE retention). 'no-version' when there
+   * is no such version, 'delete-marker' when it is a marker (nothing changes then). Undefined when the store keeps
+   * no versions (PostgreSQL today).
+   */
+  setVersionLock?(
+    bucket: string,
+    key: string,
+    versionId: string | undefined,
+    change: (rec: ObjectRecord) => ObjectLock | undefined,
+  ): Promise<{ result: 'updated' | 'no-version' | 'delete-marker'; record?: ObjectRecord }>;
   /** One page of ListObjectVersions, streamed from the primary keys (never every version at once). */
   listVersions(query: VersionQuery): Promise<VersionPage>;
   /** Counts entries in a bucket (tests and CLI). */

@@ -4,6 +4,7 @@
  */
 import type { BlobSums } from './blob.js';
 import type { StoredPiece } from './manifest.js';
+import type { ObjectLock } from './object-lock.js';
 
 /**
  * One entry `<bucket>:<key>`.
@@ -64,6 +65,11 @@ export interface ObjectRecord {
    * versioned (ordered by its putTime then). Set and read by the stores only.
    */
   versionSort?: string;
+  /**
+   * The version's object lock (ports/object-lock.ts): retention and legal hold; absent = none. Set only in buckets
+   * with object lock enabled; a copy or a move does not carry it (the target gets its own, as S3 CopyObject does).
+   */
+  lock?: ObjectLock;
 }
 
 /** Lifecycle transition times in Unix seconds (absent = none scheduled). */

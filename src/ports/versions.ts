@@ -113,9 +113,16 @@ export interface VersionMaintenance {
   /**
    * Permanently deletes the noncurrent version (or noncurrent delete marker) of the key whose sort id is `sortId`
    * — only while it is still noncurrent (a newer version or marker exists). `deleted` false otherwise; the blob
-   * references it held are returned to be released (objects/blobs.ts releaseBlobs).
+   * references it held are returned to be released (objects/blobs.ts releaseBlobs). `mutable` is the retention
+   * check (objects/retention.ts `versionGuard`), called on the version inside the deleting transaction: it throws
+   * 403 `objectLocked` for a version under retention or a legal hold, and nothing is deleted.
    */
-  expireNoncurrentVersion(bucket: string, key: string, sortId: string): Promise<{ deleted: boolean; freedBlobs: string[] }>;
+  expireNoncurrentVersion(
+    bucket: string,
+    key: string,
+    sortId: string,
+    mutable: (rec: ObjectRecord) => void,
+  ): Promise<{ deleted: boolean; freedBlobs: string[] }>;
   /**
    * Removes the key's delete marker `sortId` when it is still the key's current version and its only one (an
    * "expired object delete marker", AWS). Answers whether it was removed.

@@ -27,6 +27,7 @@ import type { BucketRecord } from '../ports/meta.js';
 import { parseBucketPolicy, type ParsedPolicy } from './bucket-policy-doc.js';
 import { evaluateBucketPolicy, type PolicyRequester, type PolicyVerdict } from './bucket-policy-eval.js';
 import { S3Errors } from './errors.js';
+import { headerOf } from './headers.js';
 import type { S3Request } from './types.js';
 
 /** Operations whose items are checked one by one by the operation (`authorizeItem`): the step checks the account. */
@@ -35,8 +36,37 @@ const PER_ITEM: ReadonlySet<string> = new Set(['DeleteObjects']);
 /** Listing operations: evaluated on the request's `prefix`. */
 const LISTINGS: ReadonlySet<string> = new Set(['ListObjects', 'ListObjectsV2', 'ListObjectVersions', 'ListMultipartUploads']);
 
-/** Runs the step for `req` on its route's `operation` and `iam` column (routes.ts; see the module comment). */
+/**
+ * Runs the step for `req` on its route's `operation` and `iam` column (routes.ts; see the module comment), then
+ * decides a GOVERNANCE bypass the request asks for (`governanceBypass`).
+ */
 export async function s3AuthStep(g: Granary, route: { operation: string; iam: string }, req: S3Request): Promise<void> {
+  await routeStep(g, route, req);
+  if (headerOf(req, 'x-amz-bypass-governance-retention')?.toLowerCase() === 'true') req.bypassGovernance = await governanceBypass(g, req);
+}
+
+/**
+ * Whether the caller may bypass GOVERNANCE retention (`s3:BypassGovernanceRetention`, AWS: *Bypassing governance
+ * mode*) on the request's bucket and key: the root key always; anonymous callers never; a sub-user where its IAM
+ * policies allow `kodo/BypassGovernanceRetention` (a bucket policy Deny of the action refuses it); other signed keys
+ * on their own account's buckets. A refusal is not an error here: the retention check refuses what needed it.
+ */
+async function governanceBypass(g: Granary, req: S3Request): Promise<boolean> {
+  const ak = req.caller.accessKey;
+  if (ak === undefined || req.bucket === undefined) return false;
+  if (g.keyIndex.isRoot(ak)) return true;
+  const rec = req.authorized ?? req.prefetched ?? req.prefetchedRead?.bucket ?? (await g.meta.getBucket(req.bucket));
+  if (!rec) return false;
+  const action = 's3:BypassGovernanceRetention';
+  const verdict = policyVerdict(g, req, rec, action, req.key);
+  if (verdict?.effect === 'Deny') return false;
+  if (!g.keyIndex.isSubUser(ak)) return mayAccess(g, ak, rec);
+  const ask: Ask = { action: kodoActionOfS3(action)!, door: 's3', requestId: req.reqId, bucketPolicyAllows: verdict?.effect === 'Allow', ...(req.key !== undefined ? { key: req.key } : {}) };
+  return mayAccess(g, ak, rec, ask);
+}
+
+/** The route's IAM check (see the module comment). */
+async function routeStep(g: Granary, route: { operation: string; iam: string }, req: S3Request): Promise<void> {
   const ak = req.caller.accessKey;
   if (route.iam === 'none') return;
   if (route.iam === 'owner-only') {

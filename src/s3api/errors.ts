@@ -30,6 +30,7 @@ const CATALOGUE = {
   InvalidAccessKeyId: [403, 'The AWS access key Id you provided does not exist in our records.'],
   InvalidArgument: [400, 'Invalid Argument'],
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
+  InvalidBucketState: [409, 'The request is not valid with the current state of the bucket.'],
   InvalidBucketAclWithObjectOwnership: [400, "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting"],
   InvalidDigest: [400, 'The Content-MD5 you specified is not valid.'],
   InvalidLocationConstraint: [400, 'The specified location-constraint is not valid.'],
@@ -39,6 +40,7 @@ const CATALOGUE = {
   InvalidPolicyDocument: [400, 'The content of the form does not meet the conditions specified in the policy document.'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
+  InvalidRetentionPeriod: [400, 'The retention period is invalid.'],
   InvalidStorageClass: [400, 'The storage class you specified is not valid.'],
   InvalidTag: [400, 'The tag provided was not a valid tag.'],
   InvalidURI: [400, 'Couldn\'t parse the specified URI.'],
@@ -54,11 +56,13 @@ const CATALOGUE = {
   NoSuchCORSConfiguration: [404, 'The CORS configuration does not exist'],
   NoSuchKey: [404, 'The specified key does not exist.'],
   NoSuchLifecycleConfiguration: [404, 'The lifecycle configuration does not exist'],
+  NoSuchObjectLockConfiguration: [404, 'The specified object does not have a ObjectLock configuration'],
   NoSuchTagSet: [404, 'The TagSet does not exist'],
   NoSuchUpload: [404, 'The specified multipart upload does not exist.'],
   NoSuchVersion: [404, 'The specified version does not exist.'],
   ServerSideEncryptionConfigurationNotFoundError: [404, 'The server side encryption configuration was not found'],
   NotImplemented: [501, 'A header or operation you provided implies functionality that is not implemented.'],
+  ObjectLockConfigurationNotFoundError: [404, 'Object Lock configuration does not exist for this bucket'],
   PreconditionFailed: [412, 'At least one of the preconditions you specified did not hold.'],
   QuotaExceeded: [403, 'The bucket quota would be exceeded.'],
   RequestTimeTooSkewed: [403, 'The difference between the request time and the current time is too large.'],
@@ -130,6 +134,8 @@ const FROM_KODO: Partial<Record<ErrorKind, S3ErrorCode>> = {
   noSuchUpload: 'NoSuchUpload',
   // A mirror source that failed (not 404) on a GetObject miss: the origin is unavailable, worth a client retry.
   originFailed: 'ServiceUnavailable',
+  // A version protected by object lock (objects/retention.ts): AWS answers AccessDenied.
+  objectLocked: 'AccessDenied',
 };
 
 /** The S3 error of a Kodo error: by kind when one is listed, else by status (4xx → InvalidArgument/AccessDenied…). */

@@ -1,6 +1,6 @@
 /**
  * S3 multipart uploads over Kodo's v2 multipart sessions (docs/development/kodo-protocol.md §18.8): an S3 upload
- * is an `UploadRecord` of the session store with its parts (objects/resumable/multipart.ts), so parts are sealed
+ * is an `UploadRecord` of the session store with its parts (objects/resumable/parts.ts), so parts are sealed
  * blobs and CompleteMultipartUpload commits a manifest of them (nothing copied) through the one putObject path.
  *
  * - What CreateMultipartUpload sets for the object (Content-Type, `x-amz-meta-*`, stored headers, storage class,
@@ -17,6 +17,7 @@
  *   CompleteMultipartUpload of the same parts answers the same result (S3 and radosgw do; boto3's retries and
  *   Ceph's s3-tests rely on it).
  */
+import type { ObjectLock } from '../ports/object-lock.js';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Granary } from '../context.js';
@@ -43,6 +44,8 @@ export interface UploadSettings {
   fileType: number;
   /** The checksum the object gets (`x-amz-checksum-algorithm` and `-type` at create), if any. */
   checksum?: { algorithm: ChecksumAlgorithm; type: ChecksumType };
+  /** The object lock asked at create (`x-amz-object-lock-*`; object-lock.ts), applied at complete. */
+  lock?: ObjectLock;
 }
 
 /** Reserved metadata name holding the upload id of an object completed by CompleteMultipartUpload. */

@@ -42,6 +42,14 @@ import { deleteBucketPolicy, getBucketPolicy, getBucketPolicyStatus, putBucketPo
 import { deleteBucketCors, getBucketCors, putBucketCors } from './ops/bucket-cors.js';
 import { deleteBucketLifecycle, getBucketLifecycle, putBucketLifecycle } from './ops/bucket-lifecycle.js';
 import { getBucketVersioning, putBucketVersioning } from './ops/bucket-versioning.js';
+import {
+  getObjectLegalHold,
+  getObjectLockConfiguration,
+  getObjectRetention,
+  putObjectLegalHold,
+  putObjectLockConfiguration,
+  putObjectRetention,
+} from './ops/object-lock.js';
 import { optionsObject } from './cors.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './ops/object-tagging.js';
 
@@ -145,6 +153,13 @@ export const ROUTES: S3Route[] = [
   { method: 'DELETE', shape: 'bucket', query: 'encryption', operation: 'DeleteBucketEncryption', auth: 'signed', iam: 's3:PutEncryptionConfiguration', handler: deleteBucketEncryption },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', iam: 's3:GetBucketVersioning', handler: getBucketVersioning },
   { method: 'PUT', shape: 'bucket', query: 'versioning', operation: 'PutBucketVersioning', auth: 'signed', iam: 's3:PutBucketVersioning', handler: putBucketVersioning },
+  // Object lock (ops/object-lock.ts).
+  { method: 'GET', shape: 'bucket', query: 'object-lock', operation: 'GetObjectLockConfiguration', auth: 'signed', iam: 's3:GetBucketObjectLockConfiguration', handler: getObjectLockConfiguration },
+  { method: 'PUT', shape: 'bucket', query: 'object-lock', operation: 'PutObjectLockConfiguration', auth: 'signed', iam: 's3:PutBucketObjectLockConfiguration', handler: putObjectLockConfiguration },
+  { method: 'GET', shape: 'object', query: 'retention', operation: 'GetObjectRetention', auth: 'signed', iam: 's3:GetObjectRetention', handler: getObjectRetention },
+  { method: 'PUT', shape: 'object', query: 'retention', operation: 'PutObjectRetention', auth: 'signed', iam: 's3:PutObjectRetention', handler: putObjectRetention },
+  { method: 'GET', shape: 'object', query: 'legal-hold', operation: 'GetObjectLegalHold', auth: 'signed', iam: 's3:GetObjectLegalHold', handler: getObjectLegalHold },
+  { method: 'PUT', shape: 'object', query: 'legal-hold', operation: 'PutObjectLegalHold', auth: 'signed', iam: 's3:PutObjectLegalHold', handler: putObjectLegalHold },
   // CORS preflights (cors.ts).
   { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },
   { method: 'OPTIONS', shape: 'object', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },

@@ -44,6 +44,12 @@ export interface S3Request {
    * `accessBucket` (access.ts) uses instead of reading it again. Grants nothing by itself.
    */
   prefetched?: BucketRecord | undefined;
+  /**
+   * Whether the caller sent `x-amz-bypass-governance-retention: true` and may bypass GOVERNANCE retention
+   * (`s3:BypassGovernanceRetention`: the root key, the bucket's account keys, a sub-user its policies allow), set by
+   * the route table's step (auth-step.ts `governanceBypass`). Absent = no bypass.
+   */
+  bypassGovernance?: boolean;
   /** For an object read (GET/HEAD of a key): the step's `getBucketAndObject` answer, which GetObject reuses. */
   prefetchedRead?: { bucket?: BucketRecord; object?: ObjectRecord };
   /**

@@ -73,12 +73,12 @@ describe('blob references follow versions', () => {
     // A copy of an old version shares its blob.
     const copy = await store.copyObject({ bucket: 'refs', key: 'k', versionId: ids[0] }, { bucket: 'refs', key: 'c' }, { force: true, nowSec: NOW, putTime: 1n });
     expect(copy.result).toBe('copied');
-    expect((await store.deleteVersion('refs', 'k', ids[0]!)).freedBlobs).toEqual([]);
+    expect((await store.deleteVersion('refs', 'k', ids[0]!, undefined, () => undefined)).freedBlobs).toEqual([]);
     expect(await store.blobReferenced(a.blobId)).toBe(true);
-    const lastOfB = await store.deleteVersion('refs', 'k', ids[1]!);
+    const lastOfB = await store.deleteVersion('refs', 'k', ids[1]!, undefined, () => undefined);
     expect(lastOfB.freedBlobs).toEqual([b.blobId]);
     expect(await store.blobReferenced(b.blobId)).toBe(false);
-    expect((await store.deleteVersion('refs', 'k', ids[1]!)).result).toBe('no-version');
+    expect((await store.deleteVersion('refs', 'k', ids[1]!, undefined, () => undefined)).result).toBe('no-version');
     // Only the marker is left: the bucket is not empty until it goes.
     expect(await store.dropBucket('refs')).toBe('not-empty');
   });
@@ -97,7 +97,7 @@ describe('blob references follow versions', () => {
     expect(from.deleteMarker).toBe(true);
     // Deleting the current entry for good leaves the noncurrent copy's reference.
     const to = (await store.getVersion('mv', 'to', undefined))!;
-    expect((await store.deleteVersion('mv', 'to', to.record.versionId!)).freedBlobs).toEqual([]);
+    expect((await store.deleteVersion('mv', 'to', to.record.versionId!, undefined, () => undefined)).freedBlobs).toEqual([]);
     expect(await store.blobReferenced(a.blobId)).toBe(true);
   });
 
@@ -138,14 +138,21 @@ describe('version maintenance: guarded removals and the counters', () => {
     await versioned('maint');
     const a = rec('maint', 'k');
     const b = { ...rec('maint', 'k'), fsize: 5 };
+    const allow = (): void => undefined;
     await store.commitPut(a, { insertOnly: false, nowSec: NOW });
     await store.commitPut(b, { insertOnly: false, nowSec: NOW });
     const sortOf = async (key: string): Promise<string[]> => (await store.listVersions({ bucket: 'maint', prefix: key, delimiter: '', limit: 10 })).entries.map((e) => (e.kind === 'version' ? e.version.sortId : ''));
     const [current, old] = await sortOf('k');
     expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 1, deleteMarkers: 0, noncurrentBytes: 1 });
     // The current version is not noncurrent: left alone.
-    expect(await store.expireNoncurrentVersion('maint', 'k', current!)).toEqual({ deleted: false, freedBlobs: [] });
-    expect(await store.expireNoncurrentVersion('maint', 'k', old!)).toEqual({ deleted: true, freedBlobs: [a.blobId] });
+    expect(await store.expireNoncurrentVersion('maint', 'k', current!, allow)).toEqual({ deleted: false, freedBlobs: [] });
+    // The retention check refuses: nothing is deleted.
+    const locked = (): void => {
+      throw new Error('locked');
+    };
+    await expect(store.expireNoncurrentVersion('maint', 'k', old!, locked)).rejects.toThrow('locked');
+    expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 1, deleteMarkers: 0, noncurrentBytes: 1 });
+    expect(await store.expireNoncurrentVersion('maint', 'k', old!, allow)).toEqual({ deleted: true, freedBlobs: [a.blobId] });
     expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 0, deleteMarkers: 0, noncurrentBytes: 0 });
 
     // A marker over a version is not alone; once the version is gone it is removed.
@@ -153,9 +160,9 @@ describe('version maintenance: guarded removals and the counters', () => {
     const [marker, under] = await sortOf('k');
     expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 1, deleteMarkers: 1, noncurrentBytes: 5 });
     expect(await store.removeExpiredDeleteMarker('maint', 'k', marker!)).toBe(false);
-    expect((await store.expireNoncurrentVersion('maint', 'k', under!)).deleted).toBe(true);
+    expect((await store.expireNoncurrentVersion('maint', 'k', under!, allow)).deleted).toBe(true);
     // The marker is current: never expired as a noncurrent version.
-    expect((await store.expireNoncurrentVersion('maint', 'k', marker!)).deleted).toBe(false);
+    expect((await store.expireNoncurrentVersion('maint', 'k', marker!, allow)).deleted).toBe(false);
     expect(await store.removeExpiredDeleteMarker('maint', 'k', marker!)).toBe(true);
     expect(await sortOf('k')).toEqual([]);
     expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 0, deleteMarkers: 0, noncurrentBytes: 0 });

@@ -5,6 +5,7 @@
  * into another bucket, that would pass it; buckets/quota.ts). The `copy`/`move` event notifications of the
  * source's and the target's buckets are written with the change.
  */
+import type { ObjectLock } from '../../ports/object-lock.js';
 import type { Granary } from '../../context.js';
 import { Errors } from '../../errors.js';
 import { eventsFor, type EventActor } from '../../events/outbox.js';
@@ -33,6 +34,8 @@ function outcome(
  * Copies `from` to `to` (new putTime, same bytes, metadata and MIME). `from.versionId` copies that version (612 when
  * there is no such version or it is a delete marker), even onto its own key: restoring an old version. In a
  * versioned target bucket the replaced entry stays as a noncurrent version and the copy's `versionId` is answered.
+ * The copy never carries the source's object lock: it gets `lock` (S3 CopyObject's lock headers) or the target
+ * bucket's default retention (ports/object-lock.ts).
  */
 export async function copyEntry(
   g: Granary,
@@ -40,10 +43,12 @@ export async function copyEntry(
   to: EntryRef,
   force: boolean,
   actor?: EventActor,
+  lock?: ObjectLock,
 ): Promise<{ versionId?: string }> {
   checkTargetKey(to);
   const out = await g.meta.copyObject(from, to, {
     force,
+    ...(lock ? { lock } : {}),
     nowSec: nowSeconds(g.clock),
     putTime: BigInt(g.clock.nowMs()) * 10000n,
     events: await eventsFor(g, { event: 'copy', at: from, dest: to, actor }),

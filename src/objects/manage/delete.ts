@@ -8,6 +8,7 @@ import { Errors } from '../../errors.js';
 import { nowSeconds } from '../../ports/clock.js';
 import type { ObjectRecord } from '../../ports/meta.js';
 import { releaseBlobs } from '../blobs.js';
+import { versionGuard, type RetentionCaller } from '../retention.js';
 import { checkCond, type Cond } from './cond.js';
 import type { EntryRef } from './ref.js';
 
@@ -42,9 +43,10 @@ export async function deleteVersion(
   ref: EntryRef,
   versionId: string,
   actor?: EventActor,
+  caller: RetentionCaller = {},
 ): Promise<{ deleted: boolean; deleteMarker: boolean }> {
   const events = await eventsFor(g, { event: 'delete', at: ref, actor });
-  const out = await g.meta.deleteVersion(ref.bucket, ref.key, versionId, events);
+  const out = await g.meta.deleteVersion(ref.bucket, ref.key, versionId, events, versionGuard(g, caller));
   await releaseBlobs(g, out.freedBlobs);
   return { deleted: out.result === 'deleted', deleteMarker: out.deleteMarker };
 }

@@ -7,6 +7,7 @@
  *   never returns to unversioned. A body that is not such a document, or another Status, is MalformedXML; a
  *   document without Status changes nothing. `MfaDelete` Enabled is refused (NotImplemented: no MFA devices here).
  *   On a metadata store that keeps no versions (PostgreSQL today) Enabled and Suspended are NotImplemented.
+ *   Suspended on a bucket with object lock is InvalidBucketState (409), as AWS answers.
  */
 import { setBucketVersioning } from '../../buckets/versioning.js';
 import type { Granary } from '../../context.js';
@@ -48,5 +49,6 @@ export async function putBucketVersioning(g: Granary, req: S3Request): Promise<S
   const out = await setBucketVersioning(g, bucket.name, status);
   if (out === 'unsupported') throw S3Errors.NotImplemented('Bucket versioning needs the embedded (SQLite) metadata store.');
   if (out === 'no-bucket') throw S3Errors.NoSuchBucket();
+  if (out === 'object-lock') throw S3Errors.InvalidBucketState('An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.');
   return { status: 200 };
 }

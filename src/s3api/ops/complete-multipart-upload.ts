@@ -208,6 +208,7 @@ export async function completeMultipartUpload(g: Granary, req: S3Request): Promi
       meta,
       reqId: req.reqId,
       ...(precondition ? { precondition } : {}),
+      ...(settings.lock ? { lock: settings.lock } : {}),
     },
   ));
   g.metrics?.upload('s3', result.record.fsize);

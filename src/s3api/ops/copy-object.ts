@@ -17,6 +17,7 @@
  * Errors: NoSuchKey (source), NoSuchVersion (source version), NoSuchBucket, AccessDenied (either bucket),
  * InvalidArgument (a malformed source or version id), InvalidRequest (a source version that is a delete marker).
  */
+import { askedLock, lockFieldsOfHeaders } from '../object-lock.js';
 import { authorizeBucket } from '../../auth/authorize.js';
 import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
@@ -84,6 +85,8 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   if (directive !== 'COPY' && directive !== 'REPLACE') throw S3Errors.InvalidArgument('Unknown metadata directive.');
   const classHeader = headerOf(req, 'x-amz-storage-class');
   const type = classHeader === undefined ? undefined : typeOfStorageClass(classHeader);
+  // The copy's object lock (object-lock.ts): the request's headers, else the target bucket's default retention.
+  const lock = askedLock(target, lockFieldsOfHeaders(req.headers), g.clock.nowMs());
   // A version copied onto its own key is a restore, not a copy onto itself.
   const same = from.bucket === to.bucket && from.key === to.key && from.versionId === undefined;
   // Encryption (s3api/sse.ts): the source's SSE-C key, the destination's request or the bucket's default.
@@ -102,7 +105,7 @@ export async function copyObject(g: Granary, req: S3Request): Promise<S3Response
   if (same && directive === 'COPY' && type === undefined && sse.kind === 'none') {
     throw S3Errors.InvalidRequest('This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.');
   }
-  const made = same ? {} : await copyEntry(g, from, to, true, { accessKey, reqId: req.reqId });
+  const made = same ? {} : await copyEntry(g, from, to, true, { accessKey, reqId: req.reqId }, lock);
   if (acl !== '' || source.meta[ACL_META] !== undefined) await changeMeta(g, to, { meta: { [ACL_META]: acl } });
   if (directive === 'REPLACE') {
     const mimeType = headerOf(req, 'content-type');

@@ -7,8 +7,11 @@
  * AllUsers READ (public-read, public-read-write), private otherwise. `x-amz-object-ownership` sets its Object
  * Ownership (bucket-ownership.ts; an unknown value → InvalidArgument); BucketOwnerEnforced with an ACL other than
  * private / bucket-owner-full-control → InvalidBucketAclWithObjectOwnership (400). Checked before anything is made.
+ * `x-amz-bucket-object-lock-enabled: true` enables S3 Object Lock (buckets/object-lock.ts): versioning Enabled for
+ * good; NotImplemented on PostgreSQL.
  */
 import { createBucket as createKodoBucket, setBucketPrivate } from '../../buckets/buckets.js';
+import { enableObjectLock } from '../../buckets/object-lock.js';
 import type { Granary } from '../../context.js';
 import { bucketName, signedCaller } from '../access.js';
 import { cannedGrants, publicRead } from '../acl.js';
@@ -31,6 +34,16 @@ async function locationOf(req: S3Request): Promise<string> {
   return textOf((conf as Record<string, XmlNode>).LocationConstraint) ?? '';
 }
 
+/**
+ * Whether the request asks for object lock (`x-amz-bucket-object-lock-enabled: true`; docs/reference/versioning.md):
+ * NotImplemented on a metadata store that keeps no versions (PostgreSQL today), before anything is created.
+ */
+function objectLockAsked(g: Granary, req: S3Request): boolean {
+  const asked = headerOf(req, 'x-amz-bucket-object-lock-enabled')?.trim().toLowerCase() === 'true';
+  if (asked && !g.meta.keepsVersions) throw S3Errors.NotImplemented('Object Lock needs the embedded (SQLite) metadata store.');
+  return asked;
+}
+
 export async function createBucket(g: Granary, req: S3Request): Promise<S3Response> {
   const ak = signedCaller(req);
   const name = bucketName(req);
@@ -45,7 +58,9 @@ export async function createBucket(g: Granary, req: S3Request): Promise<S3Respon
   if (ownership === 'BucketOwnerEnforced' && grants.some((gr) => !(gr.grantee.type === 'CanonicalUser' && gr.grantee.id === ak && gr.permission === 'FULL_CONTROL'))) {
     throw S3Errors.InvalidBucketAclWithObjectOwnership();
   }
+  const objectLock = objectLockAsked(g, req);
   await createKodoBucket(g, name, ak);
+  if (objectLock && (await enableObjectLock(g, name)) === 'no-bucket') throw S3Errors.NoSuchBucket();
   if (asked || ownership !== undefined) {
     await g.meta.updateBucketSettings(name, (cur) => ({ ...cur, ...(asked ? { acl: grants } : {}), ...(ownership !== undefined ? { ownership } : {}) }));
   }

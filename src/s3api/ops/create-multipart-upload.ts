@@ -1,7 +1,8 @@
 /**
  * CreateMultipartUpload (`POST /<bucket>/<key>?uploads`): starts a Kodo v2 multipart session for `<bucket>/<key>`
  * (objects/resumable/parts.ts `initiateUpload`, 7 days) and keeps what this request sets for the object —
- * Content-Type, `x-amz-meta-*`, the stored headers, `x-amz-storage-class`, `x-amz-tagging` — as the upload's
+ * Content-Type, `x-amz-meta-*`, the stored headers, `x-amz-storage-class`, `x-amz-tagging`, the object lock
+ * headers (object-lock.ts) — as the upload's
  * settings (multipart.ts), applied at complete (docs/development/kodo-protocol.md §18.8).
  * The object's checksum (AWS API_CreateMultipartUpload `x-amz-checksum-algorithm`, `x-amz-checksum-type`; S3 User
  * Guide "Checking object integrity"): CRC32 and CRC32C COMPOSITE (the default) or FULL_OBJECT, CRC64NVME
@@ -11,6 +12,7 @@
  * `x-amz-checksum-algorithm` and `x-amz-checksum-type` when an algorithm was chosen. Errors: NoSuchBucket,
  * AccessDenied, InvalidStorageClass, InvalidArgument (metadata over 2 KiB), InvalidTag, InvalidRequest.
  */
+import { askedLock, lockFieldsOfHeaders } from '../object-lock.js';
 import type { Granary } from '../../context.js';
 import { initiateUpload } from '../../objects/resumable/parts.js';
 import { accessBucket, objectKey, signedCaller } from '../access.js';
@@ -61,9 +63,10 @@ export async function createMultipartUpload(g: Granary, req: S3Request): Promise
   if (sseValue) meta[SSE_META] = sseValue;
   const mime = headerOf(req, 'content-type');
   const checksum = uploadChecksum(req);
+  const lock = askedLock(bucket, lockFieldsOfHeaders(req.headers), g.clock.nowMs());
   const policy = s3PutPolicy(g, bucket.name, key, { insertOnly: false, fileType, trustMime: !!mime });
   const { uploadId } = await initiateUpload(g, accessKey, policy, { bucket: bucket.name, key });
-  await saveSettings(g, uploadId, { ...(mime ? { mime } : {}), meta, fileType, ...(checksum ? { checksum } : {}) });
+  await saveSettings(g, uploadId, { ...(mime ? { mime } : {}), meta, fileType, ...(checksum ? { checksum } : {}), ...(lock ? { lock } : {}) });
   const headers: Record<string, string> = sseHeaders(sseValue ?? (bucket.settings.encryption ? 'AES256' : undefined), keyMd5Of(sse));
   if (checksum) {
     headers['x-amz-checksum-algorithm'] = algorithmName(checksum.algorithm);

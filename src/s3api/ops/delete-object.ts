@@ -20,7 +20,10 @@ export interface KeyDeletion {
   deleteMarker: boolean;
 }
 
-/** Deletes `<bucket>:<key>` (or one version of it) for `accessKey`; a missing key or version is not an error. */
+/**
+ * Deletes `<bucket>:<key>` (or one version of it) for `accessKey`; a missing key or version is not an error. A
+ * version under object lock is refused (403 `objectLocked` → AccessDenied; `bypassGovernance` lifts GOVERNANCE).
+ */
 export async function deleteKey(
   g: Granary,
   bucket: string,
@@ -28,10 +31,12 @@ export async function deleteKey(
   accessKey: string,
   reqId: string,
   versionId?: string,
+  bypassGovernance = false,
 ): Promise<KeyDeletion> {
   const actor = { accessKey, reqId };
   if (versionId !== undefined) {
-    const out = await deleteVersion(g, { bucket, key }, versionId, actor);
+    // A version under object lock is refused there (objects/retention.ts): AccessDenied naming the date.
+    const out = await deleteVersion(g, { bucket, key }, versionId, actor, { bypassGovernance });
     return { versionId, deleteMarker: out.deleteMarker };
   }
   try {
@@ -47,7 +52,7 @@ export async function deleteObject(g: Granary, req: S3Request): Promise<S3Respon
   const accessKey = signedCaller(req);
   const bucket = await accessBucket(g, req);
   const versionId = versionIdOf(req);
-  const out = await deleteKey(g, bucket.name, objectKey(req), accessKey, req.reqId, versionId);
+  const out = await deleteKey(g, bucket.name, objectKey(req), accessKey, req.reqId, versionId, req.bypassGovernance === true);
   const headers: Record<string, string> = {};
   if (out.versionId !== undefined) headers['x-amz-version-id'] = out.versionId;
   if (out.deleteMarker) headers['x-amz-delete-marker'] = 'true';

@@ -56,7 +56,7 @@ export async function deleteObjects(g: Granary, req: S3Request): Promise<S3Respo
     try {
       // Each key is an item the route table's step could not see (auth-step.ts authorizeItem).
       if (!authorizeItem(g, req, 's3:DeleteObject', key)) throw S3Errors.AccessDenied();
-      const done = await deleteKey(g, bucket.name, key, accessKey, req.reqId, checkedVersionId(sent));
+      const done = await deleteKey(g, bucket.name, key, accessKey, req.reqId, checkedVersionId(sent), req.bypassGovernance === true);
       // A version deleted by id echoes it; a delete marker made names the marker (AWS DeleteObjects answer).
       let fields = el('Key', key) + version;
       if (done.deleteMarker) fields += el('DeleteMarker', true);

@@ -16,6 +16,7 @@
  * An anonymous caller reads only public buckets (access.ts); a bucket protecting its originals (Kodo accessMode 1)
  * refuses anonymous reads.
  */
+import { lockAnswerHeaders } from '../object-lock.js';
 import { checkOriginalAccess } from '../../buckets/protection.js';
 import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
@@ -161,6 +162,8 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   const customerKey = checkReadKey(rec.meta[SSE_META], given);
   const nowSec = Math.floor(g.clock.nowMs() / 1000);
   const headers = { ...objectHeaders(rec, nowSec), ...versionHeader(bucket, rec, versionId !== undefined), ...sseHeaders(rec.meta[SSE_META], keyMd5Of(given)) };
+  // The version's object lock (object-lock.ts): mode, retain-until date, legal hold.
+  Object.assign(headers, lockAnswerHeaders(rec));
   const outcome = conditionOutcome(req, rec);
   if (outcome === 'failed') throw S3Errors.PreconditionFailed();
   if (outcome === 'not-modified') {

@@ -23,6 +23,7 @@
  * Errors: MalformedPOSTRequest (not a form, no file), InvalidArgument (no key), AccessDenied (policy), the
  * signature errors, NoSuchBucket.
  */
+import { askedLock, lockFieldsOfHeaders } from '../object-lock.js';
 import { withCustomerKey } from '../../ports/customer-key.js';
 import { keyMd5Of, SSE_META, sseHeaders, sseMetaValue, writeSse } from '../sse.js';
 import type { Readable } from 'node:stream';
@@ -190,6 +191,8 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
       checkAclsEnabled(bucketRec, grants, acl);
       if (bucketRec.settings.ownership !== 'BucketOwnerEnforced') meta[ACL_META] = encodeObjectAcl({ owner: accessKey, grants });
     }
+    // Form fields `x-amz-object-lock-mode`, `-retain-until-date`, `-legal-hold` (object-lock.ts).
+    const lock = askedLock(bucketRec, lockFieldsOfHeaders(headers), g.clock.nowMs());
     const mime = fields.get('content-type');
     const fileType = typeOfStorageClass(fields.get('x-amz-storage-class'));
     const maxBytes = Math.min(max, g.config.maxObjectBytes);
@@ -214,6 +217,7 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
       custom: {},
       meta,
       reqId: req.reqId,
+      ...(lock ? { lock } : {}),
     }));
     g.metrics?.upload('s3', result.record.fsize);
     const etag = etagOf(result.record);

@@ -18,9 +18,13 @@
  * - Anonymous callers may put into a bucket whose ACL gives AllUsers WRITE (public-read-write); the upload acts
  *   as the bucket's owner.
  * - Answer: 200, ETag (object-headers.ts `etagOf`), the verified `x-amz-checksum-*` and `x-amz-checksum-type`.
+ * - Object lock (object-lock.ts): `x-amz-object-lock-mode`, `-retain-until-date`, `-legal-hold` set the new version's lock
+ *   (InvalidRequest on a bucket without object lock, InvalidArgument for a bad or past date); the bucket's default
+ *   retention applies without them.
  * Errors: EntityTooLarge (past GRANARY_MAX_OBJECT_SIZE), AccessDenied (quota, another account's bucket),
  * NoSuchBucket, InvalidStorageClass, KeyTooLongError.
  */
+import { requestLock } from '../object-lock.js';
 import type { Granary } from '../../context.js';
 import { putObject as commitPut } from '../../objects/put-object.js';
 import { receiveBody } from '../../objects/receive.js';
@@ -80,6 +84,7 @@ export async function s3PutObject(g: Granary, req: S3Request): Promise<S3Respons
   if (req.contentLength !== undefined && req.contentLength > g.config.maxObjectBytes) {
     throw S3Errors.EntityTooLarge(`Your proposed upload exceeds the maximum allowed size (${g.config.maxObjectBytes} bytes)`);
   }
+  const lock = await requestLock(g, req, bucketRec);
   const precondition = writePrecondition(req);
   await checkEarly(g, precondition, bucket, key);
   const clientMime = headerOf(req, 'content-type');
@@ -113,6 +118,7 @@ export async function s3PutObject(g: Granary, req: S3Request): Promise<S3Respons
     meta,
     reqId: req.reqId,
     ...(precondition ? { precondition } : {}),
+    ...(lock ? { lock } : {}),
   }));
   g.metrics?.upload('s3', result.record.fsize);
   const headers: Record<string, string> = { etag: etagOf(result.record), ...writtenVersionHeader(result.record), ...sseHeaders(result.record.meta[SSE_META], keyMd5Of(sse)) };

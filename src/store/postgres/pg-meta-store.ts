@@ -568,10 +568,11 @@ export class PgMetaStore implements MetaStore {
     bucket: string,
     key: string,
     versionId: string,
-    events?: OutboxRows,
+    events: OutboxRows | undefined,
+    mutable: (rec: ObjectRecord) => void,
   ): Promise<{ result: 'deleted' | 'no-version'; deleteMarker: boolean; freedBlobs: string[] }> {
     if (versionId !== NULL_VERSION_ID) return { result: 'no-version', deleteMarker: false, freedBlobs: [] };
-    const out = await this.deleteObject(bucket, key, Math.floor(Date.now() / 1000), events);
+    const out = await this.deleteObject(bucket, key, Math.floor(Date.now() / 1000), events, mutable);
     return { result: out.result === 'deleted' ? 'deleted' : 'no-version', deleteMarker: false, freedBlobs: out.freedBlobs };
   }
 

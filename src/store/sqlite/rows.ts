@@ -4,6 +4,7 @@
  */
 import type { BlobState } from '../../ports/blob.js';
 import type { ObjectRecord, Transitions } from '../../ports/meta.js';
+import type { ObjectLock } from '../../ports/object-lock.js';
 
 export interface ObjectRow {
   bucket: string;
@@ -26,6 +27,8 @@ export interface ObjectRow {
   /** The version (store/sqlite/versions.ts): id (NULL = null version) and ordering id; absent in PostgreSQL rows. */
   version_id?: string | null;
   version_sort?: string | null;
+  /** The version's object lock as JSON (store/sqlite/object-lock.ts; NULL = none); absent in PostgreSQL rows. */
+  object_lock?: string | null;
   /** Joined from `blobs` by single-entry reads only. */
   bl_block_bytes?: bigint | number | null;
   bl_sums?: Buffer | null;
@@ -63,6 +66,7 @@ export function toRecord(row: ObjectRow): ObjectRecord {
   if (row.ib_data) rec.inline = row.ib_data;
   if (row.version_id) rec.versionId = row.version_id;
   if (row.version_sort) rec.versionSort = row.version_sort;
+  if (row.object_lock) rec.lock = JSON.parse(row.object_lock) as ObjectLock;
   return rec;
 }
 
@@ -89,6 +93,7 @@ export function rowParams(rec: ObjectRecord): Record<string, unknown> {
     parts: rec.parts ? JSON.stringify(rec.parts) : null,
     versionId: rec.versionId ?? null,
     versionSort: rec.versionSort ?? null,
+    objectLock: rec.lock ? JSON.stringify(rec.lock) : null,
   };
 }
 

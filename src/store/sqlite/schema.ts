@@ -4,6 +4,7 @@ import { migrateManifests } from './manifests.js';
 import { migrateTasks } from './tasks-migration.js';
 import { migrateVersionStats } from './version-stats.js';
 import { OBJECT_VERSION_COLUMNS, VERSIONS_DDL } from './versions.js';
+import { migrateObjectLock } from './object-lock.js';
 
 /**
  * The SQLite schema of the embedded MetaStore. Idempotent (`IF NOT EXISTS`), applied at every open.
@@ -381,4 +382,6 @@ export function migrate(db: Database.Database): void {
   db.exec(VERSIONS_DDL);
   // Their per-bucket counters (version-stats.ts).
   migrateVersionStats(db);
+  // Object lock (object-lock.ts): each version's retention and legal hold.
+  migrateObjectLock(db);
 }

@@ -65,19 +65,38 @@ import { ReadCache } from './read-cache.js';
 import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteSqlDb } from './sql-db.js';
-import { SqliteVersions, versioningFromSettings } from './versions.js';
+import { lockConfigFromSettings, SqliteVersions, versioningFromSettings } from './versions.js';
 import type { VersioningState, VersionPage, VersionQuery, VersionRecord, VersionStats } from '../../ports/versions.js';
 import { readVersionStats } from './version-stats.js';
+import { lockOfNewVersion, type ObjectLock, type ObjectLockConfig } from '../../ports/object-lock.js';
 
 /** What a bucket's settings make of its entries: lifecycle rules and versioning. */
 interface BucketConf {
   rules: LifecycleRule[] | undefined;
   versioning: VersioningState | undefined;
+  /** The bucket's object lock configuration (ports/object-lock.ts), undefined without. */
+  objectLock: ObjectLockConfig | undefined;
 }
 
 /** The conf of a bucket's settings column (NULL = none). */
 function confFromSettings(settings: string | null | undefined): BucketConf {
-  return { rules: rulesFromSettings(settings), versioning: versioningFromSettings(settings) };
+  return { rules: rulesFromSettings(settings), versioning: versioningFromSettings(settings), objectLock: lockConfigFromSettings(settings) };
+}
+
+/** 100-ns units → Unix milliseconds. */
+function msOfUnits(units: bigint): number {
+  return Number(units / 10_000n);
+}
+
+/**
+ * Sets the lock of a new version `rec` about to be stored in a bucket with `config` (ports/object-lock.ts
+ * `lockOfNewVersion`): the one `asked` for, else the bucket's default retention from `nowMs`; none in a bucket
+ * without object lock.
+ */
+function setNewVersionLock(rec: ObjectRecord, config: ObjectLockConfig | undefined, asked: ObjectLock | undefined, nowMs: number): void {
+  const lock = lockOfNewVersion(config, asked, nowMs);
+  if (lock) rec.lock = lock;
+  else delete rec.lock;
 }
 
 /** Unix seconds → 100-ns units (the time of a version made by a deletion, a move or an expiry). */
@@ -246,15 +265,15 @@ export class SqliteMetaStore implements MetaStore {
         .safeIntegers(true),
       upsertObject: db.prepare(
         `INSERT INTO objects (bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta,
-           expire_at, transitions, restore_status, restore_until, parts, version_id, version_sort)
+           expire_at, transitions, restore_status, restore_until, parts, version_id, version_sort, object_lock)
          VALUES (@bucket, @key, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status, @endUser, @meta,
-           @expireAt, @transitions, @restoreStatus, @restoreUntil, @parts, @versionId, @versionSort)
+           @expireAt, @transitions, @restoreStatus, @restoreUntil, @parts, @versionId, @versionSort, @objectLock)
          ON CONFLICT (bucket, key) DO UPDATE SET blob_id = excluded.blob_id, fsize = excluded.fsize,
            hash = excluded.hash, md5 = excluded.md5, mime = excluded.mime, put_time = excluded.put_time,
            type = excluded.type, status = excluded.status, end_user = excluded.end_user, meta = excluded.meta,
            expire_at = excluded.expire_at, transitions = excluded.transitions,
            restore_status = excluded.restore_status, restore_until = excluded.restore_until, parts = excluded.parts,
-           version_id = excluded.version_id, version_sort = excluded.version_sort`,
+           version_id = excluded.version_id, version_sort = excluded.version_sort, object_lock = excluded.object_lock`,
       ),
       deleteObject: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
       blobExists: db.prepare('SELECT 1 FROM blobs WHERE id = ?'),
@@ -519,6 +538,7 @@ export class SqliteMetaStore implements MetaStore {
         // A versioned bucket keeps the replaced entry as a noncurrent version (versions.ts).
         if (existing) this.versions.retire(existing, conf.versioning, freed);
         this.versions.assign(rec, conf.versioning, rec.putTime, freed);
+        setNewVersionLock(rec, conf.objectLock, rec.lock, msOfUnits(rec.putTime));
         this.st.upsertObject.run(rowParams(rec));
         // The pieces now hold the manifest's references: the session's go with it.
         if (manifest) this.sessions.dropClaimed(manifest.claim, freed);
@@ -609,7 +629,7 @@ export class SqliteMetaStore implements MetaStore {
   async copyObject(
     from: { bucket: string; key: string; versionId?: string },
     to: { bucket: string; key: string },
-    opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
+    opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows; lock?: ObjectLock },
   ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal; versionId?: string }> {
     return this.commit(() => {
       const freed: string[] = [];
@@ -630,6 +650,8 @@ export class SqliteMetaStore implements MetaStore {
       delete copy.sums;
       delete copy.corrupt;
       delete copy.pieces;
+      // A copy does not carry the source's lock: it gets the one asked for, or the target bucket's default.
+      setNewVersionLock(copy, conf.objectLock, opts.lock, msOfUnits(opts.putTime));
       this.quota.run(to.bucket, opts.nowSec, freed, () => {
         this.refs.add(src.blobId);
         if (dst) this.versions.retire(dst, conf.versioning, freed);
@@ -658,6 +680,9 @@ export class SqliteMetaStore implements MetaStore {
       const stored = { ...next, bucket, key, blobId: rec.blobId };
       if (rec.versionId !== undefined) stored.versionId = rec.versionId;
       if (rec.versionSort !== undefined) stored.versionSort = rec.versionSort;
+      // The version's object lock changes only through setVersionLock: an attribute change never touches it.
+      if (rec.lock) stored.lock = rec.lock;
+      else delete stored.lock;
       this.st.upsertObject.run(rowParams(stored));
       this.events.write(events, stored);
       return { result: 'updated' as const, record: next, freedBlobs: freed };
@@ -680,6 +705,8 @@ export class SqliteMetaStore implements MetaStore {
       const dst = this.liveRow(to.bucket, to.key, opts.nowSec, freed, conf);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
       const moved: ObjectRecord = { ...src, bucket: to.bucket, key: to.key };
+      // The moved version is a new version of the target: the target bucket's default lock, not the source's.
+      setNewVersionLock(moved, conf.objectLock, undefined, opts.nowSec * 1000);
       // Within one bucket a move never grows it; into another, the target bucket's quota applies.
       this.quota.run(to.bucket, opts.nowSec, freed, () => {
         if (dst) {
@@ -738,11 +765,14 @@ export class SqliteMetaStore implements MetaStore {
     bucket: string,
     key: string,
     versionId: string,
-    events?: OutboxRows,
+    events: OutboxRows | undefined,
+    mutable: (rec: ObjectRecord) => void,
   ): Promise<{ result: 'deleted' | 'no-version'; deleteMarker: boolean; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
       const found = this.versions.get(bucket, key, versionId);
+      // The retention check, inside the transaction that deletes (objects/retention.ts).
+      if (found && !found.deleteMarker) mutable(found.record);
       const out = this.versions.deleteVersion(bucket, key, versionId, freed, (rec) => this.st.upsertObject.run(rowParams(rec)));
       if (!out || !found) return { result: 'no-version' as const, deleteMarker: false, freedBlobs: freed };
       this.events.write(events, found.record);
@@ -750,14 +780,38 @@ export class SqliteMetaStore implements MetaStore {
     }).immediate();
   }
 
+  async setVersionLock(
+    bucket: string,
+    key: string,
+    versionId: string | undefined,
+    change: (rec: ObjectRecord) => ObjectLock | undefined,
+  ): Promise<{ result: 'updated' | 'no-version' | 'delete-marker'; record?: ObjectRecord }> {
+    return this.db.transaction(() => {
+      const found = this.versions.get(bucket, key, versionId);
+      if (!found) return { result: 'no-version' as const };
+      if (found.deleteMarker) return { result: 'delete-marker' as const };
+      const lock = change(found.record);
+      this.versions.setLock(found, lock);
+      const record = { ...found.record };
+      if (lock) record.lock = lock;
+      else delete record.lock;
+      return { result: 'updated' as const, record };
+    }).immediate();
+  }
+
   async listVersions(query: VersionQuery): Promise<VersionPage> {
     return this.versions.listPage(query);
   }
 
-  async expireNoncurrentVersion(bucket: string, key: string, sortId: string): Promise<{ deleted: boolean; freedBlobs: string[] }> {
+  async expireNoncurrentVersion(
+    bucket: string,
+    key: string,
+    sortId: string,
+    mutable: (rec: ObjectRecord) => void,
+  ): Promise<{ deleted: boolean; freedBlobs: string[] }> {
     return this.db.transaction(() => {
       const freed: string[] = [];
-      return { deleted: this.versions.expireNoncurrent(bucket, key, sortId, freed), freedBlobs: freed };
+      return { deleted: this.versions.expireNoncurrent(bucket, key, sortId, freed, mutable), freedBlobs: freed };
     }).immediate();
   }
 

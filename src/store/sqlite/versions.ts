@@ -23,7 +23,9 @@
  * counts `objects`).
  */
 import type Database from 'better-sqlite3';
+import { Errors } from '../../errors.js';
 import type { BucketSettings } from '../../ports/meta.js';
+import { lockRefusal, refusalText, type ObjectLock, type ObjectLockConfig } from '../../ports/object-lock.js';
 import type { ObjectRecord } from '../../ports/object-record.js';
 import {
   legacySortId,
@@ -82,6 +84,30 @@ export function versioningFromSettings(settings: string | null | undefined): Ver
   if (parsed.size >= 256) parsed.clear();
   parsed.set(settings, state);
   return state;
+}
+
+/** Parsed lock configurations by settings text. */
+const parsedLocks = new Map<string, ObjectLockConfig | undefined>();
+
+/** A bucket's object lock configuration from its settings column (undefined: none). */
+export function lockConfigFromSettings(settings: string | null | undefined): ObjectLockConfig | undefined {
+  if (!settings) return undefined;
+  if (parsedLocks.has(settings)) return parsedLocks.get(settings);
+  const conf = (JSON.parse(settings) as BucketSettings).objectLock;
+  if (parsedLocks.size >= 256) parsedLocks.clear();
+  parsedLocks.set(settings, conf);
+  return conf;
+}
+
+/**
+ * The store's backstop under the domain's retention check (objects/retention.ts): a version about to be destroyed
+ * without going through `deleteVersion` (a Suspended bucket's null version replaced, an unversioned entry released)
+ * is refused when locked. A bucket with object lock is always Enabled, so this never fires unless that invariant
+ * breaks; it exists so a broken invariant refuses instead of destroying.
+ */
+function assertUnlocked(lock: ObjectLock | undefined): void {
+  const refusal = lockRefusal(lock, Date.now(), false);
+  if (refusal) throw Errors.objectLocked(refusalText(refusal));
 }
 
 /** The ordering id of a current entry. */
@@ -145,14 +171,15 @@ export class SqliteVersions {
         .safeIntegers(true),
       insert: db.prepare(
         `INSERT INTO object_versions (bucket, key, sort_id, version_id, marker, blob_id, fsize, hash, md5, mime, put_time,
-           type, status, end_user, meta, expire_at, transitions, restore_status, restore_until, parts)
+           type, status, end_user, meta, expire_at, transitions, restore_status, restore_until, parts, object_lock)
          VALUES (@bucket, @key, @sortId, @wireId, @marker, @blobId, @fsize, @hash, @md5, @mime, @putTime, @type, @status,
-           @endUser, @meta, @expireAt, @transitions, @restoreStatus, @restoreUntil, @parts)`,
+           @endUser, @meta, @expireAt, @transitions, @restoreStatus, @restoreUntil, @parts, @objectLock)`,
       ),
+      lockCurrent: db.prepare('UPDATE objects SET object_lock = ? WHERE bucket = ? AND key = ?'),
+      lockRow: db.prepare('UPDATE object_versions SET object_lock = ? WHERE bucket = ? AND key = ? AND sort_id = ?'),
       deleteRow: db.prepare('DELETE FROM object_versions WHERE bucket = ? AND key = ? AND sort_id = ?'),
       deleteCurrent: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
       anyInBucket: db.prepare('SELECT 1 FROM object_versions WHERE bucket = ? LIMIT 1'),
-      rowAt: db.prepare('SELECT marker, blob_id FROM object_versions WHERE bucket = ? AND key = ? AND sort_id = ?'),
       newerThan: db.prepare('SELECT 1 FROM object_versions WHERE bucket = ? AND key = ? AND sort_id > ? LIMIT 1'),
       currentExists: db.prepare('SELECT 1 FROM objects WHERE bucket = ? AND key = ?'),
       keyRows: db.prepare('SELECT sort_id, marker FROM object_versions WHERE bucket = ? AND key = ? LIMIT 2'),
@@ -175,10 +202,12 @@ export class SqliteVersions {
    * is still noncurrent — the key has a current entry (which sorts after every row) or a newer row. Its blob
    * reference is released into `freed`. Answers whether it was deleted.
    */
-  expireNoncurrent(bucket: string, key: string, sortId: string, freed: string[]): boolean {
-    const row = this.st.rowAt.get(bucket, key, sortId) as { marker: number; blob_id: string } | undefined;
+  expireNoncurrent(bucket: string, key: string, sortId: string, freed: string[], mutable: (rec: ObjectRecord) => void): boolean {
+    const row = this.st.bySort.get(bucket, key, sortId) as VersionRow | undefined;
     if (!row) return false;
     if (this.st.currentExists.get(bucket, key) === undefined && this.st.newerThan.get(bucket, key, sortId) === undefined) return false;
+    // The retention check (objects/retention.ts): a version under retention or a legal hold is never expired.
+    if (Number(row.marker) !== 1) mutable(fromRow(row, false).record);
     this.st.deleteRow.run(bucket, key, sortId);
     if (Number(row.marker) !== 1) this.refs.release(row.blob_id, freed);
     return true;
@@ -225,6 +254,7 @@ export class SqliteVersions {
    */
   retire(cur: ObjectRecord, state: VersioningState | undefined, freed: string[]): void {
     if (!state || (state === 'Suspended' && cur.versionId === undefined)) {
+      assertUnlocked(cur.lock);
       this.refs.release(cur.blobId, freed);
       return;
     }
@@ -247,8 +277,18 @@ export class SqliteVersions {
   private dropNull(bucket: string, key: string, freed: string[]): void {
     const row = this.st.nullRow.get(bucket, key) as VersionRow | undefined;
     if (!row) return;
+    if (row.object_lock) assertUnlocked(JSON.parse(row.object_lock) as ObjectLock);
     this.st.deleteRow.run(bucket, key, row.sort_id);
     if (Number(row.marker) !== 1) this.refs.release(row.blob_id, freed);
+  }
+
+  /** Inside a transaction: sets the object lock of `v` (a version `get` found, not a marker) in place. */
+  setLock(v: VersionRecord, lock: ObjectLock | undefined): void {
+    const text = lock ? JSON.stringify(lock) : null;
+    const { bucket, key } = v.record;
+    const cur = this.st.current.get(bucket, key) as ObjectRow | undefined;
+    if (cur && sortOf(toRecord(cur)) === v.sortId) this.st.lockCurrent.run(text, bucket, key);
+    else this.st.lockRow.run(text, bucket, key, v.sortId);
   }
 
   /**
