@@ -214,6 +214,15 @@ const PROBES: Record<string, (l: Locked) => Promise<void>> = {
     expect((await ui.call('POST', `/api/buckets/${l.bucket}/ops/delete`, { key: l.key })).status).toBeLessThan(300);
     expect((await ui.call('POST', `/api/buckets/${l.bucket}/ops/move`, { key: 'nothing', toKey: l.key, force: true })).status).toBeGreaterThanOrEqual(400);
   },
+  'console.versions.delete': async (l) => {
+    const res = await ui.call('POST', `/api/buckets/${l.bucket}/versions/delete`, { key: l.key, versionId: l.versionId });
+    expect(res.status).toBe(403);
+    expect(JSON.stringify(res.body)).toMatch(/COMPLIANCE retention until \d{4}-/);
+  },
+  'console.versions.restore': async (l) => {
+    // Restoring copies a version onto the key: a new version above the locked one, which stays.
+    expect((await ui.call('POST', `/api/buckets/${l.bucket}/versions/restore`, { key: l.key, versionId: l.versionId })).status).toBe(200);
+  },
   's3.DeleteObject': async (l) => {
     await expectDenied(s3.send(new DeleteObjectCommand({ Bucket: l.bucket, Key: l.key, VersionId: l.versionId, BypassGovernanceRetention: true })));
     expect((await s3.send(new DeleteObjectCommand({ Bucket: l.bucket, Key: l.key }))).DeleteMarker).toBe(true);
