@@ -442,6 +442,41 @@ CREATE TRIGGER iam_policies_changed AFTER INSERT OR UPDATE OR DELETE ON iam_poli
 CREATE TRIGGER iam_links_changed AFTER INSERT OR UPDATE OR DELETE ON iam_links FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('iam');
 `;
 
+/**
+ * Bucket versioning (versions.ts, docs/reference/versioning.md): the current version's id and ordering id on
+ * `objects` (NULL, NULL: the null version written while the bucket was unversioned — every row before this
+ * migration), and `object_versions` holding noncurrent versions and delete markers (`marker`; a marker has no
+ * blob: blob_id ''), keyed by (bucket, key, sort_id) — the primary key serves every version read and the
+ * ListObjectVersions walk. Each non-marker row holds one blob reference (blob-refs.ts). Not counted in
+ * `bucket_usage` (no trigger: usage counts current entries). Self-contained: renumbering it is one line.
+ */
+const OBJECT_VERSIONS = `
+ALTER TABLE objects ADD COLUMN version_id text COLLATE "C", ADD COLUMN version_sort text COLLATE "C";
+CREATE TABLE object_versions (
+  bucket         text COLLATE "C" NOT NULL REFERENCES buckets (name),
+  key            text COLLATE "C" NOT NULL,
+  sort_id        text COLLATE "C" NOT NULL,
+  version_id     text COLLATE "C" NOT NULL,
+  marker         boolean NOT NULL DEFAULT false,
+  blob_id        text COLLATE "C" NOT NULL,
+  fsize          bigint NOT NULL,
+  hash           text NOT NULL,
+  md5            text NOT NULL,
+  mime           text NOT NULL,
+  put_time       bigint NOT NULL,
+  type           integer NOT NULL DEFAULT 0,
+  status         integer NOT NULL DEFAULT 0,
+  end_user       text,
+  meta           text,
+  expire_at      bigint,
+  transitions    text,
+  restore_status integer,
+  restore_until  bigint,
+  parts          text,
+  PRIMARY KEY (bucket, key, sort_id)
+);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: CORE },
   { version: 2, name: 'console-sessions', sql: CONSOLE_SESSIONS },
@@ -449,4 +484,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'part-checksums', sql: PART_CHECKSUMS },
   { version: 5, name: 'iam', sql: IAM },
   { version: 6, name: 'iam-change-counter', sql: IAM_CHANGE_COUNTER },
+  { version: 7, name: 'object-versions', sql: OBJECT_VERSIONS },
 ];

@@ -89,17 +89,18 @@ export function sortOf(rec: ObjectRecord): string {
   return rec.versionSort ?? rec.versionId ?? legacySortId(rec.putTime);
 }
 
-type VersionRow = ObjectRow & { sort_id: string; version_id: string; marker: bigint | number };
+/** An `object_versions` row (SQLite: marker 0/1; PostgreSQL, store/postgres/versions.ts: a boolean). */
+export type VersionRow = ObjectRow & { sort_id: string; version_id: string; marker: bigint | number | boolean };
 
 /** A delete marker's record (no blob). */
-function markerRecord(bucket: string, key: string, putTime: bigint, versionId: string | undefined): ObjectRecord {
+export function markerRecord(bucket: string, key: string, putTime: bigint, versionId: string | undefined): ObjectRecord {
   const rec: ObjectRecord = { bucket, key, blobId: '', fsize: 0, hash: '', md5: '', mimeType: '', putTime, type: 0, status: 0, meta: {} };
   if (versionId !== undefined) rec.versionId = versionId;
   return rec;
 }
 
 /** An `object_versions` row → its version (a noncurrent one keeps no expiry: it is not the key's entry any more). */
-function fromRow(row: VersionRow, isLatest: boolean): VersionRecord {
+export function fromRow(row: VersionRow, isLatest: boolean): VersionRecord {
   const versionId = row.version_id === NULL_VERSION_ID ? undefined : row.version_id;
   const deleteMarker = Number(row.marker) === 1;
   if (deleteMarker) return { record: markerRecord(row.bucket, row.key, row.put_time, versionId), deleteMarker, isLatest, sortId: row.sort_id };
