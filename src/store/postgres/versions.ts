@@ -34,7 +34,7 @@ import {
   type VersionRecord,
 } from '../../ports/versions.js';
 import { versionPage, type VersionReads } from '../sql/version-walk.js';
-import { fromRow, markerRecord, sortOf, versioningFromSettings, type VersionRow } from '../sqlite/versions.js';
+import { current, fromRow, markerRecord, sortOf, versioningFromSettings, type VersionRow } from '../sqlite/versions.js';
 import { deleteEntryAndRelease, releaseRef, releaseRefs } from './blob-refs.js';
 import type { Queryable } from './db.js';
 import { toRecord as versionToRecord } from '../sqlite/rows.js';
@@ -260,7 +260,7 @@ function readsOn(c: Queryable): VersionReads {
     async currentFrom(bucket, from) {
       const op = from.inclusive ? '>=' : '>';
       const { rows } = await c.query<ObjectRow>(`SELECT * FROM objects WHERE bucket = $1 AND key ${op} $2 ORDER BY key LIMIT 1`, [bucket, from.key]);
-      return rows[0];
+      return rows[0] && current(toRecord(rows[0]));
     },
     async historyKeyFrom(bucket, from) {
       const op = from.inclusive ? '>=' : '>';
@@ -275,7 +275,7 @@ function readsOn(c: Queryable): VersionReads {
         'SELECT * FROM object_versions WHERE bucket = $1 AND key = $2 AND sort_id < $3 ORDER BY sort_id DESC LIMIT $4',
         [bucket, key, below, limit],
       );
-      return rows;
+      return rows.map((row) => fromRow(row, false));
     },
     get: (bucket, key, versionId) => getVersion(c, bucket, key, versionId),
   };

@@ -84,6 +84,11 @@ export function versioningFromSettings(settings: string | null | undefined): Ver
   return state;
 }
 
+/** A current entry as its version. */
+export function current(rec: ObjectRecord): VersionRecord {
+  return { record: rec, deleteMarker: false, isLatest: true, sortId: sortOf(rec) };
+}
+
 /** The ordering id of a current entry. */
 export function sortOf(rec: ObjectRecord): string {
   return rec.versionSort ?? rec.versionId ?? legacySortId(rec.putTime);
@@ -291,11 +296,14 @@ export class SqliteVersions {
    */
   listPage(q: VersionQuery): Promise<VersionPage> {
     this.walkReads ??= {
-      currentFrom: async (bucket, from) =>
-        this.st.currentFrom.get(bucket, from.inclusive ? from.key : `${from.key}\u0000`) as ObjectRow | undefined,
+      currentFrom: async (bucket, from) => {
+        const row = this.st.currentFrom.get(bucket, from.inclusive ? from.key : `${from.key}\u0000`) as ObjectRow | undefined;
+        return row && current(toRecord(row));
+      },
       historyKeyFrom: async (bucket, from) =>
         this.st.historyKeyFrom.get(bucket, from.inclusive ? from.key : `${from.key}\u0000`) as string | undefined,
-      historyWithin: async (bucket, key, below, limit) => this.st.historyWithin.all(bucket, key, below, limit) as VersionRow[],
+      historyWithin: async (bucket, key, below, limit) =>
+        (this.st.historyWithin.all(bucket, key, below, limit) as VersionRow[]).map((row) => fromRow(row, false)),
       get: async (bucket, key, versionId) => this.get(bucket, key, versionId),
     };
     return versionPage(this.walkReads, q);
