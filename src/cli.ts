@@ -24,6 +24,7 @@ import { addPipelineCommands } from './cli/pipelines.js';
 import { addQuotaCommand } from './cli/bucket-quota.js';
 import { addScrubCommand } from './cli/scrub.js';
 import { addServeCommand } from './cli/serve.js';
+import { addBucketVersioningCommand } from './cli/versions.js';
 import { addTransferCommands } from './cli/transfer.js';
 import { addWorkflowCommands } from './cli/workflow.js';
 
@@ -33,6 +34,7 @@ export function buildCli(): Command {
   addServeCommand(program);
   const bucket = addBucketCommands(program);
   addBucketSettingsCommands(bucket);
+  addBucketVersioningCommand(bucket);
   addEventCommands(bucket);
   addQuotaCommand(bucket);
   addLifecycleRuleCommands(bucket);

@@ -12,8 +12,16 @@
  *   from that UTC midnight on;
  * - `AbortIncompleteMultipartUpload/DaysAfterInitiation` n: an upload started n days ago (rounded the same way)
  *   is aborted;
- * - Disabled rules are kept and answered, never applied; `NoncurrentVersion*` and `ExpiredObjectDeleteMarker` are
- *   kept and answered (no versions and no delete markers exist in Granary, so they have nothing to act on).
+ * - Disabled rules are kept and answered, never applied;
+ * - on a versioned bucket (docs/reference/versioning.md; objects/noncurrent-sweep.ts applies these):
+ *   `NoncurrentVersionExpiration/NoncurrentDays` n: a noncurrent version (or noncurrent delete marker) is deleted
+ *   for good at the first UTC midnight at or after the time it became noncurrent — its successor's creation — + n
+ *   days ("How Amazon S3 calculates when an object became noncurrent"); with `NewerNoncurrentVersions` m, only
+ *   once at least m newer noncurrent versions of the key exist (the m newest are kept whatever their age);
+ *   `Expiration/ExpiredObjectDeleteMarker` true: a delete marker that is its key's only version is removed;
+ *   `Expiration/Days` n removes such a marker too once it is n days old (rounded the same way), as AWS does
+ *   ("When you specify the Days tag, Amazon S3 automatically performs ExpiredObjectDeleteMarker cleanup when the
+ *   delete markers are old enough"); a Kodo rule's `historyDeleteAfterDays` is a NoncurrentDays rule.
  * Units: Unix seconds for dates, 100-ns units for putTime, bytes for sizes.
  */
 import type { BucketSettings, LifecycleRule, S3LifecycleRule } from '../ports/meta.js';
@@ -116,4 +124,41 @@ export function s3OnlyRulesForKodo(settings: BucketSettings, ctime: number): Arr
       ctime,
       s3: s3OnlyConditions(r) || 'an S3 rule',
     }));
+}
+
+/**
+ * What a rule asks of a versioned bucket's history (objects/noncurrent-sweep.ts): the filter, `noncurrentDays` /
+ * `newerVersions` (NoncurrentVersionExpiration), and `markerDays` — remove a key's sole delete marker once it is
+ * that many days old (0: at once, ExpiredObjectDeleteMarker).
+ */
+export interface VersionRulePlan {
+  id: string;
+  filter: S3LifecycleRule['filter'];
+  noncurrentDays?: number;
+  newerVersions?: number;
+  markerDays?: number;
+}
+
+/** The history plans of a bucket's enabled rules (S3 rules, and Kodo rules with historyDeleteAfterDays no S3 rule made). */
+export function versionRulePlans(settings: BucketSettings): VersionRulePlan[] {
+  const out: VersionRulePlan[] = [];
+  const s3 = s3RulesOf(settings);
+  for (const r of s3) {
+    if (!r.enabled) continue;
+    const plan: VersionRulePlan = { id: r.id, filter: r.filter };
+    if (r.noncurrentExpiration?.days !== undefined) {
+      plan.noncurrentDays = r.noncurrentExpiration.days;
+      if (r.noncurrentExpiration.newerVersions !== undefined) plan.newerVersions = r.noncurrentExpiration.newerVersions;
+    }
+    if (r.expiration?.expiredObjectDeleteMarker) plan.markerDays = 0;
+    // A marker has no tags and no size: a Days rule filtering on them never matches one.
+    else if (r.expiration?.days !== undefined && !filterNeedsEntry(r.filter)) plan.markerDays = r.expiration.days;
+    if (plan.noncurrentDays !== undefined || plan.markerDays !== undefined) out.push(plan);
+  }
+  const made = new Set(s3.map((r) => r.kodo).filter((k) => k !== undefined));
+  for (const k of settings.lifecycleRules ?? []) {
+    if (made.has(k.name) || !k.historyDeleteAfterDays || k.historyDeleteAfterDays <= 0) continue;
+    out.push({ id: k.name, filter: { form: 'filter', prefix: k.prefix }, noncurrentDays: k.historyDeleteAfterDays });
+  }
+  return out;
 }

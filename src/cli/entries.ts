@@ -87,8 +87,11 @@ export function addEntryCommands(program: Command): void {
     .option('--prefix <p>', 'data dir: only keys starting with p (remote: write <remote>:<bucket>/<p>)', '')
     .option('--delimiter <d>', 'roll keys up into common prefixes at d (shown ending with d)', '')
     .option('--limit <n>', 'remote: at most n lines')
-    .action(async (bucket: string, o: Both) => {
-      if (await remoteForm([bucket], o, 'ls')) return (await import('./remote-objects.js')).remoteLs(bucket, o);
+    .option('--versions', 'every version and delete marker (key, versionId, size, putTime, state); a remote needs --s3-host')
+    .action(async (bucket: string, o: Both & { versions?: boolean }) => {
+      const remote = await remoteForm([bucket], o, 'ls');
+      if (o.versions) return lsVersions(bucket, remote, o);
+      if (remote) return (await import('./remote-objects.js')).remoteLs(bucket, o);
       const { offline, streamObjects } = await offlineParts();
       return offline(o, async (g) => {
         const pages = await streamObjects(g, g.keys.accessKey, {
@@ -136,4 +139,39 @@ export function addEntryCommands(program: Command): void {
   };
   copyLike('cp', 'copy');
   copyLike('mv', 'move');
+  withRemote(
+    withDataDir(
+      program
+        .command('restore <entry>')
+        .description('copy a version onto its key as the current one: <remote>:<bucket>/<key> on a remote (needs --s3-host), or <bucket>:<key> in the data dir')
+        .requiredOption('--version-id <id>', 'the version to restore (granary ls --versions lists them)'),
+    ),
+  ).action(async (entry: string, o: Both & { versionId: string }) => {
+    const v = await import('./versions.js');
+    if (await remoteForm([entry], o, 'restore')) {
+      const { entryLoc } = await import('./remote-objects.js');
+      const id = await v.remoteRestore(entryLoc(entry), o.versionId);
+      return void process.stdout.write(o.json ? `${JSON.stringify({ entry, restored: o.versionId, versionId: id })}\n` : `restored ${entry} version ${o.versionId} (new version ${id})\n`);
+    }
+    const { offline, entryArg } = await offlineParts();
+    return offline(o, async (g) => {
+      const { bucket, key } = entryArg(entry);
+      const id = await v.localRestore(g, bucket, key, o.versionId);
+      process.stdout.write(`restored ${entry} version ${o.versionId} (new version ${id})\n`);
+    });
+  });
+}
+
+/** `ls … --versions` in either form (cli/versions.ts). */
+async function lsVersions(bucket: string, remote: boolean, o: Both): Promise<void> {
+  const v = await import('./versions.js');
+  if (remote) {
+    const { parseRemote } = await import('../transfer/location.js');
+    const limit = o.limit === undefined ? Infinity : Number(o.limit);
+    if (!Number.isInteger(limit) && limit !== Infinity) throw new Error(`--limit must be a positive integer, got ${JSON.stringify(o.limit)}`);
+    if (limit < 1) throw new Error(`--limit must be a positive integer, got ${JSON.stringify(o.limit)}`);
+    return v.remoteLsVersions(parseRemote(bucket), o.delimiter ?? '', o.json === true, limit);
+  }
+  const { offline } = await offlineParts();
+  return offline(o, (g) => v.localLsVersions(g, bucket, o.prefix ?? '', o.delimiter ?? ''));
 }

@@ -126,6 +126,7 @@ function addRemoteCommands(program: Command): void {
     .option('--rs-host <host>', 'rs host')
     .option('--rsf-host <host>', 'rsf host')
     .option('--api-host <host>', 'api host')
+    .option('--s3-host <host>', "a Granary's S3 listener (e.g. 127.0.0.1:9002): what ls --versions, restore and bucket versioning use")
     .option('--https', 'use https for every host')
     .option('--no-check', 'save without checking the keys against the remote (by listing its buckets)')
     .action(async (name: string, o: Record<string, string | boolean | undefined>) => {
@@ -139,6 +140,7 @@ function addRemoteCommands(program: Command): void {
         ['rsHost', 'rsHost'],
         ['rsfHost', 'rsfHost'],
         ['apiHost', 'apiHost'],
+        ['s3Host', 's3Host'],
       ];
       for (const [field, opt] of fields) {
         const v = str(opt);

@@ -6,8 +6,9 @@
  * - `POST /api/buckets` `{name, region?}` → 200 `{name}` (400 bad name, 614 exists); owned by the caller.
  * - `DELETE /api/buckets/:bucket` → 204 (400 not empty).
  * - `GET /api/buckets/:bucket` → `{info (v2/bucketInfo's shape), owner, usage, quota, cors (wire shape), domains,
- *   rules (lifecycle), events}`.
- * - `PUT /api/buckets/:bucket/settings/:setting` with the setting's body (see SETTINGS) → 204.
+ *   rules (lifecycle), events, versioning ('Enabled' | 'Suspended' | null: never versioned)}`.
+ * - `PUT /api/buckets/:bucket/settings/:setting` with the setting's body (see SETTINGS) → 204; `versioning`
+ *   `{status: 'Enabled'|'Suspended'}` (docs/reference/versioning.md: never back to unversioned).
  * - `PUT|DELETE /api/buckets/:bucket/styles/:name` `{pipeline}`; `POST|DELETE /api/buckets/:bucket/domains[/:domain]`;
  *   `POST /api/buckets/:bucket/rules`, `PUT|DELETE …/rules/:name` (lifecycle); `POST /api/buckets/:bucket/events`,
  *   `PUT|DELETE …/events/:name` (event notifications) → 204.
@@ -32,6 +33,7 @@ import type { RouteCall } from '../http/route-call.js';
 import type { ConsoleApi } from './api-context.js';
 import type { ConsoleSession } from './sessions.js';
 import { bodyOf, flag, optText, pathParam, text, type Body } from './body.js';
+import { setBucketVersioning } from '../buckets/versioning.js';
 
 /** A field as text for the parsers of the uc routes ('' when absent; numbers and booleans as the wire writes them). */
 function wire(b: Body, name: string): string {
@@ -63,6 +65,13 @@ const SETTINGS: Record<string, (g: Granary, bucket: string, b: Body) => Promise<
   protection: (g, bucket, b) => setProtected(g, bucket, flag(b, 'on')),
   quota: (g, bucket, b) => setBucketQuota(g, bucket, { size: parseQuotaValue(wire(b, 'size'), 'size'), count: parseQuotaValue(wire(b, 'count'), 'count') }),
   separator: (g, bucket, b) => setSeparator(g, bucket, wire(b, 'separator')),
+  versioning: async (g, bucket, b) => {
+    const status = text(b, 'status');
+    if (status !== 'Enabled' && status !== 'Suspended') throw Errors.badRequest('status must be Enabled or Suspended');
+    if ((await setBucketVersioning(g, bucket, status)) === 'unsupported') {
+      throw Errors.badRequest('versioning is not kept by this metadata store (PostgreSQL) yet');
+    }
+  },
 };
 
 /** The setting the path names; 400 for an unknown one (the route's precheck: answered before the session check). */
@@ -160,6 +169,7 @@ export async function bucketApi(call: Call, _request: FastifyRequest, _reply: Fa
     domains: (await g.meta.domainsOf(bucket.name)).map((d) => d.domain),
     rules: lifecycleJson(bucket),
     events: eventRulesJson(bucket),
+    versioning: bucket.settings.versioning ?? null,
   };
 }
 

@@ -21,6 +21,7 @@ import { ClusterMetricsClient } from './cluster-worker.js';
 import type { FreeSpace, SpaceReading } from '../objects/free-space.js';
 import type { JobQueue } from '../ports/job-queue.js';
 import type { BucketUsage, MetaStore } from '../ports/meta.js';
+import type { VersionStats } from '../ports/versions.js';
 import type { ScrubStatusSource } from '../ports/scrub-status.js';
 
 /** What the scrape-time gauges read (the Granary gives them; named here so the context and metrics do not import each other). */
@@ -304,5 +305,28 @@ export class Metrics {
     };
     bucketGauge('granary_bucket_bytes', 'Bytes stored per bucket', (u) => u.bytes);
     bucketGauge('granary_bucket_objects', 'Objects (entries) stored per bucket', (u) => u.count);
+    // Versioned buckets (docs/reference/versioning.md): one read of the version counters per scrape, shared likewise.
+    let stats: Promise<Map<string, VersionStats> | undefined> | undefined;
+    const readStats = (): Promise<Map<string, VersionStats> | undefined> =>
+      (stats ??= g.meta.versionStats().finally(() => {
+        stats = undefined;
+      }));
+    const versionGauge = (name: string, help: string, pick: (v: VersionStats) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['bucket'] as const,
+        registers,
+        aggregator: 'max',
+        async collect() {
+          const all = await readStats();
+          this.reset();
+          for (const [bucket, v] of all ?? []) this.set({ bucket }, pick(v));
+        },
+      });
+    };
+    versionGauge('granary_bucket_noncurrent_versions', 'Noncurrent object versions kept per versioned bucket (delete markers not included)', (v) => v.noncurrentVersions);
+    versionGauge('granary_bucket_delete_markers', 'Delete markers (current or noncurrent) per versioned bucket', (v) => v.deleteMarkers);
+    versionGauge('granary_bucket_noncurrent_bytes', 'Bytes held by noncurrent versions per versioned bucket', (v) => v.noncurrentBytes);
   }
 }

@@ -9,6 +9,7 @@ import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
 import { drainBlobDeletions, logDrain, releaseBlobs } from './blobs.js';
 import { sweepRuleDeletions } from './lifecycle-sweep.js';
+import { sweepVersionRules } from './noncurrent-sweep.js';
 import { sweepS3Rules } from './s3-lifecycle-sweep.js';
 
 /** Pending blob deletions that failed at the previous sweep, per server (logged again only when this changes). */
@@ -35,7 +36,7 @@ export async function sweepExpired(g: Granary): Promise<number> {
   }
   // Finished async-fetch tasks stay queryable for a week after they end.
   await g.meta.fetchTasks.prune(g.clock.nowMs() - FETCH_TASK_RETENTION_SECONDS * 1000);
-  let total = (await sweepRuleDeletions(g)) + (await sweepS3Rules(g));
+  let total = (await sweepRuleDeletions(g)) + (await sweepS3Rules(g)) + (await sweepVersionRules(g));
   for (;;) {
     const { deleted, freedBlobs } = await g.meta.deleteExpired(nowSeconds(g.clock), 1000);
     await releaseBlobs(g, freedBlobs);

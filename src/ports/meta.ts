@@ -16,7 +16,7 @@ import type { EventOutbox, OutboxRows } from './events.js';
 import type { ManifestPiece } from './manifest.js';
 import type { FetchTaskStore } from './fetch-tasks.js';
 import type { ObjectRecord } from './object-record.js';
-import type { VersioningState, VersionPage, VersionQuery, VersionRecord } from './versions.js';
+import type { VersioningState, VersionMaintenance, VersionPage, VersionQuery, VersionRecord } from './versions.js';
 
 export type { ObjectRecord, Transitions } from './object-record.js';
 
@@ -429,7 +429,7 @@ export interface SessionStore {
   deleteExpired(nowSec: number): Promise<{ sessions: number; freedBlobs: string[] }>;
 }
 
-export interface MetaStore {
+export interface MetaStore extends VersionMaintenance {
   /** The async-fetch task queue (ports/fetch-tasks.ts), kept in the same database. */
   readonly fetchTasks: FetchTaskStore;
   /**

@@ -87,3 +87,43 @@ export interface VersionQuery {
   /** Versions plus common prefixes, 1..1000. */
   limit: number;
 }
+
+/** The creation time of a version from its sort id (the id's first 16 hex digits), Unix seconds. */
+export function sortIdSeconds(sortId: string): number {
+  return Number(BigInt(`0x${sortId.slice(0, 16)}`) / 10_000_000n);
+}
+
+/**
+ * A bucket's version counters (MetaStore.versionStats; the `/metrics` gauges, docs/reference/metrics-and-logs.md):
+ * noncurrent versions (delete markers not included), delete markers (current or not), and the bytes the noncurrent
+ * versions hold (their `fsize` sum; shared blobs counted once per version). Current objects are the bucket usage's.
+ */
+export interface VersionStats {
+  noncurrentVersions: number;
+  deleteMarkers: number;
+  noncurrentBytes: number;
+}
+
+/**
+ * What the noncurrent-version lifecycle (objects/noncurrent-sweep.ts) and the metrics need of a store keeping
+ * versions (part of MetaStore). Each removal re-checks its condition in its own transaction, so a key changed since
+ * it was listed is left alone.
+ */
+export interface VersionMaintenance {
+  /**
+   * Permanently deletes the noncurrent version (or noncurrent delete marker) of the key whose sort id is `sortId`
+   * — only while it is still noncurrent (a newer version or marker exists). `deleted` false otherwise; the blob
+   * references it held are returned to be released (objects/blobs.ts releaseBlobs).
+   */
+  expireNoncurrentVersion(bucket: string, key: string, sortId: string): Promise<{ deleted: boolean; freedBlobs: string[] }>;
+  /**
+   * Removes the key's delete marker `sortId` when it is still the key's current version and its only one (an
+   * "expired object delete marker", AWS). Answers whether it was removed.
+   */
+  removeExpiredDeleteMarker(bucket: string, key: string, sortId: string): Promise<boolean>;
+  /**
+   * Every bucket's version counters, read from counters kept in the transactions that add or remove versions (no
+   * scan). Undefined when the store keeps no versions.
+   */
+  versionStats(): Promise<Map<string, VersionStats> | undefined>;
+}

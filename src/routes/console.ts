@@ -9,6 +9,7 @@
 import type { Granary } from '../context.js';
 import { bindDomainApi, bucketApi, createBucketApi, deleteEventApi, deleteRuleApi, deleteStyleApi, dropBucketApi, listBucketsApi, putSettingApi, putStyleApi, settingOf, unbindDomainApi, updateEventApi, updateRuleApi, addEventApi, addRuleApi } from '../console/api-buckets.js';
 import { linkApi, listObjectsApi, opApi, opOf, statApi, uploadTokenApi } from '../console/api-files.js';
+import { deleteVersionApi, downloadVersionApi, listVersionsApi, restoreVersionApi } from '../console/api-versions.js';
 import { createKeyApi, deleteKeyApi, listKeysApi } from '../console/api-keys.js';
 import * as iamGroups from '../console/api-iam-groups.js';
 import * as iamPolicies from '../console/api-iam-policies.js';
@@ -67,6 +68,11 @@ export const CONSOLE_ROUTES: ConsoleRoute[] = [
   api('POST', '/api/buckets/:bucket/link', 'files.link', PATH, act('kodo/Get'), linkApi),
   // move/copy: the target bucket (`toBucket`) is authorised by the handler through `call.authorize`.
   api('POST', '/api/buckets/:bucket/ops/:op', 'files.op', PATH, FILE_OP, opApi, (request) => void opOf(request)),
+  // An object's versions (docs/reference/versioning.md): as S3's ListBucketVersions, GetObjectVersion, a copy, DeleteObjectVersion.
+  api('GET', '/api/buckets/:bucket/versions', 'versions.list', PATH, act('kodo/List', 'bucket'), listVersionsApi),
+  api('GET', '/api/buckets/:bucket/versions/download', 'versions.download', PATH, act('kodo/Get'), downloadVersionApi),
+  api('POST', '/api/buckets/:bucket/versions/restore', 'versions.restore', PATH, act('kodo/Copy'), restoreVersionApi),
+  api('POST', '/api/buckets/:bucket/versions/delete', 'versions.delete', PATH, act('kodo/Delete'), deleteVersionApi),
 
   api('GET', '/api/jobs', 'jobs.list', OWNED, 'none', listJobsApi),
   api('GET', '/api/jobs/:id', 'jobs.get', OWNED, 'none', jobApi),

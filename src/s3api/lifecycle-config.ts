@@ -9,7 +9,7 @@
  *   with none or more than one of Days/Date/ExpiredObjectDeleteMarker, a Tag without Key, a day or size that is
  *   not an integer → MalformedXML (400);
  * - an Expiration/NoncurrentDays/DaysAfterInitiation day below 1, a Transition day below 0, a Date not in ISO 8601
- *   or not at midnight UTC ("'Date' must be at midnight GMT"), an ID over 255 characters, a repeated ID,
+ *   or not at midnight UTC ("'Date' must be at midnight GMT"), NewerNoncurrentVersions above 100, an ID over 255 characters, a repeated ID,
  *   ObjectSizeGreaterThan ≥ ObjectSizeLessThan, more than 1000 rules, an unknown or repeated transition class →
  *   InvalidArgument (400);
  * - no action in a rule, AbortIncompleteMultipartUpload or ExpiredObjectDeleteMarker with a tag or size filter,
@@ -26,6 +26,8 @@ type Obj = { [name: string]: XmlNode | XmlNode[] | undefined };
 
 /** Most rules in one configuration (S3's limit). */
 export const MAX_S3_RULES = 1000;
+/** Most noncurrent versions a rule keeps (AWS NoncurrentVersionExpiration: "You can specify up to 100"). */
+const MAX_NEWER_NONCURRENT = 100;
 /** Longest rule ID, characters (S3's). */
 const MAX_ID = 255;
 
@@ -166,7 +168,9 @@ function ruleOf(node: XmlNode): S3LifecycleRule {
   if (nexp !== undefined) {
     rule.noncurrentExpiration = { days: integer(nexp.NoncurrentDays, "'NoncurrentDays' for NoncurrentVersionExpiration action", 1) };
     if (nexp.NewerNoncurrentVersions !== undefined) {
-      rule.noncurrentExpiration.newerVersions = integer(nexp.NewerNoncurrentVersions, "'NewerNoncurrentVersions'", 1);
+      const newer = integer(nexp.NewerNoncurrentVersions, "'NewerNoncurrentVersions'", 1);
+      if (newer > MAX_NEWER_NONCURRENT) throw S3Errors.InvalidArgument(`'NewerNoncurrentVersions' must be at most ${MAX_NEWER_NONCURRENT}`);
+      rule.noncurrentExpiration.newerVersions = newer;
     }
   }
   const ntrans = list(r.NoncurrentVersionTransition);

@@ -25,6 +25,8 @@ export interface RemoteProfile {
   rsHost?: string;
   rsfHost?: string;
   apiHost?: string;
+  /** The S3 listener (host[:port]) of a Granary remote: versions (ls --versions, restore, bucket versioning) use it. */
+  s3Host?: string;
   https?: boolean;
 }
 

@@ -160,6 +160,31 @@ describe.each(kinds.names)('versions on %s', (kind) => {
     expect((await walk(s1!, { bucket: 'clocks', prefix: '', delimiter: '', limit: 3 })).map((v) => v[1])).toEqual([...ids].reverse());
   });
 
+  it('noncurrent expiry and expired markers: only while still noncurrent / sole; the counters follow', async () => {
+    const [store] = await kinds.fresh(kind);
+    await versioned(store!, 'keep');
+    const a = rec('keep', 'k');
+    const one = await store!.commitPut(a, { insertOnly: false, nowSec: NOW });
+    await store!.commitPut(rec('keep', 'k'), { insertOnly: false, nowSec: NOW });
+    const stats = async (): Promise<unknown> => (await store!.versionStats())?.get('keep');
+    expect(await stats()).toEqual({ noncurrentVersions: 1, deleteMarkers: 0, noncurrentBytes: 1 });
+    const old = (await store!.getVersion('keep', 'k', vid(one)))!;
+    expect(await store!.expireNoncurrentVersion('keep', 'k', old.sortId)).toEqual({ deleted: true, freedBlobs: [a.blobId] });
+    expect(await stats()).toEqual({ noncurrentVersions: 0, deleteMarkers: 0, noncurrentBytes: 0 });
+    // The current entry is never expired as noncurrent.
+    const cur = (await store!.getVersion('keep', 'k', undefined))!;
+    expect((await store!.expireNoncurrentVersion('keep', 'k', cur.sortId)).deleted).toBe(false);
+    // A marker over a version is not sole; once the version goes, it is.
+    const marker = (await store!.deleteObject('keep', 'k', NOW)).marker!;
+    expect(await stats()).toEqual({ noncurrentVersions: 1, deleteMarkers: 1, noncurrentBytes: 1 });
+    const markerSort = (await store!.getVersion('keep', 'k', marker))!.sortId;
+    expect(await store!.removeExpiredDeleteMarker('keep', 'k', markerSort)).toBe(false);
+    expect((await store!.expireNoncurrentVersion('keep', 'k', cur.sortId)).deleted).toBe(true);
+    expect(await store!.removeExpiredDeleteMarker('keep', 'k', markerSort)).toBe(true);
+    expect(await walk(store!, { bucket: 'keep', prefix: '', delimiter: '', limit: 10 })).toEqual([]);
+    expect(await store!.dropBucket('keep')).toBe('dropped');
+  });
+
   it('pages through 600 versions of one key (more than a read chunk), prefixes and markers, each once', async () => {
     const [store] = await kinds.fresh(kind);
     await versioned(store!, 'many');

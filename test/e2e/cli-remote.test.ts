@@ -14,7 +14,9 @@ import { randomBytes } from 'node:crypto';
 import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileEtag } from '../../src/transfer/local-etag.js';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { cleanEnv, runAsync } from '../helpers/cli.js';
+import { s3Client } from '../helpers/s3.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 import { removeBuiltCli, summaryOf, TransferCli, type RunResult } from '../helpers/transfer.js';
 import { FIXTURE_IMAGES } from '../helpers/upload.js';
@@ -246,6 +248,29 @@ describe('remote commands', { timeout: 240_000 }, () => {
       expect(existsSync(join(empty, 'data', 'credentials.json'))).toBe(true);
     } finally {
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('ls --versions, restore --version-id and bucket versioning on a remote through its S3 listener', async () => {
+    await sdk(server.bucketManager().createBucket('vbox', {} as never));
+    const s3 = s3Client(server.s3Url!, AK, SK);
+    try {
+      const add = ['remote', 'add', 'ver', '--ak', AK, '--sk', SK, '--uc-host', server.host, '--s3-host', new URL(server.s3Url!).host, '--no-check'];
+      expect((await cli.run(add)).status).toBe(0);
+      expect((await cli.run(['bucket', 'versioning', 'ver:vbox', 'enable'], { full: true })).stdout).toBe('versioning of ver:vbox: Enabled\n');
+      const v1 = (await s3.send(new PutObjectCommand({ Bucket: 'vbox', Key: 'k', Body: 'one' }))).VersionId!;
+      const v2 = (await s3.send(new PutObjectCommand({ Bucket: 'vbox', Key: 'k', Body: 'second' }))).VersionId!;
+      const restored = await cli.run(['restore', 'ver:vbox/k', '--version-id', v1]);
+      expect(restored.stdout).toMatch(new RegExp(`^restored ver:vbox/k version ${v1} \\(new version [0-9a-f]{32}\\)\\n$`));
+      expect(await (await fetch(`${server.url}/vbox/k`)).text()).toBe('one');
+      const after = lines(await cli.run(['ls', 'ver:vbox', '--versions', '--json']));
+      expect(after.map((v) => [v.versionId === v1 || v.versionId === v2 ? v.versionId : 'new', v.size, v.current, v.deleteMarker])).toEqual([
+        ['new', 3, true, false],
+        [v2, 6, false, false],
+        [v1, 3, false, false],
+      ]);
+    } finally {
+      s3.destroy();
     }
   });
 

@@ -326,6 +326,19 @@ describe('entry commands (stat, cp, mv, rm) on the data dir of a running server'
       expect(cli('rm', 'cli-entries:moved.txt')).toMatchObject({ status: 1, stderr: expect.stringMatching(/612/) });
       expect(cli('stat', 'no-colon')).toMatchObject({ status: 1, stderr: expect.stringMatching(/<bucket>:<key>/) });
       expect((await fetch(`${s.url}/cli-entries/a:b.txt`)).status).toBe(404);
+
+      // Versions on the data dir: versioning enabled, a key overwritten, its versions listed, the first restored.
+      expect(cli('bucket', 'versioning', 'cli-entries', 'enable').stdout).toBe('versioning of bucket cli-entries: Enabled\n');
+      for (const body of ['one', 'second']) {
+        expect((await sdk(up.put(s.uploadToken({ scope: 'cli-entries:v.txt' }), 'v.txt', Buffer.from(body), new qiniu.form_up.PutExtra()))).status).toBe(200);
+      }
+      const versions = cli('ls', 'cli-entries', '--prefix', 'v', '--versions').stdout.split('\n').filter(Boolean).map((l) => l.split('\t'));
+      expect(versions.map(([key, , size, , state]) => [key, size, state])).toEqual([
+        ['v.txt', '6', 'current'],
+        ['v.txt', '3', 'noncurrent'],
+      ]);
+      expect(cli('restore', 'cli-entries:v.txt', '--version-id', versions[1]![1]!)).toMatchObject({ status: 0, stdout: expect.stringMatching(/^restored cli-entries:v\.txt version [0-9a-f]{32} \(new version [0-9a-f]{32}\)\n$/) });
+      expect(await (await fetch(`${s.url}/cli-entries/v.txt`)).text()).toBe('one');
     } finally {
       await s.stop();
     }

@@ -12,6 +12,8 @@
  * - the pfop form proposes a saveas; a job's status reads in words and its result key is a link;
  * - the SecretKey of a new key pair has a copy button that copies it;
  * - in Chinese: the Keys table's bucket column, hash, persistentId and event names, dates in zh-CN;
+ * - versions: the bucket's versioning enabled in its settings; an object's versions listed (size, date, current),
+ *   an old one downloaded, restored (copied onto the key as current) and deleted for good;
  * - at 390 px wide (a phone): no screen scrolls the page sideways, a long key reads in words, SVG icons.
  */
 import { mkdtempSync } from 'node:fs';
@@ -225,6 +227,40 @@ describe('console rough edges', () => {
       expect(channels[0]!.mean).toBeGreaterThan(100); // the frame at 1 s was near-black (mean ≈ 65 of 255)
       expect(await page.inputValue('[data-testid=fop-input]')).toBe('vframe/jpg/offset/3/w/400');
       await expect.poll(() => loadedWidth(page.locator('[data-testid=fop-image]')), { timeout: 30_000 }).toBe(400);
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it("enables versioning, lists an object's versions, downloads, restores and deletes an old one", async () => {
+    expect((await root.call('POST', '/api/buckets', { name: 'kept' })).status).toBe(200);
+    const page = await openConsole();
+    page.on('dialog', (d) => void d.accept());
+    try {
+      await signIn(page);
+      await page.goto(`${c.url}/#/buckets/kept`);
+      const card = page.locator('[data-card=versioning]');
+      expect(await card.locator('[data-testid=versioning-state]').textContent()).toMatch(/^Off/);
+      await card.locator('[data-testid=versioning-enable]').click();
+      await expect.poll(() => card.locator('[data-testid=versioning-state]').textContent()).toMatch(/^Enabled/);
+      for (const body of ['one', 'second']) await put(s, 'kept', 'doc.txt', Buffer.from(body), { mimeType: 'text/plain' });
+
+      await page.goto(`${c.url}/#/files/kept`);
+      await page.click('tr[data-key="doc.txt"] button.key');
+      const rows = page.locator('[data-testid=versions] tr[data-version]');
+      await expect.poll(() => rows.count()).toBe(2);
+      expect(await rows.nth(0).textContent()).toMatch(/6 B.*current/);
+      const old = rows.nth(1);
+      expect(await old.textContent()).toMatch(/3 B/);
+      const href = (await old.locator('a[download]').getAttribute('href'))!;
+      expect(await page.evaluate(async (u) => (await fetch(u)).text(), href)).toBe('one');
+
+      await old.locator('button:text-is("Restore")').click();
+      await expect.poll(() => rows.count()).toBe(3);
+      expect(await (await fetch(`${s.url}/kept/doc.txt`)).text()).toBe('one');
+      await rows.nth(2).locator('button:text-is("Delete")').click();
+      await expect.poll(() => rows.count()).toBe(2);
+      expect(await rows.nth(0).textContent()).toMatch(/3 B.*current/);
     } finally {
       await page.context().close();
     }

@@ -344,6 +344,10 @@ const CONSOLE_PROBES: Record<string, () => Probe> = {
   'console.files.uploadToken': () => ({ method: 'POST', path: `/api/buckets/${B}/upload-token`, body: JSON.stringify({ key: 'up/c.txt' }), bucket: B }),
   'console.files.link': () => ({ method: 'POST', path: `/api/buckets/${B}/link`, body: JSON.stringify({ key: 'doc.txt' }), bucket: B }),
   'console.files.op': () => ({ method: 'POST', path: `/api/buckets/${B}/ops/chstatus`, body: JSON.stringify({ key: 'doc.txt', status: 0 }), bucket: B, actions: ['kodo/Chstatus'] }),
+  'console.versions.list': () => ({ method: 'GET', path: `/api/buckets/${B}/versions?key=doc.txt`, bucket: B }),
+  'console.versions.download': () => ({ method: 'GET', path: `/api/buckets/${B}/versions/download?key=doc.txt&versionId=null`, bucket: B }),
+  'console.versions.restore': () => ({ method: 'POST', path: `/api/buckets/${B}/versions/restore`, body: JSON.stringify({ key: 'nosuch-v.txt', versionId: 'null' }), bucket: B }),
+  'console.versions.delete': () => ({ method: 'POST', path: `/api/buckets/${B}/versions/delete`, body: JSON.stringify({ key: 'nosuch-v.txt', versionId: 'null' }), bucket: B }),
   'console.jobs.submit': () => ({ method: 'POST', path: '/api/jobs', body: JSON.stringify({ bucket: B, key: 'doc.txt', fops: 'avinfo' }), bucket: B, key: 'doc.txt' }),
   'console.fetchTasks.submit': () => ({ method: 'POST', path: '/api/fetch-tasks', body: JSON.stringify({ url: 'http://127.0.0.1:9/x', bucket: B, key: 'up/cf.txt' }), bucket: B, key: 'up/cf.txt' }),
 };

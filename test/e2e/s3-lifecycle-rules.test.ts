@@ -3,7 +3,9 @@
  * documentation says (PutBucketLifecycleConfiguration, "Lifecycle configuration elements"): disabled rules kept
  * and not applied; Expiration by Date (midnight UTC) and Days; Filter by Prefix, Tag, And (prefix + tags + sizes),
  * sizes alone; the legacy Prefix; rules without ID or prefix; AbortIncompleteMultipartUpload aborting old uploads;
- * NoncurrentVersionExpiration / ExpiredObjectDeleteMarker kept; the validation errors; what Kodo's rules/get shows.
+ * NoncurrentVersionExpiration / ExpiredObjectDeleteMarker kept and applied on a versioned bucket (noncurrent days
+ * counted from the successor's creation, NewerNoncurrentVersions kept, sole delete markers removed); the validation
+ * errors; what Kodo's rules/get shows.
  * Expiry removes exactly the matching objects: the server clock moves forward, the expiry sweep (what the
  * background sweeper runs at GRANARY_EXPIRY_INTERVAL) runs, and the clock moves back so signatures stay fresh.
  */
@@ -12,9 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
   GetBucketLifecycleConfigurationCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  PutBucketVersioningCommand,
   PutBucketLifecycleConfigurationCommand,
   PutObjectCommand,
   type LifecycleRule,
@@ -22,6 +27,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { sweepExpired } from '../../src/objects/expiry.js';
 import { boto3 } from '../helpers/boto3.js';
+import { scrape, total } from '../helpers/metrics.js';
 import { codeOf, s3Client } from '../helpers/s3.js';
 import { AK, SK, startTestServer, type TestServer } from '../helpers/server.js';
 import { createBucket } from '../helpers/upload.js';
@@ -118,6 +124,7 @@ describe('S3 lifecycle rules kept as S3 rules (AWS SDK v3)', () => {
     const refused: Array<[string, LifecycleRule[], string]> = [
       ['date not at midnight', [{ ID: 'd', Filter: {}, Status: 'Enabled', Expiration: { Date: new Date('2031-01-01T10:00:00Z') } }], 'InvalidArgument'],
       ['zero days', [{ ID: 'z', Filter: {}, Status: 'Enabled', Expiration: { Days: 0 } }], 'InvalidArgument'],
+      ['over 100 newer noncurrent versions', [{ ID: 'n', Filter: {}, Status: 'Enabled', NoncurrentVersionExpiration: { NoncurrentDays: 1, NewerNoncurrentVersions: 101 } }], 'InvalidArgument'],
       ['no action', [{ ID: 'n', Filter: { Prefix: 'x/' }, Status: 'Enabled' }], 'InvalidRequest'],
       [
         'abort with tags',
@@ -195,6 +202,67 @@ describe('S3 lifecycle rules kept as S3 rules (AWS SDK v3)', () => {
     expect((await s3.send(new ListMultipartUploadsCommand({ Bucket: M }))).Uploads?.map((u) => u.Key)).toEqual(['elsewhere/x']);
     expect(await codeOf(s3.send(new AbortMultipartUploadCommand({ Bucket: M, Key: 'up/old', UploadId: old.UploadId })))).toBe('NoSuchUpload');
     await s3.send(new AbortMultipartUploadCommand({ Bucket: M, Key: 'elsewhere/x', UploadId: other.UploadId }));
+  });
+});
+
+describe('noncurrent-version lifecycle on a versioned bucket (AWS SDK v3)', () => {
+  const B = 's3-lc-versions';
+
+  /** Every version and marker of the bucket as `key:versionId`, markers with a `!`. */
+  async function versions(): Promise<string[]> {
+    const r = await s3.send(new ListObjectVersionsCommand({ Bucket: B }));
+    return [...(r.Versions ?? []).map((v) => `${v.Key}:${v.VersionId}`), ...(r.DeleteMarkers ?? []).map((m) => `${m.Key}:${m.VersionId}!`)].sort();
+  }
+  /** The bucket's /metrics version gauges: noncurrent versions, delete markers, noncurrent bytes. */
+  async function versionGauges(): Promise<number[]> {
+    const m = await scrape(s);
+    return ['noncurrent_versions', 'delete_markers', 'noncurrent_bytes'].map((n) => total(m, `granary_bucket_${n}`, { bucket: B }));
+  }
+  const putv = async (Key: string, client = s3): Promise<string> =>
+    (await client.send(new PutObjectCommand({ Bucket: B, Key, Body: Key }))).VersionId ?? '';
+
+  it('deletes versions NoncurrentDays after their successor was made, keeps NewerNoncurrentVersions, removes sole delete markers', async () => {
+    await createBucket(s, B);
+    await s3.send(new PutBucketVersioningCommand({ Bucket: B, VersioningConfiguration: { Status: 'Enabled' } }));
+    const rules: LifecycleRule[] = [
+      { ID: 'keep-one', Filter: { Prefix: 'nc/' }, Status: 'Enabled', NoncurrentVersionExpiration: { NoncurrentDays: 2, NewerNoncurrentVersions: 1 } },
+      { ID: 'two-days', Filter: { Prefix: 'old/' }, Status: 'Enabled', NoncurrentVersionExpiration: { NoncurrentDays: 2 } },
+      { ID: 'markers', Filter: { Prefix: 'dm/' }, Status: 'Enabled', Expiration: { ExpiredObjectDeleteMarker: true } },
+    ];
+    await put(B, rules);
+    expect((await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: B }))).Rules).toEqual(rules);
+
+    // old/k's first version is written ten days ago (server and client clocks both behind), its second now: the
+    // first is noncurrent since now, not since its own upload.
+    const past = s3Client(s.s3Url!, AK, SK);
+    past.config.systemClockOffset = -10 * DAY * 1000;
+    s.clock.offsetMs = -10 * DAY * 1000;
+    let k1: string;
+    try {
+      k1 = await putv('old/k', past);
+    } finally {
+      s.clock.offsetMs = 0;
+      past.destroy();
+    }
+    const k2 = await putv('old/k');
+    const [a1, a2, a3] = [await putv('nc/a'), await putv('nc/a'), await putv('nc/a')];
+    // dm/gone: its only version deleted for good under its marker; dm/kept: a marker over a version.
+    const g1 = await putv('dm/gone');
+    const gm = (await s3.send(new DeleteObjectCommand({ Bucket: B, Key: 'dm/gone' }))).VersionId;
+    await s3.send(new DeleteObjectCommand({ Bucket: B, Key: 'dm/gone', VersionId: g1 }));
+    const kv = await putv('dm/kept');
+    const km = (await s3.send(new DeleteObjectCommand({ Bucket: B, Key: 'dm/kept' }))).VersionId;
+    const all = [`old/k:${k1}`, `old/k:${k2}`, `nc/a:${a1}`, `nc/a:${a2}`, `nc/a:${a3}`, `dm/kept:${kv}`, `dm/kept:${km}!`];
+    expect(await versions()).toEqual([...all, `dm/gone:${gm}!`].sort());
+    expect(await versionGauges()).toEqual([4, 2, 5 + 4 + 4 + 7]);
+
+    // A day on: only the sole marker is gone (nothing has been noncurrent for two days).
+    await sweepAt(1);
+    expect(await versions()).toEqual([...all].sort());
+    // Three days on: nc/a keeps its newest noncurrent version, old/k loses its first one.
+    await sweepAt(3);
+    expect(await versions()).toEqual([`old/k:${k2}`, `nc/a:${a2}`, `nc/a:${a3}`, `dm/kept:${kv}`, `dm/kept:${km}!`].sort());
+    expect(await versionGauges()).toEqual([2, 1, 4 + 7]);
   });
 });
 

@@ -60,7 +60,9 @@ export class ConsoleClient {
     const setCookie = res.headers.get('set-cookie');
     if (setCookie) this.cookie = setCookie.split(';')[0] ?? '';
     const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
+    // A JSON answer parsed; a download (the versions' one) kept as its text.
+    const json = (res.headers.get('content-type') ?? '').includes('json') || /^[[{"]/.test(text);
+    return { status: res.status, body: (text ? (json ? JSON.parse(text) : text) : undefined) as T, headers: res.headers };
   }
 
   /** Signs in; returns the answer (the cookie and token are kept on success). */

@@ -2,11 +2,13 @@
  * Bucket versioning in the SQLite MetaStore (store/sqlite/versions.ts, docs/reference/versioning.md), on a real
  * store: blob references follow versions (an overwritten or deleted entry keeps its blob referenced until its version
  * is deleted for good, a copy shares it), ids sort in creation order, a move and an expiry leave markers, and
- * ListObjectVersions pages through a key with more versions than one read chunk, each once, newest first.
+ * ListObjectVersions pages through a key with more versions than one read chunk, each once, newest first; the
+ * lifecycle's guarded removals (a noncurrent version, a sole delete marker) and the per-bucket version counters.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ObjectRecord } from '../../src/ports/meta.js';
 import type { VersionQuery } from '../../src/ports/versions.js';
@@ -128,5 +130,46 @@ describe('listing versions', () => {
       expect(all[601]!.slice(0, 1).concat(all[601]!.slice(2))).toEqual(['z', true, true]);
     }
     expect((await walk({ bucket: 'many', prefix: 'a/', delimiter: '/', limit: 1 })).map((v) => v[0])).toEqual(['a/1', 'a/2']);
+  });
+});
+
+describe('version maintenance: guarded removals and the counters', () => {
+  it('expires only noncurrent versions, removes only sole markers, and keeps the counters exact', async () => {
+    await versioned('maint');
+    const a = rec('maint', 'k');
+    const b = { ...rec('maint', 'k'), fsize: 5 };
+    await store.commitPut(a, { insertOnly: false, nowSec: NOW });
+    await store.commitPut(b, { insertOnly: false, nowSec: NOW });
+    const sortOf = async (key: string): Promise<string[]> => (await store.listVersions({ bucket: 'maint', prefix: key, delimiter: '', limit: 10 })).entries.map((e) => (e.kind === 'version' ? e.version.sortId : ''));
+    const [current, old] = await sortOf('k');
+    expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 1, deleteMarkers: 0, noncurrentBytes: 1 });
+    // The current version is not noncurrent: left alone.
+    expect(await store.expireNoncurrentVersion('maint', 'k', current!)).toEqual({ deleted: false, freedBlobs: [] });
+    expect(await store.expireNoncurrentVersion('maint', 'k', old!)).toEqual({ deleted: true, freedBlobs: [a.blobId] });
+    expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 0, deleteMarkers: 0, noncurrentBytes: 0 });
+
+    // A marker over a version is not alone; once the version is gone it is removed.
+    await store.deleteObject('maint', 'k', NOW, undefined, undefined);
+    const [marker, under] = await sortOf('k');
+    expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 1, deleteMarkers: 1, noncurrentBytes: 5 });
+    expect(await store.removeExpiredDeleteMarker('maint', 'k', marker!)).toBe(false);
+    expect((await store.expireNoncurrentVersion('maint', 'k', under!)).deleted).toBe(true);
+    // The marker is current: never expired as a noncurrent version.
+    expect((await store.expireNoncurrentVersion('maint', 'k', marker!)).deleted).toBe(false);
+    expect(await store.removeExpiredDeleteMarker('maint', 'k', marker!)).toBe(true);
+    expect(await sortOf('k')).toEqual([]);
+    expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 0, deleteMarkers: 0, noncurrentBytes: 0 });
+  });
+
+  it('computes the counters of a data dir that kept versions before they existed', async () => {
+    await store.commitPut(rec('maint', 'old'), { insertOnly: false, nowSec: NOW });
+    await store.commitPut({ ...rec('maint', 'old'), fsize: 7 }, { insertOnly: false, nowSec: NOW });
+    await store.deleteObject('maint', 'old', NOW, undefined, undefined);
+    await store.close();
+    const raw = new Database(join(dir, 'meta.db'));
+    raw.exec('DROP TRIGGER version_stats_insert; DROP TRIGGER version_stats_delete; DROP TRIGGER version_stats_bucket_delete; DROP TABLE version_stats;');
+    raw.close();
+    store = new SqliteMetaStore(join(dir, 'meta.db'));
+    expect((await store.versionStats()).get('maint')).toEqual({ noncurrentVersions: 2, deleteMarkers: 1, noncurrentBytes: 8 });
   });
 });

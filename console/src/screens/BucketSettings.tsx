@@ -1,4 +1,4 @@
-// One bucket's settings: access (private, original protection, nrop), cache max-age, mirror source, referer
+// One bucket's settings: access (private, original protection, nrop), versioning (enable / suspend), cache max-age, mirror source, referer
 // anti-leech, CORS rules, quota, image styles and separator, bound domains, lifecycle rules, event notifications.
 // Every change is one call to PUT/POST/DELETE /api/buckets/<bucket>/…, answered with the server's error if refused.
 import { useEffect, useState, type ReactNode } from 'react';
@@ -33,6 +33,8 @@ interface Detail {
   domains: string[];
   rules: Array<Record<string, string | number>>;
   events: Array<{ name: string; prefix: string; suffix: string; events: string[]; callback_urls: string[] }>;
+  /** Never versioned: null (a bucket never returns to that once versioning is set). */
+  versioning: 'Enabled' | 'Suspended' | null;
 }
 
 const DAY_FIELDS: Array<[string, string]> = [
@@ -134,6 +136,19 @@ export function BucketSettings({ bucket }: { bucket: string }) {
           <label className="inline">
             <input type="checkbox" checked={info.nrop} onChange={(e) => void setting('nrop', { enabled: e.target.checked })} /> {t('Moderation (nrop) enabled')}
           </label>
+        </Card>
+        <Card id="versioning" title={t('Versioning')} status={status}>
+          <p data-testid="versioning-state">
+            {data.versioning === 'Enabled' ? t('Enabled: every overwrite and delete keeps the old version.') : data.versioning === 'Suspended' ? t('Suspended: writes replace the null version; versions already kept stay.') : t('Off: overwrites and deletes destroy the old bytes.')}
+          </p>
+          <div className="row">
+            <button data-testid="versioning-enable" disabled={data.versioning === 'Enabled'} onClick={() => void setting('versioning', { status: 'Enabled' })}>
+              {t('Enable')}
+            </button>
+            <button disabled={data.versioning !== 'Enabled'} onClick={() => void setting('versioning', { status: 'Suspended' })}>
+              {t('Suspend')}
+            </button>
+          </div>
         </Card>
         <Card id="maxAge" title={t('Cache max-age')} status={status}>
           <div className="row">

@@ -1,6 +1,7 @@
 // One object: preview (image, video with a vframe poster, text, JSON), its attributes, and every management
 // action: rename/move, copy, MIME type, metadata, storage class, disable/enable, deleteAfterDays, a private link
-// with an expiry, a fop URL builder with a live preview, delete.
+// with an expiry, a fop URL builder with a live preview, delete; in a versioned bucket its versions (download,
+// restore = copy onto the key as the current version, delete for good).
 import { CloseIcon } from '../icons';
 import { useEffect, useState, type ReactNode } from 'react';
 import { bucketPath, formatBytes, get, post } from '../api';
@@ -108,6 +109,74 @@ function Preview({ item }: { item: ObjectItem }) {
   if (mime.startsWith('audio/')) return <audio src={item.url} controls preload="none" />;
   if (isText(mime)) return <TextPreview url={item.url} json={mime.includes('json') || item.key.endsWith('.json')} />;
   return <p className="muted">{t('No preview for this type.')}</p>;
+}
+
+interface VersionItem {
+  versionId: string;
+  size: number;
+  putTime: number;
+  current: boolean;
+  deleteMarker: boolean;
+}
+
+/** The key's versions, newest first, each with download, restore and delete (docs/reference/versioning.md). */
+function Versions({ bucket, objectKey, onChanged }: { bucket: string; objectKey: string; onChanged: () => void }) {
+  const { t, date } = useI18n();
+  const list = useLoad(() => get<{ versioning: string | null; versions: VersionItem[]; more: boolean }>(bucketPath(bucket, `/versions?key=${encodeURIComponent(objectKey)}`)), [bucket, objectKey]);
+  const [message, setMessage] = useState('');
+  if (!list.data?.versioning) return null;
+  const act = async (what: 'restore' | 'delete', v: VersionItem): Promise<void> => {
+    setMessage('');
+    try {
+      await post(bucketPath(bucket, `/versions/${what}`), { key: objectKey, versionId: v.versionId });
+      setMessage(what === 'restore' ? t('Restored.') : t('Deleted.'));
+      list.reload();
+      onChanged();
+    } catch (err) {
+      setMessage(`${t('Failed')}: ${(err as Error).message}`);
+    }
+  };
+  const download = (v: VersionItem): string =>
+    bucketPath(bucket, `/versions/download?key=${encodeURIComponent(objectKey)}&versionId=${encodeURIComponent(v.versionId)}`);
+  return (
+    <div className="versions" data-testid="versions">
+      <h4>{t('Versions')}</h4>
+      <table>
+        <tbody>
+          {list.data.versions.map((v) => (
+            <tr key={v.versionId} data-version={v.versionId}>
+              <td className="mono small">{v.versionId}</td>
+              <td>{v.deleteMarker ? t('delete marker') : formatBytes(v.size)}</td>
+              <td>{date(v.putTime / 10_000)}</td>
+              <td>{v.current ? t('current') : ''}</td>
+              <td className="row">
+                {!v.deleteMarker && (
+                  <a href={download(v)} download>
+                    {t('Download')}
+                  </a>
+                )}
+                {!v.deleteMarker && !v.current && <button onClick={() => void act('restore', v)}>{t('Restore')}</button>}
+                <button
+                  className="danger"
+                  onClick={() => {
+                    if (window.confirm(t('Delete this version for good?'))) void act('delete', v);
+                  }}
+                >
+                  {t('Delete')}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.data.more && <p className="muted">{t('Only the newest 1000 versions are shown.')}</p>}
+      {message && (
+        <p className="note" role="status">
+          {message}
+        </p>
+      )}
+    </div>
+  );
 }
 
 function Field({ label, children }: { label: string; children: ReactNode }) {
@@ -310,6 +379,7 @@ export function ObjectPanel({ bucket, objectKey, onClose, onChanged }: { bucket:
             </div>
           </>
         )}
+        <Versions bucket={bucket} objectKey={objectKey} onChanged={() => (onChanged(objectKey), stat.reload())} />
       </aside>
     </div>
   );

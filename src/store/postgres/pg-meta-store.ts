@@ -18,7 +18,7 @@
  * transaction is retried (PgDb.tx): they are pure.
  * Units: ctime Unix seconds, put_time 100-ns units (bigint), sizes bytes.
  */
-import type { VersioningState, VersionPage, VersionQuery, VersionRecord } from '../../ports/versions.js';
+import type { VersioningState, VersionPage, VersionQuery, VersionRecord, VersionStats } from '../../ports/versions.js';
 import { randomBytes } from 'node:crypto';
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
 import type { BlobState, BlobSums } from '../../ports/blob.js';
@@ -58,11 +58,14 @@ import {
   assignVersion,
   deleteVersion as deleteVersionOn,
   getVersion as getVersionOn,
+  expireNoncurrent,
   listVersionsOn,
   removeEntry,
+  removeSoleMarker,
   retireEntry,
   sweptEntries,
   versioningFromSettings,
+  versionStatsOn,
 } from './versions.js';
 
 /** What a bucket's settings make of its entries: lifecycle rules and versioning. */
@@ -671,6 +674,26 @@ export class PgMetaStore implements MetaStore {
       await this.events.write(c, events, found.record);
       return { result: 'deleted' as const, deleteMarker: found.deleteMarker, freedBlobs: freed };
     });
+  }
+
+  async expireNoncurrentVersion(bucket: string, key: string, sortId: string): Promise<{ deleted: boolean; freedBlobs: string[] }> {
+    return this.db.tx(async (c) => {
+      const freed: string[] = [];
+      await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      return { deleted: await expireNoncurrent(c, bucket, key, sortId, freed), freedBlobs: freed };
+    });
+  }
+
+  async removeExpiredDeleteMarker(bucket: string, key: string, sortId: string): Promise<boolean> {
+    return this.db.tx(async (c) => {
+      await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      return removeSoleMarker(c, bucket, key, sortId);
+    });
+  }
+
+  /** The version counters of every bucket that has kept versions (`version_usage`, kept by triggers: no scan). */
+  async versionStats(): Promise<Map<string, VersionStats>> {
+    return versionStatsOn(this.db.autocommit);
   }
 
   async listVersions(query: VersionQuery): Promise<VersionPage> {

@@ -448,7 +448,9 @@ CREATE TRIGGER iam_links_changed AFTER INSERT OR UPDATE OR DELETE ON iam_links F
  * migration), and `object_versions` holding noncurrent versions and delete markers (`marker`; a marker has no
  * blob: blob_id ''), keyed by (bucket, key, sort_id) — the primary key serves every version read and the
  * ListObjectVersions walk. Each non-marker row holds one blob reference (blob-refs.ts). Not counted in
- * `bucket_usage` (no trigger: usage counts current entries). Self-contained: renumbering it is one line.
+ * `bucket_usage` (usage counts current entries); `version_usage` counts them instead (MetaStore.versionStats: the
+ * version gauges of /metrics), sharded like `bucket_usage` and kept by per-statement triggers (rows of
+ * `object_versions` are inserted and deleted, never updated). Self-contained: renumbering it is one line.
  */
 const OBJECT_VERSIONS = `
 ALTER TABLE objects ADD COLUMN version_id text COLLATE "C", ADD COLUMN version_sort text COLLATE "C";
@@ -475,6 +477,44 @@ CREATE TABLE object_versions (
   parts          text,
   PRIMARY KEY (bucket, key, sort_id)
 );
+
+CREATE TABLE version_usage (
+  bucket   text COLLATE "C" NOT NULL,
+  shard    integer NOT NULL,
+  versions bigint NOT NULL,
+  markers  bigint NOT NULL,
+  bytes    bigint NOT NULL,
+  PRIMARY KEY (bucket, shard)
+);
+
+CREATE FUNCTION granary_versions_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO version_usage (bucket, shard, versions, markers, bytes)
+      SELECT bucket, pg_backend_pid() % 16, COUNT(*) FILTER (WHERE NOT marker), COUNT(*) FILTER (WHERE marker),
+        COALESCE(SUM(fsize) FILTER (WHERE NOT marker), 0) FROM new_rows GROUP BY bucket
+    ON CONFLICT (bucket, shard) DO UPDATE SET versions = version_usage.versions + excluded.versions,
+      markers = version_usage.markers + excluded.markers, bytes = version_usage.bytes + excluded.bytes;
+  ELSE
+    INSERT INTO version_usage (bucket, shard, versions, markers, bytes)
+      SELECT bucket, pg_backend_pid() % 16, -COUNT(*) FILTER (WHERE NOT marker), -COUNT(*) FILTER (WHERE marker),
+        -COALESCE(SUM(fsize) FILTER (WHERE NOT marker), 0) FROM old_rows GROUP BY bucket
+    ON CONFLICT (bucket, shard) DO UPDATE SET versions = version_usage.versions + excluded.versions,
+      markers = version_usage.markers + excluded.markers, bytes = version_usage.bytes + excluded.bytes;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER object_versions_usage_insert AFTER INSERT ON object_versions REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_versions_changed();
+CREATE TRIGGER object_versions_usage_delete AFTER DELETE ON object_versions REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_versions_changed();
+
+CREATE FUNCTION granary_bucket_versions_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM version_usage WHERE bucket = OLD.name;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER buckets_versions_drop AFTER DELETE ON buckets FOR EACH ROW EXECUTE FUNCTION granary_bucket_versions_dropped();
 `;
 
 export const MIGRATIONS: readonly Migration[] = [

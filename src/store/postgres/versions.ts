@@ -32,6 +32,7 @@ import {
   type VersioningState,
   type VersionQuery,
   type VersionRecord,
+  type VersionStats,
 } from '../../ports/versions.js';
 import { versionPage, type VersionReads } from '../sql/version-walk.js';
 import { current, fromRow, markerRecord, sortOf, versioningFromSettings, type VersionRow } from '../sqlite/versions.js';
@@ -178,6 +179,48 @@ export async function sweptEntries(c: Queryable, rows: ObjectRow[], nowSec: numb
     await addMarker(c, rec.bucket, rec.key, state, BigInt(nowSec) * 10_000_000n, freed);
   }
   await releaseRefs(c, released, freed);
+}
+
+/**
+ * Permanently deletes the key's version row `sortId` (a noncurrent version or marker, the noncurrent-version
+ * lifecycle) while it is still noncurrent — the key has a current entry (which sorts after every row) or a newer
+ * row — inside the caller's transaction holding the key's lock. Its blob reference is released into `freed`.
+ * Answers whether it was deleted.
+ */
+export async function expireNoncurrent(c: Queryable, bucket: string, key: string, sortId: string, freed: string[]): Promise<boolean> {
+  const { rows } = await c.query<{ blob_id: string; marker: boolean }>(
+    `DELETE FROM object_versions v WHERE v.bucket = $1 AND v.key = $2 AND v.sort_id = $3
+       AND (EXISTS (SELECT 1 FROM objects o WHERE o.bucket = $1 AND o.key = $2)
+         OR EXISTS (SELECT 1 FROM object_versions n WHERE n.bucket = $1 AND n.key = $2 AND n.sort_id > $3))
+     RETURNING v.blob_id, v.marker`,
+    [bucket, key, sortId],
+  );
+  const row = rows[0];
+  if (!row) return false;
+  if (!row.marker) await releaseRef(c, row.blob_id, freed);
+  return true;
+}
+
+/**
+ * Deletes the key's delete marker `sortId` when it is the key's current version and its only one (no entry, no
+ * other row: an expired object delete marker), inside the caller's transaction holding the key's lock.
+ */
+export async function removeSoleMarker(c: Queryable, bucket: string, key: string, sortId: string): Promise<boolean> {
+  const { rowCount } = await c.query(
+    `DELETE FROM object_versions v WHERE v.bucket = $1 AND v.key = $2 AND v.sort_id = $3 AND v.marker
+       AND NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket = $1 AND o.key = $2)
+       AND NOT EXISTS (SELECT 1 FROM object_versions n WHERE n.bucket = $1 AND n.key = $2 AND n.sort_id <> $3)`,
+    [bucket, key, sortId],
+  );
+  return rowCount === 1;
+}
+
+/** Every bucket's version counters (`version_usage`, kept by triggers: the sum of each bucket's shards). */
+export async function versionStatsOn(c: Queryable): Promise<Map<string, VersionStats>> {
+  const { rows } = await c.query<{ bucket: string; versions: number; markers: number; bytes: number }>(
+    'SELECT bucket, SUM(versions) AS versions, SUM(markers) AS markers, SUM(bytes) AS bytes FROM version_usage GROUP BY bucket',
+  );
+  return new Map(rows.map((r) => [r.bucket, { noncurrentVersions: r.versions, deleteMarkers: r.markers, noncurrentBytes: r.bytes }]));
 }
 
 /** Whether the bucket keeps any noncurrent version or delete marker (a bucket holding some is not empty). */

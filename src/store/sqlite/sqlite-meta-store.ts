@@ -66,7 +66,8 @@ import { migrate, SCHEMA } from './schema.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteSqlDb } from './sql-db.js';
 import { SqliteVersions, versioningFromSettings } from './versions.js';
-import type { VersioningState, VersionPage, VersionQuery, VersionRecord } from '../../ports/versions.js';
+import type { VersioningState, VersionPage, VersionQuery, VersionRecord, VersionStats } from '../../ports/versions.js';
+import { readVersionStats } from './version-stats.js';
 
 /** What a bucket's settings make of its entries: lifecycle rules and versioning. */
 interface BucketConf {
@@ -751,6 +752,21 @@ export class SqliteMetaStore implements MetaStore {
 
   async listVersions(query: VersionQuery): Promise<VersionPage> {
     return this.versions.listPage(query);
+  }
+
+  async expireNoncurrentVersion(bucket: string, key: string, sortId: string): Promise<{ deleted: boolean; freedBlobs: string[] }> {
+    return this.db.transaction(() => {
+      const freed: string[] = [];
+      return { deleted: this.versions.expireNoncurrent(bucket, key, sortId, freed), freedBlobs: freed };
+    }).immediate();
+  }
+
+  async removeExpiredDeleteMarker(bucket: string, key: string, sortId: string): Promise<boolean> {
+    return this.db.transaction(() => this.versions.removeSoleMarker(bucket, key, sortId)).immediate();
+  }
+
+  async versionStats(): Promise<Map<string, VersionStats>> {
+    return readVersionStats(this.db);
   }
 
   async listObjects(query: ListQuery): Promise<ListPage> {

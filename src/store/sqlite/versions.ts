@@ -158,6 +158,10 @@ export class SqliteVersions {
       deleteRow: db.prepare('DELETE FROM object_versions WHERE bucket = ? AND key = ? AND sort_id = ?'),
       deleteCurrent: db.prepare('DELETE FROM objects WHERE bucket = ? AND key = ?'),
       anyInBucket: db.prepare('SELECT 1 FROM object_versions WHERE bucket = ? LIMIT 1'),
+      rowAt: db.prepare('SELECT marker, blob_id FROM object_versions WHERE bucket = ? AND key = ? AND sort_id = ?'),
+      newerThan: db.prepare('SELECT 1 FROM object_versions WHERE bucket = ? AND key = ? AND sort_id > ? LIMIT 1'),
+      currentExists: db.prepare('SELECT 1 FROM objects WHERE bucket = ? AND key = ?'),
+      keyRows: db.prepare('SELECT sort_id, marker FROM object_versions WHERE bucket = ? AND key = ? LIMIT 2'),
       // Listing reads, on the primary keys: current entries from a key, history rows from a key or within one key.
       currentFrom: db.prepare('SELECT * FROM objects WHERE bucket = ? AND key >= ? ORDER BY key LIMIT 1').safeIntegers(true),
       historyKeyFrom: db.prepare('SELECT key FROM object_versions WHERE bucket = ? AND key >= ? ORDER BY key LIMIT 1').pluck(),
@@ -170,6 +174,32 @@ export class SqliteVersions {
   /** Whether the bucket keeps any noncurrent version or delete marker (a bucket holding some is not empty). */
   anyIn(bucket: string): boolean {
     return this.st.anyInBucket.get(bucket) !== undefined;
+  }
+
+  /**
+   * Inside a transaction: permanently deletes the key's version row `sortId` (a noncurrent version or marker) when it
+   * is still noncurrent — the key has a current entry (which sorts after every row) or a newer row. Its blob
+   * reference is released into `freed`. Answers whether it was deleted.
+   */
+  expireNoncurrent(bucket: string, key: string, sortId: string, freed: string[]): boolean {
+    const row = this.st.rowAt.get(bucket, key, sortId) as { marker: number; blob_id: string } | undefined;
+    if (!row) return false;
+    if (this.st.currentExists.get(bucket, key) === undefined && this.st.newerThan.get(bucket, key, sortId) === undefined) return false;
+    this.st.deleteRow.run(bucket, key, sortId);
+    if (Number(row.marker) !== 1) this.refs.release(row.blob_id, freed);
+    return true;
+  }
+
+  /**
+   * Inside a transaction: deletes the key's delete marker `sortId` when it is the key's current version and its only
+   * one (no entry, no other row). Answers whether it was deleted.
+   */
+  removeSoleMarker(bucket: string, key: string, sortId: string): boolean {
+    if (this.st.currentExists.get(bucket, key) !== undefined) return false;
+    const rows = this.st.keyRows.all(bucket, key) as Array<{ sort_id: string; marker: number }>;
+    if (rows.length !== 1 || rows[0]!.sort_id !== sortId || Number(rows[0]!.marker) !== 1) return false;
+    this.st.deleteRow.run(bucket, key, sortId);
+    return true;
   }
 
   /** The newest ordering id of the key: its current entry's, else its newest version row's. */
