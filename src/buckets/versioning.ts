@@ -8,9 +8,9 @@ import type { BucketRecord } from '../ports/meta.js';
 import type { VersioningState } from '../ports/versions.js';
 
 /**
- * Sets `bucket`'s versioning to `state`. 'unsupported' when the metadata store keeps no versions (PostgreSQL
- * today), 'no-bucket' when the bucket is gone, 'object-lock' for Suspended on a bucket with object lock (its
- * versioning stays Enabled: ports/object-lock.ts); nothing changes then.
+ * Sets `bucket`'s versioning to `state`. 'unsupported' when the metadata store keeps no versions (`keepsVersions`;
+ * both stores keep them), 'no-bucket' when the bucket is gone, 'object-lock' for Suspended on a bucket with object
+ * lock (its versioning stays Enabled: ports/object-lock.ts); nothing changes then.
  */
 export async function setBucketVersioning(g: Granary, bucket: string, state: VersioningState): Promise<'set' | 'unsupported' | 'no-bucket' | 'object-lock'> {
   if (!g.meta.keepsVersions) return 'unsupported';

@@ -592,7 +592,7 @@ export interface MetaStore extends VersionMaintenance {
   // copyObject and moveObject make the replaced entry a noncurrent version, and deletions (deleteObject, moveObject's
   // source, expiry: deleteExpired, deleteUnderPrefix, entries found expired) add a delete marker instead.
 
-  /** Whether this store keeps versions (false: PutBucketVersioning is refused, NotImplemented). */
+  /** Whether this store keeps versions (false: PutBucketVersioning is refused, NotImplemented). SQLite and PostgreSQL: true. */
   readonly keepsVersions: boolean;
   /**
    * A version of a key by wire id (`null` included), or (versionId undefined) its current version — the entry, or

@@ -6,7 +6,7 @@
  * - Put: `<VersioningConfiguration><Status>Enabled|Suspended</Status>[<MfaDelete>Disabled</MfaDelete>]`: a bucket
  *   never returns to unversioned. A body that is not such a document, or another Status, is MalformedXML; a
  *   document without Status changes nothing. `MfaDelete` Enabled is refused (NotImplemented: no MFA devices here).
- *   On a metadata store that keeps no versions (PostgreSQL today) Enabled and Suspended are NotImplemented.
+ *   Both metadata stores keep versions (SQLite, PostgreSQL); a store that kept none would answer NotImplemented.
  *   Suspended on a bucket with object lock is InvalidBucketState (409), as AWS answers.
  */
 import { setBucketVersioning } from '../../buckets/versioning.js';
@@ -47,7 +47,7 @@ export async function putBucketVersioning(g: Granary, req: S3Request): Promise<S
   if (mfaDelete === 'Enabled') throw S3Errors.NotImplemented('MFA Delete is not supported.');
   if (status === undefined) return { status: 200 };
   const out = await setBucketVersioning(g, bucket.name, status);
-  if (out === 'unsupported') throw S3Errors.NotImplemented('Bucket versioning needs the embedded (SQLite) metadata store.');
+  if (out === 'unsupported') throw S3Errors.NotImplemented('Bucket versioning is not kept by this metadata store.');
   if (out === 'no-bucket') throw S3Errors.NoSuchBucket();
   if (out === 'object-lock') throw S3Errors.InvalidBucketState('An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.');
   return { status: 200 };

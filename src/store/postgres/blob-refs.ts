@@ -39,9 +39,9 @@ export async function addRefAndUpsert(c: Queryable, rec: ObjectRecord, sums?: Bl
   await c.query({
     name: 'granary_add_ref_and_upsert',
     text: `WITH ref AS (
-       INSERT INTO blobs (id, refs, size, block_bytes, sums) VALUES ($3, 1, $18::bigint, $19::integer, $20::bytea)
+       INSERT INTO blobs (id, refs, size, block_bytes, sums) VALUES ($3, 1, $20::bigint, $21::integer, $22::bytea)
        ON CONFLICT (id) DO UPDATE SET refs = blobs.refs + 1),
-     bytes AS (INSERT INTO inline_blobs (id, data) SELECT $3, $21::bytea WHERE $21::bytea IS NOT NULL)
+     bytes AS (INSERT INTO inline_blobs (id, data) SELECT $3, $23::bytea WHERE $23::bytea IS NOT NULL)
      ${UPSERT_OBJECT}`,
     values: [...rowValues(rec), rec.fsize, sums?.blockBytes ?? null, sums?.crc32 ?? null, inline ?? null],
   });

@@ -14,8 +14,9 @@
  */
 import type { BucketQuota, BucketUsage, QuotaRefusal } from '../../ports/meta.js';
 import { quotaRefusal } from '../quota-rule.js';
-import { releaseRefs } from './blob-refs.js';
 import type { Queryable } from './db.js';
+import type { ObjectRow } from './rows.js';
+import { sweptEntries } from './versions.js';
 
 /**
  * Keys of the expired entries of a bucket (`$1` the bucket, `$2` now in Unix seconds), on the partial expiry index
@@ -64,11 +65,12 @@ export async function underQuota<T>(
   apply: () => Promise<T>,
 ): Promise<T> {
   if (!quota) return apply();
-  const gone = await c.query<{ blob_id: string }>(
-    `DELETE FROM objects WHERE bucket = $1 AND key IN (${EXPIRED_IN_BUCKET} FOR UPDATE SKIP LOCKED) RETURNING blob_id`,
+  const gone = await c.query<ObjectRow>(
+    `DELETE FROM objects WHERE bucket = $1 AND key IN (${EXPIRED_IN_BUCKET} FOR UPDATE SKIP LOCKED) RETURNING *`,
     [bucket, nowSec],
   );
-  await releaseRefs(c, gone.rows.map((r) => r.blob_id), freed);
+  // Released, or in a versioned bucket kept as noncurrent versions under delete markers (not counted either).
+  await sweptEntries(c, gone.rows, nowSec, freed);
   const before = await bucketUsage(c, bucket);
   const out = await apply();
   const refusal = quotaRefusal(quota, before, await bucketUsage(c, bucket));

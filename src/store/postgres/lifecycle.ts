@@ -8,13 +8,15 @@
  * (`rangesUnder`: each excluded range is skipped with one seek), in key order, at most `scan` keys per call, one
  * transaction per call. It takes no advisory locks: the rows it deletes are taken with `FOR UPDATE SKIP LOCKED` and
  * re-checked (put_time still below the cutoff), so an entry being changed right now is left for the next walk and
- * one replaced since it was examined is kept.
+ * one replaced since it was examined is kept. In a versioned bucket a deleted entry becomes a noncurrent version
+ * under a delete marker (versions.ts `sweptEntries`).
  */
 import type { LifecycleRule } from '../../ports/meta.js';
 import { rangesUnder, rulesFromSettings as sqliteRules } from '../sqlite/lifecycle.js';
 import { compareCodePoints } from '../sqlite/list-query.js';
-import { releaseRefs } from './blob-refs.js';
 import type { PgDb, Queryable } from './db.js';
+import type { ObjectRow } from './rows.js';
+import { sweptEntries } from './versions.js';
 
 export { rangesUnder };
 
@@ -82,13 +84,14 @@ export async function deleteUnderPrefix(
     }
     const freed: string[] = [];
     if (doomed.length === 0) return next !== undefined ? { deleted: 0, freedBlobs: freed, next } : { deleted: 0, freedBlobs: freed };
-    const gone = await c.query<{ blob_id: string }>(
+    const gone = await c.query<ObjectRow>(
       `DELETE FROM objects WHERE bucket = $1 AND key IN (
          SELECT key FROM objects WHERE bucket = $1 AND key = ANY($2::text[]) AND put_time < $3 FOR UPDATE SKIP LOCKED)
-       RETURNING blob_id`,
+       RETURNING *`,
       [bucket, doomed, sel.putTimeBefore.toString()],
     );
-    await releaseRefs(c, gone.rows.map((r) => r.blob_id), freed);
+    // Released, or in a versioned bucket kept as noncurrent versions under delete markers (versions.ts).
+    await sweptEntries(c, gone.rows, Math.floor(Date.now() / 1000), freed);
     const step: SweepStep = { deleted: gone.rows.length, freedBlobs: freed };
     if (next !== undefined) step.next = next;
     return step;

@@ -18,7 +18,7 @@
  * transaction is retried (PgDb.tx): they are pure.
  * Units: ctime Unix seconds, put_time 100-ns units (bigint), sizes bytes.
  */
-import { legacySortId, NULL_VERSION_ID, type VersionPage, type VersionQuery, type VersionRecord } from '../../ports/versions.js';
+import type { VersioningState, VersionPage, VersionQuery, VersionRecord, VersionStats } from '../../ports/versions.js';
 import { randomBytes } from 'node:crypto';
 import { applyRules, expiredByRules } from '../../buckets/lifecycle-rules.js';
 import type { BlobState, BlobSums } from '../../ports/blob.js';
@@ -40,7 +40,7 @@ import type {
   PutOutcome,
   QuotaRefusal,
 } from '../../ports/meta.js';
-import { addManifest, addRefAndUpsert, deleteEntryAndRelease, releaseRef, releaseRefs } from './blob-refs.js';
+import { addManifest, addRef, addRefAndUpsert, deleteEntryAndRelease, releaseRef } from './blob-refs.js';
 import { bucketUsage, OverQuota, quotaOf, underQuota } from './bucket-usage.js';
 import { lockBuckets, PgDb, type PgDbOptions, type Queryable } from './db.js';
 import { lockForChange, type LockedChange, type QuotaHints } from './entry-locks.js';
@@ -52,6 +52,37 @@ import { openQueues, type PgQueues } from './queues.js';
 import { OBJECT_COLUMNS, rowValues, toBlobState, toRecord, UPSERT_OBJECT, type BlobRow, type ObjectRow } from './rows.js';
 import { PgSessions } from './sessions.js';
 import { PgConsoleSamples } from './console-samples.js';
+import {
+  addMarker,
+  anyVersionIn,
+  assignVersion,
+  deleteVersion as deleteVersionOn,
+  getVersion as getVersionOn,
+  expireNoncurrent,
+  listVersionsOn,
+  removeEntry,
+  removeSoleMarker,
+  retireEntry,
+  sweptEntries,
+  versioningFromSettings,
+  versionStatsOn,
+} from './versions.js';
+
+/** What a bucket's settings make of its entries: lifecycle rules and versioning. */
+interface BucketConf {
+  rules: LifecycleRule[] | undefined;
+  versioning: VersioningState | undefined;
+}
+
+/** The conf of a bucket's settings column (NULL = none). */
+function confOf(settings: string | null | undefined): BucketConf {
+  return { rules: rulesFromSettings(settings), versioning: versioningFromSettings(settings) };
+}
+
+/** Unix seconds → 100-ns units (the time of a version made by a deletion, a move or an expiry). */
+function unitsOf(nowSec: number): bigint {
+  return BigInt(nowSec) * 10_000_000n;
+}
 
 /** The columns of a bucket record. */
 const BUCKET_COLUMNS = 'name, region, private, ctime, owner, source, source_host, nrop, styles, settings';
@@ -206,6 +237,7 @@ export class PgMetaStore implements MetaStore {
       await lockBuckets(c, [name], 'exclusive');
       if ((await c.query('SELECT 1 FROM buckets WHERE name = $1', [name])).rows.length === 0) return 'missing';
       if ((await c.query('SELECT 1 FROM objects WHERE bucket = $1 LIMIT 1', [name])).rows.length > 0) return 'not-empty';
+      if (await anyVersionIn(c, name)) return 'not-empty';
       await c.query('DELETE FROM domains WHERE bucket = $1', [name]);
       await c.query('DELETE FROM buckets WHERE name = $1', [name]);
       return 'dropped';
@@ -342,7 +374,8 @@ export class PgMetaStore implements MetaStore {
   /**
    * The live entry at (bucket, key) on the transaction `c` (which holds the key's lock), as `locked` read it (its
    * row locked), as stored (its own lifecycle); an expired one — past its own expireAt or deleted by the bucket's
-   * lifecycle `rules` — is deleted and its blob released into `freed`.
+   * lifecycle rules — is removed (versions.ts `removeEntry`: deleted and its blob released into `freed`, or in a
+   * versioned bucket made a noncurrent version under a delete marker). `conf`: the bucket's.
    */
   private async liveRow(
     c: Queryable,
@@ -351,13 +384,13 @@ export class PgMetaStore implements MetaStore {
     key: string,
     nowSec: number,
     freed: string[],
-    rules: LifecycleRule[] | undefined,
+    conf: BucketConf,
   ): Promise<ObjectRecord | undefined> {
     const row = locked.row(bucket, key);
     if (!row) return undefined;
     const rec = toRecord(row);
-    if ((rec.expireAt !== undefined && rec.expireAt <= nowSec) || expiredByRules(rules, key, rec.putTime, nowSec)) {
-      await deleteEntryAndRelease(c, bucket, key, rec.blobId, freed);
+    if ((rec.expireAt !== undefined && rec.expireAt <= nowSec) || expiredByRules(conf.rules, key, rec.putTime, nowSec)) {
+      await removeEntry(c, rec, conf.versioning, unitsOf(nowSec), freed);
       return undefined;
     }
     return rec;
@@ -375,7 +408,8 @@ export class PgMetaStore implements MetaStore {
       const manifest = opts.manifest;
       const lost = manifest && (await this.sessions.claimLost(c, manifest.claim));
       if (lost) return { result: 'session-lost', freedBlobs: freed, reason: lost };
-      const existing = await this.liveRow(c, locked, rec.bucket, rec.key, opts.nowSec, freed, rulesFromSettings(bucket.settings));
+      const conf = confOf(bucket.settings);
+      const existing = await this.liveRow(c, locked, rec.bucket, rec.key, opts.nowSec, freed, conf);
       const refusal = opts.precondition?.(existing);
       if (refusal) return { result: 'refused', freedBlobs: freed, error: refusal };
       // Identical content whose stored copy is corrupt is replaced, not kept: uploading it again heals the entry.
@@ -386,20 +420,32 @@ export class PgMetaStore implements MetaStore {
         return { result, freedBlobs: freed, existing };
       }
       await underQuota(c, rec.bucket, bucket.quota, opts.nowSec, freed, async () => {
-        if (manifest) {
-          await addManifest(c, manifest.id, rec.fsize, manifest.pieces);
+        if (conf.versioning) {
+          // A versioned bucket keeps the replaced entry as a noncurrent version (versions.ts): the new blob's
+          // reference first (a retired null version under Suspended may share its blob), then the version.
+          if (manifest) await addManifest(c, manifest.id, rec.fsize, manifest.pieces);
+          else await addRef(c, rec.blobId, rec.fsize, opts.sums, opts.inline);
+          if (existing) await retireEntry(c, existing, conf.versioning, freed);
+          await assignVersion(c, rec, conf.versioning, rec.putTime, freed);
           await c.query(UPSERT_OBJECT, rowValues(rec));
         } else {
-          await addRefAndUpsert(c, rec, opts.sums, opts.inline);
+          await assignVersion(c, rec, undefined, rec.putTime, freed);
+          if (manifest) {
+            await addManifest(c, manifest.id, rec.fsize, manifest.pieces);
+            await c.query(UPSERT_OBJECT, rowValues(rec));
+          } else {
+            await addRefAndUpsert(c, rec, opts.sums, opts.inline);
+          }
+          if (existing) await releaseRef(c, existing.blobId, freed);
         }
-        if (existing) await releaseRef(c, existing.blobId, freed);
         // The pieces now hold the manifest's references: the session's go with it.
         if (manifest) await this.sessions.dropClaimed(c, manifest.claim, freed);
       });
       await this.events.write(c, opts.events, rec);
+      const version = rec.versionId !== undefined ? { versionId: rec.versionId } : {};
       return existing
-        ? { result: 'replaced', freedBlobs: freed, previous: existing }
-        : { result: 'created', freedBlobs: freed };
+        ? { result: 'replaced', freedBlobs: freed, previous: existing, ...version }
+        : { result: 'created', freedBlobs: freed, ...version };
     });
   }
 
@@ -409,26 +455,32 @@ export class PgMetaStore implements MetaStore {
     nowSec: number,
     events?: OutboxRows,
     check?: (rec: ObjectRecord) => void,
-  ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[] }> {
+    opts: { markMissing?: boolean } = {},
+  ): Promise<{ result: 'deleted' | 'missing'; freedBlobs: string[]; marker?: string }> {
     return this.db.tx(async (c) => {
       const freed: string[] = [];
       const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
       const b = locked.buckets.get(bucket);
       if (!b) return { result: 'missing' as const, freedBlobs: freed };
-      const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, rulesFromSettings(b.settings));
-      if (!rec) return { result: 'missing' as const, freedBlobs: freed };
+      const conf = confOf(b.settings);
+      const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, conf);
+      if (!rec) {
+        if (!conf.versioning || !opts.markMissing) return { result: 'missing' as const, freedBlobs: freed };
+        const marker = await addMarker(c, bucket, key, conf.versioning, unitsOf(nowSec), freed);
+        return { result: 'deleted' as const, freedBlobs: freed, marker };
+      }
       check?.(rec);
-      await deleteEntryAndRelease(c, bucket, key, rec.blobId, freed);
+      const marker = await removeEntry(c, rec, conf.versioning, unitsOf(nowSec), freed);
       await this.events.write(c, events, rec);
-      return { result: 'deleted' as const, freedBlobs: freed };
+      return { result: 'deleted' as const, freedBlobs: freed, ...(marker !== undefined ? { marker } : {}) };
     });
   }
 
   async copyObject(
-    from: { bucket: string; key: string },
+    from: { bucket: string; key: string; versionId?: string },
     to: { bucket: string; key: string },
     opts: { force: boolean; nowSec: number; putTime: bigint; events?: OutboxRows },
-  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal }> {
+  ): Promise<{ result: 'copied' | 'no-source' | 'no-bucket' | 'exists' | 'over-quota'; freedBlobs: string[]; refusal?: QuotaRefusal; versionId?: string }> {
     return this.commit(async (c) => {
       const freed: string[] = [];
       const locked = await lockForChange(
@@ -444,22 +496,33 @@ export class PgMetaStore implements MetaStore {
         this.quotaHints,
       );
       const source = locked.buckets.get(from.bucket);
-      const src = source && (await this.liveRow(c, locked, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
+      let src: ObjectRecord | undefined;
+      if (source && from.versionId !== undefined) {
+        const v = await getVersionOn(c, from.bucket, from.key, from.versionId);
+        src = v && !v.deleteMarker ? v.record : undefined;
+      } else if (source) src = await this.liveRow(c, locked, from.bucket, from.key, opts.nowSec, freed, confOf(source.settings));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
       const target = locked.buckets.get(to.bucket);
       if (!target) return { result: 'no-bucket' as const, freedBlobs: freed };
-      if (from.bucket === to.bucket && from.key === to.key) {
+      if (from.bucket === to.bucket && from.key === to.key && from.versionId === undefined) {
         return { result: opts.force ? ('copied' as const) : ('exists' as const), freedBlobs: freed };
       }
-      const dst = await this.liveRow(c, locked, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
+      const conf = confOf(target.settings);
+      const dst = await this.liveRow(c, locked, to.bucket, to.key, opts.nowSec, freed, conf);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      const copy = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
+      const copy: ObjectRecord = { ...src, bucket: to.bucket, key: to.key, putTime: opts.putTime };
+      delete copy.sums;
+      delete copy.corrupt;
+      delete copy.pieces;
       await underQuota(c, to.bucket, target.quota, opts.nowSec, freed, async () => {
-        await addRefAndUpsert(c, copy);
-        if (dst) await releaseRef(c, dst.blobId, freed);
+        // The copy's reference first: the replaced entry may share its blob.
+        await addRef(c, copy.blobId);
+        if (dst) await retireEntry(c, dst, conf.versioning, freed);
+        await assignVersion(c, copy, conf.versioning, opts.putTime, freed);
+        await c.query(UPSERT_OBJECT, rowValues(copy));
       });
       await this.events.write(c, opts.events, copy);
-      return { result: 'copied' as const, freedBlobs: freed };
+      return { result: 'copied' as const, freedBlobs: freed, ...(copy.versionId !== undefined ? { versionId: copy.versionId } : {}) };
     });
   }
 
@@ -475,12 +538,17 @@ export class PgMetaStore implements MetaStore {
       const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
       const b = locked.buckets.get(bucket);
       if (!b) return { result: 'missing' as const, freedBlobs: freed };
-      const rules = rulesFromSettings(b.settings);
-      const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, rules);
+      const conf = confOf(b.settings);
+      const rec = await this.liveRow(c, locked, bucket, key, nowSec, freed, conf);
       if (!rec) return { result: 'missing' as const, freedBlobs: freed };
       // `applyRules` may return `rec` itself: give `mutate` a copy of the stored record.
-      const next = mutate(rec, applyRules({ ...rec }, rules));
-      const stored = { ...next, bucket, key, blobId: rec.blobId };
+      const next = mutate(rec, applyRules({ ...rec }, conf.rules));
+      // Attributes change in place: the version (id, ordering) stays the entry's.
+      const stored: ObjectRecord = { ...next, bucket, key, blobId: rec.blobId };
+      delete stored.versionId;
+      delete stored.versionSort;
+      if (rec.versionId !== undefined) stored.versionId = rec.versionId;
+      if (rec.versionSort !== undefined) stored.versionSort = rec.versionSort;
       await c.query(UPSERT_OBJECT, rowValues(stored));
       await this.events.write(c, events, stored);
       return { result: 'updated' as const, record: next, freedBlobs: freed };
@@ -508,17 +576,36 @@ export class PgMetaStore implements MetaStore {
         this.quotaHints,
       );
       const source = locked.buckets.get(from.bucket);
-      const src = source && (await this.liveRow(c, locked, from.bucket, from.key, opts.nowSec, freed, rulesFromSettings(source.settings)));
+      const fromConf = confOf(source?.settings);
+      const src = source && (await this.liveRow(c, locked, from.bucket, from.key, opts.nowSec, freed, fromConf));
       if (!src) return { result: 'no-source' as const, freedBlobs: freed };
       const target = locked.buckets.get(to.bucket);
       if (!target) return { result: 'no-bucket' as const, freedBlobs: freed };
       if (from.bucket === to.bucket && from.key === to.key) return { result: 'moved' as const, freedBlobs: freed };
-      const dst = await this.liveRow(c, locked, to.bucket, to.key, opts.nowSec, freed, rulesFromSettings(target.settings));
+      const conf = confOf(target.settings);
+      const dst = await this.liveRow(c, locked, to.bucket, to.key, opts.nowSec, freed, conf);
       if (dst && !opts.force) return { result: 'exists' as const, freedBlobs: freed };
-      const moved = { ...src, bucket: to.bucket, key: to.key };
+      const moved: ObjectRecord = { ...src, bucket: to.bucket, key: to.key };
       await underQuota(c, to.bucket, target.quota, opts.nowSec, freed, async () => {
-        if (dst) await deleteEntryAndRelease(c, to.bucket, to.key, dst.blobId, freed);
-        await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [from.bucket, from.key]);
+        if (!fromConf.versioning && !conf.versioning) {
+          // Unversioned on both sides: the entry changes its key, keeping its reference.
+          await assignVersion(c, moved, undefined, 0n, freed);
+          if (dst) await deleteEntryAndRelease(c, to.bucket, to.key, dst.blobId, freed);
+          await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [from.bucket, from.key]);
+          await c.query(UPSERT_OBJECT, rowValues(moved));
+          return;
+        }
+        if (dst) {
+          await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [to.bucket, to.key]);
+          await retireEntry(c, dst, conf.versioning, freed);
+        }
+        // A versioned source keeps its entry as a noncurrent version (its own reference) under a delete marker:
+        // the moved entry takes one more reference on the same blob.
+        if (fromConf.versioning) {
+          await addRef(c, src.blobId);
+          await removeEntry(c, src, fromConf.versioning, unitsOf(opts.nowSec), freed);
+        } else await c.query('DELETE FROM objects WHERE bucket = $1 AND key = $2', [from.bucket, from.key]);
+        await assignVersion(c, moved, conf.versioning, unitsOf(opts.nowSec), freed);
         await c.query(UPSERT_OBJECT, rowValues(moved));
       });
       await this.events.write(c, opts.events, moved);
@@ -529,14 +616,15 @@ export class PgMetaStore implements MetaStore {
   async deleteExpired(nowSec: number, limit: number): Promise<{ deleted: number; freedBlobs: string[] }> {
     return this.db.tx(async (c) => {
       const freed: string[] = [];
-      // Rows being changed right now are skipped (left for the next sweep); the rest are locked, then deleted.
-      const { rows } = await c.query<{ blob_id: string }>(
+      // Rows being changed right now are skipped (left for the next sweep); the rest are locked, then deleted (in a
+      // versioned bucket each becomes a noncurrent version under a delete marker: versions.ts `sweptEntries`).
+      const { rows } = await c.query<ObjectRow>(
         `DELETE FROM objects WHERE (bucket, key) IN (
            SELECT bucket, key FROM objects WHERE expire_at IS NOT NULL AND expire_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
-         RETURNING blob_id`,
+         RETURNING *`,
         [nowSec, limit],
       );
-      await releaseRefs(c, rows.map((r) => r.blob_id), freed);
+      await sweptEntries(c, rows, nowSec, freed);
       return { deleted: rows.length, freedBlobs: freed };
     });
   }
@@ -550,18 +638,23 @@ export class PgMetaStore implements MetaStore {
     return deleteUnderPrefix(this.db, bucket, sel, after, scan);
   }
 
-  /**
-   * Versioning is not kept on PostgreSQL yet (docs/reference/versioning.md): PutBucketVersioning is refused, and
-   * the version reads below answer each entry as its only version, the null one.
-   */
+  /** Versions are kept (versions.ts, docs/reference/versioning.md). */
   get keepsVersions(): boolean {
-    return false;
+    return true;
   }
 
   async getVersion(bucket: string, key: string, versionId: string | undefined): Promise<VersionRecord | undefined> {
-    if (versionId !== undefined && versionId !== NULL_VERSION_ID) return undefined;
-    const record = await this.getObject(bucket, key);
-    return record && { record, deleteMarker: false, isLatest: true, sortId: legacySortId(record.putTime) };
+    return this.db.tx(async (c) => {
+      await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const v = await getVersionOn(c, bucket, key, versionId);
+      if (!v || v.deleteMarker) return v;
+      if (v.isLatest) {
+        const b = await c.query<{ settings: string | null }>('SELECT settings FROM buckets WHERE name = $1', [bucket]);
+        v.record = applyRules(v.record, rulesFromSettings(b.rows[0]?.settings));
+      }
+      v.record = await this.withPieces(c, v.record);
+      return v;
+    });
   }
 
   async deleteVersion(
@@ -571,47 +664,54 @@ export class PgMetaStore implements MetaStore {
     events: OutboxRows | undefined,
     mutable: (rec: ObjectRecord) => void,
   ): Promise<{ result: 'deleted' | 'no-version'; deleteMarker: boolean; freedBlobs: string[] }> {
-    if (versionId !== NULL_VERSION_ID) return { result: 'no-version', deleteMarker: false, freedBlobs: [] };
-    const out = await this.deleteObject(bucket, key, Math.floor(Date.now() / 1000), events, mutable);
-    return { result: out.result === 'deleted' ? 'deleted' : 'no-version', deleteMarker: false, freedBlobs: out.freedBlobs };
+    return this.db.tx(async (c) => {
+      const freed: string[] = [];
+      const locked = await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      if (!locked.buckets.get(bucket)) return { result: 'no-version' as const, deleteMarker: false, freedBlobs: freed };
+      // The retention check (objects/retention.ts), inside the transaction that deletes, under the key's lock.
+      const version = await getVersionOn(c, bucket, key, versionId);
+      if (version && !version.deleteMarker) mutable(version.record);
+      const found = await deleteVersionOn(c, bucket, key, versionId, freed, async (rec) => {
+        await c.query(UPSERT_OBJECT, rowValues(rec));
+      });
+      if (!found) return { result: 'no-version' as const, deleteMarker: false, freedBlobs: freed };
+      await this.events.write(c, events, found.record);
+      return { result: 'deleted' as const, deleteMarker: found.deleteMarker, freedBlobs: freed };
+    });
   }
 
-  /**
-   * NotImplemented on PostgreSQL until its store keeps versions (pg-versioning): there are no noncurrent versions or
-   * delete markers here, so the lifecycle sweep (which only walks versioned buckets) never calls these.
-   */
-  async expireNoncurrentVersion(): Promise<{ deleted: boolean; freedBlobs: string[] }> {
-    throw new Error('NotImplemented: noncurrent versions are not kept on PostgreSQL yet');
+  async expireNoncurrentVersion(
+    bucket: string,
+    key: string,
+    sortId: string,
+    // The retention check: PostgreSQL keeps no object lock yet (a lock-enabled bucket is refused there), so no
+    // version it holds is locked and there is nothing to check.
+    _mutable: (rec: ObjectRecord) => void,
+  ): Promise<{ deleted: boolean; freedBlobs: string[] }> {
+    return this.db.tx(async (c) => {
+      const freed: string[] = [];
+      await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      return { deleted: await expireNoncurrent(c, bucket, key, sortId, freed), freedBlobs: freed };
+    });
   }
 
-  /** NotImplemented on PostgreSQL (see expireNoncurrentVersion). */
-  async removeExpiredDeleteMarker(): Promise<boolean> {
-    throw new Error('NotImplemented: delete markers are not kept on PostgreSQL yet');
+  async removeExpiredDeleteMarker(bucket: string, key: string, sortId: string): Promise<boolean> {
+    return this.db.tx(async (c) => {
+      await lockForChange(c, [{ name: bucket, grows: false }], [[bucket, key]], this.quotaHints);
+      return removeSoleMarker(c, bucket, key, sortId);
+    });
   }
 
-  /** No version counters on PostgreSQL yet (NotImplemented: the version gauges are left out of /metrics). */
-  async versionStats(): Promise<undefined> {
-    return undefined;
+  /** The version counters of every bucket that has kept versions (`version_usage`, kept by triggers: no scan). */
+  async versionStats(): Promise<Map<string, VersionStats>> {
+    return versionStatsOn(this.db.autocommit);
   }
 
   async listVersions(query: VersionQuery): Promise<VersionPage> {
-    const after = query.after && { key: query.after.key, isPrefix: query.after.isPrefix === true };
-    const page = await this.listObjects({
-      bucket: query.bucket,
-      prefix: query.prefix,
-      delimiter: query.delimiter,
-      ...(after ? { after } : {}),
-      limit: query.limit,
-      nowSec: Math.floor(Date.now() / 1000),
+    return this.db.tx(async (c) => {
+      await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      return listVersionsOn(c, query);
     });
-    return {
-      more: page.more,
-      entries: page.entries.map((e) =>
-        e.kind === 'prefix'
-          ? e
-          : { kind: 'version' as const, version: { record: e.item, deleteMarker: false, isLatest: true, sortId: legacySortId(e.item.putTime) } },
-      ),
-    };
   }
 
   async listObjects(query: ListQuery): Promise<ListPage> {

@@ -26,6 +26,9 @@ export interface ObjectRow {
   restore_status: number | null;
   restore_until: bigint | null;
   parts: string | null;
+  /** The version (versions.ts): id (NULL = the null version) and ordering id (NULL = written before versioning). */
+  version_id: string | null;
+  version_sort: string | null;
   /** Joined from `blobs` by single-entry reads only. */
   bl_block_bytes?: number | null;
   bl_sums?: Buffer | null;
@@ -34,19 +37,23 @@ export interface ObjectRow {
   ib_data?: Buffer | null;
 }
 
-/** The columns of an entry, in the order of `rowValues` ($1..$17 of UPSERT_OBJECT). */
+/** The columns of an entry, in the order of `rowValues` ($1..$19 of UPSERT_OBJECT). */
 export const OBJECT_COLUMNS =
   'bucket, key, blob_id, fsize, hash, md5, mime, put_time, type, status, end_user, meta, expire_at, transitions, ' +
-  'restore_status, restore_until, parts';
+  'restore_status, restore_until, parts, version_id, version_sort';
+
+/** The number of `rowValues` (the next positional parameter of a statement built on UPSERT_OBJECT is this + 1). */
+export const OBJECT_VALUES = 19;
 
 /** Inserts an entry or replaces every column of the one at (bucket, key); parameters: `rowValues`. */
 export const UPSERT_OBJECT = `INSERT INTO objects (${OBJECT_COLUMNS})
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
   ON CONFLICT (bucket, key) DO UPDATE SET blob_id = excluded.blob_id, fsize = excluded.fsize,
     hash = excluded.hash, md5 = excluded.md5, mime = excluded.mime, put_time = excluded.put_time,
     type = excluded.type, status = excluded.status, end_user = excluded.end_user, meta = excluded.meta,
     expire_at = excluded.expire_at, transitions = excluded.transitions,
-    restore_status = excluded.restore_status, restore_until = excluded.restore_until, parts = excluded.parts`;
+    restore_status = excluded.restore_status, restore_until = excluded.restore_until, parts = excluded.parts,
+    version_id = excluded.version_id, version_sort = excluded.version_sort`;
 
 /**
  * A row → record: the embedded store's mapping (store/sqlite/rows.ts), which takes either driver's integers
@@ -56,7 +63,7 @@ export function toRecord(row: ObjectRow): ObjectRecord {
   return sqliteToRecord(row);
 }
 
-/** The 17 positional parameters of UPSERT_OBJECT for a record (bigint putTime passed as text, exact). */
+/** The 19 positional parameters of UPSERT_OBJECT for a record (bigint putTime passed as text, exact). */
 export function rowValues(rec: ObjectRecord): unknown[] {
   const transitions = rec.transitions && Object.keys(rec.transitions).length ? JSON.stringify(rec.transitions) : null;
   return [
@@ -77,6 +84,8 @@ export function rowValues(rec: ObjectRecord): unknown[] {
     rec.restoreStatus ?? null,
     rec.restoreUntil ?? null,
     rec.parts ? JSON.stringify(rec.parts) : null,
+    rec.versionId ?? null,
+    rec.versionSort ?? null,
   ];
 }
 

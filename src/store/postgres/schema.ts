@@ -442,6 +442,81 @@ CREATE TRIGGER iam_policies_changed AFTER INSERT OR UPDATE OR DELETE ON iam_poli
 CREATE TRIGGER iam_links_changed AFTER INSERT OR UPDATE OR DELETE ON iam_links FOR EACH STATEMENT EXECUTE FUNCTION granary_count_change('iam');
 `;
 
+/**
+ * Bucket versioning (versions.ts, docs/reference/versioning.md): the current version's id and ordering id on
+ * `objects` (NULL, NULL: the null version written while the bucket was unversioned — every row before this
+ * migration), and `object_versions` holding noncurrent versions and delete markers (`marker`; a marker has no
+ * blob: blob_id ''), keyed by (bucket, key, sort_id) — the primary key serves every version read and the
+ * ListObjectVersions walk. Each non-marker row holds one blob reference (blob-refs.ts). Not counted in
+ * `bucket_usage` (usage counts current entries); `version_usage` counts them instead (MetaStore.versionStats: the
+ * version gauges of /metrics), sharded like `bucket_usage` and kept by per-statement triggers (rows of
+ * `object_versions` are inserted and deleted, never updated). Self-contained: renumbering it is one line.
+ */
+const OBJECT_VERSIONS = `
+ALTER TABLE objects ADD COLUMN version_id text COLLATE "C", ADD COLUMN version_sort text COLLATE "C";
+CREATE TABLE object_versions (
+  bucket         text COLLATE "C" NOT NULL REFERENCES buckets (name),
+  key            text COLLATE "C" NOT NULL,
+  sort_id        text COLLATE "C" NOT NULL,
+  version_id     text COLLATE "C" NOT NULL,
+  marker         boolean NOT NULL DEFAULT false,
+  blob_id        text COLLATE "C" NOT NULL,
+  fsize          bigint NOT NULL,
+  hash           text NOT NULL,
+  md5            text NOT NULL,
+  mime           text NOT NULL,
+  put_time       bigint NOT NULL,
+  type           integer NOT NULL DEFAULT 0,
+  status         integer NOT NULL DEFAULT 0,
+  end_user       text,
+  meta           text,
+  expire_at      bigint,
+  transitions    text,
+  restore_status integer,
+  restore_until  bigint,
+  parts          text,
+  PRIMARY KEY (bucket, key, sort_id)
+);
+
+CREATE TABLE version_usage (
+  bucket   text COLLATE "C" NOT NULL,
+  shard    integer NOT NULL,
+  versions bigint NOT NULL,
+  markers  bigint NOT NULL,
+  bytes    bigint NOT NULL,
+  PRIMARY KEY (bucket, shard)
+);
+
+CREATE FUNCTION granary_versions_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO version_usage (bucket, shard, versions, markers, bytes)
+      SELECT bucket, pg_backend_pid() % 16, COUNT(*) FILTER (WHERE NOT marker), COUNT(*) FILTER (WHERE marker),
+        COALESCE(SUM(fsize) FILTER (WHERE NOT marker), 0) FROM new_rows GROUP BY bucket
+    ON CONFLICT (bucket, shard) DO UPDATE SET versions = version_usage.versions + excluded.versions,
+      markers = version_usage.markers + excluded.markers, bytes = version_usage.bytes + excluded.bytes;
+  ELSE
+    INSERT INTO version_usage (bucket, shard, versions, markers, bytes)
+      SELECT bucket, pg_backend_pid() % 16, -COUNT(*) FILTER (WHERE NOT marker), -COUNT(*) FILTER (WHERE marker),
+        -COALESCE(SUM(fsize) FILTER (WHERE NOT marker), 0) FROM old_rows GROUP BY bucket
+    ON CONFLICT (bucket, shard) DO UPDATE SET versions = version_usage.versions + excluded.versions,
+      markers = version_usage.markers + excluded.markers, bytes = version_usage.bytes + excluded.bytes;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER object_versions_usage_insert AFTER INSERT ON object_versions REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_versions_changed();
+CREATE TRIGGER object_versions_usage_delete AFTER DELETE ON object_versions REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION granary_versions_changed();
+
+CREATE FUNCTION granary_bucket_versions_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM version_usage WHERE bucket = OLD.name;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER buckets_versions_drop AFTER DELETE ON buckets FOR EACH ROW EXECUTE FUNCTION granary_bucket_versions_dropped();
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: CORE },
   { version: 2, name: 'console-sessions', sql: CONSOLE_SESSIONS },
@@ -449,4 +524,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'part-checksums', sql: PART_CHECKSUMS },
   { version: 5, name: 'iam', sql: IAM },
   { version: 6, name: 'iam-change-counter', sql: IAM_CHANGE_COUNTER },
+  { version: 7, name: 'object-versions', sql: OBJECT_VERSIONS },
 ];

@@ -37,7 +37,7 @@ import {
   type VersionRecord,
 } from '../../ports/versions.js';
 import type { BlobRefs } from './blob-refs.js';
-import { compareCodePoints, successor } from './list-query.js';
+import { versionPage, type VersionReads } from '../sql/version-walk.js';
 import { rowParams, toRecord, type ObjectRow } from './rows.js';
 
 /** The table (idempotent; applied at every open, after `objects` exists). */
@@ -110,22 +110,28 @@ function assertUnlocked(lock: ObjectLock | undefined): void {
   if (refusal) throw Errors.objectLocked(refusalText(refusal));
 }
 
+/** A current entry as its version. */
+export function current(rec: ObjectRecord): VersionRecord {
+  return { record: rec, deleteMarker: false, isLatest: true, sortId: sortOf(rec) };
+}
+
 /** The ordering id of a current entry. */
 export function sortOf(rec: ObjectRecord): string {
   return rec.versionSort ?? rec.versionId ?? legacySortId(rec.putTime);
 }
 
-type VersionRow = ObjectRow & { sort_id: string; version_id: string; marker: bigint | number };
+/** An `object_versions` row (SQLite: marker 0/1; PostgreSQL, store/postgres/versions.ts: a boolean). */
+export type VersionRow = ObjectRow & { sort_id: string; version_id: string; marker: bigint | number | boolean };
 
 /** A delete marker's record (no blob). */
-function markerRecord(bucket: string, key: string, putTime: bigint, versionId: string | undefined): ObjectRecord {
+export function markerRecord(bucket: string, key: string, putTime: bigint, versionId: string | undefined): ObjectRecord {
   const rec: ObjectRecord = { bucket, key, blobId: '', fsize: 0, hash: '', md5: '', mimeType: '', putTime, type: 0, status: 0, meta: {} };
   if (versionId !== undefined) rec.versionId = versionId;
   return rec;
 }
 
 /** An `object_versions` row → its version (a noncurrent one keeps no expiry: it is not the key's entry any more). */
-function fromRow(row: VersionRow, isLatest: boolean): VersionRecord {
+export function fromRow(row: VersionRow, isLatest: boolean): VersionRecord {
   const versionId = row.version_id === NULL_VERSION_ID ? undefined : row.version_id;
   const deleteMarker = Number(row.marker) === 1;
   if (deleteMarker) return { record: markerRecord(row.bucket, row.key, row.put_time, versionId), deleteMarker, isLatest, sortId: row.sort_id };
@@ -354,76 +360,24 @@ export class SqliteVersions {
   }
 
   /**
-   * One page of ListObjectVersions: the current entries and the version rows of the bucket in (key, newest first)
-   * order, read key by key on both primary keys and each key's versions in chunks (never the whole bucket), common
-   * prefixes rolled up at the delimiter (each skipped with one seek).
+   * One page of ListObjectVersions: the walk written once for both stores (store/sql/version-walk.ts) over this
+   * store's reads on the primary keys — key by key, each key's versions in chunks, common prefixes skipped with one
+   * seek (never the whole bucket). Each read sees the database as it is then (as with several worker processes).
    */
-  listPage(q: VersionQuery): VersionPage {
-    const entries: VersionPage['entries'] = [];
-    for (const e of this.walk(q)) {
-      if (entries.length === q.limit) return { entries, more: true };
-      entries.push(e);
-    }
-    return { entries, more: false };
+  listPage(q: VersionQuery): Promise<VersionPage> {
+    this.walkReads ??= {
+      currentFrom: async (bucket, from) => {
+        const row = this.st.currentFrom.get(bucket, from.inclusive ? from.key : `${from.key}\u0000`) as ObjectRow | undefined;
+        return row && current(toRecord(row));
+      },
+      historyKeyFrom: async (bucket, from) =>
+        this.st.historyKeyFrom.get(bucket, from.inclusive ? from.key : `${from.key}\u0000`) as string | undefined,
+      historyWithin: async (bucket, key, below, limit) =>
+        (this.st.historyWithin.all(bucket, key, below, limit) as VersionRow[]).map((row) => fromRow(row, false)),
+      get: async (bucket, key, versionId) => this.get(bucket, key, versionId),
+    };
+    return versionPage(this.walkReads, q);
   }
 
-  /** The listing from the query's position on, lazily. */
-  private *walk(q: VersionQuery): Generator<VersionPage['entries'][number]> {
-    let from = q.prefix;
-    if (q.after) {
-      const next = q.after.isPrefix ? successor(q.after.key) : `${q.after.key}\u0000`;
-      if (next === undefined) return;
-      if (compareCodePoints(next, from) > 0) from = next;
-      if (q.after.versionId !== undefined && !q.after.isPrefix) {
-        const v = this.get(q.bucket, q.after.key, q.after.versionId);
-        if (v) for (const row of this.olderThan(q.bucket, q.after.key, v.sortId)) yield { kind: 'version', version: fromRow(row, false) };
-      }
-    }
-    for (;;) {
-      const cur = this.st.currentFrom.get(q.bucket, from) as ObjectRow | undefined;
-      const histKey = this.st.historyKeyFrom.get(q.bucket, from) as string | undefined;
-      const key = cur === undefined ? histKey : histKey === undefined || compareCodePoints(cur.key, histKey) <= 0 ? cur.key : histKey;
-      if (key === undefined || !key.startsWith(q.prefix)) return;
-      if (q.delimiter !== '') {
-        const at = key.indexOf(q.delimiter, q.prefix.length);
-        if (at >= 0) {
-          const prefix = key.slice(0, at + q.delimiter.length);
-          yield { kind: 'prefix', prefix };
-          const next = successor(prefix);
-          if (next === undefined) return;
-          from = next;
-          continue;
-        }
-      }
-      let latest = true;
-      let olderThan = 'g'; // sorts after every hex id
-      if (cur !== undefined && cur.key === key) {
-        const rec = toRecord(cur);
-        olderThan = sortOf(rec);
-        yield { kind: 'version', version: { record: rec, deleteMarker: false, isLatest: true, sortId: olderThan } };
-        latest = false;
-      }
-      if (histKey === key) {
-        for (const row of this.olderThan(q.bucket, key, olderThan)) {
-          yield { kind: 'version', version: fromRow(row, latest) };
-          latest = false;
-        }
-      }
-      from = `${key}\u0000`;
-    }
-  }
-
-  /** The key's version rows older than `sortId`, newest first, read in chunks. */
-  private *olderThan(bucket: string, key: string, sortId: string): Generator<VersionRow> {
-    let below = sortId;
-    for (;;) {
-      const rows = this.st.historyWithin.all(bucket, key, below, VERSION_CHUNK) as VersionRow[];
-      yield* rows;
-      if (rows.length < VERSION_CHUNK) return;
-      below = rows[rows.length - 1]!.sort_id;
-    }
-  }
+  private walkReads: VersionReads | undefined;
 }
-
-/** Versions of one key read per statement by the listing. */
-const VERSION_CHUNK = 256;
