@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { migrateBucketUsage } from './bucket-usage.js';
 import { migrateManifests } from './manifests.js';
 import { migrateTasks } from './tasks-migration.js';
+import { REPLICATION_DDL } from './replication-schema.js';
 import { OBJECT_VERSION_COLUMNS, VERSIONS_DDL } from './versions.js';
 
 /**
@@ -378,4 +379,6 @@ export function migrate(db: Database.Database): void {
   migrateManifests(db);
   // Noncurrent versions and delete markers (versions.ts).
   db.exec(VERSIONS_DDL);
+  // Bucket replication targets and outbox (replication-schema.ts).
+  db.exec(REPLICATION_DDL);
 }
