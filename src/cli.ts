@@ -22,6 +22,7 @@ import { addKeyCommands } from './cli/keys.js';
 import { addLifecycleRuleCommands } from './cli/lifecycle-rules.js';
 import { addPipelineCommands } from './cli/pipelines.js';
 import { addQuotaCommand } from './cli/quota.js';
+import { addReplicationCommands } from './cli/replication.js';
 import { addScrubCommand } from './cli/scrub.js';
 import { addServeCommand } from './cli/serve.js';
 import { addTransferCommands } from './cli/transfer.js';
@@ -44,6 +45,7 @@ export function buildCli(): Command {
   addIamCommands(program);
   addWorkflowCommands(program);
   addTransferCommands(program);
+  addReplicationCommands(program);
   return program;
 }
 

@@ -17,6 +17,7 @@
  * refuses anonymous reads.
  */
 import { checkOriginalAccess } from '../../buckets/protection.js';
+import { replicationStatus } from '../../ports/replication.js';
 import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
 import { mirrorIfMissing } from '../../objects/fetch/mirror.js';
@@ -162,6 +163,11 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   const customerKey = checkReadKey(rec.meta[SSE_META], given);
   const nowSec = Math.floor(g.clock.nowMs() / 1000);
   const headers = { ...objectHeaders(rec, nowSec), ...versionHeader(bucket, rec, versionId !== undefined), ...sseHeaders(rec.meta[SSE_META], keyMd5Of(given)) };
+  // Bucket replication (docs/guides/replication.md): the current object's status, as S3 answers it on a source.
+  if (bucket.settings.replication?.length && versionId === undefined) {
+    const status = replicationStatus(await g.meta.replication.statusOf(bucket.name, key));
+    if (status) headers['x-amz-replication-status'] = status;
+  }
   const outcome = conditionOutcome(req, rec);
   if (outcome === 'failed') throw S3Errors.PreconditionFailed();
   if (outcome === 'not-modified') {
