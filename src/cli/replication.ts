@@ -16,9 +16,9 @@ type AddOpts = Opts & {
   endpoint?: string;
   targetBucket?: string;
   region?: string;
-  accessKey?: string;
-  secretKey?: string;
-  secretKeyFile?: string;
+  destAccessKey?: string;
+  destSecretKey?: string;
+  destSecretKeyFile?: string;
   prefix?: string;
   id?: string;
   deletes?: boolean;
@@ -35,9 +35,9 @@ export function addReplicationCommands(program: Command): void {
   withDataDir(repl.command('add <bucket>').description('add a replication rule: keep <bucket> in step at a destination bucket'))
     .requiredOption('--endpoint <url>', "the destination's S3 API, e.g. https://s3.example.com or http://10.0.0.2:9001")
     .requiredOption('--target-bucket <name>', 'the destination bucket (it must exist)')
-    .requiredOption('--access-key <ak>', 'AccessKey at the destination')
-    .option('--secret-key <sk>', 'SecretKey at the destination (visible to other users of this machine in the process list: prefer --secret-key-file)')
-    .option('--secret-key-file <path>', 'file whose first line is the SecretKey at the destination')
+    .requiredOption('--dest-access-key <ak>', 'AccessKey at the destination')
+    .option('--dest-secret-key <sk>', 'SecretKey at the destination (visible in the process list: prefer --dest-secret-key-file)')
+    .option('--dest-secret-key-file <path>', 'file whose first line is the SecretKey at the destination')
     .option('--region <region>', 'region of the destination (SigV4 scope)', 'us-east-1')
     .option('--prefix <p>', 'only keys starting with p', '')
     .option('--id <id>', 'rule id (default: generated)')
@@ -48,13 +48,13 @@ export function addReplicationCommands(program: Command): void {
     .option('--virtual-host', 'virtual-hosted addressing (bucket.host) instead of path style')
     .action((bucket: string, opts: AddOpts) =>
       offline(opts, async (g) => {
-        let secretKey = opts.secretKey;
-        if (opts.secretKeyFile) secretKey = (await readFile(opts.secretKeyFile, 'utf8')).split(/\r?\n/)[0]?.trim();
-        if (!secretKey) throw Errors.badRequest('--secret-key or --secret-key-file is required');
+        let secretKey = opts.destSecretKey;
+        if (opts.destSecretKeyFile) secretKey = (await readFile(opts.destSecretKeyFile, 'utf8')).split(/\r?\n/)[0]?.trim();
+        if (!secretKey) throw Errors.badRequest('--dest-secret-key or --dest-secret-key-file is required');
         const out = await addReplication(g, bucket, {
           endpoint: opts.endpoint ?? '',
           targetBucket: opts.targetBucket ?? '',
-          accessKey: opts.accessKey ?? '',
+          accessKey: opts.destAccessKey ?? '',
           secretKey,
           ...(opts.region ? { region: opts.region } : {}),
           ...(opts.prefix ? { prefix: opts.prefix } : {}),

@@ -32,7 +32,11 @@ function clientKey(t: ReplicationTarget): string {
 export class TargetClients {
   private readonly clients = new Map<string, { key: string; client: S3Client }>();
 
-  constructor(private readonly policy: OutboundPolicy) {}
+  /** `log`: where the SDK's own warnings go (at debug: the worker logs each failure itself). */
+  constructor(
+    private readonly policy: OutboundPolicy,
+    private readonly log: { debug: (obj: object, msg: string) => void },
+  ) {}
 
   /** The client of `t` (made on first use or when the target changed). */
   get(t: ReplicationTarget): S3Client {
@@ -50,6 +54,13 @@ export class TargetClients {
       forcePathStyle: t.pathStyle,
       credentials: { accessKeyId: t.accessKey, secretAccessKey: t.secretKey },
       maxAttempts: 1,
+      // Not the SDK's default: it prints to the console when a streamed request fails.
+      logger: {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: (...args: unknown[]) => this.log.debug({ sdk: args.map(String).join(' ') }, 'replication: S3 client warning'),
+        error: (...args: unknown[]) => this.log.debug({ sdk: args.map(String).join(' ') }, 'replication: S3 client error'),
+      },
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       requestHandler: new NodeHttpHandler({

@@ -60,7 +60,7 @@ export class ReplicationWorker {
     private readonly store: ReplicationStore,
     private readonly opts: ReplicationWorkerOptions,
   ) {
-    this.clients = new TargetClients(g.outbound);
+    this.clients = new TargetClients(g.outbound, g.log);
     this.pump = new ClaimPump({
       source: store,
       clock: g.clock,
