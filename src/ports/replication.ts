@@ -1,5 +1,5 @@
 /**
- * The Replication port (issue 41; docs/guides/replication.md): the remote targets replication copies to (with
+ * The Replication port (docs/guides/replication.md): the remote targets replication copies to (with
  * their credentials, kept in the metadata only) and the durable replication outbox.
  *
  * Rules live in the bucket's settings (`BucketSettings.replication`, ports/meta.ts) so every change already has

@@ -1,5 +1,5 @@
 /**
- * Bucket replication between two Granary servers (issue 41; docs/guides/replication.md): a rule added with the
+ * Bucket replication between two Granary servers (docs/guides/replication.md): a rule added with the
  * CLI (`granary replication add --existing`) on the source, the destination's S3 API as its target. A few hundred
  * objects — puts, overwrites, deletes, metadata changes through S3 and Kodo, a 9 MiB multipart upload, non-ASCII
  * keys, objects that existed before the rule — converge byte for byte and metadata for metadata; the destination

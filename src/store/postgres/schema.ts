@@ -483,7 +483,7 @@ CREATE TRIGGER replication_outbox_wake AFTER INSERT OR UPDATE OR DELETE ON repli
   FOR EACH ROW EXECUTE FUNCTION granary_wake();
 `;
 
-/** The replication migration's number (issue 41; the lead may renumber it at merge). */
+/** The replication migration's number (renumbered at merge if another takes 9). */
 const REPLICATION_VERSION = 9;
 
 export const MIGRATIONS: readonly Migration[] = [
