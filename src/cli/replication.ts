@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { Errors } from '../errors.js';
-import { maskTarget } from '../ports/replication.js';
+import { maskTarget, replicationStatus } from '../ports/replication.js';
 import { addReplication, removeReplication, resync, rulesOf } from '../replication/rules.js';
 import { offline, withDataDir, type Opts } from './context.js';
 import { parseRate } from '../transfer/throttle.js';
@@ -124,7 +124,7 @@ export function addReplicationCommands(program: Command): void {
           const rows = await g.meta.replication.statusOf(bucket, opts.key);
           const view = rows.map((r) => ({
             rule: r.rule,
-            status: r.state === 'done' ? 'COMPLETED' : r.state === 'failed' ? 'FAILED' : 'PENDING',
+            status: replicationStatus([r]),
             attempts: r.attempts,
             ...(r.result !== undefined ? { result: r.result } : {}),
           }));

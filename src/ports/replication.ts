@@ -38,6 +38,8 @@ export interface ReplicationRule {
   enabled: boolean;
   /** Creation time, Unix seconds. */
   ctime: number;
+  /** The S3 configuration's `Role`, as PutBucketReplication sent it (answered by Get; not used). */
+  role?: string;
 }
 
 /** A remote target: an S3-compatible endpoint and bucket, and the key pair to write there. */
@@ -61,7 +63,7 @@ export interface ReplicationTarget {
   createdMs: number;
 }
 
-/** `waiting`, `running`, `done` (COMPLETED), `failed` (FAILED, still retried with back-off). */
+/** `waiting`, `running`, `done` (COMPLETED), `failed` (FAILED, waiting for its next retry; `failed` flag). */
 export type ReplicationState = 'waiting' | 'running' | 'done' | 'failed';
 
 /** One row of the outbox: a key of a bucket to bring in step at one rule's target. */
@@ -85,6 +87,8 @@ export interface ReplicationItem {
   nextRunMs: number;
   /** What the last copy wrote: `<source identity> <destination ETag>` (so a retry never copies twice). */
   copied?: string;
+  /** FAILED: the latest attempts failed GRANARY_REPLICATION_FAIL_AFTER times (kept while it is retried). */
+  failed: boolean;
 }
 
 /** A key to mark as changed (in a change's transaction or by an initial sync). */
@@ -149,7 +153,7 @@ export interface ReplicationStore {
 /** The S3 `x-amz-replication-status` of an object from its rows: FAILED > PENDING > COMPLETED; undefined: none. */
 export function replicationStatus(rows: readonly ReplicationItem[]): 'PENDING' | 'COMPLETED' | 'FAILED' | undefined {
   if (rows.length === 0) return undefined;
-  if (rows.some((r) => r.state === 'failed')) return 'FAILED';
+  if (rows.some((r) => r.failed && r.state !== 'done')) return 'FAILED';
   if (rows.some((r) => r.state === 'waiting' || r.state === 'running')) return 'PENDING';
   return 'COMPLETED';
 }

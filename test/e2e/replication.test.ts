@@ -14,10 +14,13 @@ import {
   CopyObjectCommand,
   CreateBucketCommand,
   CreateMultipartUploadCommand,
+  DeleteBucketReplicationCommand,
   DeleteObjectCommand,
+  GetBucketReplicationCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutBucketReplicationCommand,
   PutObjectCommand,
   UploadPartCommand,
   type S3Client,
@@ -26,7 +29,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, freePort, REPO_ROOT, runAsync } from '../helpers/cli.js';
 import { scrape, total } from '../helpers/metrics.js';
 import { until } from '../helpers/queue-fixtures.js';
-import { s3Client } from '../helpers/s3.js';
+import { codeOf, s3Client } from '../helpers/s3.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
 
 let src: TestServer;
@@ -226,5 +229,28 @@ describe('bucket replication to another Granary', () => {
     // Removing the rule drops its queue: nothing is left pending.
     expect((await cli('replication', 'rm', 'src2', 'bad')).status).toBe(0);
     expect(total(await scrape(src), 'granary_replication_pending_objects', { bucket: 'src2' })).toBe(0);
+  });
+
+  it('maps S3 Put/Get/DeleteBucketReplication onto the rules, refusing what it cannot honour', async () => {
+    const [listed] = JSON.parse((await cli('replication', 'ls', 'src', '--json')).stdout) as Array<{ destination: { arn: string } }>;
+    const arn = listed!.destination.arn;
+    const got = await srcS3.send(new GetBucketReplicationCommand({ Bucket: 'src' }));
+    expect(got.ReplicationConfiguration?.Rules).toMatchObject([
+      { ID: 'dr', Status: 'Enabled', Filter: { Prefix: '' }, DeleteMarkerReplication: { Status: 'Enabled' }, Destination: { Bucket: arn } },
+    ]);
+    const put = (rule: Record<string, unknown>): Promise<unknown> =>
+      srcS3.send(new PutBucketReplicationCommand({ Bucket: 'src', ReplicationConfiguration: { Role: 'arn:aws:iam::1:role/r', Rules: [rule as never] } }));
+    const base = { ID: 'dr', Priority: 1, Status: 'Enabled', DeleteMarkerReplication: { Status: 'Enabled' }, Destination: { Bucket: arn } };
+    expect(await codeOf(put({ ...base, Filter: { Tag: { Key: 'a', Value: 'b' } } }))).toBe('InvalidRequest');
+    expect(await codeOf(put({ ...base, Filter: { Prefix: '' }, Destination: { Bucket: 'arn:aws:s3:::elsewhere' } }))).toBe('InvalidRequest');
+    expect(await codeOf(put({ ...base, Filter: { Prefix: '' }, Destination: { Bucket: arn, ReplicationTime: { Status: 'Enabled', Time: { Minutes: 15 } } } }))).toBe('InvalidRequest');
+    await put({ ...base, Filter: { Prefix: 'obj/' }, Destination: { Bucket: arn, StorageClass: 'STANDARD' } });
+    const again = await srcS3.send(new GetBucketReplicationCommand({ Bucket: 'src' }));
+    expect(again.ReplicationConfiguration).toMatchObject({
+      Role: 'arn:aws:iam::1:role/r',
+      Rules: [{ ID: 'dr', Priority: 1, Filter: { Prefix: 'obj/' }, Destination: { Bucket: arn, StorageClass: 'STANDARD' } }],
+    });
+    await srcS3.send(new DeleteBucketReplicationCommand({ Bucket: 'src' }));
+    expect(await codeOf(srcS3.send(new GetBucketReplicationCommand({ Bucket: 'src' })))).toBe('ReplicationConfigurationNotFoundError');
   });
 });

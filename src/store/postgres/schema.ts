@@ -471,6 +471,7 @@ CREATE TABLE replication_outbox (
   owner       text,
   result      text,
   copied      text,
+  failed      integer NOT NULL DEFAULT 0,
   size        bigint NOT NULL DEFAULT 0,
   created_ms  bigint NOT NULL,
   updated_ms  bigint NOT NULL,

@@ -31,6 +31,7 @@ interface ItemRow {
   updated_ms: number | bigint;
   next_run_ms: number | bigint;
   copied: string | null;
+  failed: number | bigint | boolean;
 }
 
 interface TargetRow {
@@ -60,6 +61,7 @@ const toItem = (r: ItemRow): ReplicationItem => ({
   updatedMs: Number(r.updated_ms),
   nextRunMs: Number(r.next_run_ms),
   ...(r.copied !== null ? { copied: r.copied } : {}),
+  failed: flag(r.failed),
 });
 
 const toTarget = (r: TargetRow): ReplicationTarget => ({
@@ -87,6 +89,7 @@ ON CONFLICT (rule, bucket, key) DO UPDATE SET
   size = excluded.size,
   created_ms = CASE WHEN replication_outbox.state = 'done' THEN excluded.created_ms ELSE replication_outbox.created_ms END,
   state = CASE WHEN replication_outbox.state = 'running' THEN 'running' ELSE 'waiting' END,
+  failed = 0,
   attempts = CASE WHEN replication_outbox.state = 'running' THEN replication_outbox.attempts ELSE 0 END,
   next_run_ms = excluded.next_run_ms,
   updated_ms = excluded.updated_ms`;
@@ -180,7 +183,7 @@ export class SqlReplication implements ReplicationStore {
       remove
         ? { sql: `DELETE FROM replication_outbox WHERE ${RUNNING} AND gen = ?`, args: [Number(item.id), this.owner, item.gen] }
         : {
-            sql: `UPDATE replication_outbox SET state = 'done', owner = NULL, result = ?, copied = ?, updated_ms = ?
+            sql: `UPDATE replication_outbox SET state = 'done', owner = NULL, failed = 0, result = ?, copied = ?, updated_ms = ?
                   WHERE ${RUNNING} AND gen = ?`,
             args: [result, copied ?? null, nowMs, Number(item.id), this.owner, item.gen],
           },
@@ -199,9 +202,9 @@ export class SqlReplication implements ReplicationStore {
   async retryAt(item: ReplicationItem, nextRunMs: number, result: string, failed: boolean, nowMs: number): Promise<boolean> {
     // A change that arrived meanwhile is tried at once rather than after the back-off.
     const n = await this.db.run(
-      `UPDATE replication_outbox SET state = ?, owner = NULL, result = ?, updated_ms = ?,
+      `UPDATE replication_outbox SET state = ?, owner = NULL, result = ?, updated_ms = ?, failed = ?,
          next_run_ms = CASE WHEN gen = ? THEN ? ELSE ? END WHERE ${RUNNING}`,
-      [failed ? 'failed' : 'waiting', result, nowMs, item.gen, nextRunMs, nowMs, Number(item.id), this.owner],
+      [failed ? 'failed' : 'waiting', result, nowMs, failed ? 1 : 0, item.gen, nextRunMs, nowMs, Number(item.id), this.owner],
     );
     return n === 1;
   }
@@ -242,7 +245,7 @@ export class SqlReplication implements ReplicationStore {
          SUM(CASE WHEN state IN ('waiting', 'running', 'failed') THEN 1 ELSE 0 END) AS pending,
          SUM(CASE WHEN state IN ('waiting', 'running', 'failed') THEN size ELSE 0 END) AS pending_bytes,
          MIN(CASE WHEN state IN ('waiting', 'running', 'failed') THEN created_ms END) AS oldest,
-         SUM(CASE WHEN state = 'failed' THEN 1 ELSE 0 END) AS failed,
+         SUM(CASE WHEN state <> 'done' AND failed = 1 THEN 1 ELSE 0 END) AS failed,
          SUM(CASE WHEN state = 'done' THEN 1 ELSE 0 END) AS completed
        FROM replication_outbox GROUP BY bucket, rule ORDER BY bucket, rule`,
     );

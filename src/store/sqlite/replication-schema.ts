@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS replication_outbox (
   owner       TEXT,
   result      TEXT,
   copied      TEXT,
+  failed      INTEGER NOT NULL DEFAULT 0,
   size        INTEGER NOT NULL DEFAULT 0,
   created_ms  INTEGER NOT NULL,
   updated_ms  INTEGER NOT NULL,
