@@ -200,10 +200,11 @@ export class SqlReplication implements ReplicationStore {
   }
 
   async retryAt(item: ReplicationItem, nextRunMs: number, result: string, failed: boolean, nowMs: number): Promise<boolean> {
-    // A change that arrived meanwhile is tried at once rather than after the back-off.
+    // A change that arrived meanwhile is tried at once rather than after the back-off. (The casts: PostgreSQL
+    // would type a CASE of untyped parameters as text.)
     const n = await this.db.run(
       `UPDATE replication_outbox SET state = ?, owner = NULL, result = ?, updated_ms = ?, failed = ?,
-         next_run_ms = CASE WHEN gen = ? THEN ? ELSE ? END WHERE ${RUNNING}`,
+         next_run_ms = CASE WHEN gen = ? THEN CAST(? AS BIGINT) ELSE CAST(? AS BIGINT) END WHERE ${RUNNING}`,
       [failed ? 'failed' : 'waiting', result, nowMs, failed ? 1 : 0, item.gen, nextRunMs, nowMs, Number(item.id), this.owner],
     );
     return n === 1;
