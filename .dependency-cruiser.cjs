@@ -12,7 +12,7 @@
  *   handlers  the role handlers: src/roles/, the S3 door (src/s3api/), the console API (src/console/),
  *             metrics/route.ts (GET /metrics)
  *   http      the handler contract: src/http/ (RouteCall, the fastify glue of Kodo answers, Range and conditions)
- *   domain    objects, buckets, policy, iam, fops, jobs, events, auth, metrics, outbound, the transfer client, and
+ *   domain    objects, buckets, policy, iam, fops, jobs, events, replication, auth, metrics, outbound, the transfer client, and
  *             context.ts (the Granary: the domain's handle on the ports and services)
  *   stores    src/store/: the implementations of the ports. Only the entry layer names a store (rule
  *             `stores-only-from-entry`); the layers between reach them through the ports.
@@ -38,7 +38,7 @@ const LAYERS = [
   ['routes', ['^src/routes/', '^src/s3api/routes[.]ts$', '^src/metrics/(http|operations)[.]ts$']],
   ['handlers', ['^src/roles/', '^src/s3api/', '^src/console/', '^src/metrics/route[.]ts$']],
   ['http', ['^src/http/']],
-  ['domain', ['^src/(objects|buckets|policy|iam|fops|jobs|events|auth|metrics|outbound|transfer)/', '^src/context[.]ts$']],
+  ['domain', ['^src/(objects|buckets|policy|iam|fops|jobs|events|replication|auth|metrics|outbound|transfer)/', '^src/context[.]ts$']],
   ['stores', ['^src/store/']],
   ['ports', ['^src/ports/']],
   ['base', ['^src/(config|config-types|config-hosts|trust-proxy|settings-table|errors|errors-when|log|backoff|bigint-json|random-id)[.]ts$']],

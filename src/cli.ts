@@ -22,6 +22,7 @@ import { addKeyCommands } from './cli/keys.js';
 import { addLifecycleRuleCommands } from './cli/lifecycle-rules.js';
 import { addPipelineCommands } from './cli/pipelines.js';
 import { addQuotaCommand } from './cli/bucket-quota.js';
+import { addReplicationCommands } from './cli/replication.js';
 import { addScrubCommand } from './cli/scrub.js';
 import { addServeCommand } from './cli/serve.js';
 import { addBucketVersioningCommand } from './cli/versions.js';
@@ -46,6 +47,7 @@ export function buildCli(): Command {
   addIamCommands(program);
   addWorkflowCommands(program);
   addTransferCommands(program);
+  addReplicationCommands(program);
   return program;
 }
 

@@ -169,6 +169,18 @@ export interface Config {
   eventRetryMs: number;
   /** GRANARY_EVENT_CONCURRENCY: event notifications delivered at the same time (default 4). */
   eventConcurrency: number;
+  /** Replication copies at once per process (replication/worker.ts). */
+  replicationConcurrency: number;
+  /** First retry pause of a failed replication, ms (doubled each time). */
+  replicationRetryMs: number;
+  /** Longest retry pause of a replication, ms. */
+  replicationMaxRetryMs: number;
+  /** Failed attempts after which an object's replication status is FAILED. */
+  replicationFailAfter: number;
+  /** Waiting replication rows above which a warning is logged. */
+  replicationBacklog: number;
+  /** Objects above this size (bytes) are replicated by multipart upload. */
+  replicationMultipartBytes: number;
   /** GRANARY_DATE_WINDOW: allowed skew of a signed X-Qiniu-Date, seconds (default 900). */
   dateWindowSeconds: number;
   /** GRANARY_IAM_AUDIT_MAX: IAM audit records kept per account, the oldest dropped past it (default 10000). */

@@ -33,6 +33,7 @@ import type { Granary } from './context.js';
 import { FetchWorker } from './objects/fetch/fetch-worker.js';
 import { JobWorker } from './jobs/worker.js';
 import { EventWorker } from './events/worker.js';
+import { ReplicationWorker } from './replication/worker.js';
 import { FopCache } from './fops/cache/fop-cache.js';
 import { createLogger } from './log.js';
 import { ModerationModel } from './fops/moderation-model.js';
@@ -258,6 +259,16 @@ async function start(
   });
   await eventWorker.start();
   undo.push(() => eventWorker.stop());
+  const replicationWorker = new ReplicationWorker(g, g.meta.replication, {
+    concurrency: config.replicationConcurrency,
+    retryMs: config.replicationRetryMs,
+    maxRetryMs: config.replicationMaxRetryMs,
+    failAfter: config.replicationFailAfter,
+    multipartBytes: config.replicationMultipartBytes,
+    backlog: config.replicationBacklog,
+  });
+  replicationWorker.start();
+  undo.push(() => replicationWorker.stop());
   const scrubber = new Scrubber(g, { bytesPerSecond: config.scrubBytesPerSecond, intervalDays: config.scrubIntervalDays });
   g.scrubber = scrubber;
   await scrubber.load();
@@ -265,6 +276,7 @@ async function start(
     fetchWorker.poke();
     jobWorker.poke();
     eventWorker.poke();
+    replicationWorker.poke();
   };
   coord.onForeignWrite(wake);
   await startSingletons(g, coord, leaseClock, { scrubber, wake });
@@ -288,7 +300,7 @@ async function start(
         const closed = Promise.all([api.close(), consoleListener?.close(), s3Listener?.close()]);
         // Tasks queued by requests still in flight stay waiting in the store for the next start.
         // Running jobs are aborted and released: they resume at the next start.
-        const drained = Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop()]);
+        const drained = Promise.all([closed, fetchWorker.stop(), jobWorker.stop(), eventWorker.stop(), replicationWorker.stop()]);
         // At most GRANARY_STOP_TIMEOUT: then stuck requests are aborted and logged (stop-bound.ts).
         await boundStop(drained, config.stopTimeoutSeconds * 1000, {
           abortStoreCalls: () => blobs.abort?.(),

@@ -27,6 +27,7 @@ export const SETTING_GROUPS = [
   'Files and documents',
   'Persistent jobs and notifications',
   'Bucket event notifications',
+  'Bucket replication',
   'Background work',
   'Workers and processes',
   'Console, metrics and logs',
@@ -416,6 +417,32 @@ export const SETTINGS: readonly Setting[] = [
   {
     kind: 'int', name: 'GRANARY_EVENT_CONCURRENCY', field: 'eventConcurrency', group: 'Bucket event notifications', min: 1, max: 64, default: 4, unit: 'deliveries',
     description: 'event notifications delivered at the same time',
+  },
+
+  // Bucket replication
+  {
+    kind: 'int', name: 'GRANARY_REPLICATION_CONCURRENCY', field: 'replicationConcurrency', group: 'Bucket replication', min: 1, max: 64, default: 4, unit: 'copies',
+    description: 'objects each process copies to replication destinations at the same time (docs/guides/replication.md)',
+  },
+  {
+    kind: 'int', name: 'GRANARY_REPLICATION_RETRY_MS', field: 'replicationRetryMs', group: 'Bucket replication', min: 1, max: 3_600_000, default: 1000, unit: 'milliseconds',
+    description: 'pause after the first failed replication of an object, doubled after each further one up to `GRANARY_REPLICATION_MAX_RETRY_MS`; an object is retried until it is in step',
+  },
+  {
+    kind: 'int', name: 'GRANARY_REPLICATION_MAX_RETRY_MS', field: 'replicationMaxRetryMs', group: 'Bucket replication', min: 1, max: 86_400_000, default: 300_000, unit: 'milliseconds',
+    description: 'longest pause between two replication attempts of an object',
+  },
+  {
+    kind: 'int', name: 'GRANARY_REPLICATION_FAIL_AFTER', field: 'replicationFailAfter', group: 'Bucket replication', min: 1, max: 1000, default: 3, unit: 'attempts',
+    description: 'failed attempts after which an object\'s replication status is FAILED (it is still retried with back-off)',
+  },
+  {
+    kind: 'int', name: 'GRANARY_REPLICATION_BACKLOG', field: 'replicationBacklog', group: 'Bucket replication', min: 1, max: 1_000_000_000, default: 1_000_000, unit: 'objects',
+    description: 'objects waiting for replication above which a warning is logged (once a minute at most) and `granary_replication_backlog_exceeded` is 1; the outbox is on disk, never in memory, and one row per key however often it changes',
+  },
+  {
+    kind: 'int', name: 'GRANARY_REPLICATION_MULTIPART_BYTES', field: 'replicationMultipartBytes', group: 'Bucket replication', min: 5_242_880, max: 5_368_709_120, default: 67_108_864, unit: 'bytes',
+    description: 'objects larger than this go to the destination by multipart upload (8 MiB parts), smaller ones by one PutObject',
   },
 
   // Background work

@@ -3,6 +3,7 @@
  * configured stores (the data dir, or in cluster mode the PostgreSQL metadata and S3 blobs of GRANARY_METADATA and
  * GRANARY_BLOBS; keys; no server), and the data-dir flags.
  */
+import { parseAllowList } from '../outbound/guard.js';
 import { stat } from 'node:fs/promises';
 import pino from 'pino';
 import { KeyIndex } from '../auth/key-index.js';
@@ -78,7 +79,8 @@ export async function offlineContext(config: Config, create = false): Promise<Gr
     keyIndex,
     secretOf: keyIndex.secretOf,
     jobs: meta.jobs,
-    outbound: { allow: [] },
+    // The server's guard policy: commands that check destinations (replication add) judge them as the server will.
+    outbound: { allow: parseAllowList(config.outboundAllow) },
     domains: new DomainIndex(meta, config),
     fopPools: new FopPools({ image: 1, video: 1 }),
     fopTools: {},

@@ -22,11 +22,14 @@ import type { FreeSpace, SpaceReading } from '../objects/free-space.js';
 import type { JobQueue } from '../ports/job-queue.js';
 import type { BucketUsage, MetaStore } from '../ports/meta.js';
 import type { VersionStats } from '../ports/versions.js';
+import type { ReplicationRuleStats } from '../ports/replication.js';
 import type { ScrubStatusSource } from '../ports/scrub-status.js';
 
 /** What the scrape-time gauges read (the Granary gives them; named here so the context and metrics do not import each other). */
 export interface GaugeSources {
   meta: MetaStore;
+  /** GRANARY_REPLICATION_BACKLOG (granary_replication_backlog_exceeded). */
+  config?: { replicationBacklog: number };
   jobs: JobQueue;
   space: FreeSpace;
   scrubber?: ScrubStatusSource;
@@ -128,6 +131,21 @@ export class Metrics {
   readonly outboundRefused = new Counter({
     name: 'granary_outbound_refused_total',
     help: 'Outbound requests (callbacks, fetch, mirror, notify, resources) refused by the address guard',
+    registers: [this.registry],
+  });
+
+  /** Replication attempts that ended, by outcome (copied, in-step, deleted, delete-skipped, failed). */
+  readonly replicationAttempts = new Counter({
+    name: 'granary_replication_attempts_total',
+    help: 'Bucket replication attempts of this server, by outcome: copied, in-step (nothing to copy), deleted, delete-skipped, failed',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Bytes replication sent to destinations. */
+  readonly replicationBytes = new Counter({
+    name: 'granary_replication_sent_bytes_total',
+    help: 'Object bytes bucket replication sent to its destinations',
     registers: [this.registry],
   });
 
@@ -303,6 +321,47 @@ export class Metrics {
         },
       });
     };
+    // One read of the replication outbox's per-rule counts per scrape, shared by its gauges.
+    let repl: Promise<ReplicationRuleStats[]> | undefined;
+    const readRepl = (): Promise<ReplicationRuleStats[]> =>
+      (repl ??= g.meta.replication.stats(Date.now()).finally(() => {
+        repl = undefined;
+      }));
+    const replGauge = (name: string, help: string, pick: (s: ReplicationRuleStats, nowMs: number) => number | undefined): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['bucket', 'rule'] as const,
+        registers,
+        aggregator: 'max',
+        async collect() {
+          const all = await readRepl();
+          this.reset();
+          const now = Date.now();
+          for (const s of all) {
+            const v = pick(s, now);
+            if (v !== undefined) this.set({ bucket: s.bucket, rule: s.rule }, v);
+          }
+        },
+      });
+    };
+    replGauge('granary_replication_pending_objects', 'Objects waiting to be replicated (failed ones included), per bucket and rule', (s) => s.pending);
+    replGauge('granary_replication_pending_bytes', 'Bytes of the objects waiting to be replicated, per bucket and rule', (s) => s.pendingBytes);
+    replGauge('granary_replication_oldest_pending_seconds', 'Age of the oldest change not yet replicated, seconds, per bucket and rule (0: none)', (s, now) =>
+      s.oldestPendingMs === undefined ? 0 : Math.max(0, (now - s.oldestPendingMs) / 1000),
+    );
+    replGauge('granary_replication_failed_objects', 'Objects whose replication status is FAILED (still retried), per bucket and rule', (s) => s.failed);
+    new Gauge({
+      name: 'granary_replication_backlog_exceeded',
+      help: '1 when more objects wait for replication than GRANARY_REPLICATION_BACKLOG, else 0',
+      registers,
+      aggregator: 'max',
+      async collect() {
+        const all = await readRepl();
+        const pending = all.reduce((n, s) => n + s.pending, 0);
+        this.set(g.config && pending > g.config.replicationBacklog ? 1 : 0);
+      },
+    });
     bucketGauge('granary_bucket_bytes', 'Bytes stored per bucket', (u) => u.bytes);
     bucketGauge('granary_bucket_objects', 'Objects (entries) stored per bucket', (u) => u.count);
     // Versioned buckets (docs/reference/versioning.md): one read of the version counters per scrape, shared likewise.

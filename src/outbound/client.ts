@@ -168,7 +168,7 @@ function resolveAll(
  * addresses the guard refuses for `urlHost`, and fails with `OutboundError('forbidden-address')` when none is
  * left. The admitted addresses pass `policy.beforeConnect` (test seam) before the socket gets them.
  */
-function guardedLookup(urlHost: string, port: number, policy: OutboundPolicy): LookupFunction {
+export function guardedLookup(urlHost: string, port: number, policy: OutboundPolicy): LookupFunction {
   return (hostname, options, callback) => {
     resolveAll(hostname, familyNumber(options.family), options.hints, policy, (err, addresses) => {
       if (err) {

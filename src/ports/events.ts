@@ -15,6 +15,7 @@
  */
 import type { DurableQueue } from './durable-queue.js';
 import type { ObjectRecord } from './object-record.js';
+import type { ReplicationMark } from './replication.js';
 
 /** `waiting` (new or waiting for a retry), `running` (being delivered), `done` (delivered), `failed` (given up). */
 export type OutboxState = 'waiting' | 'running' | 'done' | 'failed';
@@ -47,7 +48,13 @@ export interface OutboxEvent {
  * concerns (the new or replaced entry of a put, the deleted entry, the copy or moved entry at its target, the
  * updated entry). Returns the events to write in that transaction (none = nothing written).
  */
-export type OutboxRows = (entry: ObjectRecord) => NewOutboxEvent[];
+export type OutboxRows = ((entry: ObjectRecord) => NewOutboxEvent[]) & {
+  /**
+   * Bucket replication (ports/replication.ts): the keys this change marks for replication, written in the same
+   * transaction into the replication outbox (called with the same entry). Absent: none.
+   */
+  replicate?: (entry: ObjectRecord) => ReplicationMark[];
+};
 
 /** The outbox: the life cycle of every durable queue (ports/durable-queue.ts), plus reads for diagnostics. */
 export interface EventOutbox extends DurableQueue<OutboxEvent> {

@@ -13,6 +13,7 @@ import type { TaskQueue } from './tasks.js';
 import type { WorkflowTemplateStore } from './workflow-templates.js';
 import type { BlobState, BlobSums } from './blob.js';
 import type { EventOutbox, OutboxRows } from './events.js';
+import type { ReplicationRule, ReplicationStore } from './replication.js';
 import type { ManifestPiece } from './manifest.js';
 import type { FetchTaskStore } from './fetch-tasks.js';
 import type { ObjectRecord } from './object-record.js';
@@ -94,6 +95,8 @@ export interface BucketSettings {
   ownership?: 'BucketOwnerEnforced' | 'BucketOwnerPreferred' | 'ObjectWriter';
   /** `events/add`: event notification rules. */
   eventRules?: EventRule[];
+  /** Bucket replication rules (ports/replication.ts; `granary replication add`, S3 PutBucketReplication). */
+  replication?: ReplicationRule[];
   /**
    * `noIndexPage` (0|1 on the wire): stored and reported by bucketInfo `no_index_page` (absent = 0). Granary serves
    * no default index page either way.
@@ -444,6 +447,11 @@ export interface MetaStore extends VersionMaintenance {
    * builder: its events are written in the change's own transaction, only when the change commits.
    */
   readonly events: EventOutbox;
+  /**
+   * Bucket replication (ports/replication.ts): remote targets and the replication outbox, whose rows the entry
+   * changes write through their `events` builder's `replicate` marks, in the change's own transaction.
+   */
+  readonly replication: ReplicationStore;
   /**
    * Lookups of `getBucketAndObject` answered from the store's per-process cache (`hits`) and read from the database
    * (`misses`), since the store was opened; absent when the store keeps no such cache (PostgreSQL). For metrics.

@@ -61,6 +61,7 @@ const CATALOGUE = {
   NoSuchUpload: [404, 'The specified multipart upload does not exist.'],
   NoSuchVersion: [404, 'The specified version does not exist.'],
   ServerSideEncryptionConfigurationNotFoundError: [404, 'The server side encryption configuration was not found'],
+  ReplicationConfigurationNotFoundError: [404, 'The replication configuration was not found'],
   NotImplemented: [501, 'A header or operation you provided implies functionality that is not implemented.'],
   ObjectLockConfigurationNotFoundError: [404, 'Object Lock configuration does not exist for this bucket'],
   PreconditionFailed: [412, 'At least one of the preconditions you specified did not hold.'],

@@ -12,6 +12,7 @@
  * ignores sub-resources: a preflight carries the query of the request it asks about.
  */
 import { deleteBucketEncryption, getBucketEncryption, putBucketEncryption } from './ops/bucket-encryption.js';
+import { deleteBucketReplication, getBucketReplication, putBucketReplication } from './ops/bucket-replication.js';
 import { S3Errors } from './errors.js';
 import type { S3Operation } from './types.js';
 import { copyObject } from './ops/copy-object.js';
@@ -151,6 +152,9 @@ export const ROUTES: S3Route[] = [
   { method: 'GET', shape: 'bucket', query: 'encryption', operation: 'GetBucketEncryption', auth: 'signed', iam: 's3:GetEncryptionConfiguration', handler: getBucketEncryption },
   { method: 'PUT', shape: 'bucket', query: 'encryption', operation: 'PutBucketEncryption', auth: 'signed', iam: 's3:PutEncryptionConfiguration', handler: putBucketEncryption },
   { method: 'DELETE', shape: 'bucket', query: 'encryption', operation: 'DeleteBucketEncryption', auth: 'signed', iam: 's3:PutEncryptionConfiguration', handler: deleteBucketEncryption },
+  { method: 'GET', shape: 'bucket', query: 'replication', operation: 'GetBucketReplication', auth: 'signed', iam: 's3:GetReplicationConfiguration', handler: getBucketReplication },
+  { method: 'PUT', shape: 'bucket', query: 'replication', operation: 'PutBucketReplication', auth: 'signed', iam: 's3:PutReplicationConfiguration', handler: putBucketReplication },
+  { method: 'DELETE', shape: 'bucket', query: 'replication', operation: 'DeleteBucketReplication', auth: 'signed', iam: 's3:PutReplicationConfiguration', handler: deleteBucketReplication },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', iam: 's3:GetBucketVersioning', handler: getBucketVersioning },
   { method: 'PUT', shape: 'bucket', query: 'versioning', operation: 'PutBucketVersioning', auth: 'signed', iam: 's3:PutBucketVersioning', handler: putBucketVersioning },
   // Object lock (ops/object-lock.ts).

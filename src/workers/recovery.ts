@@ -28,6 +28,8 @@ export interface Recovered {
   jobs: number;
   fetchTasks: number;
   events: number;
+  /** Replication outbox rows taken back. */
+  replication: number;
   stagingFiles: number;
   /** ffmpeg/ffprobe subprocesses of dead processes killed. */
   subprocesses: number;
@@ -69,11 +71,12 @@ export async function recoverFromDeadProcesses(g: Granary, self: ProcessIdentity
   const queueNow = g.clock.nowMs();
   const { job: jobs, fetch: fetchTasks } = await g.meta.tasks.requeueAbandoned(queueNow);
   const events = await g.meta.events.requeueAbandoned(queueNow);
+  const replication = await g.meta.replication.requeueAbandoned(queueNow);
   const live = (): Promise<ReadonlySet<string>> => liveTags(g, self);
   const stagingFiles = await g.blobs.recover(live);
   const subprocesses = await clearFopTemp(g.config.dataDir, self.tag, live);
-  const out = { deadOwners, jobs, fetchTasks, events, stagingFiles, subprocesses };
-  if (deadOwners.length + jobs + fetchTasks + events + stagingFiles + subprocesses > 0) {
+  const out = { deadOwners, jobs, fetchTasks, events, replication, stagingFiles, subprocesses };
+  if (deadOwners.length + jobs + fetchTasks + events + replication + stagingFiles + subprocesses > 0) {
     g.log.warn(out, 'workers: took back what processes that are gone left (leases, queued work, staging files)');
   }
   return out;

@@ -40,7 +40,8 @@ async function update(
   notify?: { event: EventName; actor: EventActor | undefined },
 ): Promise<void> {
   const nowSec = nowSeconds(g.clock);
-  const events = notify && (await eventsFor(g, { event: notify.event, at: ref, actor: notify.actor }));
+  // Changes without a notification still replicate (the `silent` change marks replication only).
+  const events = await eventsFor(g, notify ? { event: notify.event, at: ref, actor: notify.actor } : { event: 'put', at: ref, silent: true });
   const out = await g.meta.updateObject(
     ref.bucket,
     ref.key,

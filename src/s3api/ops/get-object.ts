@@ -18,6 +18,7 @@
  */
 import { lockAnswerHeaders } from '../object-lock.js';
 import { checkOriginalAccess } from '../../buckets/protection.js';
+import { replicationStatus } from '../../ports/replication.js';
 import type { Granary } from '../../context.js';
 import { isKodoError } from '../../errors.js';
 import { answerBody, lengthHeaders, servedEntry } from '../../objects/download.js';
@@ -164,6 +165,11 @@ export async function getObject(g: Granary, req: S3Request): Promise<S3Response>
   const headers = { ...objectHeaders(rec, nowSec), ...versionHeader(bucket, rec, versionId !== undefined), ...sseHeaders(rec.meta[SSE_META], keyMd5Of(given)) };
   // The version's object lock (object-lock.ts): mode, retain-until date, legal hold.
   Object.assign(headers, lockAnswerHeaders(rec));
+  // Bucket replication (docs/guides/replication.md): the current object's status, as S3 answers it on a source.
+  if (bucket.settings.replication?.length && versionId === undefined) {
+    const status = replicationStatus(await g.meta.replication.statusOf(bucket.name, key));
+    if (status) headers['x-amz-replication-status'] = status;
+  }
   const outcome = conditionOutcome(req, rec);
   if (outcome === 'failed') throw S3Errors.PreconditionFailed();
   if (outcome === 'not-modified') {

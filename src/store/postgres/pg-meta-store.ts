@@ -152,6 +152,8 @@ export class PgMetaStore implements MetaStore {
   readonly tasks: PgQueues['tasks'];
   readonly fetchTasks: PgQueues['fetchTasks'];
   readonly events: PgQueues['events'];
+  /** Replication targets and outbox (ports/replication.ts). */
+  readonly replication: PgQueues['replication'];
   readonly workflowTemplates: PgQueues['workflowTemplates'];
   readonly leases: PgQueues['leases'];
   readonly sessions: PgSessions;
@@ -174,6 +176,7 @@ export class PgMetaStore implements MetaStore {
     this.tasks = queues.tasks;
     this.fetchTasks = queues.fetchTasks;
     this.events = queues.events;
+    this.replication = queues.replication;
     this.workflowTemplates = queues.workflowTemplates;
     this.leases = queues.leases;
     this.sessions = new PgSessions(db);

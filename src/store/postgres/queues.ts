@@ -23,6 +23,7 @@ import { SqlLeases } from '../sql/leases.js';
 import { SqlTasks } from '../sql/tasks.js';
 import { SqlWorkflowTemplates } from '../sql/workflow-templates.js';
 import { PgEventOutboxStore } from './event-outbox.js';
+import { SqlReplication } from '../sql/replication.js';
 import { PgSqlDb } from './sql-db.js';
 import { PgWakeListener, type PgWakeOptions } from './wake.js';
 
@@ -51,6 +52,7 @@ export interface PgQueues {
   jobs: JobQueue;
   fetchTasks: FetchTaskStore;
   events: PgEventOutbox;
+  replication: SqlReplication;
   workflowTemplates: WorkflowTemplateStore;
   leases: LeaseStore;
   consoleSessions: ConsoleSessionStore;
@@ -71,11 +73,13 @@ export interface PgQueuesOptions {
 export async function openQueues(db: PgDb, owner: string, opts: PgQueuesOptions = {}): Promise<PgQueues> {
   const wake = await PgWakeListener.open(db.url, opts.wake);
   const sql = new PgSqlDb(db);
+  const replication = new SqlReplication(sql, owner);
   return {
     tasks: new SqlTasks(sql, owner),
     jobs: new SqlJobQueue(sql, owner),
     fetchTasks: new SqlFetchTasks(sql, owner),
-    events: new PgEventOutboxStore(db, sql, owner),
+    events: new PgEventOutboxStore(db, sql, owner, replication),
+    replication,
     workflowTemplates: new SqlWorkflowTemplates(sql),
     leases: new SqlLeases(sql),
     consoleSessions: new SqlConsoleSessions(sql),

@@ -517,6 +517,51 @@ END $$;
 CREATE TRIGGER buckets_versions_drop AFTER DELETE ON buckets FOR EACH ROW EXECUTE FUNCTION granary_bucket_versions_dropped();
 `;
 
+/**
+ * Bucket replication (ports/replication.ts, store/sql/replication.ts): remote targets with their key pair (never
+ * answered or logged) and the outbox, one row per (rule, bucket, key) written in the transaction of the change and
+ * kept once done (the object's COMPLETED status). Self-contained (migration REPLICATION_VERSION).
+ */
+const REPLICATION = `
+CREATE TABLE replication_targets (
+  arn           text COLLATE "C" PRIMARY KEY,
+  source_bucket text COLLATE "C" NOT NULL,
+  endpoint      text NOT NULL,
+  region        text NOT NULL,
+  bucket        text NOT NULL,
+  access_key    text NOT NULL,
+  secret_key    text NOT NULL,
+  path_style    boolean NOT NULL DEFAULT true,
+  bandwidth     bigint NOT NULL DEFAULT 0,
+  created_ms    bigint NOT NULL
+);
+CREATE TABLE replication_outbox (
+  seq         bigserial PRIMARY KEY,
+  rule        text COLLATE "C" NOT NULL,
+  bucket      text COLLATE "C" NOT NULL,
+  key         text COLLATE "C" NOT NULL,
+  state       text NOT NULL,
+  gen         bigint NOT NULL DEFAULT 1,
+  attempts    integer NOT NULL DEFAULT 0,
+  owner       text,
+  result      text,
+  copied      text,
+  failed      integer NOT NULL DEFAULT 0,
+  size        bigint NOT NULL DEFAULT 0,
+  created_ms  bigint NOT NULL,
+  updated_ms  bigint NOT NULL,
+  next_run_ms bigint NOT NULL,
+  UNIQUE (rule, bucket, key)
+);
+CREATE INDEX replication_outbox_queue ON replication_outbox (state, next_run_ms, seq);
+CREATE INDEX replication_outbox_key ON replication_outbox (bucket, key);
+CREATE TRIGGER replication_outbox_wake AFTER INSERT OR UPDATE OR DELETE ON replication_outbox
+  FOR EACH ROW EXECUTE FUNCTION granary_wake();
+`;
+
+/** The replication migration's number. */
+const REPLICATION_VERSION = 8;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'core', sql: CORE },
   { version: 2, name: 'console-sessions', sql: CONSOLE_SESSIONS },
@@ -525,4 +570,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'iam', sql: IAM },
   { version: 6, name: 'iam-change-counter', sql: IAM_CHANGE_COUNTER },
   { version: 7, name: 'object-versions', sql: OBJECT_VERSIONS },
+  { version: REPLICATION_VERSION, name: 'replication', sql: REPLICATION },
 ];

@@ -3,6 +3,7 @@ import { migrateBucketUsage } from './bucket-usage.js';
 import { migrateManifests } from './manifests.js';
 import { migrateTasks } from './tasks-migration.js';
 import { migrateVersionStats } from './version-stats.js';
+import { REPLICATION_DDL } from './replication-schema.js';
 import { OBJECT_VERSION_COLUMNS, VERSIONS_DDL } from './versions.js';
 import { migrateObjectLock } from './object-lock.js';
 
@@ -384,4 +385,6 @@ export function migrate(db: Database.Database): void {
   migrateVersionStats(db);
   // Object lock (object-lock.ts): each version's retention and legal hold.
   migrateObjectLock(db);
+  // Bucket replication targets and outbox (replication-schema.ts).
+  db.exec(REPLICATION_DDL);
 }

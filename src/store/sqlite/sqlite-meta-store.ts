@@ -48,6 +48,7 @@ import { Checkpointer, JOURNAL_LIMIT_BYTES } from './checkpointer.js';
 import { CommitBatch } from './commit-batch.js';
 import { WalSync, withGroupCommit } from './group-commit.js';
 import { SqliteEventOutbox } from './event-outbox.js';
+import { SqlReplication } from '../sql/replication.js';
 import { SqlConsoleSessions } from '../sql/console-sessions.js';
 import { SqlIamStore } from '../sql/iam.js';
 import { SqlFetchTasks } from '../sql/fetch-tasks.js';
@@ -155,6 +156,8 @@ export class SqliteMetaStore implements MetaStore {
   readonly workflowTemplates: SqlWorkflowTemplates;
   /** The event notification outbox (ports/events.ts), written inside the entry transactions below. */
   readonly events: SqliteEventOutbox;
+  /** Replication targets and outbox (ports/replication.ts); marks are written with the events. */
+  readonly replication: SqlReplication;
   /** The shared WAL fdatasync of group commit (group-commit.ts). */
   readonly wal: WalSync;
   private checkpointer: Checkpointer | undefined;
@@ -217,7 +220,8 @@ export class SqliteMetaStore implements MetaStore {
     this.jobs = new SqlJobQueue(sql, this.owner);
     this.tasks = new SqlTasks(sql, this.owner);
     this.workflowTemplates = new SqlWorkflowTemplates(sql);
-    this.events = new SqliteEventOutbox(db, sql, this.owner);
+    this.replication = new SqlReplication(sql, this.owner);
+    this.events = new SqliteEventOutbox(db, sql, this.owner, this.replication);
     this.leases = new SqlLeases(sql);
     this.consoleSessions = new SqlConsoleSessions(sql);
     this.consoleSamples = new SqliteConsoleSamples(db);
