@@ -127,6 +127,22 @@ describe('encryption at rest', () => {
     expect((await s3Get('multi', `bytes=${a}-${b}`)).equals(body.subarray(a, b + 1))).toBe(true);
   });
 
+  it('keeps fop results encrypted in the result cache: served decrypted on a hit, small and large', async () => {
+    for (const [key, lines] of [['doc-small.md', 20], ['doc-large.md', 8000]] as const) {
+      const md = Array.from({ length: lines }, (_, i) => `line ${i} ${MARKER.toString()}\n`).join('\n');
+      await put(s!, BUCKET, key, Buffer.from(md));
+      const first = await fetch(`${s!.url}/${BUCKET}/${key}?md2html/1`);
+      const html = await first.text();
+      expect(first.status, html).toBe(200);
+      expect(first.headers.get('x-granary-cache')).toBe('miss');
+      expect(html).toContain(`line ${lines - 1} ${MARKER.toString()}`);
+      const again = await fetch(`${s!.url}/${BUCKET}/${key}?md2html/1`);
+      expect(again.headers.get('x-granary-cache')).toBe('hit');
+      expect(await again.text()).toBe(html);
+    }
+    expect((await filesUnder(join(dir, 'fop-cache'))).length).toBeGreaterThanOrEqual(3);
+  });
+
   it('leaves no plaintext of the marker anywhere under the data dir', async () => {
     await stop(); // checkpoints the WAL into meta.db
     const files = await filesUnder(dir);

@@ -114,7 +114,7 @@ export class EncryptingBlobStore implements BlobStore {
    */
   constructor(
     readonly inner: BlobStore,
-    private readonly master: MasterKey,
+    readonly master: MasterKey,
     private readonly older: readonly MasterKey[] = [],
   ) {}
 

@@ -225,6 +225,14 @@ export function sealedSize(plainBytes: number): number {
   return HEADER_BYTES + plainBytes + chunks * TAG_BYTES;
 }
 
+/** Plaintext bytes of a blob of `storedBytes` stored bytes (the inverse of sealedSize); -1 when no blob has that size. */
+export function plainSize(storedBytes: number): number {
+  const body = storedBytes - HEADER_BYTES;
+  if (body < TAG_BYTES) return -1;
+  const chunks = Math.ceil(body / SEALED_CHUNK_BYTES);
+  return body - chunks * TAG_BYTES;
+}
+
 /** Encrypts a whole small buffer (inline blobs). */
 export function sealBuffer(master: MasterKey, plain: Buffer, customerKey?: Buffer): Buffer {
   const { header, dataKey, nonce } = newHeader(master, customerKey);
