@@ -212,4 +212,21 @@ describe('encryption at rest', () => {
     await start();
     expect((await get('s3-chunkEdge')).body.equals(content(SIZES.chunkEdge))).toBe(true);
   });
+
+  it('takes the master key from GRANARY_MASTER_KEY (hex or base64), checked as the file; both set is refused', async () => {
+    await stop();
+    const key = Buffer.from((await readFile(keyFile, 'utf8')).trim(), 'hex');
+    await expect(start({ GRANARY_MASTER_KEY: key.toString('hex'), GRANARY_MASTER_KEY_FILE: keyFile })).rejects.toThrow(/both GRANARY_MASTER_KEY_FILE and GRANARY_MASTER_KEY are set/);
+    await expect(start({ GRANARY_MASTER_KEY: 'not a key' })).rejects.toThrow(/GRANARY_MASTER_KEY must hold 32 bytes/);
+    await expect(start({ GRANARY_MASTER_KEY: randomBytes(32).toString('hex') })).rejects.toThrow(/master key in GRANARY_MASTER_KEY .*is not the key/);
+    for (const text of [key.toString('hex'), key.toString('base64')]) {
+      await start({ GRANARY_MASTER_KEY: text });
+      expect((await get('s3-chunkEdge')).body.equals(content(SIZES.chunkEdge))).toBe(true);
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'via-env', Body: content(1000) }));
+      expect((await s3Get('via-env')).equals(content(1000))).toBe(true);
+      await stop();
+    }
+    await start();
+    expect((await get('via-env')).body.equals(content(1000))).toBe(true);
+  });
 });
