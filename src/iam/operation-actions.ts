@@ -67,6 +67,8 @@ export const S3_ACTIONS: Readonly<Record<string, string>> = {
   's3:PutBucketOwnershipControls': 'kodo/BucketSettings',
   's3:GetEncryptionConfiguration': 'kodo/BucketSettings',
   's3:PutEncryptionConfiguration': 'kodo/BucketSettings',
+  's3:GetBucketPublicAccessBlock': 'kodo/BucketSettings',
+  's3:PutBucketPublicAccessBlock': 'kodo/BucketSettings',
   's3:PutObjectAcl': 'kodo/Chgm',
 };
 

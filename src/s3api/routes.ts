@@ -12,6 +12,7 @@
  * ignores sub-resources: a preflight carries the query of the request it asks about.
  */
 import { deleteBucketEncryption, getBucketEncryption, putBucketEncryption } from './ops/bucket-encryption.js';
+import { deletePublicAccessBlock, getPublicAccessBlock, putPublicAccessBlock } from './ops/bucket-public-access-block.js';
 import { S3Errors } from './errors.js';
 import type { S3Operation } from './types.js';
 import { copyObject } from './ops/copy-object.js';
@@ -145,6 +146,9 @@ export const ROUTES: S3Route[] = [
   { method: 'DELETE', shape: 'bucket', query: 'encryption', operation: 'DeleteBucketEncryption', auth: 'signed', iam: 's3:PutEncryptionConfiguration', handler: deleteBucketEncryption },
   { method: 'GET', shape: 'bucket', query: 'versioning', operation: 'GetBucketVersioning', auth: 'signed', iam: 's3:GetBucketVersioning', handler: getBucketVersioning },
   { method: 'PUT', shape: 'bucket', query: 'versioning', operation: 'PutBucketVersioning', auth: 'signed', iam: 's3:PutBucketVersioning', handler: putBucketVersioning },
+  { method: 'GET', shape: 'bucket', query: 'publicAccessBlock', operation: 'GetPublicAccessBlock', auth: 'signed', iam: 's3:GetBucketPublicAccessBlock', handler: getPublicAccessBlock },
+  { method: 'PUT', shape: 'bucket', query: 'publicAccessBlock', operation: 'PutPublicAccessBlock', auth: 'signed', iam: 's3:PutBucketPublicAccessBlock', handler: putPublicAccessBlock },
+  { method: 'DELETE', shape: 'bucket', query: 'publicAccessBlock', operation: 'DeletePublicAccessBlock', auth: 'signed', iam: 's3:PutBucketPublicAccessBlock', handler: deletePublicAccessBlock },
   // CORS preflights (cors.ts).
   { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },
   { method: 'OPTIONS', shape: 'object', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },
