@@ -154,6 +154,13 @@ describe('encryption at rest', () => {
     expect(found).toEqual([]);
     // The objects stored in the clear before are still there, in the clear: the check would see plaintext.
     expect((await Promise.all(files.map((f) => readFile(f)))).some((b) => b.includes(OLD))).toBe(true);
+    // `granary stat` (offline) tells encrypted entries from those stored before, inline and file alike.
+    const env = { GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK, GRANARY_MASTER_KEY_FILE: keyFile };
+    for (const [key, atRest] of [['kodo-tiny', true], ['kodo-large', true], ['old-small', false], ['old-file', false]] as const) {
+      const r = runCli(['stat', '--data-dir', dir, `${BUCKET}:${key}`], env);
+      expect(r.status, r.stderr).toBe(0);
+      expect((JSON.parse(r.stdout) as { encryption: unknown }).encryption, key).toEqual({ atRest });
+    }
     await start();
     expect((await get('kodo-tiny')).body.equals(content(SIZES.tiny))).toBe(true);
   });
