@@ -20,22 +20,11 @@ import { randomBytes } from 'node:crypto';
 import { close as fsClose, createReadStream, open as fsOpen, read as fsRead } from 'node:fs';
 import { createWriteStream } from 'node:fs';
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import { pipeline, type Readable } from 'node:stream';
+import { pipeline, type Readable, type Transform } from 'node:stream';
 import { pipeline as pipelineAsync } from 'node:stream/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import {
-  DecryptStream,
-  EncryptStream,
-  hasMagic,
-  HEADER_BYTES,
-  type MasterKey,
-  openBuffer,
-  openHeader,
-  plainSize,
-  sealBuffer,
-  sealedSize,
-} from '../../store/crypto/envelope.js';
+import type { Sealer } from '../../ports/sealer.js';
 
 /**
  * A cache entry being served: results up to SMALL_BYTES are read whole (`body`, one open/read/close like small
@@ -102,23 +91,23 @@ export class FopCache {
     /** Size bound in bytes (0 = disabled). */
     readonly maxBytes: number,
     private readonly log?: Logger,
-    /** The master key results are encrypted with (undefined: stored in the clear). */
-    private readonly master?: MasterKey,
+    /** The sealing results are encrypted with (undefined: stored in the clear). */
+    private readonly master?: Sealer,
   ) {}
 
   /**
    * Opens the cache at `root` with a bound of `maxBytes` (0 disables it: nothing is stored and the directory is
    * removed). Rebuilds the index from the files, removes temp leftovers and unreadable names, prunes to the bound.
-   * `master`: the server's master key (encryption at rest; see the module comment): files written with another key,
-   * or in the clear, are removed.
+   * `master`: the sealing of the server's encryption at rest (see the module comment): files written with another
+   * key, or in the clear, are removed.
    */
-  static async open(root: string, maxBytes: number, log?: Logger, master?: MasterKey): Promise<FopCache> {
+  static async open(root: string, maxBytes: number, log?: Logger, master?: Sealer): Promise<FopCache> {
     const cache = new FopCache(root, maxBytes, log, master);
     if (maxBytes <= 0) {
       await rm(root, { recursive: true, force: true });
       return cache;
     }
-    const keyId = master ? master.id.toString('hex') : 'none';
+    const keyId = master ? master.keyId : 'none';
     const recorded = (await readFile(join(root, KEY_ID_FILE), 'utf8').catch(() => undefined))?.trim();
     // No record: a cache from before encryption existed (in the clear) when there are files; emptied if now encrypted.
     if (recorded !== keyId && (recorded !== undefined || master)) await rm(root, { recursive: true, force: true });
@@ -148,7 +137,7 @@ export class FopCache {
             await rm(path, { recursive: true, force: true }).catch(() => undefined);
             return undefined;
           }
-          const size = master ? plainSize(st.size) : st.size;
+          const size = master ? master.plainSize(st.size) : st.size;
           if (size < 0) {
             await rm(path, { force: true }).catch(() => undefined);
             return undefined;
@@ -216,30 +205,27 @@ export class FopCache {
    * An encrypted entry opened on `fd` (closed here or by the stream): small ones decrypted whole, larger ones
    * streamed after their header is opened. Throws (CiphertextMismatch) when the file does not authenticate.
    */
-  private async openSealed(fd: number, e: Entry, master: MasterKey): Promise<CacheHit> {
-    if (e.stored <= SMALL_BYTES + HEADER_BYTES) {
-      const body = openBuffer([master], await readWhole(fd, e.stored));
+  private async openSealed(fd: number, e: Entry, master: Sealer): Promise<CacheHit> {
+    if (e.stored <= SMALL_BYTES + master.headerBytes) {
+      const body = master.openBuffer(await readWhole(fd, e.stored));
       if (body.length !== e.size) throw new Error(`fop cache: ${e.path} holds ${body.length} bytes, not ${e.size}`);
       return { size: e.size, contentType: e.contentType, body };
     }
-    let opened: { dataKey: Buffer; nonce: Buffer };
+    let plain: Transform;
     try {
-      const head = await readWhole(fd, HEADER_BYTES, true);
-      if (!hasMagic(head)) throw new Error(`fop cache: ${e.path} is not encrypted`);
-      opened = openHeader(head, [master]);
+      plain = master.openStream(await readWhole(fd, master.headerBytes, true));
     } catch (err) {
       fsClose(fd, () => undefined);
       throw err;
     }
-    const file = createReadStream('', { fd, start: HEADER_BYTES, highWaterMark: 4 * SMALL_BYTES });
-    const plain = new DecryptStream(opened.dataKey, opened.nonce, { firstChunk: 0, skip: 0, limit: Number.MAX_SAFE_INTEGER, toEnd: true });
+    const file = createReadStream('', { fd, start: master.headerBytes, highWaterMark: 4 * SMALL_BYTES });
     return { size: e.size, contentType: e.contentType, stream: pipeline(file, plain, () => undefined) };
   }
 
   /** Writes `content` to `tmp` encrypted under `master` (a `file` content is left where it is). */
-  private async writeSealed(tmp: string, content: CacheContent, master: MasterKey): Promise<void> {
-    if ('body' in content) await writeFile(tmp, sealBuffer(master, content.body));
-    else await pipelineAsync(createReadStream(content.file), new EncryptStream(master), createWriteStream(tmp));
+  private async writeSealed(tmp: string, content: CacheContent, master: Sealer): Promise<void> {
+    if ('body' in content) await writeFile(tmp, master.sealBuffer(content.body));
+    else await pipelineAsync(createReadStream(content.file), master.sealStream(), createWriteStream(tmp));
   }
 
   /**
@@ -284,7 +270,7 @@ export class FopCache {
     }
     const old = this.entries.get(id);
     if (old) this.remove(id, old.path !== path);
-    const stored = this.master ? sealedSize(size) : size;
+    const stored = this.master ? this.master.sealedSize(size) : size;
     if (this.master && 'file' in content) await unlink(content.file).catch(() => undefined);
     this.add(id, { size, stored, contentType, path, touchedMs: Date.now() });
     await this.evict();

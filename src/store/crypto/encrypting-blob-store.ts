@@ -207,6 +207,10 @@ export class EncryptingBlobStore implements BlobStore {
     return { path, release };
   }
 
+  async encryptedAtRest(blobId: string): Promise<boolean> {
+    return hasMagic(await collect(this.inner.read(blobId, { start: 0, end: MAGIC.length - 1 })));
+  }
+
   remove(blobId: string): Promise<void> {
     return this.inner.remove(blobId);
   }
