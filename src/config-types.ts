@@ -281,6 +281,11 @@ export interface Config {
    * blobs are stored unencrypted.
    */
   masterKeyFile?: string;
+  /**
+   * GRANARY_MASTER_KEY: the master key itself (64 hex characters or base64 of 32 bytes), instead of
+   * GRANARY_MASTER_KEY_FILE; both set is refused at start (store/crypto/master-key.ts `readMasterKey`).
+   */
+  masterKey?: string;
   /** GRANARY_METRICS_TOKEN: when set, `GET /metrics` requires `Authorization: Bearer <token>` (else 401). */
   metricsToken?: string;
   /** GRANARY_LOG_FORMAT: `pretty` (pino-pretty, one line per event), `json`, or `auto` (default: pretty when stdout is a TTY, else json). */

@@ -211,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
     s3Host: textVar(env, 'GRANARY_S3_HOST') ?? textOrDefault(env, 'GRANARY_HOST'),
     trustProxy: parseTrustProxy(env.GRANARY_TRUST_PROXY),
     ...optionalText(env, 'GRANARY_MASTER_KEY_FILE', 'masterKeyFile'),
+    ...optionalText(env, 'GRANARY_MASTER_KEY', 'masterKey'),
     logFormat: logFormatVar(env),
   };
   const consolePort = intVar(env, 'GRANARY_CONSOLE_PORT');

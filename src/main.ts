@@ -52,6 +52,8 @@ import { startListener } from './start-listener.js';
 import { FreeSpace } from './objects/free-space.js';
 import { checkDeployment } from './store/deployment.js';
 import { openStores, sharedFsBlobsWarning } from './store/open.js';
+import { EncryptingBlobStore } from './store/crypto/encrypting-blob-store.js';
+import { masterSealer } from './store/crypto/sealer.js';
 import { Coordinator } from './workers/coordinator.js';
 import { lockDataDir, type DataDirLock } from './workers/data-dir-lock.js';
 import { newIdentity, type ProcessIdentity } from './workers/identity.js';
@@ -198,7 +200,7 @@ async function start(
     fopPools: new FopPools({ image: config.fopConcurrency, video: config.videoConcurrency }),
     fopTools: locateTools(config),
     moderation,
-    fopCache: await FopCache.open(cache.dir, cache.bytes, log),
+    fopCache: await FopCache.open(cache.dir, cache.bytes, log, blobs instanceof EncryptingBlobStore ? masterSealer(blobs.master) : undefined),
     metrics,
     processTag: identity.tag,
     ...(opts.slot !== undefined ? { workerSlot: opts.slot } : {}),

@@ -180,6 +180,11 @@ export const SETTINGS: readonly Setting[] = [
     description: 'file holding the master key of encryption at rest: 32 random bytes as 64 hex characters or base64 (`openssl rand -hex 32 > master.key`). Set, every new blob (files, inline objects, parts, pieces, the S3 backend\'s objects) is encrypted with a data key of its own wrapped by this key, and blobs from before stay readable; once set, a start without it or with another key is refused. Losing it loses every encrypted object (docs/reference/encryption.md)',
   },
   {
+    kind: 'text', name: 'GRANARY_MASTER_KEY', field: 'masterKey', group: 'Keys', type: 'key',
+    defaultText: 'unset',
+    description: 'the master key itself instead of a file (for a secrets manager that hands out environment variables): 32 bytes as 64 hex characters or base64, checked as the file is; setting both this and `GRANARY_MASTER_KEY_FILE` is refused. Prefer the file where you can: the environment of a process is readable by its user (`/proc/<pid>/environ`); the tools fops run (ffmpeg, heif-convert, soffice) are started without it (docs/reference/encryption.md)',
+  },
+  {
     kind: 'int', name: 'GRANARY_IAM_AUDIT_MAX', field: 'iamAuditMax', group: 'Keys', min: 100, max: 10_000_000, default: 10_000, unit: 'records',
     description: 'IAM audit records kept per account (100 … 10000000): each IAM change is recorded (docs/reference/iam.md, "Audits"); past this many, the oldest are dropped',
   },

@@ -56,8 +56,16 @@ export function addEntryCommands(program: Command): void {
   ).action(async (entries: string[], o: Both) => {
     if (await remoteForm(entries, o, 'stat')) return (await import('./remote-objects.js')).remoteEntries('stat', entries, o);
     const { offline, toJson, statEntry, entryArg } = await offlineParts();
+    const [{ encryptionOf }, { findLiveObject }] = await Promise.all([import('../objects/manage/encryption-of.js'), import('../objects/read.js')]);
     return offline(o, async (g) => {
-      for (const e of entries) process.stdout.write(`${toJson(await statEntry(g, entryArg(e)))}\n`);
+      for (const e of entries) {
+        const ref = entryArg(e);
+        const out = await statEntry(g, ref);
+        // Offline only: how the entry is encrypted (objects/manage/encryption-of.ts); the Kodo stat answer has no such field.
+        const rec = await findLiveObject(g, ref.bucket, ref.key);
+        if (rec) out.encryption = await encryptionOf(g, rec);
+        process.stdout.write(`${toJson(out)}\n`);
+      }
     });
   });
   withRemote(

@@ -42,7 +42,7 @@ export function addKeyCommands(program: Command): void {
     const from = await readMasterKeyFile(opts.oldKeyFile!);
     const to = await readMasterKeyFile(opts.newKeyFile!);
     // Opened without the key check (the rotation checks both keys itself) and without the encrypting wrapper.
-    const { meta, blobs } = await openStores({ ...config, masterKeyFile: undefined }, undefined, { keyCheck: false });
+    const { meta, blobs } = await openStores({ ...config, masterKeyFile: undefined, masterKey: undefined }, undefined, { keyCheck: false });
     try {
       const r = await rotateMasterKey(meta, blobs, from, to);
       process.stdout.write(

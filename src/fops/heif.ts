@@ -10,6 +10,7 @@
  * needs it, so at most GRANARY_FOP_CONCURRENCY conversions run at once. The source header was checked against
  * the pixel limits (readHeader) before this is called.
  */
+import { toolEnv } from './tool-env.js';
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { Errors } from '../errors.js';
@@ -31,7 +32,7 @@ export async function heifToPng(cmd: string, source: FopSource, ctx: FopContext)
   const input = await source.file();
   const output = ctx.tempFile('.png');
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(tool, [input, output], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(tool, [input, output], { stdio: ['ignore', 'ignore', 'pipe'], env: toolEnv() });
     let stderr = '';
     let settled = false;
     const finish = (err?: Error): void => {

@@ -69,6 +69,8 @@ export const S3_ACTIONS: Readonly<Record<string, string>> = {
   's3:PutEncryptionConfiguration': 'kodo/BucketSettings',
   's3:GetReplicationConfiguration': 'kodo/BucketSettings',
   's3:PutReplicationConfiguration': 'kodo/BucketSettings',
+  's3:GetBucketPublicAccessBlock': 'kodo/BucketSettings',
+  's3:PutBucketPublicAccessBlock': 'kodo/BucketSettings',
   's3:PutObjectAcl': 'kodo/Chgm',
   // Object lock (s3api/ops/object-lock.ts; docs/reference/versioning.md).
   's3:GetBucketObjectLockConfiguration': 'kodo/BucketSettings',

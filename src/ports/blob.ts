@@ -88,6 +88,12 @@ export interface BlobStore {
   /** Lists every blob id with its modification time in ms (the orphan report and `granary gc`). */
   list(): AsyncIterable<{ id: string; mtimeMs: number }>;
   /**
+   * Whether the blob's stored bytes are in the encrypted format (encryption at rest, store/crypto/); only an
+   * encrypting store has it (absent: nothing is encrypted). Rejects when the blob cannot be read.
+   */
+  encryptedAtRest?(blobId: string): Promise<boolean>;
+
+  /**
    * The deployment marker: a small text (JSON, store/deployment.ts) written once at the first start, beside the
    * blobs and never among them (`list()` never yields it). Undefined when the store has none.
    */

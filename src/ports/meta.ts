@@ -114,6 +114,11 @@ export interface BucketSettings {
    * applied by s3api/bucket-policy-doc.ts and bucket-policy-eval.ts). Absent = none.
    */
   policy?: string;
+  /**
+   * S3 PutPublicAccessBlock (s3api/public-access-block.ts): the bucket's Block Public Access settings; absent =
+   * none set (GetPublicAccessBlock: NoSuchPublicAccessBlockConfiguration, nothing blocked).
+   */
+  publicAccessBlock?: PublicAccessBlockSettings;
   /** `bucketTagging`: the bucket's tags in the order set (absent = none; buckets/tagging.ts). */
   tags?: BucketTag[];
   /**
@@ -127,6 +132,14 @@ export interface BucketSettings {
    * PutObjectLockConfiguration. Absent = no object lock.
    */
   objectLock?: ObjectLockConfig;
+}
+
+/** S3 Block Public Access settings of a bucket (AWS PublicAccessBlockConfiguration; s3api/public-access-block.ts). */
+export interface PublicAccessBlockSettings {
+  blockPublicAcls: boolean;
+  ignorePublicAcls: boolean;
+  blockPublicPolicy: boolean;
+  restrictPublicBuckets: boolean;
 }
 
 /** One bucket tag (`bucketTagging`, Kodo's wire names `Key`/`Value`). */

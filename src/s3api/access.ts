@@ -3,14 +3,17 @@
  * the Kodo API (auth/authorize.ts: the root key on every bucket, an account key on its own; another account's →
  * AccessDenied, a missing bucket → NoSuchBucket); beyond that, the S3 ACLs decide (acl.ts: other accounts and
  * anonymous callers get what the bucket's or object's grants give them; a public bucket's objects are anyone's).
- * An IAM sub-user's access, and any access the bucket policy grants (anonymous callers, other accounts), was decided
+ * With the bucket's IgnorePublicAcls (public-access-block.ts) the public grants of these ACLs, and the Kodo public
+ * flag, give nothing here. An IAM sub-user's access, and any access the bucket policy grants (anonymous callers, other accounts), was decided
  * by the route table's step (auth-step.ts), which leaves the bucket on the request (`authorized`).
  */
 import { mayAccess } from '../auth/authorize.js';
 import type { Granary } from '../context.js';
 import type { BucketRecord, ObjectRecord } from '../ports/meta.js';
-import { aclAllows, bucketGrants, type Acl, type AskedPermission, type Requester } from './acl.js';
+import { parseBucketPolicy, policyIsPublic } from './bucket-policy-doc.js';
+import { aclAllows, bucketGrants, cannedGrants, type Acl, type AskedPermission, type Requester } from './acl.js';
 import { objectAclOf } from './acl-request.js';
+import { effectiveAcl } from './public-access-block.js';
 import { S3Errors } from './errors.js';
 import type { S3Request } from './types.js';
 
@@ -56,7 +59,7 @@ export function checkBucketAccess(g: Granary, req: S3Request, rec: BucketRecord 
   const ak = req.caller.accessKey;
   if (req.authorized?.name === rec.name || (ak !== undefined && mayAccess(g, ak, rec))) return rec;
   // Other accounts and anonymous callers: the bucket's ACL decides (acl.ts).
-  if (need !== 'OWNER' && aclAllows(bucketAclOf(rec), requesterOf(req), need)) return rec;
+  if (need !== 'OWNER' && aclAllows(deciding(rec), requesterOf(req), need)) return rec;
   throw ak !== undefined ? S3Errors.AccessDenied(`no permission on bucket ${rec.name}`) : S3Errors.AccessDenied();
 }
 
@@ -71,13 +74,38 @@ export function checkObjectRead(g: Granary, req: S3Request, rec: BucketRecord | 
   const ak = req.caller.accessKey;
   if (req.authorized?.name === rec.name || (ak !== undefined && mayAccess(g, ak, rec))) return rec;
   const own = object && rec.settings.ownership !== 'BucketOwnerEnforced' ? objectAclOf(object.meta) : undefined;
-  if (own ? aclAllows(own, requesterOf(req), 'READ') : !rec.private) return rec;
+  const pab = rec.settings.publicAccessBlock;
+  // A public bucket's objects are anyone's (AllUsers READ of its ACL) — unless the bucket ignores public ACLs.
+  if (own ? aclAllows(effectiveAcl(pab, own), requesterOf(req), 'READ') : !rec.private && !pab?.ignorePublicAcls && !restrictedPolicy(rec)) return rec;
   throw ak !== undefined ? S3Errors.AccessDenied(`no permission on bucket ${rec.name}`) : S3Errors.AccessDenied();
 }
 
 /** The requester of an S3 request, for ACL decisions (a signed caller's canonical id is its AccessKey). */
 export function requesterOf(req: S3Request): Requester {
   return req.caller.accessKey === undefined ? { kind: 'anonymous' } : { kind: 'user', id: req.caller.accessKey };
+}
+
+/**
+ * Whether the bucket's RestrictPublicBuckets applies: set, and its stored policy is public (an unparsable one counts
+ * as public: fail closed). The Kodo public flag a public policy opened then gives nothing (public-access-block.ts).
+ */
+function restrictedPolicy(rec: BucketRecord): boolean {
+  const text = rec.settings.policy;
+  if (!rec.settings.publicAccessBlock?.restrictPublicBuckets || text === undefined) return false;
+  try {
+    return policyIsPublic(parseBucketPolicy(text, rec.name));
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The bucket ACL that decides access: its grants without the Kodo flag's AllUsers READ when RestrictPublicBuckets
+ * applies (`restrictedPolicy`), without any public grant when it ignores public ACLs.
+ */
+function deciding(rec: BucketRecord): Acl {
+  const acl = restrictedPolicy(rec) ? { owner: rec.owner, grants: rec.settings.acl ?? cannedGrants('private', rec.owner) } : bucketAclOf(rec);
+  return effectiveAcl(rec.settings.publicAccessBlock, acl);
 }
 
 /** A bucket's ACL, in step with its Kodo private flag (acl.ts `bucketGrants`). */

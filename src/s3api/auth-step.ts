@@ -15,7 +15,8 @@
  * evaluated here too, for everyone but the root key: an explicit Deny refuses (AccessDenied; the owner's account
  * keys may still Get/Put/Delete the policy itself), an Allow grants anonymous callers and other accounts (the bucket
  * left on the request as `authorized`) and stands in for an IAM Allow of a sub-user (auth/authorize.ts
- * `bucketPolicyAllows`; an IAM Deny still wins). Otherwise anonymous requests, the root key and account keys are
+ * `bucketPolicyAllows`; an IAM Deny still wins) — but while the policy is public and the bucket has
+ * RestrictPublicBuckets (public-access-block.ts), its Allows count only for principals of the owner's account. Otherwise anonymous requests, the root key and account keys are
  * decided by the operations as before (their buckets, the S3 ACLs: access.ts); the step evaluates IAM sub-users.
  */
 import { ACCOUNT, mayAccess, requireAccountKey, type Ask } from '../auth/authorize.js';
@@ -24,7 +25,7 @@ import { kodoActionOfS3 } from '../iam/operation-actions.js';
 import { recordRefusal } from '../iam/refusals.js';
 import { tagsOfMeta } from '../objects/entry-tags.js';
 import type { BucketRecord } from '../ports/meta.js';
-import { parseBucketPolicy, type ParsedPolicy } from './bucket-policy-doc.js';
+import { parseBucketPolicy, policyIsPublic, type ParsedPolicy } from './bucket-policy-doc.js';
 import { evaluateBucketPolicy, type PolicyRequester, type PolicyVerdict } from './bucket-policy-eval.js';
 import { S3Errors } from './errors.js';
 import { headerOf } from './headers.js';
@@ -93,7 +94,7 @@ async function routeStep(g: Granary, route: { operation: string; iam: string }, 
     if (ak !== undefined) recordRefusal(g, { accessKey: ak, action: route.iam, resource, reason: `denied by statement ${verdict.statement}${verdict.sid !== undefined ? ` (${verdict.sid})` : ''} of the bucket policy`, door: 's3', requestId: req.reqId });
     throw S3Errors.AccessDenied(`${route.iam} on ${resource} is denied by the bucket policy`);
   }
-  const allowed = verdict?.effect === 'Allow';
+  const allowed = verdict?.effect === 'Allow' && !restrictedAllow(g, rec, ak);
   // Anonymous callers and other accounts: an Allow of the bucket policy grants; else the operation decides (ACLs).
   if (!subUser) {
     if (allowed && !PER_ITEM.has(route.operation)) req.authorized = rec;
@@ -115,6 +116,17 @@ async function routeStep(g: Granary, route: { operation: string; iam: string }, 
       };
   if (!mayAccess(g, ak, rec, ask)) throw S3Errors.AccessDenied(`${route.iam} on ${rec.name}${req.key !== undefined ? `/${req.key}` : ''} is not allowed`);
   req.authorized = rec;
+}
+
+/**
+ * Whether the bucket's RestrictPublicBuckets (public-access-block.ts) voids a policy Allow for this caller: the
+ * bucket's policy is public and the caller is not of the bucket owner's account (anonymous, or another account).
+ */
+function restrictedAllow(g: Granary, rec: BucketRecord, ak: string | undefined): boolean {
+  if (!rec.settings.publicAccessBlock?.restrictPublicBuckets) return false;
+  const policy = parsedPolicyOf(g, rec);
+  if (!policy || !policyIsPublic(policy)) return false;
+  return ak === undefined || (g.keyIndex.accountOf(ak) ?? ak) !== rec.owner;
 }
 
 /** The operations on the policy itself, which the bucket owner's account keys may do whatever the policy denies (AWS). */
@@ -241,5 +253,5 @@ export function authorizeItem(g: Granary, req: S3Request, s3Action: string, key:
   const rec = req.authorized;
   const kodo = kodoActionOfS3(s3Action);
   if (rec === undefined || kodo === undefined) return false;
-  return mayAccess(g, ak, rec, { action: kodo, key, door: 's3', requestId: req.reqId, bucketPolicyAllows: verdict?.effect === 'Allow' });
+  return mayAccess(g, ak, rec, { action: kodo, key, door: 's3', requestId: req.reqId, bucketPolicyAllows: verdict?.effect === 'Allow' && !restrictedAllow(g, rec, ak) });
 }

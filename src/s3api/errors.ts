@@ -55,6 +55,7 @@ const CATALOGUE = {
   NoSuchBucketPolicy: [404, 'The bucket policy does not exist'],
   NoSuchCORSConfiguration: [404, 'The CORS configuration does not exist'],
   NoSuchKey: [404, 'The specified key does not exist.'],
+  NoSuchPublicAccessBlockConfiguration: [404, 'The public access block configuration was not found'],
   NoSuchLifecycleConfiguration: [404, 'The lifecycle configuration does not exist'],
   NoSuchObjectLockConfiguration: [404, 'The specified object does not have a ObjectLock configuration'],
   NoSuchTagSet: [404, 'The TagSet does not exist'],

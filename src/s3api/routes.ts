@@ -13,6 +13,7 @@
  */
 import { deleteBucketEncryption, getBucketEncryption, putBucketEncryption } from './ops/bucket-encryption.js';
 import { deleteBucketReplication, getBucketReplication, putBucketReplication } from './ops/bucket-replication.js';
+import { deletePublicAccessBlock, getPublicAccessBlock, putPublicAccessBlock } from './ops/bucket-public-access-block.js';
 import { S3Errors } from './errors.js';
 import type { S3Operation } from './types.js';
 import { copyObject } from './ops/copy-object.js';
@@ -164,6 +165,9 @@ export const ROUTES: S3Route[] = [
   { method: 'PUT', shape: 'object', query: 'retention', operation: 'PutObjectRetention', auth: 'signed', iam: 's3:PutObjectRetention', handler: putObjectRetention },
   { method: 'GET', shape: 'object', query: 'legal-hold', operation: 'GetObjectLegalHold', auth: 'signed', iam: 's3:GetObjectLegalHold', handler: getObjectLegalHold },
   { method: 'PUT', shape: 'object', query: 'legal-hold', operation: 'PutObjectLegalHold', auth: 'signed', iam: 's3:PutObjectLegalHold', handler: putObjectLegalHold },
+  { method: 'GET', shape: 'bucket', query: 'publicAccessBlock', operation: 'GetPublicAccessBlock', auth: 'signed', iam: 's3:GetBucketPublicAccessBlock', handler: getPublicAccessBlock },
+  { method: 'PUT', shape: 'bucket', query: 'publicAccessBlock', operation: 'PutPublicAccessBlock', auth: 'signed', iam: 's3:PutBucketPublicAccessBlock', handler: putPublicAccessBlock },
+  { method: 'DELETE', shape: 'bucket', query: 'publicAccessBlock', operation: 'DeletePublicAccessBlock', auth: 'signed', iam: 's3:PutBucketPublicAccessBlock', handler: deletePublicAccessBlock },
   // CORS preflights (cors.ts).
   { method: 'OPTIONS', shape: 'bucket', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },
   { method: 'OPTIONS', shape: 'object', operation: 'OptionsObject', auth: 'none', iam: 'none', handler: optionsObject },

@@ -39,8 +39,8 @@ function customerHeaders(prefix: string): { algorithm: string; key: string; md5:
 
 /** Refuses encryption requests when GRANARY_MASTER_KEY_FILE is not set (501). */
 export function checkEncryptionConfigured(g: Granary): void {
-  if (g.config.masterKeyFile === undefined) {
-    throw S3Errors.NotImplemented('Server-side encryption is not configured on this server (GRANARY_MASTER_KEY_FILE is not set)');
+  if (g.config.masterKeyFile === undefined && g.config.masterKey === undefined) {
+    throw S3Errors.NotImplemented('Server-side encryption is not configured on this server (neither GRANARY_MASTER_KEY_FILE nor GRANARY_MASTER_KEY is set)');
   }
 }
 

@@ -22,7 +22,7 @@ import { parseOwner, type ProcessIdentity } from '../workers/identity.js';
 import { FsBlobStore } from './fs/fs-blob-store.js';
 import { EncryptingBlobStore } from './crypto/encrypting-blob-store.js';
 import type { MasterKey } from './crypto/envelope.js';
-import { checkMasterKey, readMasterKeyFile } from './crypto/master-key.js';
+import { checkMasterKey, masterKeySource, readMasterKey } from './crypto/master-key.js';
 import { InlineAwareBlobStore } from './inline-blob-store.js';
 import { SqliteMetaStore } from './sqlite/sqlite-meta-store.js';
 
@@ -33,7 +33,7 @@ export interface Stores {
 }
 
 /** What the factory reads from the configuration. */
-export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'> & Partial<Pick<Config, 'readCacheBytes' | 'masterKeyFile'>>;
+export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'> & Partial<Pick<Config, 'readCacheBytes' | 'masterKeyFile' | 'masterKey'>>;
 
 /**
  * Opens the configured stores. `identity` is the serving process's (workers/identity.ts): its owner is recorded on
@@ -41,7 +41,7 @@ export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPoo
  * checkpoints in a worker thread). Without it (offline commands, the worker primary) the owner is random and never
  * claims work, and nothing runs in the background. Creates the data dir. Throws when the database cannot be
  * reached or migrated (PostgreSQL: the pg error; SQLite: an Error naming meta.db and SQLite's reason, e.g. `file is
- * not a database`). With GRANARY_MASTER_KEY_FILE the blobs go through store/crypto/encrypting-blob-store.ts; a key
+ * not a database`). With GRANARY_MASTER_KEY_FILE (or GRANARY_MASTER_KEY) the blobs go through store/crypto/encrypting-blob-store.ts; a key
  * file that cannot be read, or a missing or different key while the deployment's objects are encrypted, throws
  * MasterKeyError naming the file (store/crypto/master-key.ts), before anything is served (`keyCheck: false`: the
  * master-key rotation, which checks the keys itself).
@@ -66,8 +66,8 @@ export async function openStores(config: StoreConfig, identity?: ProcessIdentity
   };
   let master: MasterKey | undefined;
   try {
-    master = config.masterKeyFile === undefined ? undefined : await readMasterKeyFile(config.masterKeyFile);
-    if (opts.keyCheck !== false) await checkMasterKey(meta, master, config.masterKeyFile);
+    master = await readMasterKey(config);
+    if (opts.keyCheck !== false) await checkMasterKey(meta, master, masterKeySource(config));
   } catch (err) {
     await meta.close();
     throw err;

@@ -127,6 +127,22 @@ describe('encryption at rest', () => {
     expect((await s3Get('multi', `bytes=${a}-${b}`)).equals(body.subarray(a, b + 1))).toBe(true);
   });
 
+  it('keeps fop results encrypted in the result cache: served decrypted on a hit, small and large', async () => {
+    for (const [key, lines] of [['doc-small.md', 20], ['doc-large.md', 8000]] as const) {
+      const md = Array.from({ length: lines }, (_, i) => `line ${i} ${MARKER.toString()}\n`).join('\n');
+      await put(s!, BUCKET, key, Buffer.from(md));
+      const first = await fetch(`${s!.url}/${BUCKET}/${key}?md2html/1`);
+      const html = await first.text();
+      expect(first.status, html).toBe(200);
+      expect(first.headers.get('x-granary-cache')).toBe('miss');
+      expect(html).toContain(`line ${lines - 1} ${MARKER.toString()}`);
+      const again = await fetch(`${s!.url}/${BUCKET}/${key}?md2html/1`);
+      expect(again.headers.get('x-granary-cache')).toBe('hit');
+      expect(await again.text()).toBe(html);
+    }
+    expect((await filesUnder(join(dir, 'fop-cache'))).length).toBeGreaterThanOrEqual(3);
+  });
+
   it('leaves no plaintext of the marker anywhere under the data dir', async () => {
     await stop(); // checkpoints the WAL into meta.db
     const files = await filesUnder(dir);
@@ -138,6 +154,13 @@ describe('encryption at rest', () => {
     expect(found).toEqual([]);
     // The objects stored in the clear before are still there, in the clear: the check would see plaintext.
     expect((await Promise.all(files.map((f) => readFile(f)))).some((b) => b.includes(OLD))).toBe(true);
+    // `granary stat` (offline) tells encrypted entries from those stored before, inline and file alike.
+    const env = { GRANARY_ACCESS_KEY: AK, GRANARY_SECRET_KEY: SK, GRANARY_MASTER_KEY_FILE: keyFile };
+    for (const [key, atRest] of [['kodo-tiny', true], ['kodo-large', true], ['old-small', false], ['old-file', false]] as const) {
+      const r = runCli(['stat', '--data-dir', dir, `${BUCKET}:${key}`], env);
+      expect(r.status, r.stderr).toBe(0);
+      expect((JSON.parse(r.stdout) as { encryption: unknown }).encryption, key).toEqual({ atRest });
+    }
     await start();
     expect((await get('kodo-tiny')).body.equals(content(SIZES.tiny))).toBe(true);
   });
@@ -195,5 +218,22 @@ describe('encryption at rest', () => {
     }
     await start();
     expect((await get('s3-chunkEdge')).body.equals(content(SIZES.chunkEdge))).toBe(true);
+  });
+
+  it('takes the master key from GRANARY_MASTER_KEY (hex or base64), checked as the file; both set is refused', async () => {
+    await stop();
+    const key = Buffer.from((await readFile(keyFile, 'utf8')).trim(), 'hex');
+    await expect(start({ GRANARY_MASTER_KEY: key.toString('hex'), GRANARY_MASTER_KEY_FILE: keyFile })).rejects.toThrow(/both GRANARY_MASTER_KEY_FILE and GRANARY_MASTER_KEY are set/);
+    await expect(start({ GRANARY_MASTER_KEY: 'not a key' })).rejects.toThrow(/GRANARY_MASTER_KEY must hold 32 bytes/);
+    await expect(start({ GRANARY_MASTER_KEY: randomBytes(32).toString('hex') })).rejects.toThrow(/master key in GRANARY_MASTER_KEY .*is not the key/);
+    for (const text of [key.toString('hex'), key.toString('base64')]) {
+      await start({ GRANARY_MASTER_KEY: text });
+      expect((await get('s3-chunkEdge')).body.equals(content(SIZES.chunkEdge))).toBe(true);
+      await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'via-env', Body: content(1000) }));
+      expect((await s3Get('via-env')).equals(content(1000))).toBe(true);
+      await stop();
+    }
+    await start();
+    expect((await get('via-env')).body.equals(content(1000))).toBe(true);
   });
 });

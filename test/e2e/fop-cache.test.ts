@@ -31,7 +31,7 @@ async function cacheFiles(dataDir: string): Promise<{ name: string; size: number
   const root = join(dataDir, 'fop-cache');
   const out: { name: string; size: number }[] = [];
   for (const sub of await readdir(root).catch(() => [] as string[])) {
-    if (sub === 'tmp') continue;
+    if (sub === 'tmp' || sub === 'key-id') continue;
     for (const name of await readdir(join(root, sub))) out.push({ name, size: (await stat(join(root, sub, name))).size });
   }
   return out;

@@ -8,14 +8,23 @@
  * leftovers in `tmp/` are removed at start. At start the index is rebuilt from the files (oldest modification
  * time first; a hit touches the file's mtime so the order survives a restart) and pruned to the size bound.
  *
+ * Encryption at rest (docs/reference/encryption.md): on a server with a master key every file is written in the
+ * encrypted blob format of store/crypto/envelope.ts (its own random data key, wrapped by the master key), so no
+ * result derived from an object lies on disk in the clear; a hit decrypts (a file that does not authenticate is
+ * dropped as a miss). `<root>/key-id` records the master key id the files are written with ('none' without
+ * encryption); a start with another (encryption turned on or off, or after a rotation) empties the cache.
+ *
  * A port-like module: no HTTP here. Concurrent fills of one id share one computation (`singleFlight`).
  */
 import { randomBytes } from 'node:crypto';
 import { close as fsClose, createReadStream, open as fsOpen, read as fsRead } from 'node:fs';
-import { copyFile, mkdir, open, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { createWriteStream } from 'node:fs';
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import { pipeline as pipelineAsync } from 'node:stream/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { Sealer } from '../../ports/sealer.js';
 
 /**
  * A cache entry being served: results up to SMALL_BYTES are read whole (`body`, one open/read/close like small
@@ -28,7 +37,10 @@ export type CacheHit = { size: number; contentType: string } & ({ body: Buffer }
 export type CacheContent = { body: Buffer } | { file: string };
 
 interface Entry {
+  /** Bytes of the result (plaintext). */
   size: number;
+  /** Bytes of the file (the sealed size when encrypted). */
+  stored: number;
   contentType: string;
   path: string;
   /** When the file's mtime (the LRU order after a restart) was last set, ms. */
@@ -45,12 +57,12 @@ function openFd(path: string): Promise<number> {
   return new Promise((resolve, reject) => fsOpen(path, 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
 }
 
-/** Reads `size` bytes at offset 0 of `fd`, then closes it. */
-function readWhole(fd: number, size: number): Promise<Buffer> {
+/** Reads `size` bytes at offset 0 of `fd`, then closes it (`keepOpen`: leaves it open). */
+function readWhole(fd: number, size: number, keepOpen = false): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const buf = Buffer.allocUnsafe(size);
     fsRead(fd, buf, 0, size, 0, (err, n) => {
-      fsClose(fd, () => undefined);
+      if (!keepOpen || err) fsClose(fd, () => undefined);
       if (err) return reject(err);
       if (n !== size) return reject(new Error(`fop cache: read ${n} of ${size} bytes`));
       resolve(buf);
@@ -60,6 +72,9 @@ function readWhole(fd: number, size: number): Promise<Buffer> {
 
 const ID = /^[0-9a-f]{16,128}$/;
 const CONTENT_TYPE = /^[\w.+-]+\/[\w.+-]+(;[\w =.+"-]*)?$/;
+
+/** The file recording the master key id the cache files are encrypted with ('none': in the clear). */
+const KEY_ID_FILE = 'key-id';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64url');
 const unb64 = (s: string): string => Buffer.from(s, 'base64url').toString();
@@ -76,23 +91,32 @@ export class FopCache {
     /** Size bound in bytes (0 = disabled). */
     readonly maxBytes: number,
     private readonly log?: Logger,
+    /** The sealing results are encrypted with (undefined: stored in the clear). */
+    private readonly master?: Sealer,
   ) {}
 
   /**
    * Opens the cache at `root` with a bound of `maxBytes` (0 disables it: nothing is stored and the directory is
    * removed). Rebuilds the index from the files, removes temp leftovers and unreadable names, prunes to the bound.
+   * `master`: the sealing of the server's encryption at rest (see the module comment): files written with another
+   * key, or in the clear, are removed.
    */
-  static async open(root: string, maxBytes: number, log?: Logger): Promise<FopCache> {
-    const cache = new FopCache(root, maxBytes, log);
+  static async open(root: string, maxBytes: number, log?: Logger, master?: Sealer): Promise<FopCache> {
+    const cache = new FopCache(root, maxBytes, log, master);
     if (maxBytes <= 0) {
       await rm(root, { recursive: true, force: true });
       return cache;
     }
+    const keyId = master ? master.keyId : 'none';
+    const recorded = (await readFile(join(root, KEY_ID_FILE), 'utf8').catch(() => undefined))?.trim();
+    // No record: a cache from before encryption existed (in the clear) when there are files; emptied if now encrypted.
+    if (recorded !== keyId && (recorded !== undefined || master)) await rm(root, { recursive: true, force: true });
     await rm(join(root, 'tmp'), { recursive: true, force: true });
     await mkdir(join(root, 'tmp'), { recursive: true });
+    if (recorded !== keyId) await writeFile(join(root, KEY_ID_FILE), `${keyId}\n`);
     const found: { id: string; entry: Entry; mtimeMs: number }[] = [];
     for (const sub of await readdir(root)) {
-      if (sub === 'tmp') continue;
+      if (sub === 'tmp' || sub === KEY_ID_FILE) continue;
       const dir = join(root, sub);
       let names: string[];
       try {
@@ -113,7 +137,12 @@ export class FopCache {
             await rm(path, { recursive: true, force: true }).catch(() => undefined);
             return undefined;
           }
-          return { id, entry: { size: st.size, contentType, path, touchedMs: st.mtimeMs }, mtimeMs: st.mtimeMs };
+          const size = master ? master.plainSize(st.size) : st.size;
+          if (size < 0) {
+            await rm(path, { force: true }).catch(() => undefined);
+            return undefined;
+          }
+          return { id, entry: { size, stored: st.size, contentType, path, touchedMs: st.mtimeMs }, mtimeMs: st.mtimeMs };
         }),
       );
       for (const e of entries) if (e) found.push(e);
@@ -150,8 +179,9 @@ export class FopCache {
     let hit: CacheHit;
     try {
       const fd = await openFd(e.path);
-      hit =
-        e.size <= SMALL_BYTES
+      hit = this.master
+        ? await this.openSealed(fd, e, this.master)
+        : e.size <= SMALL_BYTES
           ? { size: e.size, contentType: e.contentType, body: await readWhole(fd, e.size) }
           : { size: e.size, contentType: e.contentType, stream: createReadStream('', { fd, highWaterMark: SMALL_BYTES }) };
     } catch {
@@ -172,6 +202,33 @@ export class FopCache {
   }
 
   /**
+   * An encrypted entry opened on `fd` (closed here or by the stream): small ones decrypted whole, larger ones
+   * streamed after their header is opened. Throws (CiphertextMismatch) when the file does not authenticate.
+   */
+  private async openSealed(fd: number, e: Entry, master: Sealer): Promise<CacheHit> {
+    if (e.stored <= SMALL_BYTES + master.headerBytes) {
+      const body = master.openBuffer(await readWhole(fd, e.stored));
+      if (body.length !== e.size) throw new Error(`fop cache: ${e.path} holds ${body.length} bytes, not ${e.size}`);
+      return { size: e.size, contentType: e.contentType, body };
+    }
+    let plain: Transform;
+    try {
+      plain = master.openStream(await readWhole(fd, master.headerBytes, true));
+    } catch (err) {
+      fsClose(fd, () => undefined);
+      throw err;
+    }
+    const file = createReadStream('', { fd, start: master.headerBytes, highWaterMark: 4 * SMALL_BYTES });
+    return { size: e.size, contentType: e.contentType, stream: pipeline(file, plain, () => undefined) };
+  }
+
+  /** Writes `content` to `tmp` encrypted under `master` (a `file` content is left where it is). */
+  private async writeSealed(tmp: string, content: CacheContent, master: Sealer): Promise<void> {
+    if ('body' in content) await writeFile(tmp, master.sealBuffer(content.body));
+    else await pipelineAsync(createReadStream(content.file), master.sealStream(), createWriteStream(tmp));
+  }
+
+  /**
    * Stores a result under `id` durably (temp file, fsync, rename) and evicts least recently used entries beyond
    * the bound. Returns false (nothing stored) when disabled, when the result alone exceeds the bound, or when
    * writing fails (logged); a `file` content is then where it was.
@@ -185,7 +242,8 @@ export class FopCache {
     const path = join(dir, `${id}.${b64(contentType)}`);
     let moved = false; // the caller's file now lives at `tmp`
     try {
-      if ('body' in content) await writeFile(tmp, content.body);
+      if (this.master) await this.writeSealed(tmp, content, this.master);
+      else if ('body' in content) await writeFile(tmp, content.body);
       else {
         await rename(content.file, tmp).then(
           () => void (moved = true),
@@ -212,7 +270,9 @@ export class FopCache {
     }
     const old = this.entries.get(id);
     if (old) this.remove(id, old.path !== path);
-    this.add(id, { size, contentType, path, touchedMs: Date.now() });
+    const stored = this.master ? this.master.sealedSize(size) : size;
+    if (this.master && 'file' in content) await unlink(content.file).catch(() => undefined);
+    this.add(id, { size, stored, contentType, path, touchedMs: Date.now() });
     await this.evict();
     return true;
   }

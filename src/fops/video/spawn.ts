@@ -12,6 +12,7 @@
  * - With `ctx.tempFile` (every run of executeFops), the child is recorded in the run's temp dir so that a later
  *   start can kill it if this process dies while it runs (leftovers.ts).
  */
+import { toolEnv } from '../tool-env.js';
 import { spawn } from 'node:child_process';
 import { Errors } from '../../errors.js';
 import type { FopContext } from '../types.js';
@@ -66,7 +67,7 @@ export function runTool(
   if (ctx.signal.aborted) return Promise.reject(timedOut());
   const maxStdout = opts.maxStdout ?? 8 * 1024 * 1024;
   return new Promise<Buffer>((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], shell: false, windowsHide: true });
+    const child = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], shell: false, windowsHide: true, env: toolEnv() });
     if (ctx.tempFile && child.pid !== undefined) {
       try {
         recordSubprocess(ctx.tempFile('.pid'), child.pid, [program, ...args]);

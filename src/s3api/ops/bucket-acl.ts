@@ -12,6 +12,8 @@
  * - With ownership BucketOwnerEnforced (bucket-ownership.ts) ACLs are off: a Put other than `x-amz-acl:
  *   bucket-owner-full-control` (or a body granting the owner FULL_CONTROL only) → AccessControlListNotSupported
  *   (400).
+ * - With the bucket's BlockPublicAcls (public-access-block.ts) a public ACL is refused (AccessDenied), on Put…Acl
+ *   and on uploads; with IgnorePublicAcls its public grants give nothing (still listed by Get…Acl).
  * - A Put with neither `x-amz-acl`, grant headers nor a body → MalformedACLError (400); errors of the grants:
  *   acl-request.ts.
  */
@@ -22,6 +24,7 @@ import type { BucketRecord, ObjectRecord, S3Grant } from '../../ports/meta.js';
 import { accessBucket, bucketAclOf, objectKey, requesterOf } from '../access.js';
 import { aclAllows, cannedGrants, publicRead, type Acl } from '../acl.js';
 import { ACL_META, aclXml, bodyGrants, encodeObjectAcl, headerGrants, objectAclOf, type KnownId } from '../acl-request.js';
+import { effectiveAcl, refusePublicAcl } from '../public-access-block.js';
 import { S3Errors } from '../errors.js';
 import { xmlResponse, type S3Request, type S3Response } from '../types.js';
 import { readXmlBody } from '../xml.js';
@@ -45,12 +48,14 @@ async function requestedGrants(g: Granary, req: S3Request, bucket: BucketRecord,
   const fromHeaders = headerGrants(req, owner, knownIdOf(g), forObject ? bucket.owner : undefined);
   if (fromHeaders) {
     checkAclsEnabled(bucket, fromHeaders.grants, fromHeaders.canned);
+    refusePublicAcl(bucket.settings.publicAccessBlock, fromHeaders.grants);
     return fromHeaders.grants;
   }
   const text = await readXmlBody(req.body());
   if (text.trim() === '') throw S3Errors.MalformedACLError();
   const grants = bodyGrants(text, owner, knownIdOf(g));
   checkAclsEnabled(bucket, grants, undefined);
+  refusePublicAcl(bucket.settings.publicAccessBlock, grants);
   return grants;
 }
 
@@ -75,7 +80,7 @@ function checkAcl(g: Granary, req: S3Request, bucket: BucketRecord, acl: Acl, ne
   const ak = req.caller.accessKey;
   // The root key, the owner, or a sub-user the route table's IAM step authorised (auth-step.ts).
   if (ak !== undefined && (g.keyIndex.isRoot(ak) || ak === bucket.owner || req.authorized?.name === bucket.name)) return;
-  if (!aclAllows(acl, requesterOf(req), need)) throw S3Errors.AccessDenied();
+  if (!aclAllows(effectiveAcl(bucket.settings.publicAccessBlock, acl), requesterOf(req), need)) throw S3Errors.AccessDenied();
 }
 
 export async function getBucketAcl(g: Granary, req: S3Request): Promise<S3Response> {
@@ -117,6 +122,7 @@ export function uploadAclMeta(g: Granary, req: S3Request, bucket: BucketRecord, 
   const asked = headerGrants(req, writer, knownIdOf(g), bucket.owner);
   if (!asked) return undefined;
   checkAclsEnabled(bucket, asked.grants, asked.canned);
+  refusePublicAcl(bucket.settings.publicAccessBlock, asked.grants);
   if (bucket.settings.ownership === 'BucketOwnerEnforced') return undefined;
   return encodeObjectAcl({ owner: writer, grants: asked.grants });
 }

@@ -10,6 +10,8 @@
  * deleting it closes the flag again. Other policies leave the flag as it is: they apply on the S3 door only. A public bucket without a
  * stored policy (opened through the Kodo API) answers GetBucketPolicy with the anonymous-read policy, as before.
  *
+ * A public policy on a bucket with BlockPublicPolicy (public-access-block.ts) → AccessDenied (403), nothing stored.
+ *
  * Errors: MalformedPolicy (400, bucket-policy-doc.ts), NoSuchBucketPolicy (404), NoSuchBucket, AccessDenied.
  */
 import type { Granary } from '../../context.js';
@@ -18,6 +20,7 @@ import { Errors } from '../../errors.js';
 import { accessBucket, signedCaller } from '../access.js';
 import { MAX_POLICY_BYTES, parseBucketPolicy, policyIsPublic } from '../bucket-policy-doc.js';
 import { S3Error, S3Errors } from '../errors.js';
+import { refusePublicPolicy } from '../public-access-block.js';
 import type { S3Request, S3Response } from '../types.js';
 import { readXmlBody, xmlDocument } from '../xml.js';
 
@@ -88,7 +91,8 @@ export async function putBucketPolicy(g: Granary, req: S3Request): Promise<S3Res
     if (err instanceof S3Error && err.code === 'MalformedXML') throw S3Errors.MalformedPolicy('Policy exceeds the maximum allowed document size');
     throw err;
   }
-  parseBucketPolicy(text, bucket.name);
+  const parsed = parseBucketPolicy(text, bucket.name);
+  refusePublicPolicy(bucket.settings.publicAccessBlock, policyIsPublic(parsed));
   await storePolicy(g, bucket.name, text);
   return { status: 204 };
 }

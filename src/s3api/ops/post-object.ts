@@ -36,6 +36,7 @@ import { bucketName, checkBucketAccess } from '../access.js';
 import { cannedGrants, isCannedAcl } from '../acl.js';
 import { ACL_META, encodeObjectAcl } from '../acl-request.js';
 import { checkAclsEnabled } from './bucket-acl.js';
+import { refusePublicAcl } from '../public-access-block.js';
 import { CHECKSUM_ALGORITHMS, checkChecksumForm, ContentCheckStream } from '../checksum.js';
 import { S3Errors } from '../errors.js';
 import { headerOf } from '../headers.js';
@@ -189,6 +190,7 @@ export async function postObject(g: Granary, req: S3Request): Promise<S3Response
       if (!isCannedAcl(acl)) throw S3Errors.InvalidArgument(`unknown canned ACL ${JSON.stringify(acl)}`);
       const grants = cannedGrants(acl, accessKey, bucketRec.owner);
       checkAclsEnabled(bucketRec, grants, acl);
+      refusePublicAcl(bucketRec.settings.publicAccessBlock, grants);
       if (bucketRec.settings.ownership !== 'BucketOwnerEnforced') meta[ACL_META] = encodeObjectAcl({ owner: accessKey, grants });
     }
     // Form fields `x-amz-object-lock-mode`, `-retain-until-date`, `-legal-hold` (object-lock.ts).

@@ -114,7 +114,7 @@ export class EncryptingBlobStore implements BlobStore {
    */
   constructor(
     readonly inner: BlobStore,
-    private readonly master: MasterKey,
+    readonly master: MasterKey,
     private readonly older: readonly MasterKey[] = [],
   ) {}
 
@@ -205,6 +205,10 @@ export class EncryptingBlobStore implements BlobStore {
       throw err;
     }
     return { path, release };
+  }
+
+  async encryptedAtRest(blobId: string): Promise<boolean> {
+    return hasMagic(await collect(this.inner.read(blobId, { start: 0, end: MAGIC.length - 1 })));
   }
 
   remove(blobId: string): Promise<void> {

@@ -189,20 +189,30 @@ export function rewrapHeader(header: Buffer, from: readonly MasterKey[], to: Mas
   return out;
 }
 
-/** Nonce of chunk `index` (final flag in the first byte's top bit). */
-function chunkNonce(base: Buffer, index: number, final: boolean): Buffer {
-  const n = Buffer.from(base);
-  n.writeUInt32BE((n.readUInt32BE(8) ^ index) >>> 0, 8);
-  if (final) n[0]! ^= 0x80;
-  return n;
+/**
+ * Nonce of chunk `index` (final flag in the first byte's top bit), written into `into` (12 bytes; a fresh buffer
+ * when not given). createCipheriv copies the IV, so one scratch buffer serves every chunk of a stream.
+ */
+function chunkNonce(base: Buffer, index: number, final: boolean, into: Buffer = Buffer.allocUnsafe(12)): Buffer {
+  base.copy(into, 0, 0, 12);
+  into.writeUInt32BE((base.readUInt32BE(8) ^ index) >>> 0, 8);
+  if (final) into[0]! ^= 0x80;
+  return into;
+}
+
+/** Seals one chunk into `out`: its ciphertext, then its tag (two buffers, not copied into one). */
+function sealChunkInto(out: Buffer[], dataKey: Buffer, base: Buffer, index: number, final: boolean, plain: Buffer, nonce?: Buffer): void {
+  const c = createCipheriv('aes-256-gcm', dataKey, chunkNonce(base, index, final, nonce));
+  out.push(c.update(plain));
+  c.final();
+  out.push(c.getAuthTag());
 }
 
 /** Seals one chunk: ciphertext then tag. */
 function sealChunk(dataKey: Buffer, base: Buffer, index: number, final: boolean, plain: Buffer): Buffer[] {
-  const c = createCipheriv('aes-256-gcm', dataKey, chunkNonce(base, index, final));
-  const ct = c.update(plain);
-  c.final();
-  return [ct, c.getAuthTag()];
+  const out: Buffer[] = [];
+  sealChunkInto(out, dataKey, base, index, final, plain);
+  return out;
 }
 
 /** Opens one sealed chunk (ciphertext ‖ tag); undefined when it does not authenticate as (`index`, `final`). */
@@ -223,6 +233,14 @@ function openChunk(dataKey: Buffer, base: Buffer, index: number, final: boolean,
 export function sealedSize(plainBytes: number): number {
   const chunks = Math.max(1, Math.ceil(plainBytes / CHUNK_BYTES));
   return HEADER_BYTES + plainBytes + chunks * TAG_BYTES;
+}
+
+/** Plaintext bytes of a blob of `storedBytes` stored bytes (the inverse of sealedSize); -1 when no blob has that size. */
+export function plainSize(storedBytes: number): number {
+  const body = storedBytes - HEADER_BYTES;
+  if (body < TAG_BYTES) return -1;
+  const chunks = Math.ceil(body / SEALED_CHUNK_BYTES);
+  return body - chunks * TAG_BYTES;
 }
 
 /** Encrypts a whole small buffer (inline blobs). */
@@ -252,16 +270,28 @@ export function openBuffer(masters: readonly MasterKey[], stored: Buffer, custom
   }
 }
 
-/** Encrypts a stream: plaintext in, header then sealed chunks out. */
+/**
+ * Bytes of ciphertext an EncryptStream may hold before its writer waits: two write batches of objects/spill-stage.ts
+ * (256 KiB each), so the next batch is encrypted on the main thread while the file write of the previous one is in
+ * the thread pool, instead of one after the other (memory per upload: this much more).
+ */
+const ENCRYPT_BUFFER_BYTES = 512 * 1024;
+
+/**
+ * Encrypts a stream: plaintext in, header then sealed chunks out. A chunk's ciphertext and tag go out as they are
+ * (no copy into one buffer: the file stream writes what is queued with one writev).
+ */
 export class EncryptStream extends Transform {
   private readonly acc = Buffer.allocUnsafe(CHUNK_BYTES);
   private fill = 0;
   private index = 0;
   private readonly dataKey: Buffer;
   private readonly nonce: Buffer;
+  /** Scratch IV of the chunk being sealed. */
+  private readonly chunkIv = Buffer.allocUnsafe(12);
 
   constructor(master: MasterKey, customerKey?: Buffer) {
-    super();
+    super({ readableHighWaterMark: ENCRYPT_BUFFER_BYTES, writableHighWaterMark: ENCRYPT_BUFFER_BYTES });
     const { header, dataKey, nonce } = newHeader(master, customerKey);
     this.dataKey = dataKey;
     this.nonce = nonce;
@@ -271,22 +301,22 @@ export class EncryptStream extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     const out: Buffer[] = [];
     this.absorb(chunk, out);
-    if (out.length > 0) this.push(out.length === 1 ? out[0] : Buffer.concat(out));
+    for (const b of out) this.push(b);
     cb();
   }
 
-  /** A batch of writes (objects/spill-stage.ts writes 256 KiB at a time) goes out as one buffer: one file write. */
+  /** A batch of writes (objects/spill-stage.ts writes 256 KiB at a time) is sealed in one call. */
   override _writev(chunks: { chunk: Buffer }[], cb: (err?: Error | null) => void): void {
     const out: Buffer[] = [];
     for (const { chunk } of chunks) this.absorb(chunk, out);
-    if (out.length > 0) this.push(out.length === 1 ? out[0] : Buffer.concat(out));
+    for (const b of out) this.push(b);
     cb();
   }
 
   override _flush(cb: TransformCallback): void {
     const out: Buffer[] = [];
     this.seal(true, this.acc.subarray(0, this.fill), out);
-    this.push(Buffer.concat(out));
+    for (const b of out) this.push(b);
     cb();
   }
 
@@ -313,7 +343,7 @@ export class EncryptStream extends Transform {
   }
 
   private seal(final: boolean, plain: Buffer, out: Buffer[]): void {
-    out.push(...sealChunk(this.dataKey, this.nonce, this.index++, final, plain));
+    sealChunkInto(out, this.dataKey, this.nonce, this.index++, final, plain, this.chunkIv);
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * The master key of encryption at rest (GRANARY_MASTER_KEY_FILE, docs/reference/encryption.md): 32 random bytes in
- * a file, written as 64 hex characters or as base64 (surrounding white space ignored). It wraps every blob's data
+ * The master key of encryption at rest (GRANARY_MASTER_KEY_FILE, or GRANARY_MASTER_KEY holding the key itself;
+ * docs/reference/encryption.md): 32 random bytes, written as 64 hex characters or as base64 (surrounding white space
+ * ignored). It wraps every blob's data
  * key (store/crypto/envelope.ts); it is never stored by Granary, only its id (`masterKeyId`, 8 bytes of a hash) in
  * the metadata setting `master_key_id`, so a start with a missing or different key is refused before anything is
  * served: `checkMasterKey`.
@@ -50,6 +51,33 @@ export async function readMasterKeyFile(path: string): Promise<MasterKey> {
   return { key, id: masterKeyId(key), source: path };
 }
 
+/** Where the master key is configured: GRANARY_MASTER_KEY_FILE and GRANARY_MASTER_KEY (the key's text). */
+export interface MasterKeyConfig {
+  masterKeyFile?: string | undefined;
+  masterKey?: string | undefined;
+}
+
+/** The name of the key's source for messages: the file's path, or `GRANARY_MASTER_KEY`; undefined when unset. */
+export function masterKeySource(config: MasterKeyConfig): string | undefined {
+  return config.masterKeyFile ?? (config.masterKey !== undefined ? 'GRANARY_MASTER_KEY' : undefined);
+}
+
+/**
+ * The configured master key, or undefined when encryption is off. Throws MasterKeyError when both variables are
+ * set, when the file cannot be read or holds no key, or when GRANARY_MASTER_KEY is not 32 bytes as 64 hex
+ * characters or base64 (the message never repeats the value).
+ */
+export async function readMasterKey(config: MasterKeyConfig): Promise<MasterKey | undefined> {
+  if (config.masterKeyFile !== undefined && config.masterKey !== undefined) {
+    throw new MasterKeyError('both GRANARY_MASTER_KEY_FILE and GRANARY_MASTER_KEY are set: set only one (the file is preferred)');
+  }
+  if (config.masterKeyFile !== undefined) return readMasterKeyFile(config.masterKeyFile);
+  if (config.masterKey === undefined) return undefined;
+  const key = parseMasterKey(config.masterKey);
+  if (!key) throw new MasterKeyError('GRANARY_MASTER_KEY must hold 32 bytes as 64 hex characters or base64 (e.g. `openssl rand -hex 32`)');
+  return { key, id: masterKeyId(key), source: 'GRANARY_MASTER_KEY' };
+}
+
 /**
  * Checks the configured master key against the one the deployment's blobs are encrypted with, before anything is
  * served (store/open.ts). `master` undefined: encryption is off. Throws MasterKeyError when encrypted blobs may exist
@@ -78,7 +106,7 @@ export async function checkMasterKey(meta: Pick<MetaStore, 'getSetting' | 'claim
   if (agreed !== id) {
     throw new MasterKeyError(
       `the master key in ${file ?? master.source} (id ${id}) is not the key this deployment's objects are encrypted with ` +
-        `(id ${agreed}): give the right file in GRANARY_MASTER_KEY_FILE (after a rotation, the new key); nothing was served`,
+        `(id ${agreed}): give the right key in GRANARY_MASTER_KEY_FILE or GRANARY_MASTER_KEY (after a rotation, the new key); nothing was served`,
     );
   }
 }
