@@ -21,7 +21,9 @@
  *   1 MiB (16 connections), GETs of 4 KiB (32) and 1 MiB (8), wrk as in phases `upload` and `small` — while every
  *   process's RSS is sampled every 100 ms: the peak of each and of their sum; then the idle figures again;
  * - `--idle=SECONDS` (default 10) before each idle reading; `--snapshot`; `--env=NAME=VALUE,…` (settings of the
- *   server under test, e.g. `--env=GRANARY_SQLITE_CACHE_SIZE=2MiB`); `--quick` (short idle and load).
+ *   server under test, e.g. `--env=GRANARY_SQLITE_CACHE_SIZE=2MiB`); `--node-args='--flag …'` (node flags of the
+ *   server's command line, which the workers inherit); `--gc-first` (each process runs V8's full collection
+ *   before it is measured: what an idle collection would give back); `--quick` (short idle and load).
  *
  * Returns the figures (also printed): per process and summed, bytes.
  */
@@ -59,6 +61,10 @@ export interface FootprintOptions {
   idleSeconds: number;
   snapshot: boolean;
   env: Record<string, string>;
+  /** Each probe runs a full collection first, and the smaps are read after it (what an idle collection gives back). */
+  gcFirst: boolean;
+  /** Extra node flags of the server's command line (the workers inherit them). */
+  nodeArgs: string[];
 }
 
 /** What the probe writes (bench/lib/footprint-probe.ts). */
@@ -94,11 +100,11 @@ class Server {
     readonly port: number,
   ) {}
 
-  static async start(o: { probe: string; dataDir: string; reportDir: string; workers: number; env: Record<string, string>; log: string; snapshot: boolean }): Promise<Server> {
+  static async start(o: { probe: string; dataDir: string; reportDir: string; workers: number; env: Record<string, string>; log: string; snapshot: boolean; nodeArgs: string[]; gcFirst: boolean }): Promise<Server> {
     const [port, consolePort, s3Port] = [await freePort(), await freePort(), await freePort()];
     const { openSync } = await import('node:fs');
     const out = openSync(o.log, 'a');
-    const proc = spawn(process.execPath, ['--initial-old-space-size=256', `--import=${pathToFileURL(o.probe).href}`, join(ROOT, 'bin/granary.js'), 'serve'], {
+    const proc = spawn(process.execPath, ['--initial-old-space-size=256', ...o.nodeArgs, `--import=${pathToFileURL(o.probe).href}`, join(ROOT, 'bin/granary.js'), 'serve'], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',
@@ -114,6 +120,7 @@ class Server {
         GRANARY_LOG_LEVEL: 'warn',
         FOOTPRINT_DIR: o.reportDir,
         FOOTPRINT_SNAPSHOT: o.snapshot ? '1' : '0',
+        FOOTPRINT_GC: o.gcFirst ? '1' : '0',
         ...o.env,
       },
       stdio: ['ignore', out, out],
@@ -151,7 +158,11 @@ async function probe(pid: number, reportDir: string): Promise<ProbeReport | unde
 }
 
 /** Every process's breakdown: smaps of all first (the probes allocate), then the probes one by one. */
-async function measure(primary: number, reportDir: string): Promise<ProcessFootprint[]> {
+async function measure(primary: number, reportDir: string, gcFirst: boolean): Promise<ProcessFootprint[]> {
+  if (gcFirst) {
+    for (const r of roles(primary)) await probe(r.pid, reportDir);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
   const list = roles(primary).map((r) => ({ ...r, smaps: readSmaps(r.pid) }));
   const out: ProcessFootprint[] = [];
   for (const r of list) {
@@ -180,7 +191,8 @@ function breakdownTable(procs: ProcessFootprint[]): string {
     ['external (Buffers, native)', (p) => p.probe?.usage.external],
     ['  array buffers', (p) => p.probe?.usage.arrayBuffers],
     ['V8 malloced', (p) => p.probe?.heap.malloced_memory],
-    ['native (anon + brk − V8 heap)', (p) => (p.probe ? p.smaps.total.anonymous + p.smaps.parts['brk heap'].rss - p.probe.heap.total_physical_size : undefined)],
+    // Anonymous memory includes the brk heap's pages: the rest is malloc's (SQLite, libvips, Buffers), stacks, other isolates.
+    ['native (anonymous − V8 heap)', (p) => (p.probe ? p.smaps.total.anonymous - p.probe.heap.total_physical_size : undefined)],
   ];
   const sum = (f: (p: ProcessFootprint) => number | undefined): number | undefined => {
     const values = procs.map(f);
@@ -379,7 +391,7 @@ export async function footprint(o: FootprintOptions, log: (line: string) => void
         stdio: 'ignore',
       });
     }
-    const start = (): Promise<Server> => Server.start({ probe: probeFile, dataDir, reportDir, workers: o.workers, env: o.env, log: logFile, snapshot: o.snapshot });
+    const start = (): Promise<Server> => Server.start({ probe: probeFile, dataDir, reportDir, workers: o.workers, env: o.env, log: logFile, snapshot: o.snapshot, nodeArgs: o.nodeArgs, gcFirst: o.gcFirst });
     const needWrk = o.fill > 0 || o.loadSeconds > 0;
     const wrk = needWrk ? ensureWrk(log) : undefined;
     if (needWrk && !wrk?.path) throw new Error(`footprint: wrk is needed for --fill and --load (${wrk && 'reason' in wrk ? wrk.reason : ''})`);
@@ -395,7 +407,7 @@ export async function footprint(o: FootprintOptions, log: (line: string) => void
     log(`  ${sqliteNote(dataDir)}`);
     const settle = async (): Promise<void> => new Promise((r) => setTimeout(r, o.idleSeconds * 1000));
     await settle();
-    const idle = await measure(server.proc.pid ?? 0, reportDir);
+    const idle = await measure(server.proc.pid ?? 0, reportDir, o.gcFirst);
     log(`  idle ${o.idleSeconds} s after the start (load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}):`);
     log(breakdownTable(idle));
     log(scriptsTable(idle));
@@ -406,7 +418,7 @@ export async function footprint(o: FootprintOptions, log: (line: string) => void
       log(`  the bench's load, ${o.loadSeconds} s per step:`);
       results.load = await load(server, o.loadSeconds, wrk?.path ?? 'wrk', log);
       await settle();
-      const after = await measure(server.proc.pid ?? 0, reportDir);
+      const after = await measure(server.proc.pid ?? 0, reportDir, o.gcFirst);
       log(`  idle ${o.idleSeconds} s after the load:`);
       log(breakdownTable(after));
       results.afterLoad = summary(after);
@@ -450,7 +462,9 @@ export function footprintOptions(argv: string[], quick: boolean): FootprintOptio
     loadSeconds: loadArg === undefined ? 0 : loadArg === '' ? (quick ? 2 : 8) : num('load', 8),
     idleSeconds: num('idle', quick ? 3 : 10),
     snapshot: arg('snapshot') !== undefined,
+    gcFirst: arg('gc-first') !== undefined,
     env,
+    nodeArgs: (arg('node-args') ?? '').split(' ').filter((a) => a !== ''),
   };
 }
 

@@ -24,6 +24,7 @@ import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'no
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { isMainThread } from 'node:worker_threads';
 
 /** Package a script URL belongs to: `sharp`, `@aws-sdk/client-s3`, `granary:s3api`, `node:internal`… */
@@ -110,7 +111,14 @@ function snapshotByType(dir: string): Record<string, { count: number; bytes: num
   }
 }
 
+/** V8's full collection, as an idle server could run it (FOOTPRINT_GC=1: what it would give back). */
+function collect(): void {
+  v8.setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
 async function report(dir: string): Promise<void> {
+  if (process.env.FOOTPRINT_GC === '1') collect();
   const usage = process.memoryUsage();
   const heap = v8.getHeapStatistics();
   const spaces = v8.getHeapSpaceStatistics().map((s) => ({
