@@ -19,8 +19,11 @@
  *   connections, rounds of 10 s until N answers were 2xx), then the server restarted: idle after a restart;
  * - `--load[=SECONDS]` (default 8 per step): after the idle figures, the bench's load — form uploads of 4 KiB and
  *   1 MiB (16 connections), GETs of 4 KiB (32) and 1 MiB (8), wrk as in phases `upload` and `small` — while every
- *   process's RSS is sampled every 100 ms: the peak of each and of their sum; then the idle figures again;
- * - `--idle=SECONDS` (default 10) before each idle reading; `--snapshot`; `--env=NAME=VALUE,…` (settings of the
+ *   process's RSS is sampled every 100 ms (PSS every 500 ms): the peak of each and of their sums; then the idle
+ *   figures again;
+ * - `--idle=SECONDS` (default 15: the idle collection, GRANARY_IDLE_GC_SECONDS, runs 10 s after the last busy second)
+ *   before the first reading, `--settle=SECONDS` (default 40: the scrubber reads what the load uploaded) between the
+ *   load and the reading after it; `--snapshot`; `--env=NAME=VALUE,…` (settings of the
  *   server under test, e.g. `--env=GRANARY_SQLITE_CACHE_SIZE=2MiB`); `--node-args='--flag …'` (node flags of the
  *   server's command line, which the workers inherit); `--gc-first` (each process runs V8's full collection
  *   before it is measured: what an idle collection would give back); `--quick` (short idle and load).
@@ -61,6 +64,8 @@ export interface FootprintOptions {
   idleSeconds: number;
   snapshot: boolean;
   env: Record<string, string>;
+  /** Seconds between the end of the load and the reading after it. */
+  settleSeconds: number;
   /** Each probe runs a full collection first, and the smaps are read after it (what an idle collection gives back). */
   gcFirst: boolean;
   /** Extra node flags of the server's command line (the workers inherit them). */
@@ -256,11 +261,23 @@ function sqliteNote(dataDir: string): string {
   }
 }
 
+/** PSS of `pid` (/proc/<pid>/smaps_rollup), bytes; 0 when it is gone. */
+function pssBytes(pid: number): number {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m?.[1] !== undefined ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** RSS of every process of the tree sampled every `ms`: per-pid peak and the peak of the sum. */
 class TreeSampler {
   private timer: NodeJS.Timeout | undefined;
   readonly peaks = new Map<number, number>();
   peakSum = 0;
+  peakPssSum = 0;
+  private samples = 0;
 
   constructor(
     private readonly primary: number,
@@ -274,12 +291,19 @@ class TreeSampler {
 
   private sample(): void {
     let sum = 0;
-    for (const pid of processTree([this.primary])) {
+    const pids = processTree([this.primary]);
+    for (const pid of pids) {
       const v = rssBytes(pid) ?? 0;
       sum += v;
       this.peaks.set(pid, Math.max(this.peaks.get(pid) ?? 0, v));
     }
     this.peakSum = Math.max(this.peakSum, sum);
+    // PSS (the node binary's shared pages counted once) every 5th sample: smaps_rollup walks the page tables.
+    if (this.samples++ % 5 === 0) {
+      let pss = 0;
+      for (const pid of pids) pss += pssBytes(pid);
+      this.peakPssSum = Math.max(this.peakPssSum, pss);
+    }
   }
 
   stop(): void {
@@ -321,8 +345,8 @@ async function load(server: Server, seconds: number, wrk: string, log: (line: st
   }
   sampler.stop();
   const peaks = roles(server.proc.pid ?? 0).map((r) => ({ ...r, peakRss: sampler.peaks.get(r.pid) ?? 0 }));
-  log(`  peak RSS under load: ${peaks.map((p) => `${p.role} ${mb(p.peakRss)}`).join(', ')}; of the sum ${mb(sampler.peakSum)} MB`);
-  return { steps, peakSumBytes: sampler.peakSum, peaks };
+  log(`  peak RSS under load: ${peaks.map((p) => `${p.role} ${mb(p.peakRss)}`).join(', ')}; of the sum ${mb(sampler.peakSum)} MB; peak PSS of the sum ${mb(sampler.peakPssSum)} MB`);
+  return { steps, peakSumBytes: sampler.peakSum, peakPssSumBytes: sampler.peakPssSum, peaks };
 }
 
 /** Uploads `count` 1 KiB objects through the form-upload path (wrk, 64 connections, 10 s rounds). */
@@ -381,7 +405,11 @@ export async function footprint(o: FootprintOptions, log: (line: string) => void
   let server: Server | undefined;
   try {
     const probeFile = await buildProbe(work);
+    const start = (): Promise<Server> => Server.start({ probe: probeFile, dataDir, reportDir, workers: o.workers, env: o.env, log: logFile, snapshot: o.snapshot, nodeArgs: o.nodeArgs, gcFirst: o.gcFirst });
     if (o.seed > 0) {
+      // One start first, on the empty data dir: the deployment marker (store/deployment.ts) is written, so the seeded
+      // entries, whose blob has no file, do not fail the next start's check.
+      await (await start()).stop();
       const perDir = 1000;
       const s = await seedListBucket(dataDir, BUCKET, AK, { big: o.seed % perDir, dirs: Math.floor(o.seed / perDir), perDir, flat: 0 });
       log(`  seeded ${fmt(s.keys)} entries into meta.db in ${fmt(s.ms / 1000, 1)} s`);
@@ -391,7 +419,6 @@ export async function footprint(o: FootprintOptions, log: (line: string) => void
         stdio: 'ignore',
       });
     }
-    const start = (): Promise<Server> => Server.start({ probe: probeFile, dataDir, reportDir, workers: o.workers, env: o.env, log: logFile, snapshot: o.snapshot, nodeArgs: o.nodeArgs, gcFirst: o.gcFirst });
     const needWrk = o.fill > 0 || o.loadSeconds > 0;
     const wrk = needWrk ? ensureWrk(log) : undefined;
     if (needWrk && !wrk?.path) throw new Error(`footprint: wrk is needed for --fill and --load (${wrk && 'reason' in wrk ? wrk.reason : ''})`);
@@ -417,9 +444,10 @@ export async function footprint(o: FootprintOptions, log: (line: string) => void
     if (o.loadSeconds > 0) {
       log(`  the bench's load, ${o.loadSeconds} s per step:`);
       results.load = await load(server, o.loadSeconds, wrk?.path ?? 'wrk', log);
-      await settle();
+      // The background work the load left (the scrubber reads the new objects) ends first.
+      await new Promise((r) => setTimeout(r, o.settleSeconds * 1000));
       const after = await measure(server.proc.pid ?? 0, reportDir, o.gcFirst);
-      log(`  idle ${o.idleSeconds} s after the load:`);
+      log(`  idle ${o.settleSeconds} s after the load:`);
       log(breakdownTable(after));
       results.afterLoad = summary(after);
     }
@@ -460,7 +488,8 @@ export function footprintOptions(argv: string[], quick: boolean): FootprintOptio
     seed: num('seed', 0),
     fill: num('fill', 0),
     loadSeconds: loadArg === undefined ? 0 : loadArg === '' ? (quick ? 2 : 8) : num('load', 8),
-    idleSeconds: num('idle', quick ? 3 : 10),
+    idleSeconds: num('idle', quick ? 3 : 15),
+    settleSeconds: num('settle', quick ? 5 : 40),
     snapshot: arg('snapshot') !== undefined,
     gcFirst: arg('gc-first') !== undefined,
     env,
