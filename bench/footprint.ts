@@ -255,7 +255,7 @@ function sqliteNote(dataDir: string): string {
     const mmap = Number(db.pragma('mmap_size', { simple: true }) ?? 0);
     const objects = Number(db.prepare('SELECT count(*) FROM objects').pluck().get());
     const cacheText = cache < 0 ? `${fmt((-cache * 1024) / MB, 1)} MB` : `${cache} pages`;
-    return `meta.db ${fmt((pages * pageSize) / MB, 1)} MB, ${fmt(objects)} objects; a new connection's cache_size ${cacheText} (better-sqlite3's default), mmap_size ${mmap}`;
+    return `meta.db ${fmt((pages * pageSize) / MB, 1)} MB, ${fmt(objects)} objects; a new connection's cache_size ${cacheText} (better-sqlite3's default; Granary's own connections set GRANARY_SQLITE_CACHE_SIZE when it has the setting), mmap_size ${mmap}`;
   } finally {
     db.close();
   }
