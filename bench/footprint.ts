@@ -21,7 +21,7 @@
  *   1 MiB (16 connections), GETs of 4 KiB (32) and 1 MiB (8), wrk as in phases `upload` and `small` — while every
  *   process's RSS is sampled every 100 ms (PSS every 500 ms): the peak of each and of their sums; then the idle
  *   figures again;
- * - `--idle=SECONDS` (default 15: the idle collection, GRANARY_IDLE_GC_SECONDS, runs 10 s after the last busy second)
+ * - `--idle=SECONDS` (default 30: the idle collection, GRANARY_IDLE_GC_SECONDS, runs 10 s after the last busy second)
  *   before the first reading, `--settle=SECONDS` (default 40: the scrubber reads what the load uploaded) between the
  *   load and the reading after it; `--snapshot`; `--env=NAME=VALUE,…` (settings of the
  *   server under test, e.g. `--env=GRANARY_SQLITE_CACHE_SIZE=2MiB`); `--node-args='--flag …'` (node flags of the
@@ -488,7 +488,7 @@ export function footprintOptions(argv: string[], quick: boolean): FootprintOptio
     seed: num('seed', 0),
     fill: num('fill', 0),
     loadSeconds: loadArg === undefined ? 0 : loadArg === '' ? (quick ? 2 : 8) : num('load', 8),
-    idleSeconds: num('idle', quick ? 3 : 15),
+    idleSeconds: num('idle', quick ? 3 : 30),
     settleSeconds: num('settle', quick ? 5 : 40),
     snapshot: arg('snapshot') !== undefined,
     gcFirst: arg('gc-first') !== undefined,
