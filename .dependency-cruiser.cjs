@@ -28,7 +28,7 @@ const LAYERS = [
   [
     'entry',
     [
-      '^src/(main|cli|server|start-listener|start-banner|stop-bound|listen-error|listen-quietly|connections|handlers-in-flight)[.]ts$',
+      '^src/(main|cli|server|start-listener|start-banner|stop-bound|listen-error|listen-quietly|connections|handlers-in-flight|idle-gc)[.]ts$',
       '^src/(cli|workers|migrate|listener)/',
       '^src/s3api/server[.]ts$',
       '^src/console/(listener|app)[.]ts$',

@@ -9,7 +9,7 @@
  * bench/results.json. See bench/README.md.
  *
  * Options: --quick (short phases, to try the harness),
- * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video,hls,transfer,cluster,s3
+ * --only=upload,small,medium,large,memory,resumable,resumable-memory,list,rs,fetch,scrub,images,nrop,jobs,video,hls,transfer,cluster,s3,footprint
  * (phases to run),
  * --cpu-prof (Granary runs under `node --cpu-prof`; its hottest functions are listed at the end),
  * --http-client (small downloads through node:http instead of the raw-socket client),
@@ -75,6 +75,7 @@ const only = onlyArg ? new Set(onlyArg.slice('--only='.length).split(',')) : und
  */
 const EXTENSIONS: Record<string, () => Promise<{ run: BenchRun }>> = {
   cluster: () => import('./cluster.js'),
+  footprint: () => import('./footprint.js'),
   hls: () => import('./hls.js'),
   images: () => import('./images.js'),
   jobs: () => import('./jobs.js'),

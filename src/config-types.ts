@@ -88,6 +88,11 @@ export interface Config {
    * SQLite database is unchanged (default 32 MiB; 0 = none; store/sqlite/read-cache.ts). Not used with PostgreSQL.
    */
   readCacheBytes: number;
+  /**
+   * GRANARY_SQLITE_CACHE_SIZE: SQLite's page cache of each connection to the metadata database, bytes (`PRAGMA
+   * cache_size`, in KiB). Pages beyond it are read again from the file (the kernel's page cache).
+   */
+  sqliteCacheBytes: number;
   /** GRANARY_MAX_BODY_SIZE: largest buffered management/JSON body, bytes (default 16 MiB). */
   maxBodyBytes: number;
   /** GRANARY_CALLBACK_TIMEOUT: seconds allowed for one upload-callback request (default 10). */
@@ -213,6 +218,17 @@ export interface Config {
    * on its command line (cli/serve.ts warns when it is missing).
    */
   workerOldSpaceMb: number;
+  /**
+   * GRANARY_WORKER_SEMI_SPACE_MB: V8's largest semi-space of each worker process, MiB (`node --max-semi-space-size`;
+   * 0 = V8's own, 16). The young generation commits up to twice it; V8 grows it to the maximum under load and keeps
+   * it until a collection finds the process idle (idle-gc.ts). Only worker processes, like workerOldSpaceMb.
+   */
+  workerSemiSpaceMb: number;
+  /**
+   * GRANARY_IDLE_GC_SECONDS: a process whose event loop was idle for this long and whose memory grew since its last
+   * collection runs a full garbage collection (idle-gc.ts), seconds; 0 = never.
+   */
+  idleGcSeconds: number;
   /**
    * GRANARY_LEASE_SECONDS: lifetime of the leases coordinating the processes (a process's liveness, the singletons),
    * seconds, renewed every third of it (default 15). A worker that dies on this host is noticed at the next look

@@ -35,10 +35,10 @@ import { JobWorker } from './jobs/worker.js';
 import { EventWorker } from './events/worker.js';
 import { ReplicationWorker } from './replication/worker.js';
 import { FopCache } from './fops/cache/fop-cache.js';
+import { startIdleCollector } from './idle-gc.js';
 import { createLogger } from './log.js';
 import { ModerationModel } from './fops/moderation-model.js';
 import { FopPools } from './fops/pools.js';
-import { configureImageWork } from './fops/run.js';
 import { locateTools } from './fops/tools.js';
 import { Scrubber } from './objects/scrubber.js';
 import { parseAllowList } from './outbound/guard.js';
@@ -244,7 +244,9 @@ async function start(
     undo.push(() => s3Listener?.close());
   }
 
-  configureImageWork();
+  // Memory back to the system once the process goes quiet (idle-gc.ts): the start-up's garbage first.
+  const idleGc = startIdleCollector(config.idleGcSeconds, (e) => log.debug({ beforeBytes: e.beforeBytes, afterBytes: e.afterBytes, ms: Math.round(e.ms) }, 'idle: garbage collected'));
+  undo.push(() => idleGc.stop());
   const fetchWorker = new FetchWorker(g, g.meta.fetchTasks, {
     concurrency: config.fetchConcurrency,
     retryDelayMs: (attempt) => backoffMs({ firstMs: config.fetchRetryMs }, attempt),

@@ -213,6 +213,10 @@ export const SETTINGS: readonly Setting[] = [
     description: 'bytes of download reads (bucket, entry, inline bytes) each process keeps in memory while the SQLite database is unchanged (`0` = none; not used with PostgreSQL metadata)',
   },
   {
+    kind: 'int', name: 'GRANARY_SQLITE_CACHE_SIZE', field: 'sqliteCacheBytes', group: 'Storage', min: 64 * KiB, max: MAX, default: 4 * MiB, unit: 'bytes',
+    description: 'SQLite\'s page cache of each connection to the metadata database (`PRAGMA cache_size`; each server process holds one, plus one in its checkpoint thread): a bound that does not grow with the number of objects; pages beyond it are read again from the file, mostly from the kernel\'s page cache (not used with PostgreSQL metadata)',
+  },
+  {
     kind: 'custom', name: 'GRANARY_MIN_FREE_BYTES', field: 'minFree', group: 'Storage', type: 'bytes or percentage', parser: '`reserveVar` (src/config.ts)',
     defaultText: 'the smaller of 1 GiB and 5%', unit: 'bytes or %',
     description: 'free space kept on the data dir\'s file system: below it uploads are refused at once (599) and `/health/ready` answers 503; bytes (`1073741824`) or a percentage (`5%`); `0` turns it off',
@@ -472,6 +476,14 @@ export const SETTINGS: readonly Setting[] = [
   {
     kind: 'int', name: 'GRANARY_WORKER_OLD_SPACE_MB', field: 'workerOldSpaceMb', group: 'Workers and processes', min: 0, max: 1024 * 1024, default: 256, unit: 'MiB',
     description: 'V8\'s initial old-space size of each worker process (`node --initial-old-space-size`; `0` = V8\'s own; a flag the operator gives node wins). V8 sizes its old-space limit from it, so the buffers that large transfers promote trigger far fewer full collections. A single process (`GRANARY_WORKERS=1`) cannot give itself the flag: start it as `node --initial-old-space-size=256 bin/granary.js serve` (without it, it logs a warning at start)',
+  },
+  {
+    kind: 'int', name: 'GRANARY_WORKER_SEMI_SPACE_MB', field: 'workerSemiSpaceMb', group: 'Workers and processes', min: 0, max: 1024, default: 4, unit: 'MiB',
+    description: 'V8\'s largest semi-space of each worker process (`node --max-semi-space-size`; `0` = V8\'s own, 16; a flag the operator gives node wins). The young generation commits up to twice it, and V8 grows it to the maximum under load; a single process (`GRANARY_WORKERS=1`) takes the flag on its own command line',
+  },
+  {
+    kind: 'int', name: 'GRANARY_IDLE_GC_SECONDS', field: 'idleGcSeconds', group: 'Workers and processes', min: 0, max: 3600, default: 10, unit: 'seconds',
+    description: 'a process (primary, worker or single) whose event loop was idle for this long, and whose heap and buffers grew by 4 MiB since its last collection, runs one full garbage collection, giving back what a burst of requests or the start-up left (the young generation shrinks too); `0` = never',
   },
   {
     kind: 'int', name: 'GRANARY_LEASE_SECONDS', field: 'leaseSeconds', group: 'Workers and processes', min: 1, max: 3600, default: 15, unit: 'seconds',

@@ -9,19 +9,6 @@ import { Errors } from '../errors.js';
 import { commandOf } from './registry.js';
 import type { FopPools } from './pools.js';
 import type { FopContext, FopResult, FopSource, FopStage } from './types.js';
-import { loadSharp } from './sharp.js';
-
-let configured = false;
-
-/** libvips settings, once per process: one thread per operation (the pools provide parallelism), no cache. */
-export function configureImageWork(): void {
-  if (configured) return;
-  configured = true;
-  const sharp = loadSharp();
-  sharp.concurrency(1);
-  sharp.cache(false);
-}
-
 /** Wraps a stage's in-memory output as the next stage's source. */
 export function bufferSource(body: Buffer, contentType: string, ctx: FopContext): FopSource {
   let path: Promise<string> | undefined;
@@ -60,7 +47,6 @@ export function failedStageOf(err: unknown): number | undefined {
 
 /** Runs `stages` on `source`; a JSON-producing stage that is not the last is a 400. A thrown error carries its stage (failedStageOf). */
 export async function runPipeline(stages: FopStage[], source: FopSource, ctx: FopContext, pools: Pick<FopPools, 'run'>): Promise<FopResult> {
-  configureImageWork();
   let input = source;
   let current: FopResult | undefined;
   for (const [i, stage] of stages.entries()) {

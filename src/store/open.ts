@@ -33,7 +33,8 @@ export interface Stores {
 }
 
 /** What the factory reads from the configuration. */
-export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'> & Partial<Pick<Config, 'readCacheBytes' | 'masterKeyFile' | 'masterKey'>>;
+export type StoreConfig = Pick<Config, 'dataDir' | 'blobs' | 'metadata' | 'pgPool' | 'pgTimeoutSeconds'> &
+  Partial<Pick<Config, 'readCacheBytes' | 'sqliteCacheBytes' | 'masterKeyFile' | 'masterKey'>>;
 
 /**
  * Opens the configured stores. `identity` is the serving process's (workers/identity.ts): its owner is recorded on
@@ -84,7 +85,10 @@ async function openMeta(config: StoreConfig, identity: ProcessIdentity | undefin
   const path = join(config.dataDir, 'meta.db');
   let sqlite: SqliteMetaStore;
   try {
-    sqlite = new SqliteMetaStore(path, identity?.owner, { readCacheBytes: config.readCacheBytes });
+    sqlite = new SqliteMetaStore(path, identity?.owner, {
+      readCacheBytes: config.readCacheBytes,
+      ...(config.sqliteCacheBytes !== undefined ? { cacheBytes: config.sqliteCacheBytes } : {}),
+    });
   } catch (err) {
     // SQLite's own message ("file is not a database", "unable to open database file") names no file.
     throw new Error(`cannot open the metadata database ${path}: ${(err as Error).message}`, { cause: err });

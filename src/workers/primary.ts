@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import { loadRootKeys, rootKeysLocation } from '../auth/keys.js';
 import type { Config } from '../config.js';
 import { checkDeployment } from '../store/deployment.js';
+import { startIdleCollector } from '../idle-gc.js';
 import { listenError } from '../listen-error.js';
 import { MetricsGather } from '../metrics/cluster-primary.js';
 import { openStores } from '../store/open.js';
@@ -50,13 +51,21 @@ export function setsOldSpace(execArgv: readonly string[]): boolean {
   return execArgv.some((a) => /^--initial[-_]old[-_]space[-_]size\b/.test(a));
 }
 
+/** Whether node flags `execArgv` set V8's largest semi-space. */
+export function setsSemiSpace(execArgv: readonly string[]): boolean {
+  return execArgv.some((a) => /^--max[-_]semi[-_]space[-_]size\b/.test(a));
+}
+
 /**
- * The node flags of the workers: the primary's (`inherited`) plus `--initial-old-space-size=<oldSpaceMb>`, unless
- * `oldSpaceMb` is 0 or the flags already set it (an operator's own choice wins).
+ * The node flags of the workers: the primary's (`inherited`) plus `--initial-old-space-size=<oldSpaceMb>` and
+ * `--max-semi-space-size=<semiSpaceMb>`, each unless it is 0 or the flags already set it (an operator's own choice
+ * wins).
  */
-export function workerExecArgv(inherited: readonly string[], oldSpaceMb: number): string[] {
-  if (oldSpaceMb === 0 || setsOldSpace(inherited)) return [...inherited];
-  return [...inherited, `--initial-old-space-size=${oldSpaceMb}`];
+export function workerExecArgv(inherited: readonly string[], oldSpaceMb: number, semiSpaceMb = 0): string[] {
+  const out = [...inherited];
+  if (oldSpaceMb > 0 && !setsOldSpace(inherited)) out.push(`--initial-old-space-size=${oldSpaceMb}`);
+  if (semiSpaceMb > 0 && !setsSemiSpace(inherited)) out.push(`--max-semi-space-size=${semiSpaceMb}`);
+  return out;
 }
 
 /** What `runPrimary` resolves with. */
@@ -139,7 +148,7 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   let stopping = false;
   let listened = false;
 
-  cluster.setupPrimary({ execArgv: workerExecArgv(cluster.settings.execArgv ?? process.execArgv, config.workerOldSpaceMb) });
+  cluster.setupPrimary({ execArgv: workerExecArgv(cluster.settings.execArgv ?? process.execArgv, config.workerOldSpaceMb, config.workerSemiSpaceMb) });
   const fork = (slot: number): void => {
     const worker = cluster.fork({
       [SLOT_ENV]: String(slot),
@@ -222,6 +231,8 @@ export async function runPrimary(config: Config, log: Logger, print: (text: stri
   process.on('SIGINT', () => stop('SIGINT'));
 
   for (let slot = 0; slot < config.workers; slot++) fork(slot);
+  // The primary's own start-up garbage and young generation, given back once it is quiet (idle-gc.ts).
+  startIdleCollector(config.idleGcSeconds);
   // The pid is in every record already (pino's base fields).
   log.info({ workers: config.workers, port }, 'granary primary started');
   return { port, ...(consolePort !== undefined ? { consolePort } : {}), ...(s3Port !== undefined ? { s3Port } : {}), accepting };

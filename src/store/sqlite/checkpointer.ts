@@ -25,6 +25,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 0');
+// A checkpoint copies frames from the log to the file without keeping them: a small page cache is enough.
+db.pragma('cache_size = -' + workerData.cacheKib);
 db.pragma('synchronous = NORMAL');
 db.pragma('journal_size_limit = ' + workerData.journalLimitBytes);
 const run = () => {
@@ -46,6 +48,8 @@ parentPort.on('message', (m) => {
 const RESTART_FRAMES = 1024;
 /** How long a RESTART waits for writers and readers to let go, ms (then the next round tries again). */
 const RESTART_WAIT_MS = 100;
+/** SQLite page cache of the thread's connection, KiB. */
+const CHECKPOINT_CACHE_KIB = 256;
 /** Size the log file is trimmed to after it was rewound, bytes. */
 export const JOURNAL_LIMIT_BYTES = 64 * 1024 * 1024;
 
@@ -63,7 +67,11 @@ export class Checkpointer {
         restartFrames: RESTART_FRAMES,
         restartWaitMs: RESTART_WAIT_MS,
         journalLimitBytes: JOURNAL_LIMIT_BYTES,
-      }, });
+        cacheKib: CHECKPOINT_CACHE_KIB,
+      },
+      // Its own V8 isolate: a young generation of V8's smallest size (it allocates next to nothing).
+      resourceLimits: { maxYoungGenerationSizeMb: 1 },
+    });
     this.worker.unref();
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     // A failing thread only means checkpoints stop running here; SQLite stays correct (the WAL grows).

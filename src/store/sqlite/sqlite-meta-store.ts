@@ -181,15 +181,19 @@ export class SqliteMetaStore implements MetaStore {
   /**
    * Opens (and creates or migrates) the database file at `path`. `owner` is the identity of the process using it
    * (workers/identity.ts); offline users (CLI, tests) get a random one that never holds a process lease.
-   * `readCacheBytes` bounds the download read cache (read-cache.ts; default 32 MiB, 0 = none).
+   * `readCacheBytes` bounds the download read cache (read-cache.ts; default 32 MiB, 0 = none); `cacheBytes` SQLite's
+   * page cache of the connection (`PRAGMA cache_size`, GRANARY_SQLITE_CACHE_SIZE; default SQLite's as built by
+   * better-sqlite3, 16,000 KiB).
    */
   constructor(
     private readonly path: string,
     owner?: string,
-    options: { readCacheBytes?: number } = {},
+    options: { readCacheBytes?: number; cacheBytes?: number } = {},
   ) {
     this.owner = owner ?? `offline:${process.pid}:${randomBytes(6).toString('hex')}`;
     this.db = new Database(path);
+    // Negative: KiB rather than pages.
+    if (options.cacheBytes !== undefined) this.db.pragma(`cache_size = -${Math.max(1, Math.floor(options.cacheBytes / 1024))}`);
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
