@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Entry point of the `granary` command: the compiled CLI lives in dist/ (built by `npm ci` through `prepare`).
-import('../dist/cli.js').then((m) => m.main(process.argv)).catch((err) => {
+// dist/cli/start.js runs the client commands without loading the server's modules, and the rest on the full tree.
+import('../dist/cli/start.js').then((m) => m.main(process.argv)).catch((err) => {
   console.error(err);
   process.exit(1);
 });

@@ -11,7 +11,8 @@
  * - event deliveries (events/worker.ts): first GRANARY_EVENT_RETRY_MS, at most an hour;
  * - the PostgreSQL LISTEN reconnection (store/postgres/wake.ts): 100 ms to 5 s, jitter 0.25;
  * - the SQLite commit batch waiting for the write lock (store/sqlite/commit-batch.ts): 1 ms to 8 ms;
- * - a worker process restarted by the primary (workers/primary.ts): 250 ms to 30 s.
+ * - a worker process restarted by the primary (workers/primary.ts): 250 ms to 30 s;
+ * - waiting for the lock file of the CLI's remotes file (transfer/file-lock.ts): 5 ms to 100 ms, jitter 0.5.
  * No jitter unless asked: the delays of queue retries are counted on the Clock and tests move it by them.
  */
 

@@ -10,8 +10,7 @@
  * safe while servers run; domain changes reach a running server within 5 s; a data dir that does not exist is
  * refused unless --create-data-dir). Client commands on remotes: cli/transfer.ts, cli/remote-commands.ts.
  */
-import { Command } from 'commander';
-import { isKodoError } from './errors.js';
+import type { Command } from 'commander';
 import { addBucketCommands } from './cli/buckets.js';
 import { addBucketSettingsCommands } from './cli/bucket-settings.js';
 import { addEntryCommands } from './cli/entries.js';
@@ -21,6 +20,7 @@ import { addIamCommands } from './cli/iam.js';
 import { addKeyCommands } from './cli/keys.js';
 import { addLifecycleRuleCommands } from './cli/lifecycle-rules.js';
 import { addPipelineCommands } from './cli/pipelines.js';
+import { newProgram, runProgram } from './cli/program.js';
 import { addQuotaCommand } from './cli/bucket-quota.js';
 import { addReplicationCommands } from './cli/replication.js';
 import { addScrubCommand } from './cli/scrub.js';
@@ -31,7 +31,7 @@ import { addWorkflowCommands } from './cli/workflow.js';
 
 /** Builds the command tree (one module per group under cli/). */
 export function buildCli(): Command {
-  const program = new Command('granary').description('Self-hosted object storage speaking the Qiniu Kodo API');
+  const program = newProgram();
   addServeCommand(program);
   const bucket = addBucketCommands(program);
   addBucketSettingsCommands(bucket);
@@ -51,13 +51,10 @@ export function buildCli(): Command {
   return program;
 }
 
-/** Entry point used by bin/granary.js. Catalogue errors print their message and exit 1. */
+/**
+ * Runs `granary` with the full command tree (cli/start.ts, the entry of bin/granary.js, calls it for every command
+ * outside the client groups). Errors print `granary: <message>` and exit 1 (cli/program.ts runProgram).
+ */
 export async function main(argv: string[]): Promise<void> {
-  try {
-    await buildCli().parseAsync(argv);
-  } catch (err) {
-    const detail = isKodoError(err) ? `${err.message} (${err.status})` : (err as Error).message;
-    process.stderr.write(`granary: ${detail}\n`);
-    process.exit(1);
-  }
+  await runProgram(buildCli(), argv);
 }

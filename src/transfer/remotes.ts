@@ -4,12 +4,14 @@
  *
  * Stored as JSON in `$GRANARY_CONFIG_DIR/remotes.json` (default `~/.config/granary/remotes.json`), the file mode
  * 0600 and the directory 0700, since it holds SecretKeys. Written to a temp name and renamed, so a crash never
- * leaves half a file.
+ * leaves half a file. Changes (`put`, `remove`) read, change and write the file holding the lock file
+ * `remotes.json.lock` (transfer/file-lock.ts), so concurrent `granary remote add` runs each keep their remote.
  */
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { TransferError } from './errors.js';
+import { withFileLock } from './file-lock.js';
 
 /** One remote. Hosts are `host[:port]` (no scheme); `https` picks the scheme for every host. */
 export interface RemoteProfile {
@@ -88,26 +90,41 @@ export class RemoteStore {
     return p;
   }
 
-  /** Adds or replaces a remote. */
+  /** Adds or replaces a remote (under the lock; a TransferError when it stays taken for 10 s). */
   async put(profile: RemoteProfile): Promise<void> {
     if (!REMOTE_NAME.test(profile.name)) throw new TransferError(`bad remote name ${JSON.stringify(profile.name)} (letters, digits, _ . -)`);
-    const all = await this.load();
-    all[profile.name] = profile;
-    await this.save(all);
+    await this.change((all) => {
+      all[profile.name] = profile;
+      return true;
+    });
   }
 
-  /** Removes a remote; false when there was none. */
+  /** Removes a remote; false when there was none (under the lock, as `put`). */
   async remove(name: string): Promise<boolean> {
-    const all = await this.load();
-    if (!all[name]) return false;
-    delete all[name];
-    await this.save(all);
-    return true;
+    return this.change((all) => {
+      if (!all[name]) return false;
+      delete all[name];
+      return true;
+    });
   }
 
-  private async save(all: Record<string, RemoteProfile>): Promise<void> {
+  /**
+   * Reads the remotes, lets `edit` change them in place and writes them when it answers true, holding the lock file
+   * throughout (the directory is made first, 0700, to hold it). Answers `edit`'s answer.
+   */
+  private async change(edit: (all: Record<string, RemoteProfile>) => boolean): Promise<boolean> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await chmod(this.dir, 0o700);
+    return withFileLock(`${this.file}.lock`, async () => {
+      const all = await this.load();
+      if (!edit(all)) return false;
+      await this.save(all);
+      return true;
+    });
+  }
+
+  /** Writes the remotes to a temp file (0600) renamed over remotes.json (the directory exists: `change`). */
+  private async save(all: Record<string, RemoteProfile>): Promise<void> {
     const tmp = `${this.file}.${process.pid}.tmp`;
     await writeFile(tmp, `${JSON.stringify({ remotes: all }, null, 2)}\n`, { mode: 0o600 });
     await chmod(tmp, 0o600);

@@ -43,9 +43,11 @@ beforeAll(async () => {
   s = await startTestServer();
   alice = await s.running.g.keyIndex.create(Math.floor(Date.now() / 1000));
   work = await mkdtemp(join(tmpdir(), 'granary-cli-iam-'));
-  // One after the other: each `remote add` rewrites the one remotes file (two at once can lose one).
-  ok(await granary(['remote', 'add', 'root', '--ak', AK, '--sk', SK, '--uc-host', s.host, '--no-check']));
-  ok(await granary(['remote', 'add', 'alice', '--ak', alice.accessKey, '--sk', alice.secretKey, '--uc-host', s.host, '--no-check']));
+  // At once: each `remote add` changes the one remotes file under its lock (transfer/file-lock.ts).
+  await Promise.all([
+    granary(['remote', 'add', 'root', '--ak', AK, '--sk', SK, '--uc-host', s.host, '--no-check']).then(ok),
+    granary(['remote', 'add', 'alice', '--ak', alice.accessKey, '--sk', alice.secretKey, '--uc-host', s.host, '--no-check']).then(ok),
+  ]);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,7 +1,8 @@
 /**
  * The CLI from any folder, as the README says (docs/reference/cli.md): `npm install -g .` in the checkout (here with
- * a temporary `--prefix`, so the machine's global folder is left alone, and `--offline`: a link needs no
- * download), then `granary --help`, `granary remote add` and a remote `ls` run from an empty folder outside the
+ * a temporary `--prefix`, so the machine's global folder is left alone; `--offline`: a link needs no
+ * download; `--ignore-scripts`: dist/ is already built by test/global-setup.ts with the same tsc as `prepare`, whose
+ * rebuild would rewrite dist/ under the files running beside this one and cost ~20 CPU-s), then `granary --help`, `granary remote add` and a remote `ls` run from an empty folder outside the
  * checkout.
  */
 import { existsSync } from 'node:fs';
@@ -30,7 +31,7 @@ describe('the CLI installed from the checkout', { timeout: 240_000 }, () => {
 
   it('npm install -g . puts granary on the PATH; --help, remote add and ls work from an empty folder', async () => {
     const prefix = join(work, 'global');
-    const installed = await run('npm', ['install', '-g', '.', '--prefix', prefix, '--offline', '--no-audit', '--no-fund'], REPO_ROOT, cleanEnv());
+    const installed = await run('npm', ['install', '-g', '.', '--prefix', prefix, '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], REPO_ROOT, cleanEnv());
     expect(installed.status, installed.stderr).toBe(0);
     const bin = join(prefix, 'bin', 'granary');
     expect(existsSync(bin)).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * The CLI's remote commands against real servers (in this process; the CLI spawned, bundled from sources):
+ * The CLI's remote commands against real servers (in this process; `granary` spawned: bin/granary.js, dist/):
  * `remote add` checking the keys; `ls`, `stat`, `rm`, `cp`, `mv`, `chgm`, `chtype`, `url`, `fetch`, `prefetch`,
  * `pfop`/`prefop`, `buckets`, `domains`, `qetag` with their `--json` shapes; a batch of 2,500 keys from a file with
  * one missing key reported and the exit status 1; `get` twice (nothing copied the second time); and the offline
@@ -15,10 +15,10 @@ import qiniu from 'qiniu';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileEtag } from '../../src/transfer/local-etag.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { cleanEnv, runAsync } from '../helpers/cli.js';
+import { BIN, cleanEnv, runAsync } from '../helpers/cli.js';
 import { s3Client } from '../helpers/s3.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
-import { removeBuiltCli, summaryOf, TransferCli, type RunResult } from '../helpers/transfer.js';
+import { summaryOf, TransferCli, type RunResult } from '../helpers/transfer.js';
 import { FIXTURE_IMAGES } from '../helpers/upload.js';
 
 const OTHER = { GRANARY_ACCESS_KEY: 'other-ak', GRANARY_SECRET_KEY: 'other-sk' };
@@ -38,8 +38,6 @@ describe('remote commands', { timeout: 240_000 }, () => {
   let work: string;
   let cli: TransferCli;
   let photo: string;
-  /** The entry commands (stat/rm/ls/cp/mv) through the light entry; the real one is used once below and by the empty-folder test. */
-  const full = (args: string[]): Promise<RunResult> => cli.run(args);
 
   beforeAll(async () => {
     [server, other] = await Promise.all([startTestServer(), startTestServer({ ...OTHER, GRANARY_OUTBOUND_ALLOW: '127.0.0.1/32' })]);
@@ -54,7 +52,6 @@ describe('remote commands', { timeout: 240_000 }, () => {
   afterAll(async () => {
     await Promise.all([server?.stop(), other?.stop()]);
     await rm(work, { recursive: true, force: true });
-    await removeBuiltCli();
   });
 
   it('remote add checks the keys by listing the buckets; --no-check skips it', async () => {
@@ -74,26 +71,26 @@ describe('remote commands', { timeout: 240_000 }, () => {
     expect((await cli.run(['put', photo, 'loc:box/p/canon.jpg', '--quiet'])).status).toBe(0);
     const etag = await fileEtag(photo);
 
-    const ls = await cli.run(['ls', 'loc:box'], { full: true });
+    const ls = await cli.run(['ls', 'loc:box']);
     expect(ls.stdout).toMatch(new RegExp(`^p/canon\\.jpg\\t\\d+\\t${etag}\\timage/jpeg\\t\\d+\\n$`));
-    const stat = await full(['stat', 'loc:box/p/canon.jpg']);
+    const stat = await cli.run(['stat', 'loc:box/p/canon.jpg']);
     expect(JSON.parse(stat.stdout)).toMatchObject({ key: 'p/canon.jpg', hash: etag, mimeType: 'image/jpeg', type: 0 });
 
-    expect((await full(['cp', 'loc:box/p/canon.jpg', 'loc:box/q/'])).stdout).toBe('loc:box/p/canon.jpg -> loc:box/q/canon.jpg\n');
-    const exists = await full(['cp', 'loc:box/p/canon.jpg', 'loc:box/q/canon.jpg', '--json']);
+    expect((await cli.run(['cp', 'loc:box/p/canon.jpg', 'loc:box/q/'])).stdout).toBe('loc:box/p/canon.jpg -> loc:box/q/canon.jpg\n');
+    const exists = await cli.run(['cp', 'loc:box/p/canon.jpg', 'loc:box/q/canon.jpg', '--json']);
     expect(exists.status).toBe(1);
     expect(lines(exists)[0]).toMatchObject({ event: 'result', op: 'cp', key: 'p/canon.jpg', code: 614, to: { bucket: 'box', key: 'q/canon.jpg' } });
-    expect((await full(['mv', 'loc:box/q/canon.jpg', 'loc:box/q/moved.jpg'])).status).toBe(0);
+    expect((await cli.run(['mv', 'loc:box/q/canon.jpg', 'loc:box/q/moved.jpg'])).status).toBe(0);
     expect((await cli.run(['chgm', 'loc:box/q/moved.jpg', 'image/x-test'])).stdout).toBe('loc:box/q/moved.jpg: MIME type image/x-test\n');
     expect((await cli.run(['chtype', 'loc:box/q/moved.jpg', '1'])).status).toBe(0);
     expect((await cli.run(['chtype', 'loc:box/q/moved.jpg', '9'])).stderr).toMatch(/storage class is 0 .* got "9"/);
 
-    const listed = lines(await full(['ls', 'loc:box/q/', '--json']));
+    const listed = lines(await cli.run(['ls', 'loc:box/q/', '--json']));
     expect(listed).toEqual([{ key: 'q/moved.jpg', fsize: expect.any(Number), hash: etag, mimeType: 'image/x-test', putTime: expect.any(Number), type: 1 }]);
-    expect(lines(await full(['ls', 'loc:box', '--delimiter', '/', '--json']))).toEqual([{ prefix: 'p/' }, { prefix: 'q/' }]);
-    expect(lines(await full(['ls', 'loc:box', '--json', '--limit', '1']))).toHaveLength(1);
+    expect(lines(await cli.run(['ls', 'loc:box', '--delimiter', '/', '--json']))).toEqual([{ prefix: 'p/' }, { prefix: 'q/' }]);
+    expect(lines(await cli.run(['ls', 'loc:box', '--json', '--limit', '1']))).toHaveLength(1);
 
-    const stats = await full(['stat', 'loc:box/q/moved.jpg', 'loc:box/q/none', '--json']);
+    const stats = await cli.run(['stat', 'loc:box/q/moved.jpg', 'loc:box/q/none', '--json']);
     expect(stats.status).toBe(1);
     expect(lines(stats)).toEqual([
       { event: 'result', op: 'stat', bucket: 'box', key: 'q/moved.jpg', code: 200, entry: expect.objectContaining({ key: 'q/moved.jpg', hash: etag, type: 1 }) },
@@ -109,11 +106,11 @@ describe('remote commands', { timeout: 240_000 }, () => {
     expect(lines(await cli.run(['qetag', photo, '--json']))).toEqual([{ file: photo, etag, size: body.length }]);
     expect(lines(await cli.run(['domains', 'loc:box', '--json']))).toEqual([[]]);
 
-    expect((await full(['rm', 'loc:box/q/moved.jpg'])).stdout).toBe('deleted loc:box/q/moved.jpg\n');
-    const again = await full(['rm', 'loc:box/q/moved.jpg']);
+    expect((await cli.run(['rm', 'loc:box/q/moved.jpg'])).stdout).toBe('deleted loc:box/q/moved.jpg\n');
+    const again = await cli.run(['rm', 'loc:box/q/moved.jpg']);
     expect(again.status).toBe(1);
     expect(again.stderr).toMatch(/^failed: q\/moved\.jpg: .* \(612\)$/m);
-    const across = await full(['cp', 'loc:box/p/canon.jpg', 'oth:pulled/canon.jpg']);
+    const across = await cli.run(['cp', 'loc:box/p/canon.jpg', 'oth:pulled/canon.jpg']);
     expect(across).toMatchObject({ status: 1, stderr: expect.stringMatching(/inside one remote.*sync or granary migrate/) });
   });
 
@@ -142,7 +139,7 @@ describe('remote commands', { timeout: 240_000 }, () => {
     const status = JSON.parse(done.stdout) as { id: string; code: number };
     expect(status.code).toBe(0);
     expect(JSON.parse((await cli.run(['prefop', 'loc', status.id])).stdout)).toMatchObject({ id: status.id, code: 0 });
-    expect(JSON.parse((await full(['stat', 'loc:box/p/thumb.png'])).stdout)).toMatchObject({ mimeType: 'image/png' });
+    expect(JSON.parse((await cli.run(['stat', 'loc:box/p/thumb.png'])).stdout)).toMatchObject({ mimeType: 'image/png' });
   });
 
   it('runs a batch of 2,500 keys from a file through /batch; the one missing key is reported, exit status 1', async () => {
@@ -163,19 +160,19 @@ describe('remote commands', { timeout: 240_000 }, () => {
     const listed = [...keys.slice(0, 1234), 'many/missing', ...keys.slice(1235)];
     await writeFile(file, `${listed.map((k) => k.slice('many/'.length)).join('\n')}\n`);
 
-    const st = await full(['stat', 'loc:box/many/', '--from', file]);
+    const st = await cli.run(['stat', 'loc:box/many/', '--from', file]);
     expect(st.status).toBe(1);
     expect(st.stdout.trim().split('\n')).toHaveLength(2499);
     expect(st.stderr).toContain('failed: many/missing: ');
     expect(st.stderr).toMatch(/stat: 2499 ok, 1 failed of 2500/);
 
-    const r = await full(['rm', 'loc:box/many/', '--from', file, '--json']);
+    const r = await cli.run(['rm', 'loc:box/many/', '--from', file, '--json']);
     expect(r.status).toBe(1);
     const results = lines(r);
     expect(results).toHaveLength(2501);
     expect(results.filter((x) => x.event === 'result' && x.code !== 200)).toEqual([{ event: 'result', op: 'rm', bucket: 'box', key: 'many/missing', code: 612, error: expect.any(String) }]);
     expect(results.at(-1)).toEqual({ event: 'summary', op: 'rm', total: 2500, ok: 2499, failed: 1 });
-    const left = lines(await full(['ls', 'loc:box/many/', '--json']));
+    const left = lines(await cli.run(['ls', 'loc:box/many/', '--json']));
     expect(left.map((e) => e.key)).toEqual(['many/1234']);
   });
 
@@ -183,17 +180,17 @@ describe('remote commands', { timeout: 240_000 }, () => {
     expect((await cli.run(['put', photo, 'loc:box/p/canon.jpg', '--quiet'])).status).toBe(0);
     const file = join(work, 'pairs.txt');
     await writeFile(file, 'p/canon.jpg\tc/one.jpg\r\np/canon.jpg\tc/two.jpg\n\n');
-    const cp = await full(['cp', 'loc:box', 'loc:box', '--from', file]);
+    const cp = await cli.run(['cp', 'loc:box', 'loc:box', '--from', file]);
     expect(cp.status, `${cp.stdout}\n${cp.stderr}`).toBe(0);
     await writeFile(file, 'c/one.jpg\td/one.jpg\n');
-    expect((await full(['mv', 'loc:box', 'loc:box', '--from', file])).status).toBe(0);
+    expect((await cli.run(['mv', 'loc:box', 'loc:box', '--from', file])).status).toBe(0);
     await writeFile(file, 'd/one.jpg\ttext/x-one\nc/two.jpg\ttext/x-two\n');
     expect((await cli.run(['chgm', 'loc:box', '--from', file])).status).toBe(0);
     await writeFile(file, 'd/one.jpg\t2\nc/two.jpg\t1\nnope\t1\n');
     const ch = await cli.run(['chtype', 'loc:box', '--from', file, '--json']);
     expect(ch.status).toBe(1);
     expect(lines(ch).at(-1)).toEqual({ event: 'summary', op: 'chtype', total: 3, ok: 2, failed: 1 });
-    const entries = lines(await full(['ls', 'loc:box/', '--json'])).filter((e) => /^[cd]\//.test(String(e.key)));
+    const entries = lines(await cli.run(['ls', 'loc:box/', '--json'])).filter((e) => /^[cd]\//.test(String(e.key)));
     expect(entries.map((e) => [e.key, e.mimeType, e.type])).toEqual([
       ['c/two.jpg', 'text/x-two', 1],
       ['d/one.jpg', 'text/x-one', 2],
@@ -223,7 +220,7 @@ describe('remote commands', { timeout: 240_000 }, () => {
     const empty = await mkdtemp(join(tmpdir(), 'granary-empty-'));
     try {
       // Spawned without blocking this process: the server answering the remote form runs in it.
-      const run = (args: string[]) => runAsync(process.execPath, [cli.built.full, ...args], { cwd: empty, env: cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir }) });
+      const run = (args: string[]) => runAsync(process.execPath, [BIN, ...args], { cwd: empty, env: cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir }) });
       for (const args of [['keys', 'show'], ['ls', 'box'], ['bucket', 'list']]) {
         const r = await run(args);
         expect(r.status, args.join(' ')).toBe(1);
@@ -257,7 +254,7 @@ describe('remote commands', { timeout: 240_000 }, () => {
     try {
       const add = ['remote', 'add', 'ver', '--ak', AK, '--sk', SK, '--uc-host', server.host, '--s3-host', new URL(server.s3Url!).host, '--no-check'];
       expect((await cli.run(add)).status).toBe(0);
-      expect((await cli.run(['bucket', 'versioning', 'ver:vbox', 'enable'], { full: true })).stdout).toBe('versioning of ver:vbox: Enabled\n');
+      expect((await cli.run(['bucket', 'versioning', 'ver:vbox', 'enable'])).stdout).toBe('versioning of ver:vbox: Enabled\n');
       const v1 = (await s3.send(new PutObjectCommand({ Bucket: 'vbox', Key: 'k', Body: 'one' }))).VersionId!;
       const v2 = (await s3.send(new PutObjectCommand({ Bucket: 'vbox', Key: 'k', Body: 'second' }))).VersionId!;
       const restored = await cli.run(['restore', 'ver:vbox/k', '--version-id', v1]);
@@ -279,7 +276,7 @@ describe('remote commands', { timeout: 240_000 }, () => {
     // command that fell back to the data dir would find it there.
     const folder = await mkdtemp(join(tmpdir(), 'granary-typo-'));
     try {
-      const run = (args: string[]) => runAsync(process.execPath, [cli.built.full, ...args], { cwd: folder, env: cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir }) });
+      const run = (args: string[]) => runAsync(process.execPath, [BIN, ...args], { cwd: folder, env: cleanEnv({ GRANARY_CONFIG_DIR: cli.configDir }) });
       expect((await run(['bucket', 'create', 'hom', '--create-data-dir'])).status).toBe(0);
       await writeFile(join(folder, 'local.txt'), 'local');
       await writeFile(join(folder, 'keys.txt'), 'k1\nk2\n');

@@ -13,7 +13,7 @@ import { fileEtag } from '../../src/transfer/local-etag.js';
 import { RemoteStore } from '../../src/transfer/remotes.js';
 import { scrape } from '../helpers/metrics.js';
 import { AK, SK, sdk, startTestServer, type TestServer } from '../helpers/server.js';
-import { removeBuiltCli, summaryOf, TransferCli } from '../helpers/transfer.js';
+import { summaryOf, TransferCli } from '../helpers/transfer.js';
 
 const MiB = 1024 * 1024;
 const SIZE = 50 * MiB;
@@ -49,7 +49,6 @@ describe('transfer: a killed put resumes mid-file', { timeout: 240_000 }, () => 
   afterAll(async () => {
     await server?.stop();
     await rm(work, { recursive: true, force: true });
-    await removeBuiltCli();
   });
 
   it('sends the second time well under 60% of the file, and the etags match', async () => {

@@ -20,7 +20,7 @@ import { partName } from '../../src/transfer/download.js';
 import { fileEtag } from '../../src/transfer/local-etag.js';
 import { RemoteStore } from '../../src/transfer/remotes.js';
 import { sdk, startTestServer, type TestServer } from '../helpers/server.js';
-import { removeBuiltCli, summaryOf, TransferCli, writeSmallFiles } from '../helpers/transfer.js';
+import { summaryOf, TransferCli, writeSmallFiles } from '../helpers/transfer.js';
 import { FIXTURE_IMAGES } from '../helpers/upload.js';
 
 const VIDEO = '/work/shared/fixtures/video/big_buck_bunny.mp4';
@@ -134,7 +134,6 @@ describe('transfer: a tree between two servers', { timeout: 240_000 }, () => {
   afterAll(async () => {
     await Promise.all([cloud?.stop(), home?.stop()]);
     await rm(work, { recursive: true, force: true });
-    await removeBuiltCli();
   });
 
   it('puts the tree into a private bucket; every etag matches the local file', async () => {

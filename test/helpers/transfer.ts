@@ -1,56 +1,13 @@
 /**
- * Helpers for the transfer CLI tests: the `granary` CLI bundled from the sources (esbuild) run as a subprocess with
- * its own GRANARY_CONFIG_DIR, awaited without blocking the event loop (the servers run in the test process), and
- * local trees of files with their etags.
+ * Helpers for the transfer CLI tests: the real `granary` command (bin/granary.js, dist/ built by
+ * test/global-setup.ts) run as a subprocess with its own GRANARY_CONFIG_DIR, awaited without blocking the event loop
+ * (the servers run in the test process), and local trees of files with their etags.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { cleanEnv, REPO_ROOT } from './cli.js';
-
-/**
- * The CLI bundled once per test file (esbuild, the transpiler tsx runs on; packages stay external) into a temp
- * dir linked to node_modules: plain `node` starts it with a third of tsx's CPU on this 2-core machine, where
- * each run loads the whole command tree.
- */
-let built: Promise<BuiltCli> | undefined;
-
-/** The bundled entries: `full` the real `granary` command tree, `transfer` the transfer commands alone. */
-export interface BuiltCli {
-  dir: string;
-  full: string;
-  transfer: string;
-}
-
-/** Bundles test/helpers/cli-entry.ts and transfer-entry.ts (once per process). */
-export function buildCli(): Promise<BuiltCli> {
-  built ??= (async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'granary-transfer-cli-'));
-    await symlink(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    await build({
-      entryPoints: { full: join(REPO_ROOT, 'test/helpers/cli-entry.ts'), transfer: join(REPO_ROOT, 'test/helpers/transfer-entry.ts') },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      outdir: dir,
-      outExtension: { '.js': '.mjs' },
-      logLevel: 'error',
-    });
-    return { dir, full: join(dir, 'full.mjs'), transfer: join(dir, 'transfer.mjs') };
-  })();
-  return built;
-}
-
-/** Removes the transpiled CLI (afterAll). */
-export async function removeBuiltCli(): Promise<void> {
-  if (built) await rm((await built).dir, { recursive: true, force: true });
-  built = undefined;
-}
+import { BIN, cleanEnv, REPO_ROOT } from './cli.js';
 
 export interface RunResult {
   status: number | null;
@@ -59,7 +16,7 @@ export interface RunResult {
   stderr: string;
 }
 
-/** A running CLI subprocess: output collected; `waitFor` resolves when stdout matches. */
+/** A running `granary` subprocess: output collected; `waitFor` resolves when stdout matches. */
 export class CliProcess {
   readonly child: ChildProcess;
   stdout = '';
@@ -67,8 +24,8 @@ export class CliProcess {
   readonly done: Promise<RunResult>;
   private waiters: Array<{ test: (out: string) => boolean; resolve: () => void }> = [];
 
-  constructor(entry: string, args: string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, [entry, ...args], { cwd: REPO_ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  constructor(args: string[], env: Record<string, string>) {
+    this.child = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (c: string) => {
       this.stdout += c;
       this.waiters = this.waiters.filter((w) => {
@@ -93,30 +50,24 @@ export class CliProcess {
   }
 }
 
-/**
- * The CLI bound to one configuration directory (call `TransferCli.create` in beforeAll). Runs the transfer
- * commands alone (transfer-entry.ts) unless `full` asks for the real `granary` entry.
- */
+/** The CLI bound to one configuration directory (call `TransferCli.create` in beforeAll). */
 export class TransferCli {
-  private constructor(
-    readonly configDir: string,
-    readonly built: BuiltCli,
-  ) {}
+  private constructor(readonly configDir: string) {}
 
-  static async create(configDir: string): Promise<TransferCli> {
-    return new TransferCli(configDir, await buildCli());
+  static create(configDir: string): Promise<TransferCli> {
+    return Promise.resolve(new TransferCli(configDir));
   }
 
   env(extra: Record<string, string> = {}): Record<string, string> {
     return { GRANARY_CONFIG_DIR: this.configDir, ...extra };
   }
 
-  start(args: string[], opts: { full?: boolean } = {}): CliProcess {
-    return new CliProcess(opts.full ? this.built.full : this.built.transfer, args, this.env());
+  start(args: string[]): CliProcess {
+    return new CliProcess(args, this.env());
   }
 
-  run(args: string[], opts: { full?: boolean } = {}): Promise<RunResult> {
-    return this.start(args, opts).done;
+  run(args: string[]): Promise<RunResult> {
+    return this.start(args).done;
   }
 
   /** Runs with `--json` and answers the parsed lines (and the raw result). */
