@@ -478,7 +478,7 @@ export const SETTINGS: readonly Setting[] = [
     description: 'V8\'s initial old-space size of each worker process (`node --initial-old-space-size`; `0` = V8\'s own; a flag the operator gives node wins). V8 sizes its old-space limit from it, so the buffers that large transfers promote trigger far fewer full collections. A single process (`GRANARY_WORKERS=1`) cannot give itself the flag: start it as `node --initial-old-space-size=256 bin/granary.js serve` (without it, it logs a warning at start)',
   },
   {
-    kind: 'int', name: 'GRANARY_WORKER_SEMI_SPACE_MB', field: 'workerSemiSpaceMb', group: 'Workers and processes', min: 0, max: 1024, default: 4, unit: 'MiB',
+    kind: 'int', name: 'GRANARY_WORKER_SEMI_SPACE_MB', field: 'workerSemiSpaceMb', group: 'Workers and processes', min: 0, max: 1024, default: 8, unit: 'MiB',
     description: 'V8\'s largest semi-space of each worker process (`node --max-semi-space-size`; `0` = V8\'s own, 16; a flag the operator gives node wins). The young generation commits up to twice it, and V8 grows it to the maximum under load; a single process (`GRANARY_WORKERS=1`) takes the flag on its own command line',
   },
   {

@@ -32,8 +32,8 @@ describe('workerExecArgv', () => {
     expect(workerExecArgv([], 0, 0)).toEqual([]);
   });
 
-  it('GRANARY_WORKER_SEMI_SPACE_MB: default 4, 0 allowed, bad values refused', () => {
-    expect(loadConfig({}).workerSemiSpaceMb).toBe(4);
+  it('GRANARY_WORKER_SEMI_SPACE_MB: default 8, 0 allowed, bad values refused', () => {
+    expect(loadConfig({}).workerSemiSpaceMb).toBe(8);
     expect(loadConfig({ GRANARY_WORKER_SEMI_SPACE_MB: '0' }).workerSemiSpaceMb).toBe(0);
     expect(() => loadConfig({ GRANARY_WORKER_SEMI_SPACE_MB: '-1' })).toThrow(/GRANARY_WORKER_SEMI_SPACE_MB/);
   });
