@@ -295,38 +295,16 @@ export class Metrics {
       },
     });
     // One read of every bucket's usage per scrape, shared by the two gauges collected at the same time.
-    let usage: Promise<Map<string, BucketUsage>> | undefined;
-    const readUsage = (): Promise<Map<string, BucketUsage>> =>
-      (usage ??= (async () => {
-        const out = new Map<string, BucketUsage>();
-        for (const b of await g.meta.listBuckets()) {
-          const u = await g.meta.bucketUsage(b.name);
-          if (u) out.set(b.name, u);
-        }
-        return out;
-      })().finally(() => {
-        usage = undefined;
-      }));
-    const bucketGauge = (name: string, help: string, pick: (u: BucketUsage) => number): void => {
-      new Gauge({
-        name,
-        help,
-        labelNames: ['bucket'] as const,
-        registers,
-        aggregator: 'max',
-        async collect() {
-          const all = await readUsage();
-          this.reset();
-          for (const [bucket, u] of all) this.set({ bucket }, pick(u));
-        },
-      });
-    };
+    const readUsage = oncePerScrape(async () => {
+      const out = new Map<string, BucketUsage>();
+      for (const b of await g.meta.listBuckets()) {
+        const u = await g.meta.bucketUsage(b.name);
+        if (u) out.set(b.name, u);
+      }
+      return out;
+    });
     // One read of the replication outbox's per-rule counts per scrape, shared by its gauges.
-    let repl: Promise<ReplicationRuleStats[]> | undefined;
-    const readRepl = (): Promise<ReplicationRuleStats[]> =>
-      (repl ??= g.meta.replication.stats(Date.now()).finally(() => {
-        repl = undefined;
-      }));
+    const readRepl = oncePerScrape(() => g.meta.replication.stats(Date.now()));
     const replGauge = (name: string, help: string, pick: (s: ReplicationRuleStats, nowMs: number) => number | undefined): void => {
       new Gauge({
         name,
@@ -362,30 +340,48 @@ export class Metrics {
         this.set(g.config && pending > g.config.replicationBacklog ? 1 : 0);
       },
     });
+    const bucketGauge = (name: string, help: string, pick: (u: BucketUsage) => number): void => perBucketGauge(registers, name, help, readUsage, pick);
     bucketGauge('granary_bucket_bytes', 'Bytes stored per bucket', (u) => u.bytes);
     bucketGauge('granary_bucket_objects', 'Objects (entries) stored per bucket', (u) => u.count);
     // Versioned buckets (docs/reference/versioning.md): one read of the version counters per scrape, shared likewise.
-    let stats: Promise<Map<string, VersionStats> | undefined> | undefined;
-    const readStats = (): Promise<Map<string, VersionStats> | undefined> =>
-      (stats ??= g.meta.versionStats().finally(() => {
-        stats = undefined;
-      }));
-    const versionGauge = (name: string, help: string, pick: (v: VersionStats) => number): void => {
-      new Gauge({
-        name,
-        help,
-        labelNames: ['bucket'] as const,
-        registers,
-        aggregator: 'max',
-        async collect() {
-          const all = await readStats();
-          this.reset();
-          for (const [bucket, v] of all ?? []) this.set({ bucket }, pick(v));
-        },
-      });
-    };
+    const readStats = oncePerScrape(() => g.meta.versionStats());
+    const versionGauge = (name: string, help: string, pick: (v: VersionStats) => number): void => perBucketGauge(registers, name, help, readStats, pick);
     versionGauge('granary_bucket_noncurrent_versions', 'Noncurrent object versions kept per versioned bucket (delete markers not included)', (v) => v.noncurrentVersions);
     versionGauge('granary_bucket_delete_markers', 'Delete markers (current or noncurrent) per versioned bucket', (v) => v.deleteMarkers);
     versionGauge('granary_bucket_noncurrent_bytes', 'Bytes held by noncurrent versions per versioned bucket', (v) => v.noncurrentBytes);
   }
+}
+
+/** A read made once per scrape: the gauges collected at the same time share it (a new read for the next scrape). */
+function oncePerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () =>
+    (pending ??= read().finally(() => {
+      pending = undefined;
+    }));
+}
+
+/**
+ * A gauge labelled by bucket whose value per bucket is `pick` of what `read` (shared per scrape) answers for it; the
+ * cluster primary keeps the largest of the workers' values (they read the same store).
+ */
+function perBucketGauge<T>(
+  registers: Registry[],
+  name: string,
+  help: string,
+  read: () => Promise<Map<string, T> | undefined>,
+  pick: (value: T) => number,
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['bucket'] as const,
+    registers,
+    aggregator: 'max',
+    async collect() {
+      const all = await read();
+      this.reset();
+      for (const [bucket, v] of all ?? []) this.set({ bucket }, pick(v));
+    },
+  });
 }
