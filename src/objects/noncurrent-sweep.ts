@@ -17,13 +17,13 @@ import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
 import { sortIdSeconds, wireVersionId, type VersionRecord } from '../ports/versions.js';
 import { isKodoError } from '../errors.js';
+import { dailyWalks } from './daily-walks.js';
 import { releaseBlobs } from './blobs.js';
 import { versionGuard } from './retention.js';
 import { tagsOfMeta } from './entry-tags.js';
 
 /** Versions per listing page. */
 const PAGE = 1000;
-const DAY_SEC = 86_400;
 
 /** Per server: walk id (bucket, plan) → the UTC day it last completed. */
 const completed = new WeakMap<Granary, Map<string, number>>();
@@ -111,21 +111,12 @@ async function sweepPlan(g: Granary, bucket: string, plan: VersionRulePlan, nowS
  */
 export async function sweepVersionRules(g: Granary): Promise<number> {
   const nowSec = nowSeconds(g.clock);
-  const today = Math.floor(nowSec / DAY_SEC);
-  const done = completed.get(g) ?? new Map<string, number>();
-  completed.set(g, done);
-  const current = new Set<string>();
+  const walks = dailyWalks(completed, g, nowSec);
   let total = 0;
   for (const bucket of await g.meta.listBuckets()) {
     if (!bucket.settings.versioning) continue;
-    for (const plan of versionRulePlans(bucket.settings)) {
-      const id = JSON.stringify([bucket.name, plan]);
-      current.add(id);
-      if (done.get(id) === today) continue;
-      total += await sweepPlan(g, bucket.name, plan, nowSec);
-      done.set(id, today);
-    }
+    for (const plan of versionRulePlans(bucket.settings)) total += await walks.run([bucket.name, plan], () => sweepPlan(g, bucket.name, plan, nowSec));
   }
-  for (const id of done.keys()) if (!current.has(id)) done.delete(id);
+  walks.end();
   return total;
 }

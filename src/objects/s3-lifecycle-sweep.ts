@@ -15,12 +15,12 @@ import { filterMatches, filterNeedsEntry, s3RulesOf, sweepExpiry, uploadAbortDue
 import type { Granary } from '../context.js';
 import { nowSeconds } from '../ports/clock.js';
 import type { ObjectRecord, S3LifecycleRule } from '../ports/meta.js';
+import { dailyWalks } from './daily-walks.js';
 import { releaseBlobs } from './blobs.js';
 import { tagsOfMeta } from './entry-tags.js';
 
 /** Keys per listing page. */
 const PAGE = 1000;
-const DAY_SEC = 86_400;
 
 /** Per server: walk id (bucket, rule) → the UTC day it last completed. */
 const completed = new WeakMap<Granary, Map<string, number>>();
@@ -91,23 +91,16 @@ async function abortUploads(g: Granary, bucket: string, rule: S3LifecycleRule, d
  */
 export async function sweepS3Rules(g: Granary): Promise<number> {
   const nowSec = nowSeconds(g.clock);
-  const today = Math.floor(nowSec / DAY_SEC);
-  const done = completed.get(g) ?? new Map<string, number>();
-  completed.set(g, done);
-  const current = new Set<string>();
+  const walks = dailyWalks(completed, g, nowSec);
   let total = 0;
   for (const bucket of await g.meta.listBuckets()) {
     for (const rule of s3RulesOf(bucket.settings)) {
       if (!rule.enabled) continue;
       if (rule.abortIncompleteUploadDays !== undefined) await abortUploads(g, bucket.name, rule, rule.abortIncompleteUploadDays, nowSec);
       if (sweepExpiry(rule, nowSec) === undefined) continue;
-      const id = JSON.stringify([bucket.name, rule]);
-      current.add(id);
-      if (done.get(id) === today) continue;
-      total += await expireByRule(g, bucket.name, rule, nowSec);
-      done.set(id, today);
+      total += await walks.run([bucket.name, rule], () => expireByRule(g, bucket.name, rule, nowSec));
     }
   }
-  for (const id of done.keys()) if (!current.has(id)) done.delete(id);
+  walks.end();
   return total;
 }
